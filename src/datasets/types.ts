@@ -1,0 +1,32 @@
+/** One task an episode is run on, normalised across every dataset. */
+export interface Task {
+  /** Stable id, unique within its dataset split (used for resume and eval bookkeeping). */
+  readonly id: string;
+  /** The first user message. */
+  readonly prompt: string;
+  /** Reference answer for the reward, when the dataset has one. */
+  readonly answer?: unknown;
+  /** Everything else a tool, reward or domain needs (tests, user scenario, difficulty, ...). */
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** What a dataset loader is given. */
+export interface DatasetContext {
+  /** Directory of the recipe file; relative paths in options resolve against it. */
+  readonly recipeDir: string;
+  /** Root of shared datasets: $ATK_DATA_DIR, default ../shared/datasets from the project root. */
+  readonly dataDir: string;
+  /** `dataset.path` from the recipe, resolved to an absolute path, when given. */
+  readonly path?: string;
+  readonly seed: number;
+  readonly options: Readonly<Record<string, unknown>>;
+}
+
+/** A registered dataset. */
+export interface DatasetDefinition {
+  readonly name: string;
+  /** Load one split, in a deterministic order. @throws InputError on unreadable or malformed data. */
+  load(split: string, ctx: DatasetContext): Promise<Task[]>;
+  /** Default system prompt for agents on this dataset, if it has one. */
+  readonly systemPrompt?: string;
+}

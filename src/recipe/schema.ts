@@ -1,0 +1,221 @@
+/**
+ * The recipe schema: the single source of truth for what a recipe may say. Types are
+ * `z.infer` of it, `atk schema` exports it as JSON Schema, and the README's recipe reference
+ * is checked against it by a test. Every key carries a `.describe()` text for those uses.
+ *
+ * Keys are snake_case on both sides of the TypeScript/Python boundary.
+ */
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+const nonNegativeInt = z.number().int().nonnegative();
+const positiveNumber = z.number().positive();
+
+/** Free-form options handed to a registered component (tool, reward, dataset). */
+const componentOptions = z.record(z.string(), z.unknown());
+
+export const EngineKind = z.enum(['embedded', 'vllm', 'sglang', 'url']);
+
+export const EngineSchema = z
+  .strictObject({
+    kind: EngineKind.default('embedded').describe(
+      'Inference engine: embedded (served by the bundled trainer, CPU or GPU), vllm, sglang, or url (an already running server).',
+    ),
+    url: z.string().url().optional().describe('Base URL of a running server; required when kind is url.'),
+    protocol: z
+      .enum(['vllm', 'sglang'])
+      .default('vllm')
+      .describe('HTTP protocol spoken by a url engine: vllm (/v1/completions) or sglang (/generate).'),
+    command: z
+      .array(z.string())
+      .optional()
+      .describe('Launch command replacing the default (e.g. a wrapper script); the port and model are still appended.'),
+    args: z.array(z.string()).default([]).describe('Extra command-line arguments passed through to the engine.'),
+    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices the engine may use (CUDA_VISIBLE_DEVICES); empty = engine default.'),
+    gpu_memory_utilization: z
+      .number()
+      .gt(0)
+      .max(1)
+      .default(0.85)
+      .describe('Share of GPU memory the engine may take (vllm/sglang); lower it when the trainer shares the GPU.'),
+    max_model_len: positiveInt.default(4096).describe('Longest sequence (prompt + generation) the engine accepts, in tokens.'),
+    replicas: positiveInt.default(1).describe('Engine replicas; each episode goes to the replica with the fewest requests in flight.'),
+    startup_timeout_s: positiveNumber.default(900).describe('Seconds to wait for the engine to become healthy.'),
+    max_batch_size: positiveInt.default(64).describe('embedded: most sequences decoded together in one batch.'),
+  })
+  .describe('How generation is served.');
+
+export const TrainerSchema = z
+  .strictObject({
+    python: z.string().optional().describe('Python interpreter that can import torch; default: $ATK_PYTHON, then python3, then /usr/bin/python3.'),
+    device: z.enum(['auto', 'cpu', 'cuda']).default('auto').describe('Where the trainer runs; auto picks cuda when available.'),
+    dtype: z.enum(['auto', 'float32', 'bfloat16']).default('auto').describe('Parameter/compute dtype; auto = bfloat16 autocast on CUDA, float32 on CPU.'),
+    backend: z
+      .enum(['auto', 'transformers', 'builtin'])
+      .default('auto')
+      .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation.'),
+    threads: positiveInt.default(1).describe('torch CPU threads; one beat two on a 2-core machine for small models (see bench).'),
+    gradient_checkpointing: z.boolean().default(false).describe('Recompute activations in backward to save memory at ~30% more compute.'),
+    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer; more than one launches torchrun with FSDP.'),
+    startup_timeout_s: positiveNumber.default(300).describe('Seconds to wait for the trainer process to become healthy.'),
+  })
+  .describe('The bundled PyTorch trainer.');
+
+export const ModelSchema = z
+  .strictObject({
+    path: z.string().min(1).describe('Local Hugging Face layout directory (relative to the recipe) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.'),
+    tokenizer: z.string().optional().describe('Directory holding tokenizer.json/tokenizer_config.json, when not the model directory.'),
+    chat_template: z.string().optional().describe('Jinja chat template file overriding the tokenizer_config.json template.'),
+    engine: EngineSchema.prefault({}),
+    trainer: TrainerSchema.prefault({}),
+  })
+  .describe('The policy model, its tokenizer, and how it is served and trained.');
+
+export const DatasetSchema = z
+  .strictObject({
+    name: z.string().min(1).default('file').describe('Registered dataset: arith, gsm8k, deepcoder, tau2, or file (a .jsonl/.json/.csv/.parquet at path).'),
+    path: z.string().optional().describe('Data file or directory; relative paths resolve against the recipe. Default: the dataset\'s own location.'),
+    split: z.string().default('train').describe('Split used for training.'),
+    eval_split: z.string().default('test').describe('Split used for evaluation.'),
+    limit: positiveInt.optional().describe('Use at most this many training tasks (after seeded shuffling).'),
+    eval_limit: positiveInt.optional().describe('Use at most this many evaluation tasks (a fixed, seeded subset).'),
+    options: componentOptions.default({}).describe('Dataset-specific options (e.g. arith difficulty, tau2 domain).'),
+  })
+  .describe('Where tasks come from.');
+
+export const ToolSchema = z
+  .strictObject({
+    name: z.string().min(1).describe('Registered tool name, e.g. calculator, run_python.'),
+    options: componentOptions.default({}).describe('Options for this tool.'),
+  })
+  .describe('One tool the agent may call.');
+
+const PromptSchema = z.union([
+  z.string(),
+  z.strictObject({ file: z.string().min(1).describe('File holding the prompt text, relative to the recipe.') }),
+]);
+
+export const AgentSchema = z
+  .strictObject({
+    system_prompt: PromptSchema.optional().describe('System prompt, inline or {file: path}; {{field}} placeholders take task fields.'),
+    max_turns: positiveInt.default(4).describe('Most model calls per episode.'),
+    max_new_tokens: positiveInt.default(512).describe('Most tokens generated per model call.'),
+    max_total_tokens: positiveInt.optional().describe('Most tokens in a whole episode (prompt included); default: the engine max_model_len.'),
+    tool_call_format: z.enum(['hermes']).default('hermes').describe('How tool calls are written in the model output.'),
+    chat_template_kwargs: componentOptions.default({}).describe('Extra chat template variables, e.g. {enable_thinking: false}.'),
+  })
+  .describe('The agent loop around the model.');
+
+const RewardComponentSchema = z.strictObject({
+  name: z.string().min(1).describe('Registered reward name.'),
+  weight: z.number().default(1).describe('Weight of this component in the sum.'),
+  options: componentOptions.default({}).describe('Options for this reward.'),
+});
+
+export const RewardSchema = z
+  .strictObject({
+    name: z.string().min(1).optional().describe('Registered reward: math_answer, code_tests, tau2, ... (or use components).'),
+    options: componentOptions.default({}).describe('Options for the named reward.'),
+    components: z.array(RewardComponentSchema).optional().describe('Weighted sum of several rewards; each part is logged.'),
+    success_threshold: z.number().default(1).describe('An episode with reward >= this counts as a success (accuracy, filtered SFT).'),
+  })
+  .describe('How a finished episode is scored.');
+
+export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft']);
+export const LossAggregation = z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm']);
+
+export const LoraSchema = z.strictObject({
+  rank: positiveInt.default(16).describe('LoRA rank r.'),
+  alpha: positiveNumber.default(32).describe('LoRA alpha; the update is scaled by alpha / rank.'),
+  dropout: z.number().min(0).max(1).default(0).describe('Dropout on the LoRA input.'),
+  target_modules: z.array(z.string()).default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj']).describe('Linear layers that get adapters.'),
+});
+
+export const AlgorithmSchema = z
+  .strictObject({
+    name: AlgorithmName.default('grpo').describe('Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft; its settings appear in resolved.yaml.'),
+    group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
+    baseline: z.enum(['group_mean', 'leave_one_out', 'batch_mean', 'none']).optional().describe('Reward baseline; default from the preset.'),
+    std_normalize: z.boolean().optional().describe('Divide advantages by the group reward std; default from the preset.'),
+    loss_aggregation: LossAggregation.optional().describe('How token losses become one number; default from the preset.'),
+    drop_zero_variance_groups: z.boolean().optional().describe('Skip groups whose rewards are all equal (no signal); default from the preset.'),
+    clip_low: z.number().nonnegative().default(0.2).describe('PPO clip epsilon below 1 for the importance ratio.'),
+    clip_high: z.number().nonnegative().default(0.28).describe('PPO clip epsilon above 1 (clip-higher keeps exploration).'),
+    tis_cap: positiveNumber.optional().describe('Truncated importance sampling cap on trainer/engine probability ratios; off when absent.'),
+    kl_coef: z.number().nonnegative().default(0).describe('Weight of the KL penalty to the frozen reference model; 0 = no reference model.'),
+    kl_estimator: z.enum(['k1', 'k3']).default('k3').describe('KL estimator when kl_coef > 0.'),
+    learning_rate: positiveNumber.default(1e-5).describe('AdamW learning rate.'),
+    lr_schedule: z.enum(['constant', 'cosine']).default('constant').describe('Learning-rate schedule after warmup.'),
+    warmup_steps: nonNegativeInt.default(0).describe('Linear warmup steps.'),
+    weight_decay: z.number().nonnegative().default(0).describe('AdamW weight decay.'),
+    grad_clip: positiveNumber.default(1).describe('Clip the global gradient norm to this value.'),
+    micro_batch_tokens: positiveInt.default(8192).describe('Token budget per micro-batch; gradients accumulate over micro-batches.'),
+    updates_per_step: positiveInt.default(1).describe('Optimizer passes over each step\'s batch (more = more off-policy).'),
+    lora: LoraSchema.optional().describe('Train a LoRA adapter instead of all weights.'),
+  })
+  .describe('The RL algorithm and optimisation.');
+
+export const RolloutSchema = z
+  .strictObject({
+    concurrency: positiveInt.default(32).describe('Episodes running at once.'),
+    temperature: z.number().nonnegative().default(1).describe('Sampling temperature for training rollouts.'),
+    top_p: z.number().gt(0).max(1).default(1).describe('Nucleus sampling; keep 1 so behaviour logprobs match the full distribution.'),
+    top_k: z.number().int().min(-1).default(-1).describe('Top-k sampling; -1 = off.'),
+    episode_timeout_s: positiveNumber.default(300).describe('Wall-clock limit for one episode; a timed-out episode is failed.'),
+    request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
+    on_failure: z.enum(['zero', 'exclude']).default('zero').describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
+    max_staleness: nonNegativeInt.default(0).describe('Most policy versions a trajectory may lag the trainer (0 = fully on-policy).'),
+  })
+  .describe('How episodes are collected.');
+
+export const TrainSchema = z
+  .strictObject({
+    steps: positiveInt.default(100).describe('Training steps (one batch of rollouts and one update each).'),
+    tasks_per_step: positiveInt.default(16).describe('Tasks drawn per step; each runs group_size episodes.'),
+    eval_every: nonNegativeInt.default(0).describe('Evaluate every N steps; 0 = only before and after training.'),
+    eval_before: z.boolean().default(true).describe('Evaluate the starting policy before the first step.'),
+    eval_after: z.boolean().default(true).describe('Evaluate the final policy after the last step.'),
+    save_every: nonNegativeInt.default(0).describe('Checkpoint every N steps; 0 = only at the end.'),
+    keep_checkpoints: positiveInt.default(3).describe('Checkpoints kept on disk (oldest are deleted).'),
+  })
+  .describe('The training schedule.');
+
+export const OutputSchema = z
+  .strictObject({
+    runs_dir: z.string().default('runs').describe('Directory holding run directories, relative to the current directory.'),
+  })
+  .describe('Where results go.');
+
+export const RecipeSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('JSON Schema reference for editors; ignored by atk.'),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, dot, dash or underscore')
+      .describe('Recipe name; runs go to <runs_dir>/<name>/vNNN.'),
+    extends: z.string().optional().describe('Base recipe to deep-merge under this one (maps merge, lists replace).'),
+    seed: nonNegativeInt.default(0).describe('Seed for data order, sampling and initialisation.'),
+    model: ModelSchema,
+    dataset: DatasetSchema.prefault({}),
+    tools: z.array(ToolSchema).default([]).describe('Tools the agent may call.'),
+    agent: AgentSchema.prefault({}),
+    reward: RewardSchema.describe('How episodes are scored.'),
+    algorithm: AlgorithmSchema.prefault({}),
+    rollout: RolloutSchema.prefault({}),
+    train: TrainSchema.prefault({}),
+    output: OutputSchema.prefault({}),
+  })
+  .describe('An atk recipe.');
+
+/** A validated recipe with every default filled in. */
+export type Recipe = z.infer<typeof RecipeSchema>;
+/** A recipe as written, before defaults. */
+export type RecipeInput = z.input<typeof RecipeSchema>;
+export type EngineConfig = z.infer<typeof EngineSchema>;
+export type TrainerConfig = z.infer<typeof TrainerSchema>;
+export type AlgorithmConfig = z.infer<typeof AlgorithmSchema>;
+export type RolloutConfig = z.infer<typeof RolloutSchema>;
+export type RewardConfig = z.infer<typeof RewardSchema>;
+export type ToolConfig = z.infer<typeof ToolSchema>;
+export type DatasetConfig = z.infer<typeof DatasetSchema>;
+export type AgentConfig = z.infer<typeof AgentSchema>;

@@ -1,0 +1,32 @@
+import type { Tool } from '@strands-agents/sdk';
+import type { Task } from '../datasets/types.js';
+
+/**
+ * Per-episode scratch space shared by the episode's tools and its reward (e.g. the tau2
+ * database copy the tools changed and the evaluator reads).
+ */
+export interface EpisodeEnv {
+  readonly episodeId: string;
+  readonly task: Task;
+  readonly state: Map<string, unknown>;
+  /** Aborted when the episode times out or the run is cancelled. */
+  readonly signal: AbortSignal;
+}
+
+/** What a tool factory is given once per run. */
+export interface ToolRunContext {
+  readonly recipeDir: string;
+  readonly runDir?: string;
+  /** Warnings the run should show once (e.g. "sandbox without namespaces"). */
+  warn(message: string): void;
+}
+
+/** Tools made for one episode. */
+export type EpisodeTools = (env: EpisodeEnv) => Tool[];
+
+/** A registered tool (or family of tools, like a tau2 domain's). */
+export interface ToolDefinition {
+  readonly name: string;
+  /** Build once per run; the result makes each episode's tool instances. @throws ConfigError on bad options. */
+  create(options: Readonly<Record<string, unknown>>, ctx: ToolRunContext): Promise<EpisodeTools>;
+}
