@@ -1,0 +1,40 @@
+import type { AlgorithmConfig } from '../recipe/schema.js';
+
+/** The settings a preset decides; a recipe may still set any of them explicitly. */
+export interface PresetSettings {
+  readonly baseline: 'group_mean' | 'leave_one_out' | 'batch_mean' | 'none';
+  readonly std_normalize: boolean;
+  readonly loss_aggregation: 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+  readonly drop_zero_variance_groups: boolean;
+}
+
+/**
+ * What each named algorithm means, written out so resolved.yaml shows it:
+ * - grpo: group-mean baseline, std-normalised (DeepSeekMath), token-mean loss (DAPO-style).
+ * - dr_grpo: no std normalisation and a constant length normaliser (Dr. GRPO, Liu et al. 2025).
+ * - rloo: leave-one-out baseline, no std normalisation (Ahmadian et al. 2024).
+ * - reinforce: batch-mean baseline; set baseline: none for plain REINFORCE.
+ * - filtered_sft: cross-entropy on successful episodes only; no baseline, groups are not dropped.
+ */
+export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> = {
+  grpo: { baseline: 'group_mean', std_normalize: true, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
+  dr_grpo: { baseline: 'group_mean', std_normalize: false, loss_aggregation: 'seq-mean-token-sum-norm', drop_zero_variance_groups: true },
+  rloo: { baseline: 'leave_one_out', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
+  reinforce: { baseline: 'batch_mean', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
+  filtered_sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
+};
+
+/** An algorithm section with every preset-decided setting filled in. */
+export type ResolvedAlgorithm = AlgorithmConfig & PresetSettings;
+
+/** Fill the preset's settings into whatever the recipe left unset. */
+export function resolveAlgorithm(algorithm: AlgorithmConfig): ResolvedAlgorithm {
+  const preset = PRESETS[algorithm.name];
+  return {
+    ...algorithm,
+    baseline: algorithm.baseline ?? preset.baseline,
+    std_normalize: algorithm.std_normalize ?? preset.std_normalize,
+    loss_aggregation: algorithm.loss_aggregation ?? preset.loss_aggregation,
+    drop_zero_variance_groups: algorithm.drop_zero_variance_groups ?? preset.drop_zero_variance_groups,
+  };
+}
