@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
+import { PRESETS } from './presets.js';
+
+const episodes = (rewards: number[], excluded: number[] = []): ScoredEpisode[] =>
+  rewards.map((reward, i) => ({ reward, excluded: excluded.includes(i), success: reward >= 1 }));
+
+describe('groupAdvantages', () => {
+  it('returns std-normalised group-mean advantages for grpo', () => {
+    const { advantages, hasSignal } = groupAdvantages(episodes([1, 0, 0, 1]), PRESETS.grpo);
+    expect(hasSignal).toBe(true);
+    // mean 0.5, population std 0.5
+    expect(advantages.map((a) => Number(a.toFixed(4)))).toStrictEqual([1, -1, -1, 1]);
+  });
+
+  it('returns unnormalised group-mean advantages for dr_grpo', () => {
+    const { advantages } = groupAdvantages(episodes([1, 0, 0, 0]), PRESETS.dr_grpo);
+    expect(advantages).toStrictEqual([0.75, -0.25, -0.25, -0.25]);
+  });
+
+  it('returns leave-one-out advantages for rloo', () => {
+    const { advantages } = groupAdvantages(episodes([1, 0, 0]), PRESETS.rloo);
+    expect(advantages).toStrictEqual([1, -0.5, -0.5]);
+  });
+
+  it('returns no signal when every reward is equal', () => {
+    const { advantages, hasSignal } = groupAdvantages(episodes([1, 1, 1]), PRESETS.grpo);
+    expect(hasSignal).toBe(false);
+    expect(advantages.every((a) => Math.abs(a) < 1e-9)).toBe(true);
+  });
+
+  it('returns NaN for excluded episodes and ignores them in the baseline', () => {
+    const { advantages, hasSignal } = groupAdvantages(episodes([1, 0, 5], [2]), PRESETS.dr_grpo);
+    expect(hasSignal).toBe(true);
+    expect(advantages[0]).toBe(0.5);
+    expect(advantages[1]).toBe(-0.5);
+    expect(Number.isNaN(advantages[2])).toBe(true);
+  });
+
+  it('returns raw rewards before the batch baseline for reinforce', () => {
+    const { advantages } = groupAdvantages(episodes([1, 0]), PRESETS.reinforce);
+    expect(advantages).toStrictEqual([1, 0]);
+    expect(batchBaseline([1, 0, 1, 0])).toStrictEqual([0.5, -0.5, 0.5, -0.5]);
+  });
+});

@@ -1,0 +1,91 @@
+import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
+import type { ResolvedAlgorithm } from './presets.js';
+
+/** The token view of one episode that training needs (a subset of TokenTrajectory). */
+export interface TrainableTokens {
+  readonly tokenIds: readonly number[];
+  /** 1 on tokens the engine generated, 0 on everything the environment added. */
+  readonly lossMask: readonly number[];
+  /** Behaviour logprobs aligned with tokenIds; 0 where the mask is 0. */
+  readonly logprobs: readonly number[];
+}
+
+/** One scored episode of a group, ready for batch assembly. */
+export interface GroupMember extends ScoredEpisode {
+  readonly tokens: TrainableTokens;
+}
+
+/** One training sequence as the trainer's train_step takes it. */
+export interface TrainSequence {
+  readonly token_ids: readonly number[];
+  readonly loss_mask: readonly number[];
+  readonly logprobs: readonly number[];
+  readonly advantage: number;
+}
+
+/** A step's batch and what was left out of it. */
+export interface AssembledBatch {
+  readonly loss: 'pg' | 'sft';
+  readonly sequences: TrainSequence[];
+  readonly groups: number;
+  /** Groups dropped because every reward was equal (no learning signal). */
+  readonly droppedGroups: number;
+  /** Per group, per member: the advantage used, or null when the episode was not trained on. */
+  readonly advantages: (number | null)[][];
+}
+
+/**
+ * Turn scored groups into the trainer's batch, following the resolved algorithm:
+ * advantages per group, zero-signal groups dropped (when the preset says so), the batch-mean
+ * baseline for reinforce, and for filtered_sft only successful episodes with a plain CE loss.
+ */
+export function assembleBatch(groups: readonly (readonly GroupMember[])[], algorithm: ResolvedAlgorithm): AssembledBatch {
+  if (algorithm.name === 'filtered_sft') return assembleFilteredSft(groups);
+  let droppedGroups = 0;
+  const perGroup = groups.map((members) => {
+    const { advantages, hasSignal } = groupAdvantages(members, algorithm);
+    if (!hasSignal && algorithm.drop_zero_variance_groups) {
+      droppedGroups++;
+      return members.map(() => Number.NaN);
+    }
+    return [...advantages];
+  });
+  const flat = algorithm.baseline === 'batch_mean' ? batchBaseline(perGroup.flat()) : perGroup.flat();
+  const sequences: TrainSequence[] = [];
+  const advantages: (number | null)[][] = [];
+  let k = 0;
+  for (const members of groups) {
+    const row: (number | null)[] = [];
+    for (const member of members) {
+      const advantage = flat[k++]!;
+      if (Number.isNaN(advantage) || member.excluded || !hasTrainableTokens(member.tokens)) {
+        row.push(null);
+        continue;
+      }
+      row.push(advantage);
+      sequences.push(toSequence(member.tokens, advantage));
+    }
+    advantages.push(row);
+  }
+  return { loss: 'pg', sequences, groups: groups.length, droppedGroups, advantages };
+}
+
+function assembleFilteredSft(groups: readonly (readonly GroupMember[])[]): AssembledBatch {
+  const sequences: TrainSequence[] = [];
+  const advantages = groups.map((members) =>
+    members.map((m) => {
+      if (!m.success || m.excluded || !hasTrainableTokens(m.tokens)) return null;
+      sequences.push(toSequence(m.tokens, 1));
+      return 1;
+    }),
+  );
+  return { loss: 'sft', sequences, groups: groups.length, droppedGroups: 0, advantages };
+}
+
+function hasTrainableTokens(tokens: TrainableTokens): boolean {
+  return tokens.lossMask.some((m) => m === 1);
+}
+
+function toSequence(tokens: TrainableTokens, advantage: number): TrainSequence {
+  return { token_ids: tokens.tokenIds, loss_mask: tokens.lossMask, logprobs: tokens.logprobs, advantage };
+}
