@@ -1,0 +1,63 @@
+/**
+ * What a run reports, as data. The training loop and evaluation are async generators of these
+ * events; the plain-line printer, the dashboard, `--json` output and the tests all consume the
+ * same stream.
+ */
+export type RunEvent =
+  | { readonly type: 'runStarted'; readonly runDir: string; readonly startStep: number; readonly totalSteps: number; readonly resumed: boolean }
+  | { readonly type: 'phase'; readonly message: string }
+  | { readonly type: 'stepStarted'; readonly step: number; readonly episodes: number }
+  | { readonly type: 'episodeFinished'; readonly step: number; readonly done: number; readonly total: number; readonly reward: number; readonly failed: boolean }
+  | { readonly type: 'stepFinished'; readonly step: number; readonly metrics: StepMetrics }
+  | { readonly type: 'evalStarted'; readonly label: string; readonly tasks: number }
+  | { readonly type: 'evalFinished'; readonly label: string; readonly step: number; readonly summary: EvalSummary }
+  | { readonly type: 'checkpointSaved'; readonly step: number; readonly path: string }
+  | { readonly type: 'warning'; readonly message: string }
+  | { readonly type: 'runFinished'; readonly status: 'finished' | 'failed' | 'interrupted'; readonly summary: Readonly<Record<string, unknown>> };
+
+/** One line of metrics.jsonl for a training step. */
+export interface StepMetrics {
+  readonly kind: 'train';
+  readonly step: number;
+  readonly policy_version: number;
+  readonly reward_mean: number;
+  readonly accuracy: number;
+  readonly episodes: number;
+  readonly failed_episodes: number;
+  readonly groups: number;
+  readonly dropped_groups: number;
+  readonly trained_sequences: number;
+  readonly tool_calls_per_episode: number;
+  readonly tool_error_rate: number;
+  readonly mean_turns: number;
+  readonly response_tokens_mean: number;
+  readonly generated_tokens: number;
+  readonly generation_tokens_per_s: number;
+  readonly staleness_mean: number;
+  readonly episode_seconds_mean: number;
+  readonly time_generation_s: number;
+  readonly time_train_s: number;
+  readonly time_sync_s: number;
+  readonly time_step_s: number;
+  /** Trainer metrics (loss, entropy, clip_fraction, grad_norm, mismatch_mean, ...), prefixed `train/`. */
+  readonly [trainerMetric: `train/${string}`]: number;
+  /** Mean of each named reward part, prefixed `reward/`. */
+  readonly [rewardPart: `reward/${string}`]: number;
+}
+
+/** Figures of one evaluation. */
+export interface EvalSummary {
+  readonly label: string;
+  readonly split: string;
+  readonly tasks: number;
+  readonly samples: number;
+  readonly reward_mean: number;
+  readonly accuracy: number;
+  readonly pass_at_k: Readonly<Record<string, number>>;
+  readonly mean_at_k: number;
+  readonly tool_calls_per_episode: number;
+  readonly tool_error_rate: number;
+  readonly mean_turns: number;
+  readonly mean_tokens: number;
+  readonly failed_episodes: number;
+}
