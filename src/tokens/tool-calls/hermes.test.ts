@@ -1,0 +1,54 @@
+import { describe, expect, test } from 'vitest';
+import { hermesParser } from './hermes.js';
+
+describe('hermesParser', () => {
+  test('returns plain text with no calls', () => {
+    expect(hermesParser.parse('The answer is 5.')).toStrictEqual({ reasoning: '', text: 'The answer is 5.', calls: [] });
+  });
+
+  test('returns several calls with text and reasoning around them', () => {
+    const raw1 = '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call>';
+    const raw2 = '<tool_call>{"name":"mul","arguments":{"a":4}}</tool_call>';
+    const parsed = hermesParser.parse(`<think>\nadd first\n</think>\n\nLet me compute.\n${raw1}\n${raw2}`);
+    expect(parsed).toStrictEqual({
+      reasoning: 'add first',
+      text: 'Let me compute.',
+      calls: [
+        { ok: true, name: 'add', arguments: { a: 2, b: 3 }, raw: raw1 },
+        { ok: true, name: 'mul', arguments: { a: 4 }, raw: raw2 },
+      ],
+    });
+  });
+
+  test('returns calls without arguments as empty arguments', () => {
+    expect(hermesParser.parse('<tool_call>{"name": "now"}</tool_call>').calls).toStrictEqual([
+      { ok: true, name: 'now', arguments: {}, raw: '<tool_call>{"name": "now"}</tool_call>' },
+    ]);
+  });
+
+  test('returns bad_json with the salvaged name for invalid JSON', () => {
+    const [call] = hermesParser.parse('<tool_call>{"name": "add", "arguments": {"a": 2,}}</tool_call>').calls;
+    expect(call.ok).toBe(false);
+    expect(call).toMatchObject({ kind: 'bad_json', name: 'add' });
+    expect(!call.ok && call.message).toMatch(/^the tool call is not valid JSON \(/);
+  });
+
+  test('returns bad_call for JSON that is not a call', () => {
+    const calls = hermesParser.parse('<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>').calls;
+    expect(calls.map((c) => (c.ok ? 'ok' : `${c.kind}:${c.name ?? ''}`))).toStrictEqual(['bad_call:', 'bad_call:f']);
+  });
+
+  test('returns unterminated for a call without its closing tag, even with valid JSON', () => {
+    const parsed = hermesParser.parse('ok <tool_call>{"name": "add", "arguments": {}}');
+    expect(parsed.text).toBe('ok');
+    expect(parsed.calls).toMatchObject([{ ok: false, kind: 'unterminated', name: 'add' }]);
+  });
+
+  test('returns an unclosed think block as reasoning and ignores calls inside it', () => {
+    expect(hermesParser.parse('<think>maybe <tool_call>{"name": "x"}</tool_call>')).toStrictEqual({
+      reasoning: 'maybe <tool_call>{"name": "x"}</tool_call>',
+      text: '',
+      calls: [],
+    });
+  });
+});
