@@ -40,7 +40,7 @@ export interface AssembledBatch {
  * baseline for reinforce, and for filtered_sft only successful episodes with a plain CE loss.
  */
 export function assembleBatch(groups: readonly (readonly GroupMember[])[], algorithm: ResolvedAlgorithm): AssembledBatch {
-  if (algorithm.name === 'filtered_sft') return assembleFilteredSft(groups);
+  if (algorithm.name === 'filtered_sft' || algorithm.name === 'sft') return assembleFilteredSft(groups);
   let droppedGroups = 0;
   const perGroup = groups.map((members) => {
     const { advantages, hasSignal } = groupAdvantages(members, algorithm);

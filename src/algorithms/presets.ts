@@ -15,6 +15,7 @@ export interface PresetSettings {
  * - rloo: leave-one-out baseline, no std normalisation (Ahmadian et al. 2024).
  * - reinforce: batch-mean baseline; set baseline: none for plain REINFORCE.
  * - filtered_sft: cross-entropy on successful episodes only; no baseline, groups are not dropped.
+ * - sft: cross-entropy on the dataset's reference conversations (`task.data.reference`); no episodes are sampled.
  */
 export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> = {
   grpo: { baseline: 'group_mean', std_normalize: true, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
@@ -22,6 +23,7 @@ export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> 
   rloo: { baseline: 'leave_one_out', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
   reinforce: { baseline: 'batch_mean', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
   filtered_sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
+  sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
 };
 
 /** An algorithm section with every preset-decided setting filled in. */

@@ -6,7 +6,11 @@ export interface Task {
   readonly prompt: string;
   /** Reference answer for the reward, when the dataset has one. */
   readonly answer?: unknown;
-  /** Everything else a tool, reward or domain needs (tests, user scenario, difficulty, ...). */
+  /**
+   * Everything else a tool, reward or domain needs (tests, user scenario, difficulty, ...).
+   * `reference`, when present, is a perfect conversation (ChatMessage[] from src/tokens) that the
+   * `sft` algorithm trains on.
+   */
   readonly data: Readonly<Record<string, unknown>>;
 }
 

@@ -121,7 +121,7 @@ export const RewardSchema = z
   })
   .describe('How a finished episode is scored.');
 
-export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft']);
+export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'sft']);
 export const LossAggregation = z.enum(['token-mean', 'seq-mean-token-sum', 'seq-mean-token-mean', 'seq-mean-token-sum-norm']);
 
 export const LoraSchema = z.strictObject({
@@ -133,7 +133,7 @@ export const LoraSchema = z.strictObject({
 
 export const AlgorithmSchema = z
   .strictObject({
-    name: AlgorithmName.default('grpo').describe('Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft; its settings appear in resolved.yaml.'),
+    name: AlgorithmName.default('grpo').describe('Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, or sft (supervised warm start on the dataset\'s reference conversations); its settings appear in resolved.yaml.'),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z.enum(['group_mean', 'leave_one_out', 'batch_mean', 'none']).optional().describe('Reward baseline; default from the preset.'),
     std_normalize: z.boolean().optional().describe('Divide advantages by the group reward std; default from the preset.'),
