@@ -66,6 +66,10 @@ export const ModelSchema = z
     path: z.string().min(1).describe('Local Hugging Face layout directory (relative to the recipe) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.'),
     tokenizer: z.string().optional().describe('Directory holding tokenizer.json/tokenizer_config.json, when not the model directory.'),
     chat_template: z.string().optional().describe('Jinja chat template file overriding the tokenizer_config.json template.'),
+    init: z
+      .enum(['pretrained', 'random'])
+      .default('pretrained')
+      .describe('pretrained loads the weights in path; random initialises from its config.json (for training a model from scratch, e.g. the tiny warm start).'),
     engine: EngineSchema.prefault({}),
     trainer: TrainerSchema.prefault({}),
   })
