@@ -1,0 +1,13 @@
+import { createSglangClient } from './sglang.js';
+import type { Engine, EngineClientOptions } from './types.js';
+import { createVllmClient } from './vllm.js';
+
+export type * from './types.js';
+export { createVllmClient } from './vllm.js';
+export { createSglangClient } from './sglang.js';
+
+/** Protocol clients by the name `model.engine.protocol` (and engine kinds) use. */
+export const engineProtocols: Readonly<Record<'vllm' | 'sglang', (options: EngineClientOptions) => Engine>> = {
+  vllm: createVllmClient,
+  sglang: createSglangClient,
+};

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { ProviderError } from '../errors/index.js';
+import { probe, requestJson, type HttpTarget } from './http.js';
+import { engineTarget, modelList } from './shared.js';
+import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
+
+const GenerateResult = z.object({
+  output_ids: z.array(z.number()),
+  meta_info: z.object({
+    finish_reason: z.object({ type: z.string() }).passthrough().nullable(),
+    output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number()]).rest(z.unknown())).optional(),
+  }).passthrough(),
+});
+
+/**
+ * Client of SGLang's native `POST /generate` with `input_ids` and `return_logprob`. `setModel(name)` with
+ * a name other than the served base model routes requests to that LoRA adapter (`lora_path`).
+ */
+export function createSglangClient(options: EngineClientOptions): Engine {
+  const target = engineTarget('sglang', options);
+  let model = options.model;
+  const client: Engine = {
+    kind: 'sglang',
+    baseUrl: options.baseUrl,
+    get model() {
+      return model;
+    },
+    async generate(promptIds, params, signal) {
+      const [first] = await client.generateN(promptIds, { ...params, n: 1 }, signal);
+      return first;
+    },
+    async generateN(promptIds, params, signal) {
+      const n = params.n ?? 1;
+      const body = { ...generateRequest(promptIds, params), ...(model === options.model ? {} : { lora_path: model }) };
+      const reply = await requestJson(target, 'POST', '/generate', body, signal);
+      // n > 1 turns the request into a batch: the reply is then an array, one entry per sample.
+      const results = Array.isArray(reply) ? reply : [reply];
+      if (results.length !== n) throw malformed(target, `asked for ${n} samples, got ${results.length}`);
+      return results.map((result) => toGeneration(target, result));
+    },
+    health: () => probe(target, '/health'),
+    models: () => modelList(target),
+    setModel(name) {
+      model = name;
+    },
+  };
+  return client;
+}
+
+function generateRequest(promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {
+  return {
+    input_ids: promptIds,
+    sampling_params: {
+      max_new_tokens: params.maxTokens,
+      temperature: params.temperature,
+      top_p: params.topP,
+      top_k: params.topK,
+      n: params.n ?? 1,
+      ...(params.seed === undefined ? {} : { sampling_seed: params.seed }),
+      ...(params.stopTokenIds?.length ? { stop_token_ids: params.stopTokenIds } : {}),
+      skip_special_tokens: false,
+      spaces_between_special_tokens: false,
+      no_stop_trim: true,
+    },
+    return_logprob: true,
+    logprob_start_len: -1,
+    top_logprobs_num: 0,
+    stream: false,
+  };
+}
+
+function toGeneration(target: HttpTarget, value: unknown): Generation {
+  const parsed = GenerateResult.safeParse(value);
+  if (!parsed.success) throw malformed(target, parsed.error.message);
+  const { output_ids: tokenIds, meta_info: meta } = parsed.data;
+  const entries = meta.output_token_logprobs;
+  if (!entries || entries.length !== tokenIds.length) throw malformed(target, `${tokenIds.length} tokens but ${entries?.length ?? 'no'} logprobs`);
+  const logprobs = entries.map(([logprob, id], i) => {
+    if (id !== tokenIds[i]) throw malformed(target, `logprob ${i} is for token ${id}, not ${tokenIds[i]}`);
+    if (logprob === null) throw malformed(target, `generated token ${i} has a null logprob`);
+    return logprob;
+  });
+  const type = meta.finish_reason?.type;
+  if (type !== 'stop' && type !== 'length' && type !== 'abort') throw malformed(target, `finish_reason ${JSON.stringify(meta.finish_reason)}`);
+  return { tokenIds, logprobs, finishReason: type };
+}
+
+function malformed(target: HttpTarget, what: string): ProviderError {
+  return new ProviderError(`${target.name} at ${target.baseUrl} sent an unusable reply: ${what}`, { hint: 'check the SGLang version (atk speaks the 0.5 /generate API)' });
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { ProviderError } from '../errors/index.js';
+import { requestJson, type HttpTarget } from './http.js';
+import type { EngineClientOptions } from './types.js';
+
+/** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */
+export function engineTarget(name: string, options: EngineClientOptions): HttpTarget {
+  return { name, baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 120_000, retries: options.retries ?? 3, backoffMs: options.backoffMs ?? 250 };
+}
+
+const ModelsResponse = z.object({ data: z.array(z.object({ id: z.string() })) });
+
+/** `GET /v1/models` ids (vLLM lists LoRA adapters as extra entries). @throws ProviderError. */
+export async function modelList(target: HttpTarget): Promise<string[]> {
+  const parsed = ModelsResponse.safeParse(await requestJson(target, 'GET', '/v1/models'));
+  if (!parsed.success) throw new ProviderError(`${target.name} at ${target.baseUrl}: /v1/models reply has no data[].id`);
+  return parsed.data.data.map((m) => m.id);
+}
+
+/** Element-wise equality of an echoed prompt with the one sent. */
+export function samePrompt(echoed: readonly number[], sent: readonly number[]): boolean {
+  if (echoed.length !== sent.length) return false;
+  for (let i = 0; i < sent.length; i++) if (echoed[i] !== sent[i]) return false;
+  return true;
+}

@@ -1,0 +1,60 @@
+/** Sampling settings of one engine request. */
+export interface SamplingParams {
+  /** Most tokens to generate (engines default to 16 or 128 when unset, so it is always sent). */
+  readonly maxTokens: number;
+  readonly temperature: number;
+  readonly topP: number;
+  /** -1 = off. */
+  readonly topK: number;
+  readonly seed?: number;
+  /** Generation stops after any of these (the stop token is included in the output). */
+  readonly stopTokenIds?: readonly number[];
+  /** Samples per prompt; only `generateN` honours it. */
+  readonly n?: number;
+}
+
+/** What the engine generated for one sample: its own token ids, one logprob each, and why it stopped. */
+export interface Generation {
+  readonly tokenIds: number[];
+  readonly logprobs: number[];
+  readonly finishReason: 'stop' | 'length' | 'abort';
+}
+
+/**
+ * One inference server spoken to with token ids (token-in/token-out). Clients share keep-alive
+ * connections across episodes, retry connection errors with backoff, and time out each request.
+ */
+export interface Engine {
+  /** Protocol: 'vllm' | 'sglang' | ... */
+  readonly kind: string;
+  readonly baseUrl: string;
+  /** Model name sent with requests. */
+  readonly model: string;
+  /**
+   * One sample for a token-id prompt.
+   * @throws ProviderError on HTTP errors (with the server's own message), timeouts, malformed replies,
+   * or when the server stays unreachable after the retries; rethrows the signal's reason when `signal` aborts.
+   */
+  generate(promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation>;
+  /** `params.n` samples of one prompt in one request (in order). @throws as `generate`. */
+  generateN(promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation[]>;
+  /** True when the server answers its health endpoint with 200; never throws. */
+  health(): Promise<boolean>;
+  /** Served model names (base model and loaded adapters). @throws ProviderError. */
+  models(): Promise<string[]>;
+  /** Sets the model name sent with later requests (LoRA adapters are routed by name, e.g. `policy@12`). */
+  setModel(name: string): void;
+}
+
+/** Options shared by the protocol clients. */
+export interface EngineClientOptions {
+  /** e.g. http://127.0.0.1:8000 (no trailing /v1). */
+  readonly baseUrl: string;
+  /** Served model name. */
+  readonly model: string;
+  /** Limit for one HTTP request, default 120 000 ms. */
+  readonly timeoutMs?: number;
+  /** Extra attempts after a connection error (refused, reset), default 3, with exponential backoff from 250 ms. */
+  readonly retries?: number;
+  readonly backoffMs?: number;
+}

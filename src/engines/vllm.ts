@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { ProviderError } from '../errors/index.js';
+import { probe, requestJson, type HttpTarget } from './http.js';
+import { engineTarget, modelList, samePrompt } from './shared.js';
+import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
+
+const Choice = z.object({
+  index: z.number(),
+  finish_reason: z.string().nullable(),
+  token_ids: z.array(z.number()).nullable().optional(),
+  prompt_token_ids: z.array(z.number()).nullable().optional(),
+  logprobs: z.object({ token_logprobs: z.array(z.number().nullable()), tokens: z.array(z.string()).optional() }).nullable(),
+});
+const CompletionResponse = z.object({ choices: z.array(Choice) });
+
+/**
+ * Client of vLLM's OpenAI-compatible server, token in / token out: `POST /v1/completions` with a
+ * token-id prompt, `return_token_ids` (vLLM >= 0.10.2) and sampled-token logprobs keyed by token id.
+ * The bundled trainer's embedded engine speaks the same subset.
+ */
+export function createVllmClient(options: EngineClientOptions): Engine {
+  const target = engineTarget('vllm', options);
+  let model = options.model;
+  const client: Engine = {
+    kind: 'vllm',
+    baseUrl: options.baseUrl,
+    get model() {
+      return model;
+    },
+    async generate(promptIds, params, signal) {
+      const [first] = await client.generateN(promptIds, { ...params, n: 1 }, signal);
+      return first;
+    },
+    async generateN(promptIds, params, signal) {
+      const reply = await requestJson(target, 'POST', '/v1/completions', completionRequest(model, promptIds, params), signal);
+      const parsed = CompletionResponse.safeParse(reply);
+      if (!parsed.success) throw malformed(target, parsed.error.message);
+      const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
+      if (choices.length !== (params.n ?? 1)) throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
+      return choices.map((choice) => toGeneration(target, choice, promptIds));
+    },
+    health: () => probe(target, '/health'),
+    models: () => modelList(target),
+    setModel(name) {
+      model = name;
+    },
+  };
+  return client;
+}
+
+function completionRequest(model: string, promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {
+  return {
+    model,
+    prompt: promptIds,
+    max_tokens: params.maxTokens,
+    temperature: params.temperature,
+    top_p: params.topP,
+    top_k: params.topK,
+    n: params.n ?? 1,
+    ...(params.seed === undefined ? {} : { seed: params.seed }),
+    ...(params.stopTokenIds?.length ? { stop_token_ids: params.stopTokenIds } : {}),
+    logprobs: 0,
+    return_token_ids: true,
+    return_tokens_as_token_ids: true,
+    skip_special_tokens: false,
+    spaces_between_special_tokens: false,
+    include_stop_str_in_output: true,
+    stream: false,
+  };
+}
+
+function toGeneration(target: HttpTarget, choice: z.infer<typeof Choice>, promptIds: readonly number[]): Generation {
+  const tokenIds = choice.token_ids;
+  if (!tokenIds) throw malformed(target, 'no token_ids in the reply', 'atk needs vLLM >= 0.10.2 (return_token_ids)');
+  if (choice.prompt_token_ids && !samePrompt(choice.prompt_token_ids, promptIds)) throw malformed(target, 'prompt_token_ids differ from the prompt sent');
+  const logprobs = choice.logprobs?.token_logprobs;
+  if (!logprobs || logprobs.length !== tokenIds.length) {
+    throw malformed(target, `${tokenIds.length} tokens but ${logprobs?.length ?? 'no'} logprobs`);
+  }
+  const tokens = choice.logprobs?.tokens;
+  if (tokens) {
+    tokens.forEach((token, i) => {
+      if (token !== `token_id:${tokenIds[i]}`) throw malformed(target, `logprob ${i} is for '${token}', not token_id:${tokenIds[i]}`, 'start vLLM with --return-tokens-as-token-ids');
+    });
+  }
+  const finish = choice.finish_reason;
+  if (finish !== 'stop' && finish !== 'length' && finish !== 'abort') throw malformed(target, `finish_reason ${JSON.stringify(finish)}`);
+  // vLLM clamps -inf to -9999; a null here means the position had no sampled-token logprob at all.
+  if (logprobs.some((lp) => lp === null)) throw malformed(target, 'a generated token has a null logprob');
+  return { tokenIds, logprobs: logprobs as number[], finishReason: finish };
+}
+
+function malformed(target: HttpTarget, what: string, hint = 'atk needs vLLM >= 0.10.2 (/v1/completions with return_token_ids)'): ProviderError {
+  return new ProviderError(`${target.name} at ${target.baseUrl} sent an unusable reply: ${what}`, { hint });
+}
