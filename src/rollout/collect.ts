@@ -1,0 +1,98 @@
+import type { Tool } from '@strands-agents/sdk';
+import type { Task } from '../datasets/types.js';
+import type { Engine } from '../engines/types.js';
+import type { ComposedReward } from '../rewards/compose.js';
+import type { EpisodeTools } from '../tools/types.js';
+import type { ModelTokenizer } from '../tokens/index.js';
+import { runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
+
+/** Everything an episode needs that is the same for the whole run. */
+export interface EpisodeKit {
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  readonly tools: readonly EpisodeTools[];
+  readonly reward: ComposedReward;
+  /** The agent spec without tools and sampling, which vary per episode. */
+  readonly agent: Omit<AgentSpec, 'tools' | 'sampling'>;
+  readonly systemPrompt: (task: Task) => string | undefined;
+  readonly successThreshold: number;
+  readonly timeoutMs: number;
+}
+
+/** One finished and scored episode: what a trajectory line records. */
+export interface Rollout {
+  readonly task: Task;
+  readonly group: number;
+  readonly sample: number;
+  readonly policyVersion: number;
+  readonly reward: number;
+  readonly parts: Readonly<Record<string, number>>;
+  readonly rewardInfo?: Readonly<Record<string, unknown>>;
+  readonly success: boolean;
+  /** The episode failed (engine error, timeout, reward crash): recorded with its reason. */
+  readonly failed: boolean;
+  readonly error?: string;
+  readonly episode: EpisodeResult;
+}
+
+export interface EpisodeRequest {
+  readonly task: Task;
+  readonly group: number;
+  readonly sample: number;
+  readonly seed: number;
+  readonly temperature: number;
+  readonly topP: number;
+  readonly topK: number;
+  readonly policyVersion: number;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Run one episode and score it. Never throws for episode-level failures: an engine error, a
+ * timeout or a reward that throws becomes a failed rollout with its reason and reward 0.
+ */
+export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
+  const { task } = request;
+  const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
+  const tools: Tool[] = kit.tools.flatMap((make) => make(env));
+  const systemPrompt = kit.systemPrompt(task);
+  const episode = await runEpisode({
+    task,
+    spec: {
+      ...kit.agent,
+      ...(systemPrompt === undefined ? {} : { systemPrompt }),
+      tools,
+      sampling: { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed },
+    },
+    engine: kit.engine,
+    tokenizer: kit.tokenizer,
+    policyVersion: request.policyVersion,
+    timeoutMs: kit.timeoutMs,
+    env,
+    ...(request.signal ? { signal: request.signal } : {}),
+  });
+  const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion, episode };
+  if (episode.error !== undefined) {
+    return { ...base, reward: 0, parts: {}, success: false, failed: true, error: episode.error };
+  }
+  try {
+    const scored = await kit.reward({
+      task,
+      finalText: episode.finalText,
+      messages: episode.messages,
+      toolCalls: episode.toolCalls,
+      finishReason: episode.finishReason,
+      env,
+    });
+    return {
+      ...base,
+      reward: scored.score,
+      parts: scored.parts,
+      ...(scored.info ? { rewardInfo: scored.info } : {}),
+      success: scored.score >= kit.successThreshold,
+      failed: false,
+    };
+  } catch (error) {
+    return { ...base, reward: 0, parts: {}, success: false, failed: true, error: `reward failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}

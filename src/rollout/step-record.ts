@@ -1,0 +1,95 @@
+import type { AssembledBatch } from '../algorithms/batch.js';
+import type { Rollout } from './collect.js';
+import type { StepMetrics } from './events.js';
+
+/** Figures shared by training steps and evals: means over a set of rollouts. */
+export function rolloutFigures(rollouts: readonly Rollout[]): {
+  reward_mean: number;
+  accuracy: number;
+  failed_episodes: number;
+  tool_calls_per_episode: number;
+  tool_error_rate: number;
+  mean_turns: number;
+  response_tokens_mean: number;
+  generated_tokens: number;
+  episode_seconds_mean: number;
+} {
+  const n = Math.max(1, rollouts.length);
+  const sum = (f: (r: Rollout) => number): number => rollouts.reduce((a, r) => a + f(r), 0);
+  const toolCalls = sum((r) => r.episode.stats.toolCalls);
+  const generated = sum((r) => r.episode.stats.generatedTokens);
+  return {
+    reward_mean: sum((r) => r.reward) / n,
+    accuracy: sum((r) => (r.success ? 1 : 0)) / n,
+    failed_episodes: sum((r) => (r.failed ? 1 : 0)),
+    tool_calls_per_episode: toolCalls / n,
+    tool_error_rate: toolCalls ? sum((r) => r.episode.stats.toolErrors) / toolCalls : 0,
+    mean_turns: sum((r) => r.episode.stats.turns) / n,
+    response_tokens_mean: generated / n,
+    generated_tokens: generated,
+    episode_seconds_mean: sum((r) => r.episode.stats.wallMs) / n / 1000,
+  };
+}
+
+export interface StepFacts {
+  readonly step: number;
+  readonly policyVersion: number;
+  readonly groups: readonly (readonly Rollout[])[];
+  readonly batch: AssembledBatch;
+  readonly trainerMetrics: Readonly<Record<string, number>>;
+  readonly seconds: { readonly generation: number; readonly train: number; readonly sync: number; readonly step: number };
+}
+
+/** The metrics.jsonl line of one training step. */
+export function stepMetrics(facts: StepFacts): StepMetrics {
+  const rollouts = facts.groups.flat();
+  const figures = rolloutFigures(rollouts);
+  const parts: Record<`reward/${string}`, number> = {};
+  for (const name of new Set(rollouts.flatMap((r) => Object.keys(r.parts)))) {
+    parts[`reward/${name}`] = rollouts.reduce((a, r) => a + (r.parts[name] ?? 0), 0) / Math.max(1, rollouts.length);
+  }
+  const trainer: Record<`train/${string}`, number> = {};
+  for (const [k, v] of Object.entries(facts.trainerMetrics)) trainer[`train/${k}`] = v;
+  const trainerVersion = facts.policyVersion;
+  return {
+    kind: 'train',
+    step: facts.step,
+    policy_version: facts.policyVersion,
+    ...figures,
+    episodes: rollouts.length,
+    groups: facts.batch.groups,
+    dropped_groups: facts.batch.droppedGroups,
+    trained_sequences: facts.batch.sequences.length,
+    generation_tokens_per_s: facts.seconds.generation > 0 ? figures.generated_tokens / facts.seconds.generation : 0,
+    staleness_mean: rollouts.reduce((a, r) => a + Math.max(0, trainerVersion - 1 - r.policyVersion), 0) / Math.max(1, rollouts.length),
+    time_generation_s: facts.seconds.generation,
+    time_train_s: facts.seconds.train,
+    time_sync_s: facts.seconds.sync,
+    time_step_s: facts.seconds.step,
+    ...parts,
+    ...trainer,
+  };
+}
+
+/** One line of trajectories/step-NNNNN.jsonl: what the agent did, token by token, and how it scored. */
+export function trajectoryRecord(rollout: Rollout, step: number, advantage: number | null): Record<string, unknown> {
+  const { episode } = rollout;
+  return {
+    step,
+    group: rollout.group,
+    sample: rollout.sample,
+    task_id: rollout.task.id,
+    policy_version: rollout.policyVersion,
+    reward: rollout.reward,
+    reward_parts: rollout.parts,
+    ...(rollout.rewardInfo ? { reward_info: rollout.rewardInfo } : {}),
+    success: rollout.success,
+    advantage,
+    failed: rollout.failed,
+    ...(rollout.error ? { error: rollout.error } : {}),
+    finish_reason: episode.finishReason,
+    stats: episode.stats,
+    messages: episode.messages,
+    trajectory: episode.trajectory.toJSON(),
+  };
+}

@@ -1,0 +1,52 @@
+import type { EvalSummary, RunEvent } from '../rollout/events.js';
+
+/**
+ * The plain, one-line-per-thing rendering of a run's events (CI logs, pipes, `--no-tui`).
+ * Returns undefined for events too frequent to print as lines (single episodes).
+ */
+export function formatEvent(event: RunEvent): string | undefined {
+  switch (event.type) {
+    case 'runStarted':
+      return `${event.resumed ? 'resuming' : 'run'} ${event.runDir} at step ${event.startStep}/${event.totalSteps}`;
+    case 'phase':
+      return event.message;
+    case 'stepFinished': {
+      const m = event.metrics;
+      return (
+        `step ${String(m.step + 1).padStart(4)}  reward ${m.reward_mean.toFixed(3)}  acc ${pct(m.accuracy)}  ` +
+        `tok/s ${Math.round(m.generation_tokens_per_s)}  ep ${m.episode_seconds_mean.toFixed(2)}s  ` +
+        `dropped ${m.dropped_groups}/${m.groups}  step ${m.time_step_s.toFixed(1)}s` +
+        (m.failed_episodes ? `  failed ${m.failed_episodes}` : '')
+      );
+    }
+    case 'evalStarted':
+      return `eval ${event.label}: ${event.tasks} tasks`;
+    case 'evalFinished':
+      return `eval ${event.label}: ${formatEvalSummary(event.summary)}`;
+    case 'checkpointSaved':
+      return `checkpoint after step ${event.step}: ${event.path}`;
+    case 'warning':
+      return `warning: ${event.message}`;
+    case 'runFinished':
+      return `run ${event.status}`;
+    case 'stepStarted':
+    case 'episodeFinished':
+      return undefined;
+  }
+}
+
+/** One line of eval figures. */
+export function formatEvalSummary(s: EvalSummary): string {
+  const passes = Object.entries(s.pass_at_k)
+    .map(([k, v]) => `${k} ${pct(v)}`)
+    .join('  ');
+  return (
+    `accuracy ${pct(s.accuracy)}  reward ${s.reward_mean.toFixed(3)}  ${passes}  ` +
+    `tools/ep ${s.tool_calls_per_episode.toFixed(2)}  tool errors ${pct(s.tool_error_rate)}  turns ${s.mean_turns.toFixed(2)}` +
+    (s.failed_episodes ? `  failed ${s.failed_episodes}` : '')
+  );
+}
+
+function pct(x: number): string {
+  return `${(100 * x).toFixed(1)}%`;
+}
