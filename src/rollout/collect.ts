@@ -3,8 +3,11 @@ import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
 import type { EpisodeTools } from '../tools/types.js';
-import type { ModelTokenizer } from '../tokens/index.js';
+import { toChatTools } from '../agent/index.js';
+import { InputError } from '../errors/index.js';
+import type { ChatMessage, ModelTokenizer } from '../tokens/index.js';
 import { runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
+import { referenceTrajectory } from './reference.js';
 
 /** Everything an episode needs that is the same for the whole run. */
 export interface EpisodeKit {
@@ -95,4 +98,32 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   } catch (error) {
     return { ...base, reward: 0, parts: {}, success: false, failed: true, error: `reward failed: ${error instanceof Error ? error.message : String(error)}` };
   }
+}
+
+/**
+ * The `sft` algorithm's "episode": the task's reference conversation (`task.data.reference`)
+ * tokenised exactly as an RL episode would be, counted as a success with reward 1.
+ * @throws InputError when the dataset gives the task no reference conversation.
+ */
+export function referenceRollout(kit: EpisodeKit, task: Task, group: number, policyVersion: number): Rollout {
+  const reference = task.data.reference;
+  if (!Array.isArray(reference)) {
+    throw new InputError(`task ${task.id} has no reference conversation`, { hint: 'algorithm sft needs a dataset whose tasks carry data.reference (e.g. arith)' });
+  }
+  const env = { episodeId: `${group}-0`, task, state: new Map<string, unknown>(), signal: new AbortController().signal };
+  const tools = toChatTools(kit.tools.flatMap((make) => make(env)).map((t) => t.toolSpec));
+  const systemPrompt = kit.systemPrompt(task);
+  const messages: ChatMessage[] = [...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []), ...(reference as ChatMessage[])];
+  const trajectory = referenceTrajectory(kit.tokenizer, messages, tools, kit.agent.chatTemplateKwargs ?? {});
+  const generated = trajectory.mask().reduce((a, m) => a + m, 0);
+  const toolCalls = messages.filter((m) => m.role === 'tool').length;
+  const episode: EpisodeResult = {
+    messages,
+    trajectory,
+    finalText: messages.at(-1)?.content ?? '',
+    toolCalls: [],
+    finishReason: 'reference',
+    stats: { turns: trajectory.counters.turns, toolCalls, toolErrors: 0, toolErrorsByKind: {}, truncated: false, promptTokens: trajectory.length - generated, generatedTokens: generated, wallMs: 0, engineMs: 0 },
+  };
+  return { task, group, sample: 0, policyVersion, reward: 1, parts: {}, success: true, failed: false, episode };
 }

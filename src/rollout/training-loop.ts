@@ -7,7 +7,7 @@ import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../algorithms/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
-import { collectRollout, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
@@ -106,6 +106,7 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
 
 async function collectStep(ctx: TrainingContext, step: number, tasks: readonly Task[], policyVersion: number, channel: EventChannel<RunEvent>): Promise<Rollout[][]> {
   const { plan } = ctx;
+  if (plan.algorithm.name === 'sft') return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, policyVersion)]);
   const total = tasks.length * plan.groupSize;
   let done = 0;
   return runGroups(
