@@ -1,0 +1,155 @@
+"""LoRA: low-rank adapters on a model's Linear layers, saved in peft's layout.
+
+With the transformers backend and peft installed, peft does the work. Otherwise each targeted
+nn.Linear is swapped for a LoRALinear that keeps the frozen `weight`/`bias` under the same names
+(so the base state dict and the engine's code are unchanged) and adds `lora_A`/`lora_B`.
+Either way the adapter is written as peft writes it (adapter_config.json +
+adapter_model.safetensors with `base_model.model.<module>.lora_{A,B}.weight` keys), which peft
+and vLLM's LoRA loader read.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import math
+import os
+from typing import Dict, Iterator, List
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .config import LoraConfig
+
+PEFT_PREFIX = "base_model.model."
+
+
+class LoRALinear(nn.Module):
+    """y = x W^T + b + (alpha / r) * B(A(dropout(x))); W and b frozen, B starts at 0 so y starts unchanged."""
+
+    def __init__(self, base: nn.Linear, rank: int, alpha: float, dropout: float):
+        super().__init__()
+        self.in_features, self.out_features = base.in_features, base.out_features
+        self.weight = base.weight  # (out, in), frozen
+        self.bias = base.bias  # (out,) or None, frozen
+        self.weight.requires_grad_(False)
+        if self.bias is not None:
+            self.bias.requires_grad_(False)
+        kwargs = {"device": base.weight.device, "dtype": base.weight.dtype}
+        self.lora_A = nn.Linear(self.in_features, rank, bias=False, **kwargs)  # (r, in)
+        self.lora_B = nn.Linear(rank, self.out_features, bias=False, **kwargs)  # (out, r)
+        nn.init.kaiming_uniform_(self.lora_A.weight, a=math.sqrt(5))  # peft's default init
+        nn.init.zeros_(self.lora_B.weight)
+        self.scaling = alpha / rank
+        self.dropout = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+        self.enabled = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
+        y = F.linear(x, self.weight, self.bias)
+        if not self.enabled:
+            return y
+        return y + self.lora_B(self.lora_A(self.dropout(x))) * self.scaling
+
+
+def peft_available() -> bool:
+    return importlib.util.find_spec("peft") is not None
+
+
+def apply_lora(module: nn.Module, config: LoraConfig, use_peft: bool) -> nn.Module:
+    """Freeze the model and add adapters; returns the module to train (a PeftModel when use_peft)."""
+    if use_peft:
+        import peft  # type: ignore
+
+        peft_config = peft.LoraConfig(
+            r=config.rank, lora_alpha=config.alpha, lora_dropout=config.dropout,
+            target_modules=list(config.target_modules), task_type="CAUSAL_LM",
+        )
+        return peft.get_peft_model(module, peft_config)
+    for p in module.parameters():
+        p.requires_grad_(False)
+    targets = _target_names(module, config.target_modules)
+    if not targets:
+        raise ValueError(f"lora.target_modules {config.target_modules} match no Linear layer of the model")
+    for name in targets:
+        parent_name, _, child = name.rpartition(".")
+        parent = module.get_submodule(parent_name) if parent_name else module
+        setattr(parent, child, LoRALinear(getattr(parent, child), config.rank, config.alpha, config.dropout))
+    return module
+
+
+def adapter_state_dict(module: nn.Module) -> Dict[str, torch.Tensor]:
+    """The adapter's tensors under peft's saved key names."""
+    return {
+        PEFT_PREFIX + name: p.detach().contiguous()
+        for name, p in module.state_dict().items()
+        if ".lora_A." in name or ".lora_B." in name
+    }
+
+
+def load_adapter_state_dict(module: nn.Module, tensors: Dict[str, torch.Tensor]) -> None:
+    """Copy saved adapter tensors (peft key names) into the model's LoRA layers; every one must match."""
+    own = {PEFT_PREFIX + n: p for n, p in module.state_dict().items() if ".lora_A." in n or ".lora_B." in n}
+    if set(own) != set(tensors):
+        missing, extra = sorted(set(own) - set(tensors)), sorted(set(tensors) - set(own))
+        raise ValueError(f"adapter does not fit the model (missing {missing[:3]}, unexpected {extra[:3]})")
+    with torch.no_grad():
+        for key, tensor in tensors.items():
+            own[key].copy_(tensor)
+
+
+def adapter_config(config: LoraConfig, base_model: str) -> dict:
+    """adapter_config.json as peft writes it (the fields vLLM reads included)."""
+    return {
+        "peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": base_model,
+        "r": config.rank, "lora_alpha": config.alpha, "lora_dropout": config.dropout,
+        "target_modules": sorted(config.target_modules), "bias": "none", "fan_in_fan_out": False,
+        "inference_mode": True, "init_lora_weights": True, "modules_to_save": None,
+        "use_rslora": False, "use_dora": False, "layers_to_transform": None, "layers_pattern": None,
+        "rank_pattern": {}, "alpha_pattern": {}, "revision": None,
+    }
+
+
+def write_adapter(module: nn.Module, config: LoraConfig, base_model: str, directory: str, save_file) -> None:
+    """Write adapter_config.json and adapter_model.safetensors into `directory` (save_file(tensors, path))."""
+    if hasattr(module, "peft_config"):
+        module.save_pretrained(directory)
+        return
+    with open(os.path.join(directory, "adapter_config.json"), "w") as f:
+        json.dump(adapter_config(config, base_model), f, indent=2)
+    save_file(adapter_state_dict(module), os.path.join(directory, "adapter_model.safetensors"))
+
+
+def read_adapter(module: nn.Module, directory: str, load_file) -> None:
+    """Load adapter_model.safetensors from `directory` into the model's adapters (load_file(path) -> tensors)."""
+    tensors = load_file(os.path.join(directory, "adapter_model.safetensors"))
+    if hasattr(module, "peft_config"):
+        import peft  # type: ignore
+
+        result = peft.set_peft_model_state_dict(module, tensors)
+        if getattr(result, "unexpected_keys", None):
+            raise ValueError(f"adapter does not fit the model (unexpected {result.unexpected_keys[:3]})")
+        return
+    load_adapter_state_dict(module, tensors)
+
+
+@contextlib.contextmanager
+def adapters_disabled(module: nn.Module) -> Iterator[None]:
+    """Run the base model without its adapters (the frozen reference for the KL penalty)."""
+    if hasattr(module, "disable_adapter"):  # peft
+        with module.disable_adapter():
+            yield
+        return
+    layers = [m for m in module.modules() if isinstance(m, LoRALinear)]
+    for m in layers:
+        m.enabled = False
+    try:
+        yield
+    finally:
+        for m in layers:
+            m.enabled = True
+
+
+def _target_names(module: nn.Module, targets: List[str]) -> List[str]:
+    wanted = set(targets)
+    return [n for n, m in module.named_modules() if isinstance(m, nn.Linear) and n.rpartition(".")[2] in wanted]

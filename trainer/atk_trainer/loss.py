@@ -1,0 +1,96 @@
+"""Loss functions: pure, tensor in, tensor out, every tensor (B, T) unless noted.
+
+Token positions follow the batch: value [b, t] belongs to token input_ids[b, t] and comes from the
+logits at t-1 (position 0 predicts nothing and is 0). A step's loss is sum(per_token * weights)
+over all its micro-batches, where `aggregation_weights` folds the global normaliser into the
+weights so the result does not depend on how sequences were split into micro-batches.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+import torch.nn.functional as F
+
+
+def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
+    """log p(input_ids[:, t] | input_ids[:, :t]) for every t, in float32; 0 at t = 0."""
+    logits = logits[:, :-1].float()  # (B, T-1, V): position t-1 predicts token t
+    targets = input_ids[:, 1:]  # (B, T-1)
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T-1)
+    logp = picked - torch.logsumexp(logits, dim=-1)  # (B, T-1)
+    return F.pad(logp, (1, 0))  # (B, T)
+
+
+@torch.no_grad()
+def token_entropy(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of the distribution that predicted each token; 0 at t = 0. A metric: no gradient."""
+    logits = logits[:, :-1].float()  # (B, T-1, V)
+    logp = torch.log_softmax(logits, dim=-1)  # (B, T-1, V)
+    entropy = -(logp.exp() * logp).sum(-1)  # (B, T-1)
+    return F.pad(entropy, (1, 0))  # (B, T)
+
+
+def policy_gradient_loss(
+    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip_low: float, clip_high: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """PPO's clipped surrogate, per token: -min(r A, clip(r, 1 - clip_low, 1 + clip_high) A), r = exp(logp - old_logp).
+
+    Returns (loss (B, T), clipped (B, T) bool: the clipped branch was taken, so the token has no gradient).
+    """
+    ratio = torch.exp(logp - old_logp)  # (B, T)
+    unclipped = ratio * advantages  # (B, T)
+    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages  # (B, T)
+    return -torch.minimum(unclipped, clipped), clipped < unclipped
+
+
+def tis_weights(train_logp: torch.Tensor, behaviour_logp: torch.Tensor, cap: float) -> torch.Tensor:
+    """Truncated importance weights min(exp(train - behaviour), cap), detached: they correct for the
+    engine sampling from a slightly different distribution than the trainer computes (kernels, dtype)."""
+    return torch.exp(train_logp.detach() - behaviour_logp).clamp(max=cap)  # (B, T)
+
+
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str) -> torch.Tensor:
+    """Per-token estimate of KL(policy || reference) from samples of the policy.
+
+    k1 = logp - ref_logp (unbiased, can be negative); k3 = exp(ref - logp) - (ref - logp) - 1
+    (unbiased and never negative; Schulman 2020, used by GRPO).
+    """
+    if estimator == "k1":
+        return logp - ref_logp  # (B, T)
+    if estimator == "k3":
+        log_ratio = ref_logp - logp  # (B, T)
+        return torch.exp(log_ratio) - log_ratio - 1.0
+    raise ValueError(f"unknown kl estimator {estimator!r}")
+
+
+def sft_loss(logp: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy per token: -log p(token). Masked and aggregated like the policy-gradient loss."""
+    return -logp  # (B, T)
+
+
+def aggregation_weights(
+    loss_mask: torch.Tensor, mode: str, total_tokens: int, total_sequences: int, norm_constant: Optional[float] = None
+) -> torch.Tensor:
+    """Weight of each token's loss so that sum(per_token * weights) over all micro-batches is the aggregate.
+
+    total_tokens / total_sequences count the whole step's batch, not this micro-batch.
+    - token-mean: every trained token counts the same (DAPO).
+    - seq-mean-token-sum: sum per sequence, mean over sequences.
+    - seq-mean-token-mean: mean per sequence, mean over sequences (GRPO as published).
+    - seq-mean-token-sum-norm: sum per sequence divided by a constant, mean over sequences (Dr. GRPO),
+      so long and short answers are not reweighted by their own length.
+    """
+    mask = loss_mask.float()  # (B, T)
+    if mode == "token-mean":
+        return mask / total_tokens
+    if mode == "seq-mean-token-sum":
+        return mask / total_sequences
+    if mode == "seq-mean-token-mean":
+        lengths = mask.sum(-1, keepdim=True).clamp(min=1.0)  # (B, 1)
+        return mask / (lengths * total_sequences)
+    if mode == "seq-mean-token-sum-norm":
+        if norm_constant is None:
+            raise ValueError("seq-mean-token-sum-norm needs a norm constant")
+        return mask / (norm_constant * total_sequences)
+    raise ValueError(f"unknown loss aggregation {mode!r}")

@@ -1,0 +1,334 @@
+"""The Trainer: one object the server drives, reading top to bottom like nanoGPT.
+
+    trainer = Trainer(policy, parse_config({...}))   # seed, threads, LoRA, reference, AdamW, schedule
+    metrics = trainer.step(batch_json)               # forward, loss, backward, clip, step -> metrics
+    trainer.save(dir); trainer.load(dir)             # weights or adapter + trainer_state.pt, exact resume
+
+`policy` is the modeling façade (`atk_trainer.modeling.Policy`): `.module` (nn.Module), `.config`,
+`.backend`, `.logits(input_ids (B, T)) -> (B, T, V)` and `.save_pretrained(dir)`. The trainer changes
+the module's weights in place, so an engine serving the same Policy serves the new weights at once.
+"""
+from __future__ import annotations
+
+import copy
+import glob
+import math
+import os
+import random
+import shutil
+import time
+from contextlib import nullcontext
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from . import lora as lora_lib
+from .batch import MicroBatch, TrainBatch, build_batch
+from .config import TrainConfig, config_dict
+from .loss import (
+    kl_penalty,
+    policy_gradient_loss,
+    sft_loss,
+    tis_weights,
+    token_entropy,
+    token_logprobs,
+)
+
+STATE_FILE = "trainer_state.pt"
+STATE_FORMAT = 1
+
+
+class Trainer:
+    def __init__(self, policy: Any, config: TrainConfig):
+        self.config = config
+        # -- seed, threads, device, dtype ------------------------------------------------------------
+        random.seed(config.seed)
+        torch.manual_seed(config.seed)
+        torch.set_num_threads(config.threads)
+        self.policy = policy
+        self.device = next(policy.module.parameters()).device
+        # bf16 autocast on CUDA unless float32 is forced; CPU trains in the parameters' dtype.
+        self.autocast = self.device.type == "cuda" and config.dtype != "float32"
+        # -- LoRA or full fine-tuning ---------------------------------------------------------------------
+        if config.lora is not None:
+            use_peft = policy.backend == "transformers" and lora_lib.peft_available()
+            policy.module = lora_lib.apply_lora(policy.module, config.lora, use_peft)
+        if config.gradient_checkpointing:
+            enable_gradient_checkpointing(policy.module)
+        self.params = [p for p in policy.module.parameters() if p.requires_grad]
+        # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
+        self.reference: Optional[Any] = None
+        if config.kl_coef > 0 and config.lora is None:
+            self.reference = copy.copy(policy)
+            self.reference.module = copy.deepcopy(policy.module).eval().requires_grad_(False)
+        # -- optimizer: AdamW, no weight decay on vectors (norm gains, biases) -----------------------
+        decay = [p for p in self.params if p.dim() >= 2]
+        no_decay = [p for p in self.params if p.dim() < 2]
+        groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        self.optimizer = torch.optim.AdamW(
+            [g for g in groups if g["params"]],
+            lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2), eps=config.adam_eps,
+        )
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, config))
+        self.step_count = 0  # train steps done (the schedule's position)
+        self.policy_version = 0  # bumps once per train step; stamped on the engine's outputs
+
+    # -- one train step ----------------------------------------------------------------------------------
+    def step(self, batch_json: Any) -> Dict[str, float]:
+        """Train on one batch (`updates_per_step` optimizer updates); returns the step's metrics."""
+        start = time.perf_counter()
+        c = self.config
+        batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant)
+        self.policy.module.train()
+        lr = self.scheduler.get_last_lr()[0]
+        first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)  # trainer logprobs before the update
+        ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
+        totals: Dict[str, float] = {}
+        mismatch_max = 0.0
+        for update in range(c.updates_per_step):
+            self.optimizer.zero_grad(set_to_none=True)
+            for i, mb in enumerate(batch.micro_batches):
+                stats = self._micro_step(batch, mb, update, i, first_logp, ref_logp)
+                for key, value in stats.items():
+                    if key == "mismatch_max":
+                        mismatch_max = max(mismatch_max, value)
+                    else:
+                        totals[key] = totals.get(key, 0.0) + value
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+            totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
+            self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.scheduler.step()
+        self.step_count += 1
+        self.policy_version += 1
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - start
+        return self._metrics(batch, totals, mismatch_max, lr, seconds)
+
+    def _micro_step(
+        self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
+        first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+    ) -> Dict[str, float]:
+        """Forward, loss and backward of one micro-batch; returns sums that become the step's metrics."""
+        c = self.config
+        ids = mb.input_ids.to(self.device)  # (B, T)
+        mask = mb.loss_mask.to(self.device)  # (B, T)
+        weights = mb.weights.to(self.device)  # (B, T)
+        with self._autocast():
+            logits = self.policy.logits(ids)  # (B, T, V)
+        logp = token_logprobs(logits, ids)  # (B, T) float32
+        stats: Dict[str, float] = {}
+        if update == 0:
+            first_logp[i] = logp.detach()
+        if batch.loss == "sft":
+            per_token = sft_loss(logp)  # (B, T)
+        else:
+            behaviour = mb.behaviour_logprobs.to(self.device)  # (B, T)
+            if c.tis_cap is None:
+                # On-policy data: the behaviour policy is the old policy of the PPO ratio.
+                old, tis = behaviour, None
+            else:
+                # TIS: ratio against the trainer's own pre-update logprobs, and the engine/trainer gap
+                # corrected by a capped importance weight instead.
+                old, tis = first_logp[i], tis_weights(first_logp[i], behaviour, c.tis_cap)
+            per_token, clipped = policy_gradient_loss(logp, old, mb.advantages.to(self.device), c.clip_low, c.clip_high)
+            if tis is not None:
+                per_token = per_token * tis
+                stats["tis_weight_sum"] = float((tis * mask).sum())
+            stats["clipped_tokens"] = float((clipped.float() * mask).sum())
+            if update == 0:
+                gap = (first_logp[i] - behaviour).abs() * mask  # (B, T)
+                stats["mismatch_sum"] = float(gap.sum())
+                stats["mismatch_max"] = float(gap.max())
+        if c.kl_coef > 0:
+            if ref_logp[i] is None:
+                ref_logp[i] = self._reference_logprobs(ids)
+            kl = kl_penalty(logp, ref_logp[i], c.kl_estimator)  # (B, T)
+            per_token = per_token + c.kl_coef * kl
+            stats["kl_sum"] = float((kl.detach() * mask).sum())
+        loss = (per_token * weights).sum()
+        loss.backward()
+        stats["loss"] = float(loss.detach())
+        stats["entropy_sum"] = float((token_entropy(logits) * mask).sum())
+        return stats
+
+    @torch.no_grad()
+    def _reference_logprobs(self, ids: torch.Tensor) -> torch.Tensor:
+        with self._autocast():
+            if self.reference is not None:
+                logits = self.reference.logits(ids)  # (B, T, V)
+            else:
+                with lora_lib.adapters_disabled(self.policy.module):
+                    logits = self.policy.logits(ids)
+        return token_logprobs(logits, ids)  # (B, T)
+
+    def _autocast(self):
+        return torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else nullcontext()
+
+    def _metrics(self, batch: TrainBatch, totals: Dict[str, float], mismatch_max: float, lr: float, seconds: float) -> Dict[str, float]:
+        """Means over trained tokens (and over updates, when there are several)."""
+        updates = self.config.updates_per_step
+        per_token = batch.tokens * updates
+        metrics: Dict[str, float] = {
+            "loss": totals["loss"] / updates,
+            "entropy": totals["entropy_sum"] / per_token,
+            "grad_norm": totals["grad_norm"] / updates,
+            "lr": lr,
+            "tokens": batch.tokens,
+            "sequences": batch.sequences,
+            "micro_batches": len(batch.micro_batches),
+            "padded_tokens": batch.padded_tokens,
+            "seconds": seconds,
+            "tokens_per_s": batch.tokens * updates / seconds,
+            "policy_version": self.policy_version,
+        }
+        if batch.loss == "pg":
+            metrics["clip_fraction"] = totals["clipped_tokens"] / per_token
+            metrics["mismatch_mean"] = totals["mismatch_sum"] / batch.tokens
+            metrics["mismatch_max"] = mismatch_max
+        if "tis_weight_sum" in totals:
+            metrics["tis_weight_mean"] = totals["tis_weight_sum"] / per_token
+        if "kl_sum" in totals:
+            metrics["kl"] = totals["kl_sum"] / per_token
+        return metrics
+
+    # -- checkpoints -------------------------------------------------------------------------------------
+    def save(self, directory: str) -> Dict[str, Any]:
+        """Write weights (HF layout) or the LoRA adapter (peft layout) plus trainer_state.pt, atomically:
+        everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete."""
+        directory = os.path.abspath(directory)
+        tmp = directory + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        if self.config.lora is not None:
+            from .safetensors_io import save_file
+
+            base = getattr(self.policy, "path", None) or ""
+            lora_lib.write_adapter(self.policy.module, self.config.lora, base, tmp, save_file)
+        else:
+            self.policy.save_pretrained(tmp)
+        torch.save(self._state(), os.path.join(tmp, STATE_FILE))
+        if os.path.exists(directory):
+            old = directory + ".old"
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(directory, old)
+            os.rename(tmp, directory)
+            shutil.rmtree(old)
+        else:
+            os.rename(tmp, directory)
+        return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
+
+    def load(self, directory: str) -> Dict[str, Any]:
+        """Restore weights/adapter, optimizer, schedule, counters and RNG states written by `save`."""
+        directory = os.path.abspath(directory)
+        state_path = os.path.join(directory, STATE_FILE)
+        if not os.path.exists(state_path):
+            raise FileNotFoundError(f"{state_path}: not a checkpoint written by atk_trainer")
+        state = torch.load(state_path, map_location="cpu", weights_only=False)  # our own file: RNG tuples, config
+        if state.get("format") != STATE_FORMAT:
+            raise ValueError(f"{state_path}: unknown checkpoint format {state.get('format')!r}")
+        if (state["config"]["lora"] is None) != (self.config.lora is None):
+            raise ValueError(f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with")
+        from .safetensors_io import load_file
+
+        if self.config.lora is not None:
+            lora_lib.read_adapter(self.policy.module, directory, load_file)
+        else:
+            load_full_weights(self.policy.module, directory, load_file)
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.scheduler.load_state_dict(state["scheduler"])
+        self.step_count = state["step"]
+        self.policy_version = state["policy_version"]
+        set_rng_state(state["rng"])
+        return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
+
+    def _state(self) -> Dict[str, Any]:
+        """A plain dict: everything exact resume needs, and the resolved config for the record."""
+        return {
+            "format": STATE_FORMAT,
+            "config": config_dict(self.config),
+            "step": self.step_count,
+            "policy_version": self.policy_version,
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "rng": get_rng_state(),
+        }
+
+
+def lr_factor(step: int, config: TrainConfig) -> float:
+    """Multiplier of the peak learning rate at train step `step`: linear warmup, then constant or cosine to 0."""
+    if step < config.warmup_steps:
+        return (step + 1) / (config.warmup_steps + 1)
+    if config.lr_schedule == "constant":
+        return 1.0
+    progress = min(1.0, (step - config.warmup_steps) / (config.total_steps - config.warmup_steps))
+    return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def enable_gradient_checkpointing(module: torch.nn.Module) -> None:
+    """Recompute each decoder layer's activations in backward instead of storing them."""
+    if hasattr(module, "gradient_checkpointing_enable"):  # transformers / peft
+        module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        return
+    layers = _decoder_layers(module)
+    if layers is None:
+        raise ValueError("gradient_checkpointing: the model has no `layers` ModuleList to checkpoint")
+    for layer in layers:
+        forward = layer.forward
+
+        def checkpointed(*args, _forward=forward, **kwargs):
+            if not torch.is_grad_enabled():  # generation: nothing to save memory on
+                return _forward(*args, **kwargs)
+            return torch.utils.checkpoint.checkpoint(_forward, *args, use_reentrant=False, **kwargs)
+
+        layer.forward = checkpointed
+
+
+def _decoder_layers(module: torch.nn.Module) -> Optional[torch.nn.ModuleList]:
+    for name, child in module.named_modules():
+        if name.rpartition(".")[2] == "layers" and isinstance(child, torch.nn.ModuleList):
+            return child
+    return None
+
+
+def load_full_weights(module: torch.nn.Module, directory: str, load_file) -> None:
+    """Copy the weights of every *.safetensors file in `directory` into `module` (HF key names).
+    Only a tied lm_head may be missing from the files."""
+    tensors: Dict[str, torch.Tensor] = {}
+    for path in sorted(glob.glob(os.path.join(directory, "*.safetensors"))):
+        tensors.update(load_file(path))
+    if not tensors:
+        raise FileNotFoundError(f"{directory}: no *.safetensors weights")
+    own = module.state_dict()
+    unexpected = sorted(set(tensors) - set(own))
+    missing = [k for k in sorted(set(own) - set(tensors)) if not _tied(module, k)]
+    if unexpected or missing:
+        raise ValueError(f"{directory}: weights do not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
+    with torch.no_grad():
+        for key, tensor in tensors.items():
+            own[key].copy_(tensor)
+
+
+def _tied(module: torch.nn.Module, key: str) -> bool:
+    # state_dict() lists a tied lm_head.weight that shares storage with the embedding; files omit it.
+    if not key.endswith("lm_head.weight"):
+        return False
+    embeddings = [p for n, p in module.state_dict().items() if n.endswith("embed_tokens.weight")]
+    head = module.state_dict()[key]
+    return any(e.data_ptr() == head.data_ptr() for e in embeddings)
+
+
+def get_rng_state() -> Dict[str, Any]:
+    return {
+        "python": random.getstate(),
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+    }
+
+
+def set_rng_state(state: Dict[str, Any]) -> None:
+    random.setstate(state["python"])
+    torch.set_rng_state(state["torch"])
+    if state["cuda"] and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])

@@ -1,0 +1,5 @@
+# Makes `atk_trainer` importable when pytest runs from the repository root (`pytest trainer`).
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
