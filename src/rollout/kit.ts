@@ -1,0 +1,75 @@
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { DatasetDefinition, Task } from '../datasets/types.js';
+import type { Engine } from '../engines/types.js';
+import { InputError } from '../errors/index.js';
+import type { Recipe } from '../recipe/schema.js';
+import { composeReward } from '../rewards/compose.js';
+import type { ModelTokenizer } from '../tokens/index.js';
+import { tools as toolRegistry } from '../tools/index.js';
+import type { EpisodeTools } from '../tools/types.js';
+import type { EpisodeKit } from './collect.js';
+
+export interface KitContext {
+  readonly recipe: Recipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  readonly runDir?: string;
+  readonly dataset: DatasetDefinition;
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  warn(message: string): void;
+}
+
+/**
+ * Everything an episode needs that is fixed for the run, built from the recipe: tools, reward,
+ * system prompt, limits. Training and evaluation share it.
+ * @throws ConfigError for unknown tools or rewards; InputError for an unreadable prompt file.
+ */
+export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
+  const { recipe } = ctx;
+  const tools: EpisodeTools[] = [];
+  for (const tool of recipe.tools) {
+    const definition = await toolRegistry.get(tool.name);
+    tools.push(await definition.create(tool.options, { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn }));
+  }
+  const reward = await composeReward(recipe.reward, { recipeDir: ctx.recipeDir, warn: ctx.warn }, ctx.recipeFile);
+  const template = await systemPromptTemplate(recipe, ctx.recipeDir, ctx.dataset);
+  return {
+    engine: ctx.engine,
+    tokenizer: ctx.tokenizer,
+    tools,
+    reward,
+    agent: {
+      maxTurns: recipe.agent.max_turns,
+      maxNewTokens: recipe.agent.max_new_tokens,
+      maxTotalTokens: recipe.agent.max_total_tokens ?? recipe.model.engine.max_model_len,
+      chatTemplateKwargs: recipe.agent.chat_template_kwargs,
+      toolCallFormat: recipe.agent.tool_call_format,
+    },
+    systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
+    successThreshold: recipe.reward.success_threshold,
+    timeoutMs: recipe.rollout.episode_timeout_s * 1000,
+  };
+}
+
+async function systemPromptTemplate(recipe: Recipe, recipeDir: string, dataset: DatasetDefinition): Promise<string | undefined> {
+  const prompt = recipe.agent.system_prompt;
+  if (prompt === undefined) return dataset.systemPrompt;
+  if (typeof prompt === 'string') return prompt;
+  const path = resolve(recipeDir, prompt.file);
+  try {
+    return await readFile(path, 'utf8');
+  } catch (error) {
+    throw new InputError(`agent.system_prompt.file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** Replace `{{field}}` with the task's field (id, prompt, answer, or any key of task.data); unknown fields stay as written. */
+export function fillTemplate(template: string, task: Task): string {
+  return template.replace(/\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g, (whole, key: string) => {
+    const value = key === 'id' ? task.id : key === 'prompt' ? task.prompt : key === 'answer' ? task.answer : task.data[key];
+    if (value === undefined) return whole;
+    return typeof value === 'string' ? value : JSON.stringify(value);
+  });
+}
