@@ -1,0 +1,31 @@
+import type { ToolCallRecord } from '../rewards/types.js';
+import { TokenTrajectory } from '../tokens/trajectory.js';
+import type { ToolCallErrorKind } from '../tokens/tool-calls/types.js';
+
+/** Error kinds counted per episode: the parse/validation kinds plus a tool that ran and failed. */
+export type ToolErrorKind = ToolCallErrorKind | 'tool_failed';
+
+/**
+ * Everything one episode records besides the Strands messages: the token trajectory, tool calls and
+ * their errors by kind, timings. Shared by the episode's model provider and its tool-call guard.
+ */
+export class EpisodeLedger {
+  readonly trajectory = new TokenTrajectory();
+  readonly toolCalls: ToolCallRecord[] = [];
+  readonly toolErrorsByKind: Partial<Record<ToolErrorKind, number>> = {};
+  /** Calls the provider could not parse, by toolUseId: the guard turns them into error results. */
+  readonly rejectedCalls = new Map<string, { kind: ToolErrorKind; message: string }>();
+  /** Tool names the agent has, for "unknown tool" messages. */
+  toolNames: readonly string[] = [];
+  /** Set when the provider itself ended the episode without a model call (e.g. maxTotalTokens). */
+  stopReason: string | undefined;
+  engineMs = 0;
+  promptTokens = 0;
+  generatedTokens = 0;
+
+  /** Counts one error tool result of `kind`. */
+  countToolError(kind: ToolErrorKind): void {
+    this.toolErrorsByKind[kind] = (this.toolErrorsByKind[kind] ?? 0) + 1;
+    this.trajectory.counters.toolErrors++;
+  }
+}

@@ -1,0 +1,148 @@
+import { performance } from 'node:perf_hooks';
+import { Model, type BaseModelConfig, type Message, type ModelStreamEvent, type StreamOptions } from '@strands-agents/sdk';
+import type { Engine, Generation } from '../engines/types.js';
+import type { ChatMessage } from '../tokens/chat-types.js';
+import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { SegmentSource } from '../tokens/trajectory.js';
+import type { ParsedToolCall, ToolCallParser } from '../tokens/tool-calls/types.js';
+import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
+import type { EpisodeLedger } from './episode-ledger.js';
+
+/** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
+export const TITO_STOP = { truncated: 'truncated', maxTotalTokens: 'maxTotalTokens', engineAbort: 'engineAbort' } as const;
+
+/** What one episode's model provider needs. */
+export interface TitoModelOptions {
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  readonly parser: ToolCallParser;
+  readonly ledger: EpisodeLedger;
+  /** Stamped on every model segment. */
+  readonly policyVersion: number;
+  readonly maxNewTokens: number;
+  /** Cap on prompt + generated tokens of the whole episode; generation is clamped to the room left. */
+  readonly maxTotalTokens?: number;
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A Strands model provider that speaks token ids to the engine and keeps the episode's exact token
+ * trajectory. One instance per episode. The first call renders system prompt, tools and the first user
+ * message; later calls render only the messages added since (tool results, user turns) and append them
+ * after the model's own tokens, which are never re-rendered or re-encoded.
+ */
+export class TitoModel extends Model<BaseModelConfig> {
+  private config: BaseModelConfig;
+  private readonly renderer: IncrementalRenderer;
+  /** Index of the first message not yet in the trajectory. */
+  private cursor = 0;
+  private turn = 0;
+
+  constructor(private readonly options: TitoModelOptions) {
+    super();
+    this.config = { modelId: options.engine.model, maxTokens: options.maxNewTokens, temperature: options.sampling.temperature, topP: options.sampling.topP };
+    this.renderer = incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {});
+  }
+
+  override updateConfig(modelConfig: BaseModelConfig): void {
+    this.config = { ...this.config, ...modelConfig };
+  }
+
+  override getConfig(): BaseModelConfig {
+    return this.config;
+  }
+
+  /** Exact: the tokens the trajectory already holds (the SDK asks before every call). */
+  override countTokens(): Promise<number> {
+    return Promise.resolve(this.options.ledger.trajectory.length);
+  }
+
+  override async *stream(messages: Message[], streamOptions: StreamOptions = {}): AsyncIterable<ModelStreamEvent> {
+    const { ledger, engine, tokenizer } = this.options;
+    const trajectory = ledger.trajectory;
+    const { source, ids: environmentIds } = this.renderNew(messages, streamOptions);
+    // Strands appends the assistant message this call produces right after the current history.
+    this.cursor = messages.length + 1;
+
+    const promptLength = trajectory.length + environmentIds.length;
+    const room = Math.min(this.options.maxNewTokens, (this.options.maxTotalTokens ?? Infinity) - promptLength);
+    if (room <= 0) {
+      ledger.stopReason = TITO_STOP.maxTotalTokens;
+      yield { type: 'modelMessageStartEvent', role: 'assistant' };
+      yield { type: 'modelMessageStopEvent', stopReason: TITO_STOP.maxTotalTokens };
+      return;
+    }
+
+    const started = performance.now();
+    const generation = await engine.generate(trajectory.ids.concat(environmentIds), { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds }, streamOptions.cancelSignal);
+    const latencyMs = performance.now() - started;
+    // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
+    trajectory.appendEnvironment(source, environmentIds, this.turn);
+    trajectory.appendModel(generation.tokenIds, generation.logprobs, this.turn, this.options.policyVersion, generation.finishReason);
+    trajectory.counters.turns++;
+    ledger.engineMs += latencyMs;
+    ledger.promptTokens += environmentIds.length;
+    ledger.generatedTokens += generation.tokenIds.length;
+    if (generation.finishReason === 'length') trajectory.counters.truncations++;
+
+    yield* this.events(generation, promptLength, latencyMs);
+    this.turn++;
+  }
+
+  private renderNew(messages: Message[], streamOptions: StreamOptions): { source: Exclude<SegmentSource, 'model'>; ids: number[] } {
+    if (this.options.ledger.trajectory.length === 0) {
+      const system = systemPromptText(streamOptions.systemPrompt);
+      const chat: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...messages.flatMap(toChatMessages)];
+      return { source: 'prompt', ids: this.renderer.initial(chat, toChatTools(streamOptions.toolSpecs)) };
+    }
+    const fresh = messages.slice(this.cursor);
+    if (fresh.some((m) => m.role !== 'user')) {
+      throw new Error('TitoModel: an assistant message the model did not generate was added to the conversation');
+    }
+    const chat = fresh.flatMap(toChatMessages);
+    const lastToken = this.options.ledger.trajectory.ids.at(-1);
+    return { source: chat.some((m) => m.role === 'user') ? 'user' : 'tool', ids: this.renderer.continuation(lastToken, chat) };
+  }
+
+  private *events(generation: Generation, promptLength: number, latencyMs: number): Iterable<ModelStreamEvent> {
+    const { tokenizer, parser, ledger } = this.options;
+    const ids = generation.tokenIds;
+    const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]) ? ids.slice(0, -1) : ids;
+    const parsed = parser.parse(tokenizer.decode(visible));
+
+    yield { type: 'modelMessageStartEvent', role: 'assistant' };
+    if (parsed.reasoning) {
+      yield { type: 'modelContentBlockStartEvent' };
+      yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'reasoningContentDelta', text: parsed.reasoning } };
+      yield { type: 'modelContentBlockStopEvent' };
+    }
+    if (parsed.text) {
+      yield { type: 'modelContentBlockStartEvent' };
+      yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'textDelta', text: parsed.text } };
+      yield { type: 'modelContentBlockStopEvent' };
+    }
+    for (const [i, call] of parsed.calls.entries()) {
+      const toolUseId = `call_${this.turn}_${i}`;
+      if (!call.ok) ledger.rejectedCalls.set(toolUseId, { kind: call.kind, message: call.message });
+      yield* toolUseEvents(call, toolUseId);
+    }
+    const truncated = generation.finishReason === 'length';
+    const stopReason = truncated ? TITO_STOP.truncated : generation.finishReason === 'abort' ? TITO_STOP.engineAbort : parsed.calls.length > 0 ? 'toolUse' : 'endTurn';
+    yield { type: 'modelMessageStopEvent', stopReason };
+    yield {
+      type: 'modelMetadataEvent',
+      usage: { inputTokens: promptLength, outputTokens: ids.length, totalTokens: promptLength + ids.length },
+      metrics: { latencyMs },
+    };
+  }
+}
+
+/** A call as a Strands toolUse block; a malformed one gets `{}` input (the SDK throws on invalid JSON) and is rejected by the guard. */
+function* toolUseEvents(call: ParsedToolCall, toolUseId: string): Iterable<ModelStreamEvent> {
+  const name = call.ok ? call.name : (call.name ?? 'invalid_tool_call');
+  yield { type: 'modelContentBlockStartEvent', start: { type: 'toolUseStart', name, toolUseId } };
+  yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'toolUseInputDelta', input: JSON.stringify(call.ok ? call.arguments : {}) } };
+  yield { type: 'modelContentBlockStopEvent' };
+}

@@ -1,0 +1,206 @@
+import { performance } from 'node:perf_hooks';
+import type { Agent, Tool } from '@strands-agents/sdk';
+import { createTitoAgent } from '../agent/create-agent.js';
+import type { EpisodeLedger } from '../agent/episode-ledger.js';
+import type { Task } from '../datasets/types.js';
+import type { Engine } from '../engines/types.js';
+import { CancelledError, ProviderError } from '../errors/index.js';
+import type { ToolCallRecord } from '../rewards/types.js';
+import type { EpisodeEnv } from '../tools/types.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import type { TokenTrajectory } from '../tokens/trajectory.js';
+
+/** How the agent of one episode behaves. */
+export interface AgentSpec {
+  readonly systemPrompt?: string;
+  /** Strands tools for this episode (built with its EpisodeEnv). */
+  readonly tools: readonly Tool[];
+  /** Most model calls in the episode, user turns included. */
+  readonly maxTurns: number;
+  readonly maxNewTokens: number;
+  readonly maxTotalTokens?: number;
+  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+  readonly toolCallFormat: 'hermes';
+}
+
+export interface EpisodeStats {
+  readonly turns: number;
+  readonly toolCalls: number;
+  readonly toolErrors: number;
+  readonly toolErrorsByKind: Readonly<Record<string, number>>;
+  readonly truncated: boolean;
+  /** Environment tokens (first prompt, tool results, user turns). */
+  readonly promptTokens: number;
+  readonly generatedTokens: number;
+  readonly wallMs: number;
+  readonly engineMs: number;
+}
+
+/** A finished episode: the conversation, its exact tokens, and what happened. */
+export interface EpisodeResult {
+  /** Plain JSON `{role, content}`: `{role: 'system', content: [{text}]}` when there is a system prompt, then Strands MessageData. */
+  readonly messages: unknown[];
+  readonly trajectory: TokenTrajectory;
+  /** Text of the last assistant message, without reasoning and tool-call markup. */
+  readonly finalText: string;
+  readonly toolCalls: ToolCallRecord[];
+  /** endTurn | truncated | limitTurns | maxTotalTokens | userStop | engineAbort | timeout | error. */
+  readonly finishReason: string;
+  readonly stats: EpisodeStats;
+  /** Set when the episode failed (engine error after retries, timeout); such episodes are not thrown. */
+  readonly error?: string;
+}
+
+export interface RunEpisodeOptions {
+  readonly task: Task;
+  readonly spec: AgentSpec;
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  readonly policyVersion: number;
+  /** Wall-clock limit of the whole episode; the in-flight engine request and tools are aborted. */
+  readonly timeoutMs: number;
+  /** Cancels the episode: runEpisode then throws CancelledError. */
+  readonly signal?: AbortSignal;
+  /** Passed to tools as `invocationState.env`. */
+  readonly env?: EpisodeEnv;
+  /**
+   * Multi-turn user (a simulator or a script): called when the agent ends its turn without tool calls;
+   * returns the next user message, or null to end. User turns enter the trajectory as environment tokens.
+   */
+  readonly user?: (conversation: readonly unknown[]) => Promise<string | null>;
+}
+
+class EpisodeTimeout extends Error {}
+
+/**
+ * Runs one agent episode on the engine and returns its messages, exact token trajectory and stats.
+ * Training and evaluation both call it. Engine failures and the timeout are results (`error` set),
+ * not exceptions.
+ * @throws CancelledError when `signal` aborts; Error on programming errors (e.g. an unknown tool-call format).
+ */
+export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeResult> {
+  const { spec, task } = options;
+  const started = performance.now();
+  if (options.signal?.aborted) throw new CancelledError('episode cancelled before it started');
+  const parser = toolCallParsers[spec.toolCallFormat];
+  if (!parser) throw new Error(`no tool-call parser for format '${spec.toolCallFormat}'`);
+  const { agent, ledger } = createTitoAgent({
+    engine: options.engine,
+    tokenizer: options.tokenizer,
+    parser,
+    policyVersion: options.policyVersion,
+    maxNewTokens: spec.maxNewTokens,
+    ...(spec.maxTotalTokens === undefined ? {} : { maxTotalTokens: spec.maxTotalTokens }),
+    sampling: spec.sampling,
+    ...(spec.chatTemplateKwargs ? { chatTemplateKwargs: spec.chatTemplateKwargs } : {}),
+    tools: spec.tools,
+    ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
+  });
+
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(new EpisodeTimeout(`episode timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+  const cancelSignal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
+  let finishReason = 'endTurn';
+  let error: string | undefined;
+  try {
+    finishReason = await converse(agent, ledger, options, cancelSignal);
+  } catch (caught) {
+    if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
+    if (timeout.signal.aborted) {
+      finishReason = 'timeout';
+      error = (timeout.signal.reason as Error).message;
+    } else if (providerError(caught)) {
+      finishReason = 'error';
+      error = providerError(caught)?.message;
+    } else {
+      throw caught;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return result(agent, ledger, spec, finishReason, error, performance.now() - started);
+}
+
+/** The agent loop plus user turns; returns the finish reason. */
+async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisodeOptions, signal: AbortSignal): Promise<string> {
+  const { spec } = options;
+  let prompt: string | null = options.task.prompt;
+  for (;;) {
+    const turnsLeft = spec.maxTurns - ledger.trajectory.counters.turns;
+    if (turnsLeft <= 0) return 'limitTurns';
+    const invocation = agent.invoke(prompt, { limits: { turns: turnsLeft }, cancelSignal: signal, ...(options.env ? { invocationState: { env: options.env } } : {}) });
+    const outcome = await untilAborted(invocation, signal);
+    if (outcome.stopReason === 'cancelled') throw signal.reason ?? new Error('agent cancelled');
+    const reason = ledger.stopReason ?? outcome.stopReason;
+    if (reason !== 'endTurn' || !options.user) return reason;
+    prompt = await untilAborted(options.user(plainMessages(agent, ledger, spec.systemPrompt)), signal);
+    if (prompt === null) return 'userStop';
+  }
+}
+
+/** The ProviderError behind a failure (the SDK wraps model errors in its own ModelError). */
+function providerError(error: unknown): ProviderError | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
+    if (e instanceof ProviderError) return e;
+  }
+  return undefined;
+}
+
+/** Settles with `work`, or rejects with the signal's reason as soon as it aborts (a tool may ignore it). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, finishReason: string, error: string | undefined, wallMs: number): EpisodeResult {
+  const trajectory = ledger.trajectory;
+  const messages = plainMessages(agent, ledger, spec.systemPrompt);
+  const last = [...modelMessages(agent, ledger)].at(-1);
+  const finalText = last ? last.content.map((b) => (b.type === 'textBlock' ? b.text : '')).join('') : '';
+  return {
+    messages,
+    trajectory,
+    finalText,
+    toolCalls: ledger.toolCalls,
+    finishReason,
+    stats: {
+      turns: trajectory.counters.turns,
+      toolCalls: trajectory.counters.toolCalls,
+      toolErrors: trajectory.counters.toolErrors,
+      toolErrorsByKind: { ...ledger.toolErrorsByKind },
+      truncated: finishReason === 'truncated',
+      promptTokens: ledger.promptTokens,
+      generatedTokens: ledger.generatedTokens,
+      wallMs,
+      engineMs: ledger.engineMs,
+    },
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/**
+ * The conversation as plain JSON. Assistant messages the model did not generate (the SDK's
+ * "Cancelled by user", the empty message that ends a maxTotalTokens episode) are left out.
+ */
+function plainMessages(agent: Agent, ledger: EpisodeLedger, systemPrompt: string | undefined): unknown[] {
+  const fromModel = modelMessages(agent, ledger);
+  const out: unknown[] = systemPrompt ? [{ role: 'system', content: [{ text: systemPrompt }] }] : [];
+  for (const message of agent.messages) {
+    if (message.role === 'assistant' && !fromModel.has(message)) continue;
+    const { role, content } = message.toJSON();
+    out.push({ role, content });
+  }
+  return out;
+}
+
+/** The first `turns` assistant messages are the model's (one per engine call), in order. */
+function modelMessages(agent: Agent, ledger: EpisodeLedger): Set<Agent['messages'][number]> {
+  const assistant = agent.messages.filter((m) => m.role === 'assistant');
+  return new Set(assistant.slice(0, ledger.trajectory.counters.turns));
+}
