@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { AtkError, TrainerError } from '../errors/index.js';
+import { requestJson, type HttpTarget } from '../engines/http.js';
+import type { TrainConfigInput } from './train-config.js';
+import { trainerErrorFromLog } from './traceback.js';
+
+/** One training sequence as `/control/train_step` takes it (trainer/PROTOCOL.md). */
+export interface TrainSequenceInput {
+  readonly token_ids: readonly number[];
+  /** 1 on engine-generated tokens. */
+  readonly loss_mask: readonly number[];
+  /** Behaviour logprobs aligned with token_ids, 0 where the mask is 0 (not needed for sft). */
+  readonly logprobs?: readonly number[];
+  /** One advantage for the whole sequence ... */
+  readonly advantage?: number;
+  /** ... or one per token. */
+  readonly advantages?: readonly number[];
+}
+
+/** A train step's batch; extra fields (e.g. an assembled batch's bookkeeping) are not sent. */
+export interface TrainBatchInput {
+  readonly loss: 'pg' | 'sft';
+  readonly sequences: readonly TrainSequenceInput[];
+}
+
+/** What `/control/load_model` takes. */
+export interface LoadModelRequest {
+  /** Hugging Face layout directory. */
+  readonly path: string;
+  /** pretrained loads the weights; random initialises from config.json with `train.seed`. */
+  readonly init?: 'pretrained' | 'random';
+  readonly backend?: 'auto' | 'transformers' | 'builtin';
+  readonly device?: 'auto' | 'cpu' | 'cuda';
+  readonly dtype?: 'auto' | 'float32' | 'bfloat16';
+  /** TrainConfig overrides (trainer/atk_trainer/config.py); unknown keys are rejected. */
+  readonly train?: TrainConfigInput;
+}
+
+export const LoadModelResponse = z.looseObject({
+  model: z.string(),
+  backend: z.string(),
+  device: z.string(),
+  parameters: z.number().int(),
+  trainable_parameters: z.number().int(),
+  policy_version: z.number().int(),
+});
+export type LoadModelResponse = z.infer<typeof LoadModelResponse>;
+
+const TrainStepResponse = z.object({
+  policy_version: z.number().int(),
+  metrics: z.record(z.string(), z.number()),
+});
+
+export const CheckpointResponse = z.object({ dir: z.string(), policy_version: z.number().int(), step: z.number().int() });
+export type CheckpointResponse = z.infer<typeof CheckpointResponse>;
+
+export const HealthResponse = z.looseObject({ status: z.literal('ok'), model_loaded: z.boolean(), policy_version: z.number().int() });
+export type HealthResponse = z.infer<typeof HealthResponse>;
+
+/** The trainer's control API, typed; every reply is parsed before use. */
+export interface TrainerClient {
+  readonly baseUrl: string;
+  health(): Promise<HealthResponse>;
+  loadModel(request: LoadModelRequest): Promise<LoadModelResponse>;
+  /** One update; the embedded engine serves the new weights once this resolves. */
+  trainStep(batch: TrainBatchInput): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
+  /** Writes weights or adapter plus optimizer/RNG state to `dir`, atomically. */
+  save(dir: string): Promise<CheckpointResponse>;
+  /** Restores a `save`d directory into the loaded model. */
+  loadCheckpoint(dir: string): Promise<CheckpointResponse>;
+  /** Asks the process to exit; resolves when it has answered. */
+  shutdown(): Promise<void>;
+}
+
+export interface TrainerClientOptions {
+  /** e.g. http://127.0.0.1:41234 */
+  readonly baseUrl: string;
+  /** The trainer's log, named in every error. */
+  readonly logFile: string;
+  /** Limit for one control request (a train step or a checkpoint write can be slow); default 1 h. */
+  readonly timeoutMs?: number;
+  /** Resolves when the trainer process exits, so a failed request reports the crash's own traceback. */
+  readonly exited?: Promise<unknown>;
+}
+
+/**
+ * A client for a running trainer's control API.
+ * @throws TrainerError (one line: what failed, Python's exception line, the log path) from every method.
+ */
+export function createTrainerClient(options: TrainerClientOptions): TrainerClient {
+  const target: HttpTarget = { name: 'trainer', baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 3_600_000, retries: 0, backoffMs: 0 };
+  async function call<T>(schema: z.ZodType<T>, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    let reply: unknown;
+    try {
+      reply = await requestJson(target, method, path, body);
+    } catch (error) {
+      throw await asTrainerError(error, path, options);
+    }
+    const parsed = schema.safeParse(reply);
+    if (!parsed.success) {
+      throw new TrainerError(`trainer ${path} answered an unexpected reply: ${z.prettifyError(parsed.error).split('\n').join('; ')} (log: ${options.logFile})`, options.logFile);
+    }
+    return parsed.data;
+  }
+  return {
+    baseUrl: options.baseUrl,
+    health: () => call(HealthResponse, 'GET', '/control/health'),
+    loadModel: (request) => call(LoadModelResponse, 'POST', '/control/load_model', request),
+    async trainStep(batch) {
+      const reply = await call(TrainStepResponse, 'POST', '/control/train_step', { loss: batch.loss, sequences: batch.sequences });
+      return { metrics: reply.metrics, policyVersion: reply.policy_version };
+    },
+    save: (dir) => call(CheckpointResponse, 'POST', '/control/save', { dir }),
+    loadCheckpoint: (dir) => call(CheckpointResponse, 'POST', '/control/load_checkpoint', { dir }),
+    async shutdown() {
+      await call(z.unknown(), 'POST', '/control/shutdown', {});
+    },
+  };
+}
+
+/** A failed request as a TrainerError: the crash's traceback when the process died, else the server's message. */
+async function asTrainerError(error: unknown, path: string, options: TrainerClientOptions): Promise<unknown> {
+  if (!(error instanceof AtkError)) return error;
+  // requestJson sets a cause only when no answer came (refused, reset, timeout): maybe a crash.
+  if (options.exited && error.cause !== undefined) {
+    // A request cut off by a crash fails a moment before the exit is seen; give the exit that moment.
+    const died = await Promise.race([options.exited.then(() => true, () => true), delay(500).then(() => false)]);
+    if (died) return trainerErrorFromLog(`trainer exited during ${path}`, options.logFile);
+  }
+  const message = error.message.replace(/^trainer (GET|POST) /, 'trainer ');
+  return new TrainerError(`${message} (log: ${options.logFile})`, options.logFile, { hint: `see ${options.logFile}`, cause: error });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

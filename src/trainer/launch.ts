@@ -1,0 +1,159 @@
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { delimiter, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa, type ResultPromise } from 'execa';
+import { TrainerError } from '../errors/index.js';
+import { projectRoot } from '../util/paths.js';
+import { createTrainerClient, type TrainerClient } from './client.js';
+import { findPython } from './find-python.js';
+import { trainerErrorFromLog } from './traceback.js';
+
+export interface LaunchTrainerOptions {
+  /** Interpreter that can import torch; default: the first that findPython() accepts. */
+  readonly python?: string;
+  /** Working directory of the process (the run directory); default: the current one. */
+  readonly runDir?: string;
+  /** stdout and stderr are appended here (a run's logs/trainer.log). */
+  readonly logFile: string;
+  /** Port on 127.0.0.1; default: a free one. */
+  readonly port?: number;
+  /** torch CPU threads (OMP_NUM_THREADS and --threads). */
+  readonly threads: number;
+  /** Extra environment (e.g. CUDA_VISIBLE_DEVICES). */
+  readonly env?: Readonly<Record<string, string>>;
+  /** How long to wait for /control/health. */
+  readonly startupTimeoutMs: number;
+  /** Aborting stops the start (the process is killed) or, later, nothing: call stop(). */
+  readonly signal?: AbortSignal;
+}
+
+/** A running trainer: its control client, the engine URL it also serves, and a stop that always kills it. */
+export interface TrainerProcess {
+  readonly pid: number;
+  readonly python: string;
+  /** Control API base URL, e.g. http://127.0.0.1:41234 */
+  readonly baseUrl: string;
+  /** Base URL of the vLLM-protocol engine served by the same process (no trailing /v1). */
+  readonly engineUrl: string;
+  readonly logFile: string;
+  readonly client: TrainerClient;
+  /** Resolves with the exit code (null when killed by a signal) once the process has exited. */
+  readonly exited: Promise<number | null>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 5 s); resolves once the process is gone. Idempotent. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const HEALTH_POLL_MS = 100;
+
+/**
+ * Starts `python -m atk_trainer` on loopback with the bundled package on PYTHONPATH and waits until
+ * it answers /control/health. The trainer watches our pid and exits when we die.
+ * @throws TrainerError when no Python can import torch, the process exits during startup (its
+ * exception line and the log path), or health does not come within `startupTimeoutMs`.
+ */
+export async function launchTrainer(options: LaunchTrainerOptions): Promise<TrainerProcess> {
+  const python = options.python ?? (await defaultPython());
+  const port = options.port ?? (await freePort());
+  mkdirSync(dirname(options.logFile), { recursive: true });
+  const args = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
+  const inheritedPath = options.env?.PYTHONPATH ?? process.env.PYTHONPATH;
+  const child = execa(python, args, {
+    cwd: options.runDir,
+    env: {
+      ...options.env,
+      PYTHONPATH: [join(projectRoot(), 'trainer'), inheritedPath].filter(Boolean).join(delimiter),
+      PYTHONUNBUFFERED: '1',
+      OMP_NUM_THREADS: String(options.threads),
+    },
+    stdin: 'ignore',
+    stdout: { file: options.logFile, append: true },
+    stderr: { file: options.logFile, append: true },
+    reject: false,
+    forceKillAfterDelay: false,
+  });
+  let running = true;
+  const exited = child.then((result) => {
+    running = false;
+    return result.exitCode ?? null;
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const client = createTrainerClient({ baseUrl, logFile: options.logFile, exited });
+  let stopping: Promise<void> | undefined;
+  const trainer: TrainerProcess = {
+    pid: child.pid ?? -1,
+    python,
+    baseUrl,
+    engineUrl: baseUrl,
+    logFile: options.logFile,
+    client,
+    exited,
+    stop: (graceMs = 5000) => (stopping ??= running ? kill(child, exited, graceMs) : Promise.resolve()),
+  };
+  try {
+    await waitForHealth(trainer, options);
+  } catch (error) {
+    await trainer.stop(1000);
+    throw error;
+  }
+  return trainer;
+}
+
+async function waitForHealth(trainer: TrainerProcess, options: LaunchTrainerOptions): Promise<void> {
+  const deadline = performance.now() + options.startupTimeoutMs;
+  let exitCode: number | null | undefined;
+  void trainer.exited.then((code) => (exitCode = code));
+  for (;;) {
+    options.signal?.throwIfAborted();
+    if (exitCode !== undefined) throw await trainerErrorFromLog(`trainer exited during startup (exit ${exitCode})`, trainer.logFile);
+    if (await isHealthy(trainer.baseUrl)) return;
+    if (performance.now() > deadline) {
+      throw new TrainerError(`trainer did not become healthy within ${options.startupTimeoutMs / 1000} s (log: ${trainer.logFile})`, trainer.logFile, {
+        hint: 'raise model.trainer.startup_timeout_s, or read the log for where it is stuck',
+      });
+    }
+    await sleep(HEALTH_POLL_MS);
+  }
+}
+
+async function isHealthy(baseUrl: string): Promise<boolean> {
+  try {
+    const response = await fetch(`${baseUrl}/control/health`, { signal: AbortSignal.timeout(2000) });
+    await response.arrayBuffer();
+    return response.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function kill(child: ResultPromise, exited: Promise<unknown>, graceMs: number): Promise<void> {
+  child.kill('SIGTERM');
+  const gone = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!gone) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+async function defaultPython(): Promise<string> {
+  const { info, tried } = await findPython();
+  if (!info) {
+    throw new TrainerError(`no Python that can import torch (tried ${tried.join('; ')})`, undefined, {
+      hint: 'install torch (Debian: apt-get install python3-torch) or set ATK_PYTHON',
+    });
+  }
+  return info.python;
+}
+
+/** A port the OS just handed out on 127.0.0.1 (free unless someone takes it in the next moment). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

@@ -1,0 +1,77 @@
+import type { AlgorithmConfig, TrainerConfig } from '../recipe/schema.js';
+
+/**
+ * The Python trainer's TrainConfig (trainer/atk_trainer/config.py) as JSON: same snake_case keys
+ * as the recipe. Every key is optional; the trainer rejects unknown keys and wrong types.
+ */
+export interface TrainConfigInput {
+  readonly loss?: 'pg' | 'sft';
+  readonly loss_aggregation?: 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+  readonly loss_norm_constant?: number | null;
+  readonly clip_low?: number;
+  readonly clip_high?: number;
+  readonly tis_cap?: number | null;
+  readonly kl_coef?: number;
+  readonly kl_estimator?: 'k1' | 'k3';
+  readonly learning_rate?: number;
+  readonly lr_schedule?: 'constant' | 'cosine';
+  readonly warmup_steps?: number;
+  readonly total_steps?: number;
+  readonly weight_decay?: number;
+  readonly adam_beta1?: number;
+  readonly adam_beta2?: number;
+  readonly adam_eps?: number;
+  readonly grad_clip?: number;
+  readonly micro_batch_tokens?: number;
+  readonly updates_per_step?: number;
+  readonly lora?: { readonly rank?: number; readonly alpha?: number; readonly dropout?: number; readonly target_modules?: readonly string[] } | null;
+  readonly device?: 'auto' | 'cpu' | 'cuda';
+  readonly dtype?: 'auto' | 'float32' | 'bfloat16';
+  readonly threads?: number;
+  readonly gradient_checkpointing?: boolean;
+  readonly seed?: number;
+}
+
+/** What the recipe does not say in `algorithm`/`model.trainer` but the trainer needs. */
+export interface TrainConfigContext {
+  readonly seed: number;
+  /** Train steps of the run: the cosine schedule's length. */
+  readonly totalSteps: number;
+  /** Dr. GRPO's constant (the generation budget of one episode); omitted = the batch's longest trained span. */
+  readonly lossNormConstant?: number;
+}
+
+/**
+ * The trainer config for a recipe: `algorithm` (with the preset's loss_aggregation resolved) and
+ * `model.trainer` mapped key for key; sft-style algorithms default to the cross-entropy loss.
+ */
+export function trainConfigFromRecipe(
+  algorithm: AlgorithmConfig & { readonly loss_aggregation: NonNullable<AlgorithmConfig['loss_aggregation']> },
+  trainer: TrainerConfig,
+  context: TrainConfigContext,
+): TrainConfigInput {
+  return {
+    loss: algorithm.name === 'sft' || algorithm.name === 'filtered_sft' ? 'sft' : 'pg',
+    loss_aggregation: algorithm.loss_aggregation,
+    loss_norm_constant: context.lossNormConstant ?? null,
+    clip_low: algorithm.clip_low,
+    clip_high: algorithm.clip_high,
+    tis_cap: algorithm.tis_cap ?? null,
+    kl_coef: algorithm.kl_coef,
+    kl_estimator: algorithm.kl_estimator,
+    learning_rate: algorithm.learning_rate,
+    lr_schedule: algorithm.lr_schedule,
+    warmup_steps: algorithm.warmup_steps,
+    total_steps: context.totalSteps,
+    weight_decay: algorithm.weight_decay,
+    grad_clip: algorithm.grad_clip,
+    micro_batch_tokens: algorithm.micro_batch_tokens,
+    updates_per_step: algorithm.updates_per_step,
+    lora: algorithm.lora ?? null,
+    device: trainer.device,
+    dtype: trainer.dtype,
+    threads: trainer.threads,
+    gradient_checkpointing: trainer.gradient_checkpointing,
+    seed: context.seed,
+  };
+}
