@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
-import { probe, requestJson, type HttpTarget } from './http.js';
-import { engineTarget, modelList } from './shared.js';
+import { requestJson, type HttpTarget } from './http.js';
+import { engineTarget, protocolClient } from './shared.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 
 const GenerateResult = z.object({
@@ -18,33 +18,15 @@ const GenerateResult = z.object({
  */
 export function createSglangClient(options: EngineClientOptions): Engine {
   const target = engineTarget('sglang', options);
-  let model = options.model;
-  const client: Engine = {
-    kind: 'sglang',
-    baseUrl: options.baseUrl,
-    get model() {
-      return model;
-    },
-    async generate(promptIds, params, signal) {
-      const [first] = await client.generateN(promptIds, { ...params, n: 1 }, signal);
-      return first;
-    },
-    async generateN(promptIds, params, signal) {
-      const n = params.n ?? 1;
-      const body = { ...generateRequest(promptIds, params), ...(model === options.model ? {} : { lora_path: model }) };
-      const reply = await requestJson(target, 'POST', '/generate', body, signal);
-      // n > 1 turns the request into a batch: the reply is then an array, one entry per sample.
-      const results = Array.isArray(reply) ? reply : [reply];
-      if (results.length !== n) throw malformed(target, `asked for ${n} samples, got ${results.length}`);
-      return results.map((result) => toGeneration(target, result));
-    },
-    health: () => probe(target, '/health'),
-    models: () => modelList(target),
-    setModel(name) {
-      model = name;
-    },
-  };
-  return client;
+  return protocolClient('sglang', options, target, async (model, promptIds, params, signal) => {
+    const n = params.n ?? 1;
+    const body = { ...generateRequest(promptIds, params), ...(model === options.model ? {} : { lora_path: model }) };
+    const reply = await requestJson(target, 'POST', '/generate', body, signal);
+    // n > 1 turns the request into a batch: the reply is then an array, one entry per sample.
+    const results = Array.isArray(reply) ? reply : [reply];
+    if (results.length !== n) throw malformed(target, `asked for ${n} samples, got ${results.length}`);
+    return results.map((result) => toGeneration(target, result));
+  });
 }
 
 function generateRequest(promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {

@@ -1,11 +1,36 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
-import { requestJson, type HttpTarget } from './http.js';
-import type { EngineClientOptions } from './types.js';
+import { probe, requestJson, type HttpTarget } from './http.js';
+import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 
 /** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */
 export function engineTarget(name: string, options: EngineClientOptions): HttpTarget {
   return { name, baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 120_000, retries: options.retries ?? 3, backoffMs: options.backoffMs ?? 250 };
+}
+
+/** How one protocol samples: the request for the current model name, parsed into generations. */
+export type SampleFn = (model: string, promptIds: readonly number[], params: SamplingParams, signal: AbortSignal | undefined) => Promise<Generation[]>;
+
+/** The parts every protocol client shares: model naming, n=1 generate, health on /health, /v1/models. */
+export function protocolClient(kind: string, options: EngineClientOptions, target: HttpTarget, sample: SampleFn): Engine {
+  let model = options.model;
+  return {
+    kind,
+    baseUrl: options.baseUrl,
+    get model() {
+      return model;
+    },
+    async generate(promptIds, params, signal) {
+      const [first] = await sample(model, promptIds, { ...params, n: 1 }, signal);
+      return first;
+    },
+    generateN: (promptIds, params, signal) => sample(model, promptIds, params, signal),
+    health: () => probe(target, '/health'),
+    models: () => modelList(target),
+    setModel(name) {
+      model = name;
+    },
+  };
 }
 
 const ModelsResponse = z.object({ data: z.array(z.object({ id: z.string() })) });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
-import { probe, requestJson, type HttpTarget } from './http.js';
-import { engineTarget, modelList, samePrompt } from './shared.js';
+import { requestJson, type HttpTarget } from './http.js';
+import { engineTarget, protocolClient, samePrompt } from './shared.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 
 const Choice = z.object({
@@ -20,32 +20,14 @@ const CompletionResponse = z.object({ choices: z.array(Choice) });
  */
 export function createVllmClient(options: EngineClientOptions): Engine {
   const target = engineTarget('vllm', options);
-  let model = options.model;
-  const client: Engine = {
-    kind: 'vllm',
-    baseUrl: options.baseUrl,
-    get model() {
-      return model;
-    },
-    async generate(promptIds, params, signal) {
-      const [first] = await client.generateN(promptIds, { ...params, n: 1 }, signal);
-      return first;
-    },
-    async generateN(promptIds, params, signal) {
-      const reply = await requestJson(target, 'POST', '/v1/completions', completionRequest(model, promptIds, params), signal);
-      const parsed = CompletionResponse.safeParse(reply);
-      if (!parsed.success) throw malformed(target, parsed.error.message);
-      const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
-      if (choices.length !== (params.n ?? 1)) throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
-      return choices.map((choice) => toGeneration(target, choice, promptIds));
-    },
-    health: () => probe(target, '/health'),
-    models: () => modelList(target),
-    setModel(name) {
-      model = name;
-    },
-  };
-  return client;
+  return protocolClient('vllm', options, target, async (model, promptIds, params, signal) => {
+    const reply = await requestJson(target, 'POST', '/v1/completions', completionRequest(model, promptIds, params), signal);
+    const parsed = CompletionResponse.safeParse(reply);
+    if (!parsed.success) throw malformed(target, parsed.error.message);
+    const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
+    if (choices.length !== (params.n ?? 1)) throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
+    return choices.map((choice) => toGeneration(target, choice, promptIds));
+  });
 }
 
 function completionRequest(model: string, promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {
