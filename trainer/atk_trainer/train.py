@@ -21,6 +21,7 @@ from contextlib import nullcontext
 from typing import Any, Dict, List, Optional
 
 import torch
+import torch.utils.checkpoint
 
 from . import lora as lora_lib
 from .batch import MicroBatch, TrainBatch, build_batch
