@@ -80,25 +80,30 @@ class Trainer:
         start = time.perf_counter()
         c = self.config
         batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant)
-        self.policy.module.train()
         lr = self.scheduler.get_last_lr()[0]
         first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)  # trainer logprobs before the update
         ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
         totals: Dict[str, float] = {}
         mismatch_max = 0.0
-        for update in range(c.updates_per_step):
+        self.policy.module.train()
+        try:
+            for update in range(c.updates_per_step):
+                self.optimizer.zero_grad(set_to_none=True)
+                for i, mb in enumerate(batch.micro_batches):
+                    stats = self._micro_step(batch, mb, update, i, first_logp, ref_logp)
+                    for key, value in stats.items():
+                        if key == "mismatch_max":
+                            mismatch_max = max(mismatch_max, value)
+                        else:
+                            totals[key] = totals.get(key, 0.0) + value
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+                totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
+                self.optimizer.step()
+        finally:
+            # The engine samples from the same module: LoRA dropout must be off outside training,
+            # and a failed step must not leave half-accumulated gradients for the next one.
+            self.policy.module.eval()
             self.optimizer.zero_grad(set_to_none=True)
-            for i, mb in enumerate(batch.micro_batches):
-                stats = self._micro_step(batch, mb, update, i, first_logp, ref_logp)
-                for key, value in stats.items():
-                    if key == "mismatch_max":
-                        mismatch_max = max(mismatch_max, value)
-                    else:
-                        totals[key] = totals.get(key, 0.0) + value
-            grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
-            totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
-            self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=True)
         self.scheduler.step()
         self.step_count += 1
         self.policy_version += 1

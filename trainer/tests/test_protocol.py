@@ -1,0 +1,36 @@
+"""The shared protocol fixtures (trainer/protocol/*.json, also read by vitest) match what the trainer takes and returns."""
+import json
+import os
+
+from atk_trainer.batch import build_batch
+from atk_trainer.config import parse_config
+from atk_trainer.train import Trainer
+from tiny import tiny_policy
+
+PROTOCOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "protocol")
+
+
+def fixture(name):
+    with open(os.path.join(PROTOCOL, name)) as f:
+        return json.load(f)
+
+
+def test_load_model_request_train_section_parses_as_train_config():
+    config = parse_config(fixture("load_model.request.json")["train"])
+    assert (config.learning_rate, config.total_steps, config.lora) == (2e-4, 100, None)
+
+
+def test_train_step_request_parses_as_a_batch():
+    batch = build_batch(fixture("train_step.request.json"), "pg", "token-mean", 8192)
+    assert (batch.loss, batch.tokens, batch.sequences) == ("pg", 5, 2)
+
+
+def test_trainer_returns_the_fixtures_response_shapes(tmp_path):
+    trainer = Trainer(tiny_policy(), parse_config(fixture("load_model.request.json")["train"]))
+    expected = fixture("train_step.response.json")
+    metrics = trainer.step(fixture("train_step.request.json"))
+    assert sorted(metrics) == sorted(expected["metrics"])
+    assert metrics["policy_version"] == expected["policy_version"]
+    saved = trainer.save(str(tmp_path / "step-00001"))
+    assert sorted(saved) == sorted(fixture("checkpoint.response.json"))
+    assert {k: v for k, v in saved.items() if k != "dir"} == {"policy_version": 1, "step": 1}

@@ -1,0 +1,175 @@
+"""The Trainer end to end on a tiny random qwen2: learning, exact resume, split invariance, metrics."""
+import json
+import math
+import os
+import random
+
+import pytest
+import torch
+
+from atk_trainer.config import parse_config
+from atk_trainer.train import Trainer, lr_factor
+from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
+
+
+def trainer(overrides=None, seed=0):
+    return Trainer(tiny_policy(seed), parse_config({"learning_rate": 1e-2, **(overrides or {})}))
+
+
+def sft_batch():
+    return {"loss": "sft", "sequences": [{"token_ids": ids, "loss_mask": [0] * p + [1] * (len(ids) - p)} for ids, p, _ in FIXED_SEQUENCES]}
+
+
+def params(t):
+    return [p.detach().clone() for p in t.policy.module.parameters()]
+
+
+def test_step_returns_a_falling_loss_on_a_fixed_batch():
+    t = trainer()
+    losses = [t.step(sft_batch())["loss"] for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0]
+    assert t.policy_version == 30
+
+
+def test_reinforce_raises_the_rewarded_tokens_probability():
+    # A one-step bandit: after prompt [1, 2] the policy picks a token; only token 7 is rewarded.
+    torch.manual_seed(0)
+    t = trainer({"learning_rate": 3e-2})
+    prompt = torch.tensor([[1, 2]])
+
+    def p_rewarded():
+        with torch.no_grad():
+            return torch.softmax(t.policy.logits(prompt)[0, -1], -1)[7].item()
+
+    before = p_rewarded()
+    for _ in range(40):
+        probs = torch.softmax(t.policy.logits(prompt)[0, -1].detach(), -1)
+        picks = torch.multinomial(probs, 32, replacement=True).tolist()
+        rewards = [1.0 if k == 7 else 0.0 for k in picks]
+        baseline = sum(rewards) / len(rewards)
+        t.step({"loss": "pg", "sequences": [
+            {"token_ids": [1, 2, k], "loss_mask": [0, 0, 1], "logprobs": [0, 0, math.log(probs[k])], "advantage": r - baseline}
+            for k, r in zip(picks, rewards)
+        ]})
+    assert before < 0.1 and p_rewarded() > 0.5
+
+
+@pytest.mark.parametrize("lora", [None, {"rank": 4, "alpha": 8, "dropout": 0.1}])
+def test_save_then_load_returns_the_identical_next_step(tmp_path, lora):
+    overrides = {"lora": lora, "lr_schedule": "cosine", "warmup_steps": 1, "total_steps": 10}
+    a = trainer(overrides)
+    batch = pg_batch(a.policy, FIXED_SEQUENCES)
+    for _ in range(3):
+        a.step(batch)
+    a.save(str(tmp_path / "ckpt"))
+    expected = a.step(batch)
+    expected_params = params(a)
+
+    # Another seed: all trained state must come from the checkpoint (a LoRA keeps the same base model).
+    b = trainer({**overrides, "seed": 1}, seed=0 if lora else 1)
+    assert b.load(str(tmp_path / "ckpt")) == {"dir": str(tmp_path / "ckpt"), "policy_version": 3, "step": 3}
+    got = b.step(batch)
+    for key in ("loss", "grad_norm", "lr", "entropy", "clip_fraction", "policy_version"):
+        assert got[key] == expected[key], key
+    assert all(torch.equal(x, y) for x, y in zip(params(b), expected_params))
+
+
+def test_load_restores_rng_state(tmp_path):
+    a = trainer()
+    a.step(pg_batch(a.policy, FIXED_SEQUENCES))
+    a.save(str(tmp_path / "ckpt"))
+    expected = (torch.rand(4).tolist(), random.random())
+    b = trainer(seed=3)
+    torch.rand(7), random.random()
+    b.load(str(tmp_path / "ckpt"))
+    assert (torch.rand(4).tolist(), random.random()) == expected
+
+
+def test_save_writes_hf_layout_atomically(tmp_path):
+    t = trainer()
+    target = tmp_path / "step-00001"
+    t.save(str(target))
+    t.save(str(target))  # overwriting an existing checkpoint goes through the same rename
+    assert sorted(os.listdir(tmp_path)) == ["step-00001"]
+    assert {"config.json", "model.safetensors", "trainer_state.pt"} <= set(os.listdir(target))
+    state = torch.load(target / "trainer_state.pt", weights_only=False)
+    assert state["config"]["learning_rate"] == 1e-2 and set(state["rng"]) == {"python", "torch", "cuda"}
+
+
+def test_save_writes_a_peft_layout_adapter(tmp_path):
+    from atk_trainer.safetensors_io import load_file
+
+    t = trainer({"lora": {"rank": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"]}})
+    t.save(str(tmp_path / "a"))
+    config = json.loads((tmp_path / "a" / "adapter_config.json").read_text())
+    assert (config["peft_type"], config["r"], config["lora_alpha"], config["target_modules"]) == ("LORA", 2, 4.0, ["q_proj", "v_proj"])
+    keys = sorted(load_file(str(tmp_path / "a" / "adapter_model.safetensors")))
+    assert len(keys) == 2 * 2 * 2  # layers x modules x (A, B)
+    assert keys[0] == "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"
+    assert not (tmp_path / "a" / "model.safetensors").exists()
+
+
+@pytest.mark.parametrize("aggregation", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"])
+def test_step_returns_the_same_update_however_the_batch_is_split(aggregation):
+    whole = trainer({"loss_aggregation": aggregation, "micro_batch_tokens": 4096})
+    split = trainer({"loss_aggregation": aggregation, "micro_batch_tokens": 8})
+    batch = pg_batch(whole.policy, FIXED_SEQUENCES)
+    a, b = whole.step(batch), split.step(batch)
+    assert (a["micro_batches"], b["micro_batches"]) == (1, 5)
+    assert b["loss"] == pytest.approx(a["loss"], abs=1e-6)
+    assert b["grad_norm"] == pytest.approx(a["grad_norm"], rel=1e-5)
+    assert all(torch.allclose(x, y, atol=1e-6) for x, y in zip(params(whole), params(split)))
+
+
+def test_step_returns_mismatch_against_behaviour_logprobs():
+    t = trainer()
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    assert t.step(batch)["mismatch_max"] < 1e-5
+    shifted = pg_batch(t.policy, FIXED_SEQUENCES)
+    for s in shifted["sequences"]:
+        s["logprobs"] = [lp - 0.5 * m for lp, m in zip(s["logprobs"], s["loss_mask"])]
+    metrics = t.step(shifted)
+    assert metrics["mismatch_mean"] == pytest.approx(0.5, abs=1e-5)
+    assert metrics["clip_fraction"] > 0  # ratio exp(0.5) is outside [0.8, 1.28]
+
+
+def test_step_with_tis_takes_the_ratio_against_the_trainer_and_caps_the_weight():
+    t = trainer({"tis_cap": 1.5})
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    for s in batch["sequences"]:
+        s["logprobs"] = [lp - 0.5 * m for lp, m in zip(s["logprobs"], s["loss_mask"])]  # engine looked less likely
+    metrics = t.step(batch)
+    assert metrics["clip_fraction"] == 0.0  # ratio against the trainer's own pre-update logprobs is 1
+    assert metrics["tis_weight_mean"] == pytest.approx(1.5)  # exp(0.5) = 1.65, capped
+
+
+def test_step_returns_kl_zero_at_the_reference_and_positive_after_updates():
+    for lora in (None, {"rank": 4}):
+        t = trainer({"kl_coef": 0.1, "lora": lora, "learning_rate": 5e-2})
+        batch = pg_batch(t.policy, FIXED_SEQUENCES)
+        assert t.step(batch)["kl"] == pytest.approx(0.0, abs=1e-7)
+        for _ in range(3):
+            kl = t.step(batch)["kl"]
+        assert kl > 1e-4
+
+
+def test_step_with_gradient_checkpointing_returns_the_same_update():
+    plain, checkpointed = trainer(), trainer({"gradient_checkpointing": True})
+    batch = pg_batch(plain.policy, FIXED_SEQUENCES)
+    assert checkpointed.step(batch)["loss"] == pytest.approx(plain.step(batch)["loss"], abs=1e-7)
+    assert all(torch.allclose(x, y, atol=1e-7) for x, y in zip(params(plain), params(checkpointed)))
+
+
+def test_step_with_several_updates_moves_further():
+    once, twice = trainer(), trainer({"updates_per_step": 3})
+    batch = pg_batch(once.policy, FIXED_SEQUENCES)
+    start = params(once)
+    once.step(batch), twice.step(batch)
+    moved = lambda t: sum(float((x - y).abs().sum()) for x, y in zip(params(t), start))  # noqa: E731
+    assert moved(twice) > 2 * moved(once)
+    assert twice.policy_version == 1
+
+
+def test_lr_factor_returns_warmup_then_cosine():
+    config = parse_config({"lr_schedule": "cosine", "warmup_steps": 3, "total_steps": 7})
+    assert [round(lr_factor(s, config), 4) for s in range(9)] == [0.25, 0.5, 0.75, 1.0, 0.8536, 0.5, 0.1464, 0.0, 0.0]
