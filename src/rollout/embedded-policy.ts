@@ -1,0 +1,97 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createVllmClient, type Engine } from '../engines/index.js';
+import { ProviderError, TrainerError } from '../errors/index.js';
+import type { Recipe } from '../recipe/schema.js';
+import { launchTrainer, trainConfigFromRecipe, type TrainerProcess } from '../trainer/index.js';
+import type { ResolvedAlgorithm } from '../algorithms/presets.js';
+import type { PolicySync, PolicyTrainer } from './policy.js';
+
+/** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
+export interface RunningPolicy {
+  readonly trainer: PolicyTrainer;
+  readonly sync: PolicySync;
+  readonly engine: Engine;
+  /** Facts for the run manifest (backend, device, parameter counts, python, engine kind). */
+  readonly facts: Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+export interface StartPolicyOptions {
+  readonly recipe: Recipe;
+  readonly algorithm: ResolvedAlgorithm;
+  readonly recipeDir: string;
+  readonly logsDir: string;
+  readonly runDir: string;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The embedded engine: the bundled trainer serves generation from the very weights it trains, so
+ * weight sync is a no-op beyond confirming the served policy version.
+ * @throws TrainerError when the trainer cannot start or load the model.
+ */
+export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<RunningPolicy> {
+  const { recipe } = options;
+  const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
+  const trainerProcess: TrainerProcess = await launchTrainer({
+    ...(recipe.model.trainer.python ? { python: recipe.model.trainer.python } : {}),
+    runDir: options.runDir,
+    logFile: join(options.logsDir, 'trainer.log'),
+    threads: recipe.model.trainer.threads,
+    startupTimeoutMs: recipe.model.trainer.startup_timeout_s * 1000,
+    ...(recipe.model.trainer.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: recipe.model.trainer.gpus.join(',') } } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
+  try {
+    const loaded = await trainerProcess.client.loadModel({
+      path: modelDir,
+      init: recipe.model.init,
+      backend: recipe.model.trainer.backend,
+      device: recipe.model.trainer.device,
+      dtype: recipe.model.trainer.dtype,
+      train: trainConfigFromRecipe(options.algorithm, recipe.model.trainer, {
+        seed: recipe.seed,
+        totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
+        lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,
+      }),
+    });
+    const engine = createVllmClient({ baseUrl: trainerProcess.engineUrl, model: loaded.model, timeoutMs: recipe.rollout.request_timeout_s * 1000 });
+    const client = trainerProcess.client;
+    return {
+      engine,
+      trainer: {
+        trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
+        save: async (dir) => void (await client.save(dir)),
+        load: async (dir) => (await client.loadCheckpoint(dir)).policy_version,
+      },
+      sync: {
+        async sync(policyVersion) {
+          const health = await client.health();
+          if (health.policy_version !== policyVersion) {
+            throw new ProviderError(`embedded engine serves policy ${health.policy_version}, expected ${policyVersion}`);
+          }
+        },
+      },
+      facts: { engine: 'embedded', python: trainerProcess.python, backend: loaded.backend, device: loaded.device, parameters: loaded.parameters, trainable_parameters: loaded.trainable_parameters },
+      close: () => trainerProcess.stop(),
+    };
+  } catch (error) {
+    await trainerProcess.stop(1000);
+    throw error;
+  }
+}
+
+/**
+ * A recipe's model path: a local directory (relative to the recipe, then the current directory), or
+ * a hub id, which the embedded engine cannot fetch.
+ * @throws TrainerError naming both places looked in.
+ */
+export function resolveModelDir(path: string, recipeDir: string): string {
+  for (const candidate of [resolve(recipeDir, path), resolve(path)]) {
+    if (existsSync(join(candidate, 'config.json'))) return candidate;
+  }
+  throw new TrainerError(`model.path: no config.json in ${resolve(recipeDir, path)}`, undefined, {
+    hint: 'the embedded engine loads a local Hugging Face directory; download hub models first (or use a vllm engine)',
+  });
+}
