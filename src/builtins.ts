@@ -1,0 +1,11 @@
+/**
+ * Registers every built-in dataset, tool and reward with its registry. Each built-in registers
+ * here with one line and a lazy import, so a recipe that never names it never loads it.
+ */
+import { datasets } from './datasets/index.js';
+import { rewards } from './rewards/index.js';
+import { tools } from './tools/index.js';
+
+datasets.register('tau2', async () => (await import('./datasets/tau2.js')).tau2Dataset);
+tools.register('tau2', async () => (await import('./tools/tau2.js')).tau2Tools);
+rewards.register('tau2', async () => (await import('./rewards/tau2.js')).tau2Reward);

@@ -1,0 +1,41 @@
+import { ConfigError } from '../errors/index.js';
+import { domainSpec, episodeDb, evaluateEpisode, parseTau2Options, terminationOf, transcriptOf, type Tau2Task } from '../domains/tau2/index.js';
+import type { RewardDefinition, RewardFn } from './types.js';
+
+/**
+ * The tau2 evaluator as a reward (options `domain`, `release`, `basis`: task | judge_free).
+ * Reward = product of the task's reward_basis parts (or [DB, COMMUNICATE] with judge_free); 0 when
+ * the episode did not end by a stop token. NL_ASSERTION needs an LLM judge, which this reward
+ * does not have yet: it is dropped from the basis and the run warns once. Parts are returned
+ * for the trajectory record.
+ */
+export const tau2Reward: RewardDefinition = {
+  name: 'tau2',
+  async create(options, ctx): Promise<RewardFn> {
+    const { domain, release } = parseTau2Options(options, 'reward.options');
+    const basis = options.basis ?? 'task';
+    if (basis !== 'task' && basis !== 'judge_free') {
+      throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'reward.options.basis', message: `expected task or judge_free, got ${JSON.stringify(basis)}` }]);
+    }
+    const spec = domainSpec(domain, release);
+    let warned = false;
+    return async (outcome) => {
+      const task = outcome.task.data.tau2 as Tau2Task;
+      const transcript = transcriptOf(outcome.messages);
+      const evaluation = await evaluateEpisode({
+        task,
+        spec,
+        db: episodeDb(outcome.env.state),
+        toolCalls: outcome.toolCalls,
+        transcript,
+        termination: terminationOf(outcome.env.state, transcript, outcome.finishReason),
+        basis,
+      });
+      if (evaluation.dropped.length > 0 && !warned) {
+        warned = true;
+        ctx.warn(`tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.basis: judge_free to silence)`);
+      }
+      return { score: evaluation.reward, parts: evaluation.parts, info: { basis: evaluation.basis, ...evaluation.info } };
+    };
+  },
+};
