@@ -190,6 +190,23 @@ export const OutputSchema = z
   })
   .describe('Where results go.');
 
+export const UserSimulatorSchema = z
+  .strictObject({
+    kind: z
+      .enum(['policy', 'engine', 'url', 'scripted'])
+      .default('policy')
+      .describe("Who plays the customer: policy (the policy's own engine), engine (a second engine), url (an OpenAI-compatible chat server), scripted (fixed messages, for tests)."),
+    url: z.string().url().optional().describe('url: base URL of an OpenAI-compatible server including /v1 (POST <url>/chat/completions).'),
+    model: z.string().optional().describe('url: model name sent in requests; engine: model path or hub id of the second engine.'),
+    engine: EngineSchema.optional().describe('engine: how the user model is served (a second vllm/sglang/url engine).'),
+    messages: z.array(z.string()).optional().describe('scripted: the user messages in order; ###STOP### follows the last one.'),
+    temperature: z.number().nonnegative().default(0).describe('User model sampling temperature (the reference uses 0).'),
+    max_tokens: positiveInt.default(512).describe('Most tokens per user message.'),
+    max_steps: positiveInt.default(200).describe('Most messages (agent, user and tool) in one conversation; a longer one ends unscored (reward 0).'),
+    max_errors: positiveInt.default(10).describe('Most tool errors in one conversation; reaching it ends the episode unscored (reward 0).'),
+  })
+  .describe('The simulated user of multi-turn datasets such as tau2.');
+
 export const RecipeSchema = z
   .strictObject({
     $schema: z.string().optional().describe('JSON Schema reference for editors; ignored by atk.'),
@@ -203,6 +220,7 @@ export const RecipeSchema = z
     dataset: DatasetSchema.prefault({}),
     tools: z.array(ToolSchema).default([]).describe('Tools the agent may call.'),
     agent: AgentSchema.prefault({}),
+    user: UserSimulatorSchema.optional().describe('Simulated user for multi-turn datasets (tau2); absent for single-turn tasks.'),
     reward: RewardSchema.describe('How episodes are scored.'),
     algorithm: AlgorithmSchema.prefault({}),
     rollout: RolloutSchema.prefault({}),
@@ -223,3 +241,4 @@ export type RewardConfig = z.infer<typeof RewardSchema>;
 export type ToolConfig = z.infer<typeof ToolSchema>;
 export type DatasetConfig = z.infer<typeof DatasetSchema>;
 export type AgentConfig = z.infer<typeof AgentSchema>;
+export type UserSimulatorConfig = z.infer<typeof UserSimulatorSchema>;
