@@ -5,7 +5,7 @@ import type { Tool } from '@strands-agents/sdk';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import '../src/builtins.js';
-import { baseDb, domainSpec, EpisodeDb, type Tau2Domain } from '../src/domains/tau2/index.js';
+import { baseDb, domainSpec, EpisodeDb, runStrandsTool, type Tau2Domain } from '../src/domains/tau2/index.js';
 import { datasets } from '../src/datasets/index.js';
 import type { Task } from '../src/datasets/types.js';
 import { rewards } from '../src/rewards/index.js';
@@ -55,10 +55,7 @@ clones.length = 0;
 
 // 3. Perfect-agent episodes through the registered dataset, tools and reward.
 async function runTool(tool: Tool, input: unknown): Promise<ToolCallRecord> {
-  const stream = tool.stream({ toolUse: { name: tool.name, toolUseId: 'c', input } } as never);
-  let step = await stream.next();
-  while (!step.done) step = await stream.next();
-  return { name: tool.name, input, status: step.value.status, output: step.value.content.map((b) => ('text' in b ? String(b.text) : '')).join('') };
+  return { name: tool.name, input, ...(await runStrandsTool(tool, input)) };
 }
 
 async function perfectEpisodes(domain: Tau2Domain): Promise<{ episodes: number; seconds: number; perfect: number; bytesPerEpisode: number }> {

@@ -2,6 +2,7 @@ import type { Tool } from '@strands-agents/sdk';
 import { describe, expect, test } from 'vitest';
 import '../builtins.js';
 import { datasets } from '../datasets/index.js';
+import { runStrandsTool } from '../domains/tau2/index.js';
 import type { Task } from '../datasets/types.js';
 import { tools } from '../tools/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
@@ -10,11 +11,7 @@ import { rewards } from './index.js';
 import type { ToolCallRecord } from './types.js';
 
 async function runTool(tool: Tool, input: unknown): Promise<ToolCallRecord> {
-  const stream = tool.stream({ toolUse: { name: tool.name, toolUseId: 'call', input } } as never);
-  let step = await stream.next();
-  while (!step.done) step = await stream.next();
-  const output = step.value.content.map((block) => ('text' in block ? String(block.text) : '')).join('');
-  return { name: tool.name, input, status: step.value.status, output };
+  return { name: tool.name, input, ...(await runStrandsTool(tool, input)) };
 }
 
 /** A perfect episode through the registered dataset, tools and reward, in Strands message JSON. */

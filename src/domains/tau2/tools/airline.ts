@@ -102,6 +102,16 @@ function paymentForUpdate(db: EpisodeDb, userId: string, paymentId: string, tota
   return totalPrice !== 0 ? { payment_id: paymentId, amount: totalPrice } : undefined;
 }
 
+/** Charge an update's price to the reservation's user, then apply `change` to the reservation. */
+function chargeAndUpdate(db: EpisodeDb, key: string, paymentId: string, totalPrice: number, change: (reservation: DbRecord) => void): string {
+  const uid = userKey(db, db.get('reservations', key)!.user_id as string);
+  const payment = paymentForUpdate(db, uid, paymentId, totalPrice);
+  const reservation = db.edit('reservations', key);
+  if (payment) (reservation.payment_history as DbRecord[]).push(payment);
+  change(reservation);
+  return db.dump(reservation);
+}
+
 const bookReservation = defineTool({
   name: 'book_reservation',
   description: 'Book a reservation.',
@@ -303,15 +313,12 @@ const updateReservationBaggages = defineTool({
   mutates: true,
   run: (db, a) => {
     const key = reservationKey(db, a.reservation_id);
-    const current = db.get('reservations', key)!;
-    const uid = userKey(db, current.user_id as string);
-    const totalPrice = 50 * Math.max(0, a.nonfree_baggages - (current.nonfree_baggages as number));
-    const payment = paymentForUpdate(db, uid, a.payment_id, totalPrice);
-    const reservation = db.edit('reservations', key);
-    if (payment) (reservation.payment_history as DbRecord[]).push(payment);
-    reservation.total_baggages = a.total_baggages;
-    reservation.nonfree_baggages = a.nonfree_baggages;
-    return db.dump(reservation);
+    userKey(db, db.get('reservations', key)!.user_id as string);
+    const totalPrice = 50 * Math.max(0, a.nonfree_baggages - (db.get('reservations', key)!.nonfree_baggages as number));
+    return chargeAndUpdate(db, key, a.payment_id, totalPrice, (reservation) => {
+      reservation.total_baggages = a.total_baggages;
+      reservation.nonfree_baggages = a.nonfree_baggages;
+    });
   },
 });
 
@@ -332,7 +339,7 @@ const updateReservationFlights = defineTool({
   run: (db, a) => {
     const key = reservationKey(db, a.reservation_id);
     const current = db.get('reservations', key)!;
-    const uid = userKey(db, current.user_id as string);
+    userKey(db, current.user_id as string);
     const passengers = (current.passengers as unknown[]).length;
     const oldFlights = current.flights as DbRecord[];
     let totalPrice = 0;
@@ -354,12 +361,10 @@ const updateReservationFlights = defineTool({
       totalPrice += price * passengers;
     }
     totalPrice -= oldFlights.reduce((sum, rf) => sum + (rf.price as number), 0) * passengers;
-    const payment = paymentForUpdate(db, uid, a.payment_id, totalPrice);
-    const reservation = db.edit('reservations', key);
-    if (payment) (reservation.payment_history as DbRecord[]).push(payment);
-    reservation.flights = newFlights;
-    reservation.cabin = a.cabin;
-    return db.dump(reservation);
+    return chargeAndUpdate(db, key, a.payment_id, totalPrice, (reservation) => {
+      reservation.flights = newFlights;
+      reservation.cabin = a.cabin;
+    });
   },
 });
 

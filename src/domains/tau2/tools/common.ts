@@ -71,6 +71,15 @@ export function strandsTools(tools: readonly DomainTool[], db: EpisodeDb): Tool[
   );
 }
 
+/** Run one Strands tool call to its result, as the agent loop would (tool errors become error results). */
+export async function runStrandsTool(t: Tool, input: unknown): Promise<ToolOutcome> {
+  const stream = t.stream({ toolUse: { name: t.name, toolUseId: 'call', input } } as never);
+  let step = await stream.next();
+  while (!step.done) step = await stream.next();
+  const output = step.value.content.map((block) => ('text' in block ? String(block.text) : '')).join('');
+  return { status: step.value.status, output };
+}
+
 function formatIssues(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; ');
 }

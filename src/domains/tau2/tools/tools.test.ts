@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { dataDir } from '../../../util/paths.js';
 import { domainSpec, newEpisodeDb } from '../domain.js';
-import { callTool, evaluateArithmetic, strandsTools } from './common.js';
+import { callTool, evaluateArithmetic, runStrandsTool, strandsTools } from './common.js';
 
 describe('airlineTools', () => {
   test('returns the 14 reference tools with integer schemas free of 2^53 bounds', () => {
@@ -80,11 +80,7 @@ describe('strandsTools', () => {
     const spec = domainSpec('retail');
     const db = await newEpisodeDb(spec, dataDir());
     const getOrder = strandsTools(spec.tools, db).find((t) => t.name === 'get_order_details')!;
-    const stream = getOrder.stream({ toolUse: { name: 'get_order_details', toolUseId: 't1', input: { order_id: '#nope' } } } as never);
-    let step = await stream.next();
-    while (!step.done) step = await stream.next();
-    expect(step.value.status).toBe('error');
-    expect(JSON.stringify(step.value.content)).toContain('Error: Order not found');
+    expect(await runStrandsTool(getOrder, { order_id: '#nope' })).toStrictEqual({ status: 'error', output: 'Error: Order not found' });
   });
 });
 
