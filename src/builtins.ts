@@ -9,3 +9,5 @@ import { tools } from './tools/index.js';
 datasets.register('tau2', async () => (await import('./datasets/tau2.js')).tau2Dataset);
 tools.register('tau2', async () => (await import('./tools/tau2.js')).tau2Tools);
 rewards.register('tau2', async () => (await import('./rewards/tau2.js')).tau2Reward);
+datasets.register('deepcoder', async () => (await import('./datasets/deepcoder.js')).deepcoderDataset);
+rewards.register('code_tests', async () => (await import('./rewards/code-tests.js')).codeTestsReward);
