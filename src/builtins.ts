@@ -11,3 +11,4 @@ tools.register('tau2', async () => (await import('./tools/tau2.js')).tau2Tools);
 rewards.register('tau2', async () => (await import('./rewards/tau2.js')).tau2Reward);
 datasets.register('deepcoder', async () => (await import('./datasets/deepcoder.js')).deepcoderDataset);
 rewards.register('code_tests', async () => (await import('./rewards/code-tests.js')).codeTestsReward);
+tools.register('run_python', async () => (await import('./tools/run-python.js')).runPythonTools);

@@ -3,11 +3,12 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
+import { parseComponentOptions } from '../util/component-options.js';
 import { recordFromLine, taskFromRecord, type CodeProblemRecord } from './code-records.js';
 import type { DatasetContext, DatasetDefinition, Task } from './types.js';
 
 const OptionsSchema = z.strictObject({
-  subsets: z.array(z.string().min(1)).optional(),
+  subsets: z.array(z.string().min(1)).optional().describe('Keep only these sources, e.g. [lcbv5, codeforces].'),
 });
 
 /**
@@ -16,15 +17,14 @@ const OptionsSchema = z.strictObject({
  * `atk data fetch deepcoder` writes them); without a path, `<data>/deepcoder/fetched` when it
  * holds the split, else the shared 737-problem sample (`test` split only, public tests only).
  * Option `subsets` keeps only those sources (e.g. `[lcbv5]`).
+ * @throws ConfigError on bad options; InputError on unreadable or malformed data.
  */
 export const deepcoderDataset: DatasetDefinition = {
   name: 'deepcoder',
   async load(split: string, ctx: DatasetContext): Promise<Task[]> {
-    const parsed = OptionsSchema.safeParse(ctx.options);
-    if (!parsed.success) throw new InputError(`dataset.options: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`).join('; ')}`, { hint: 'deepcoder takes options.subsets: [lcbv5, codeforces, ...]' });
+    const { subsets } = parseComponentOptions(OptionsSchema, ctx.options, 'dataset.options');
     const files = codeDataFiles(ctx, split);
     const records = await loadCodeRecords(files, split);
-    const subsets = parsed.data.subsets;
     const kept = subsets ? records.filter((r) => subsets.includes(r.source)) : records;
     if (kept.length === 0) {
       throw new InputError(`deepcoder: no problems for split '${split}'${subsets ? ` in subsets ${subsets.join(', ')}` : ''} in ${files.join(', ')}`, {
