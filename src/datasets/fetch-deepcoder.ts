@@ -48,8 +48,16 @@ export interface DeepCoderFetchSummary {
   readonly files: LockedFile[];
 }
 
-/** The fetcher `atk data fetch deepcoder` runs. */
-export const deepcoderFetcher = { name: 'deepcoder', fetch: fetchDeepCoder } as const;
+/**
+ * The fetcher `atk data fetch deepcoder [--subset ...] [--limit N]` runs (shaped like
+ * `DatasetFetcher` in fetchers.ts; `subsets` is the extra option `--subset` fills).
+ */
+export const deepcoderFetcher = {
+  name: 'deepcoder',
+  description: 'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full',
+  defaultDest: (): string => join(dataDir(), 'deepcoder', 'fetched'),
+  fetch: fetchDeepCoder,
+} as const;
 
 /**
  * Downloads the DeepCoder parquet shards at the manifest's pinned revision (streamed to disk,
