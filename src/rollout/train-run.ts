@@ -1,0 +1,130 @@
+/**
+ * `atk run` from a recipe to a finished run directory: validate, create the run directory, start
+ * the policy (trainer + engine), build the episode kit, then drive the training loop, and on any
+ * exit stop the children and set the run's status. Yields the loop's events for the CLI to show.
+ */
+import { resolveAlgorithm } from '../algorithms/presets.js';
+import { datasets } from '../datasets/index.js';
+import type { Task } from '../datasets/types.js';
+import { CancelledError } from '../errors/index.js';
+import type { Recipe } from '../recipe/schema.js';
+import { loadModelTokenizer } from '../tokens/index.js';
+import { dataDir } from '../util/paths.js';
+import { startEmbeddedPolicy, resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import type { RunEvent, StepMetrics } from './events.js';
+import { buildEpisodeKit } from './kit.js';
+import type { RunStore } from './run-store.js';
+import { trainingLoop, type TrainingPlan } from './training-loop.js';
+import '../builtins.js';
+
+/** A run directory as the orchestration needs it: the loop's RunStore plus lifecycle. */
+export interface RunHandle extends RunStore {
+  readonly logsDir: string;
+  /** Steps completed by the newest complete checkpoint, and its directory; undefined when none. */
+  latestCheckpoint(): Promise<{ readonly stepsDone: number; readonly dir: string } | undefined>;
+  /** Forget everything recorded after `stepsDone` steps (metrics lines, trajectory files), for resume. */
+  rewindTo(stepsDone: number): Promise<void>;
+  setStatus(status: 'running' | 'finished' | 'failed' | 'interrupted', detail?: string): Promise<void>;
+  updateManifest(facts: Readonly<Record<string, unknown>>): Promise<void>;
+  writeSummary(summary: Readonly<Record<string, unknown>>): Promise<void>;
+}
+
+export interface TrainRunOptions {
+  readonly recipe: Recipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  readonly run: RunHandle;
+  readonly resume: boolean;
+  readonly signal: AbortSignal;
+}
+
+/** Run (or resume) training; yields events; sets the run's final status whatever happens. */
+export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEvent> {
+  const { recipe, run, signal } = options;
+  const warnings: string[] = [];
+  const warn = (message: string): void => {
+    if (!warnings.includes(message)) warnings.push(message);
+  };
+  let policy: RunningPolicy | undefined;
+  let status: 'finished' | 'failed' | 'interrupted' = 'failed';
+  const evals: Record<string, unknown> = {};
+  let lastMetrics: StepMetrics | undefined;
+  const started = Date.now();
+  try {
+    await run.setStatus('running');
+    const algorithm = resolveAlgorithm(recipe.algorithm);
+    yield { type: 'phase', message: `loading dataset ${recipe.dataset.name}` };
+    const [trainTasks, evalTasks] = await loadSplits(recipe, options.recipeDir);
+    const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
+    const tokenizer = await loadModelTokenizer(recipe.model.tokenizer ? resolveModelDir(recipe.model.tokenizer, options.recipeDir) : modelDir, {
+      ...(recipe.model.chat_template ? { chatTemplatePath: `${options.recipeDir}/${recipe.model.chat_template}` } : {}),
+    });
+    yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
+    policy = await startEmbeddedPolicy({ recipe, algorithm, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal });
+    await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
+    const kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
+    for (const message of warnings) yield { type: 'warning', message };
+
+    let startStep = 0;
+    if (options.resume) {
+      const checkpoint = await run.latestCheckpoint();
+      if (checkpoint) {
+        await policy.trainer.load(checkpoint.dir);
+        startStep = checkpoint.stepsDone;
+      }
+      await run.rewindTo(startStep);
+    }
+    for await (const event of trainingLoop({ plan: trainingPlan(recipe, algorithm), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, signal })) {
+      if (event.type === 'evalFinished') evals[event.label] = event.summary;
+      if (event.type === 'stepFinished') lastMetrics = event.metrics;
+      yield event;
+    }
+    status = signal.aborted ? 'interrupted' : 'finished';
+  } catch (error) {
+    status = signal.aborted || error instanceof CancelledError ? 'interrupted' : 'failed';
+    throw signal.aborted && !(error instanceof CancelledError) ? new CancelledError('run interrupted', { cause: error }) : error;
+  } finally {
+    await policy?.close();
+    const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
+    await run.writeSummary(summary);
+    await run.setStatus(status);
+    yield { type: 'runFinished', status, summary };
+  }
+}
+
+/** The training loop's plan, read off the recipe. */
+export function trainingPlan(recipe: Recipe, algorithm = resolveAlgorithm(recipe.algorithm)): TrainingPlan {
+  return {
+    seed: recipe.seed,
+    steps: recipe.train.steps,
+    tasksPerStep: recipe.train.tasks_per_step,
+    groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
+    concurrency: recipe.rollout.concurrency,
+    sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
+    onFailure: recipe.rollout.on_failure,
+    algorithm,
+    evalEvery: recipe.train.eval_every,
+    evalBefore: recipe.train.eval_before,
+    evalAfter: recipe.train.eval_after,
+    saveEvery: recipe.train.save_every,
+    keepCheckpoints: recipe.train.keep_checkpoints,
+    eval: { split: recipe.dataset.eval_split, samples: 1, temperature: 0, topP: 1, topK: -1, concurrency: recipe.rollout.concurrency, seed: recipe.seed },
+  };
+}
+
+/** Train and eval tasks, each cut to its limit (a seeded, fixed subset for eval). */
+async function loadSplits(recipe: Recipe, recipeDir: string): Promise<[Task[], Task[]]> {
+  const dataset = await datasets.get(recipe.dataset.name);
+  const ctx = {
+    recipeDir,
+    dataDir: dataDir(),
+    ...(recipe.dataset.path ? { path: `${recipeDir}/${recipe.dataset.path}` } : {}),
+    seed: recipe.seed,
+    options: recipe.dataset.options,
+    config: recipe.dataset,
+  };
+  const train = await dataset.load(recipe.dataset.split, ctx);
+  const wantsEval = recipe.train.eval_before || recipe.train.eval_after || recipe.train.eval_every > 0;
+  const evalTasks = wantsEval ? await dataset.load(recipe.dataset.eval_split, ctx) : [];
+  return [recipe.dataset.limit ? train.slice(0, recipe.dataset.limit) : train, recipe.dataset.eval_limit ? evalTasks.slice(0, recipe.dataset.eval_limit) : evalTasks];
+}
