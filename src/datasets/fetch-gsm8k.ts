@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { InputError } from '../errors/index.js';
+import { dataDir, projectRoot } from '../util/paths.js';
+import type { DatasetFetcher, FetchOptions } from './fetchers.js';
+import { downloadResumable, type DownloadOutcome } from './resumable-download.js';
+
+const ManifestSchema = z.object({
+  dataset: z.literal('gsm8k'),
+  repository: z.string(),
+  revision: z.string().regex(/^[0-9a-f]{40}$/),
+  license: z.string(),
+  base_url: z.string().url(),
+  files: z.array(z.object({ name: z.string().min(1), path: z.string(), bytes: z.number().int().positive(), rows: z.number().int().positive(), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),
+});
+/** `datasets/gsm8k/manifest.json`: the pinned source revision and each file's size, rows and sha256. */
+export type Gsm8kManifest = z.infer<typeof ManifestSchema>;
+
+/** One fetched split file. */
+export interface Gsm8kFetchedFile {
+  readonly name: string;
+  readonly path: string;
+  readonly rows: number;
+  readonly how: DownloadOutcome['how'];
+}
+
+export interface Gsm8kFetchSummary {
+  readonly dest: string;
+  readonly files: readonly Gsm8kFetchedFile[];
+}
+
+/** The fetcher `atk data fetch gsm8k` runs. */
+export const gsm8kFetcher: DatasetFetcher = {
+  name: 'gsm8k',
+  description: 'GSM8K grade-school math (openai/grade-school-math, MIT): train 7,473 / test 1,319 problems, 4.9 MB',
+  defaultDest: () => join(dataDir(), 'gsm8k'),
+  fetch: (options) => fetchGsm8k(options),
+};
+
+/**
+ * Downloads GSM8K's `train.jsonl` and `test.jsonl` from the canonical repository at the manifest's
+ * pinned commit (or `baseUrl`, a mirror serving the same file names), resuming partial downloads,
+ * and keeps each file only when its sha256 matches. `limit` then keeps the first N rows of each.
+ * @throws ProviderError on network/HTTP failures (partial files are kept for the next run);
+ * InputError on a checksum mismatch; CancelledError when aborted.
+ */
+export async function fetchGsm8k(options: FetchOptions & { readonly manifest?: Gsm8kManifest } = {}): Promise<Gsm8kFetchSummary> {
+  const manifest = options.manifest ?? loadGsm8kManifest();
+  const dest = options.dest ?? join(dataDir(), 'gsm8k');
+  const base = (options.baseUrl ?? manifest.base_url).replace(/\/+$/, '');
+  const say = options.onProgress ?? (() => undefined);
+  const files: Gsm8kFetchedFile[] = [];
+  for (const file of manifest.files) {
+    const path = join(dest, file.name);
+    const url = `${base}/${file.name}`;
+    let shown = -1;
+    const outcome = await downloadResumable({
+      url,
+      dest: path,
+      sha256: file.sha256,
+      bytes: file.bytes,
+      ...(options.signal ? { signal: options.signal } : {}),
+      onProgress: ({ received, total, resumedFrom }) => {
+        const tenth = Math.floor((10 * received) / (total ?? file.bytes));
+        if (shown < 0 && resumedFrom > 0) say(`${file.name}: resuming at ${megabytes(resumedFrom)} of ${megabytes(file.bytes)}`);
+        if (tenth === shown) return;
+        shown = tenth;
+        say(`${file.name}: ${Math.min(100, tenth * 10)}% of ${megabytes(total ?? file.bytes)}`);
+      },
+    });
+    const rows = options.limit === undefined ? file.rows : await keepFirstRows(path, options.limit);
+    say(`${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`);
+    files.push({ name: file.name, path, rows, how: outcome.how });
+  }
+  return { dest, files };
+}
+
+/**
+ * Reads and checks the shipped manifest.
+ * @throws InputError when it is missing or malformed.
+ */
+export function loadGsm8kManifest(path = join(projectRoot(), 'datasets', 'gsm8k', 'manifest.json')): Gsm8kManifest {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new InputError(`cannot read the GSM8K manifest ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = ManifestSchema.safeParse(raw);
+  if (!parsed.success) throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/** Rewrite `path` with its first `limit` lines (atomically); returns the rows kept. */
+async function keepFirstRows(path: string, limit: number): Promise<number> {
+  const lines = (await readFile(path, 'utf8')).split('\n').filter((line) => line.trim() !== '');
+  const kept = lines.slice(0, limit);
+  await writeFile(`${path}.tmp`, kept.map((line) => `${line}\n`).join(''));
+  await rename(`${path}.tmp`, path);
+  return kept.length;
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}

@@ -1,0 +1,30 @@
+import { Registry } from '../util/registry.js';
+
+/** What `atk data fetch <name>` passes a fetcher. */
+export interface FetchOptions {
+  /** Directory to write into (`--out`); default: the fetcher's place under the data dir, where its dataset looks. */
+  readonly dest?: string;
+  /** Most rows per split (`--limit`), for a quick look. */
+  readonly limit?: number;
+  /** Mirror or test server replacing the canonical host (`--base-url`). */
+  readonly baseUrl?: string;
+  readonly signal?: AbortSignal;
+  /** One human-readable line per step or progress mark, for the CLI to print. */
+  readonly onProgress?: (line: string) => void;
+}
+
+/** A downloader of one dataset's files from its canonical source at a pinned revision. */
+export interface DatasetFetcher {
+  readonly name: string;
+  /** One line for `atk data ls`. */
+  readonly description?: string;
+  /** Where `fetch` writes without `dest` (shown by `atk data ls`). */
+  defaultDest?(): string;
+  /** @throws ProviderError on network/HTTP failures; InputError on a checksum mismatch or bad options. */
+  fetch(options: FetchOptions): Promise<{ readonly dest: string }>;
+}
+
+/** Every dataset `atk data fetch` can download: one lazy registration line each. */
+export const fetchers = new Registry<DatasetFetcher>('dataset fetcher');
+
+fetchers.register('gsm8k', async () => (await import('./fetch-gsm8k.js')).gsm8kFetcher);
