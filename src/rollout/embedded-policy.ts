@@ -2,9 +2,8 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
-import type { Recipe } from '../recipe/schema.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
 import { launchTrainer, trainConfigFromRecipe, type TrainerProcess } from '../trainer/index.js';
-import type { ResolvedAlgorithm } from '../algorithms/presets.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
@@ -18,8 +17,7 @@ export interface RunningPolicy {
 }
 
 export interface StartPolicyOptions {
-  readonly recipe: Recipe;
-  readonly algorithm: ResolvedAlgorithm;
+  readonly recipe: ResolvedRecipe;
   readonly recipeDir: string;
   readonly logsDir: string;
   readonly runDir: string;
@@ -50,7 +48,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       backend: recipe.model.trainer.backend,
       device: recipe.model.trainer.device,
       dtype: recipe.model.trainer.dtype,
-      train: trainConfigFromRecipe(options.algorithm, recipe.model.trainer, {
+      train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
         seed: recipe.seed,
         totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
         lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,

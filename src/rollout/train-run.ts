@@ -3,11 +3,10 @@
  * the policy (trainer + engine), build the episode kit, then drive the training loop, and on any
  * exit stop the children and set the run's status. Yields the loop's events for the CLI to show.
  */
-import { resolveAlgorithm } from '../algorithms/presets.js';
 import { datasets } from '../datasets/index.js';
 import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
-import type { Recipe } from '../recipe/schema.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer } from '../tokens/index.js';
 import { dataDir } from '../util/paths.js';
 import { startEmbeddedPolicy, resolveModelDir, type RunningPolicy } from './embedded-policy.js';
@@ -30,7 +29,7 @@ export interface RunHandle extends RunStore {
 }
 
 export interface TrainRunOptions {
-  readonly recipe: Recipe;
+  readonly recipe: ResolvedRecipe;
   readonly recipeDir: string;
   readonly recipeFile: string;
   readonly run: RunHandle;
@@ -52,15 +51,15 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
   const started = Date.now();
   try {
     await run.setStatus('running');
-    const algorithm = resolveAlgorithm(recipe.algorithm);
     yield { type: 'phase', message: `loading dataset ${recipe.dataset.name}` };
     const [trainTasks, evalTasks] = await loadSplits(recipe, options.recipeDir);
     const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
-    const tokenizer = await loadModelTokenizer(recipe.model.tokenizer ? resolveModelDir(recipe.model.tokenizer, options.recipeDir) : modelDir, {
-      ...(recipe.model.chat_template ? { chatTemplatePath: `${options.recipeDir}/${recipe.model.chat_template}` } : {}),
+    const tokenizer = await loadModelTokenizer(modelDir, {
+      ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
+      ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
     });
     yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
-    policy = await startEmbeddedPolicy({ recipe, algorithm, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal });
+    policy = await startEmbeddedPolicy({ recipe, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal });
     await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
     const kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
     for (const message of warnings) yield { type: 'warning', message };
@@ -74,7 +73,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       }
       await run.rewindTo(startStep);
     }
-    for await (const event of trainingLoop({ plan: trainingPlan(recipe, algorithm), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, signal })) {
+    for await (const event of trainingLoop({ plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, signal })) {
       if (event.type === 'evalFinished') evals[event.label] = event.summary;
       if (event.type === 'stepFinished') lastMetrics = event.metrics;
       yield event;
@@ -93,7 +92,8 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
 }
 
 /** The training loop's plan, read off the recipe. */
-export function trainingPlan(recipe: Recipe, algorithm = resolveAlgorithm(recipe.algorithm)): TrainingPlan {
+export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
+  const algorithm = recipe.algorithm;
   return {
     seed: recipe.seed,
     steps: recipe.train.steps,
@@ -113,12 +113,12 @@ export function trainingPlan(recipe: Recipe, algorithm = resolveAlgorithm(recipe
 }
 
 /** Train and eval tasks, each cut to its limit (a seeded, fixed subset for eval). */
-async function loadSplits(recipe: Recipe, recipeDir: string): Promise<[Task[], Task[]]> {
+async function loadSplits(recipe: ResolvedRecipe, recipeDir: string): Promise<[Task[], Task[]]> {
   const dataset = await datasets.get(recipe.dataset.name);
   const ctx = {
     recipeDir,
     dataDir: dataDir(),
-    ...(recipe.dataset.path ? { path: `${recipeDir}/${recipe.dataset.path}` } : {}),
+    ...(recipe.dataset.path ? { path: recipe.dataset.path } : {}),
     seed: recipe.seed,
     options: recipe.dataset.options,
     config: recipe.dataset,
