@@ -12,3 +12,7 @@ rewards.register('tau2', async () => (await import('./rewards/tau2.js')).tau2Rew
 datasets.register('deepcoder', async () => (await import('./datasets/deepcoder.js')).deepcoderDataset);
 rewards.register('code_tests', async () => (await import('./rewards/code-tests.js')).codeTestsReward);
 tools.register('run_python', async () => (await import('./tools/run-python.js')).runPythonTools);
+datasets.register('arith', async () => (await import('./datasets/arith.js')).arithDataset);
+datasets.register('gsm8k', async () => (await import('./datasets/gsm8k.js')).gsm8kDataset);
+tools.register('calculator', async () => (await import('./tools/calculator.js')).calculatorTools);
+rewards.register('math_answer', async () => (await import('./rewards/math-answer.js')).mathAnswerReward);

@@ -48,8 +48,8 @@ export async function downloadResumable(request: ResumableDownloadRequest): Prom
   const part = `${dest}.part`;
   let offset = (await sizeOf(part)) ?? 0;
   if (request.bytes !== undefined && offset > request.bytes) offset = 0;
-  const resumedFrom = offset;
-  if (request.bytes === undefined || offset < request.bytes) offset = await transfer(request, part, offset);
+  let resumedFrom = offset;
+  if (request.bytes === undefined || offset < request.bytes) ({ size: offset, resumedFrom } = await transfer(request, part, offset));
   const actual = await fileSha256(part);
   if (actual !== sha256) {
     await rm(part, { force: true });
@@ -61,8 +61,8 @@ export async function downloadResumable(request: ResumableDownloadRequest): Prom
   return { path: dest, bytes: offset, sha256, how: resumedFrom > 0 ? 'resumed' : 'fresh' };
 }
 
-/** GET the rest of the file into `part` from `offset`; returns the final size. */
-async function transfer(request: ResumableDownloadRequest, part: string, offset: number): Promise<number> {
+/** GET the rest of the file into `part` from `offset`; returns the final size and where it really continued from. */
+async function transfer(request: ResumableDownloadRequest, part: string, offset: number): Promise<{ size: number; resumedFrom: number }> {
   const { url, signal } = request;
   let response: Response;
   try {
@@ -73,7 +73,7 @@ async function transfer(request: ResumableDownloadRequest, part: string, offset:
   if (response.status === 416 && offset > 0) {
     // The server has nothing past `offset`: the part is already whole (the checksum decides).
     await response.body?.cancel();
-    return offset;
+    return { size: offset, resumedFrom: offset };
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
@@ -95,7 +95,7 @@ async function transfer(request: ResumableDownloadRequest, part: string, offset:
   } finally {
     await file.close();
   }
-  return offset;
+  return { size: offset, resumedFrom };
 }
 
 function failure(error: unknown, signal: AbortSignal | undefined, message: string): Error {

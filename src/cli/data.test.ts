@@ -1,0 +1,68 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { startFileServer, type FileServer } from '../__fixtures__/file-server.js';
+import { InputError } from '../errors/index.js';
+import { dataDir } from '../util/paths.js';
+import { runDataFetch, runDataLs } from './data.js';
+import { main } from './main.js';
+
+const shared = (name: string): Buffer => readFileSync(join(dataDir(), 'gsm8k', name));
+let server: FileServer;
+
+beforeAll(async () => {
+  server = await startFileServer({ '/train.jsonl': shared('train.jsonl'), '/test.jsonl': shared('test.jsonl') });
+});
+afterAll(() => server.close());
+
+describe('runDataFetch', () => {
+  test('returns the destination after printing progress and a done line', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
+    const lines: string[] = [];
+    expect(await runDataFetch({ name: 'gsm8k', out, baseUrl: server.url, limit: 3, print: (l) => lines.push(l) })).toBe(out);
+    expect(lines.at(-1)).toBe(`gsm8k: done -> ${out}`);
+    expect(lines).toContain(`test.jsonl: sha256 ok, 3 rows kept (--limit 3) -> ${join(out, 'test.jsonl')}`);
+  });
+
+  test('rejects an unknown dataset name with the nearest one', async () => {
+    const error = await runDataFetch({ name: 'gsm8', print: () => {} }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as Error).message).toMatch(/unknown dataset fetcher 'gsm8' \(did you mean 'gsm8k'\?\)/);
+  });
+});
+
+describe('runDataLs', () => {
+  test('returns built-in datasets and fetchable ones with their location', async () => {
+    const rows = await runDataLs();
+    expect(rows.find((r) => r.name === 'arith')).toStrictEqual({ name: 'arith', fetchable: false });
+    expect(rows.find((r) => r.name === 'gsm8k')).toMatchObject({ name: 'gsm8k', fetchable: true, location: join(dataDir(), 'gsm8k'), present: true });
+  });
+});
+
+describe('atk data', () => {
+  test('returns exit code 0 and the files for `atk data fetch gsm8k --out --base-url`', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      await main(['data', 'fetch', 'gsm8k', '--out', out, '--base-url', server.url]);
+    } finally {
+      write.mockRestore();
+    }
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(readFileSync(join(out, 'train.jsonl')).equals(shared('train.jsonl'))).toBe(true);
+    expect(existsSync(join(out, 'test.jsonl'))).toBe(true);
+  });
+
+  test('rejects a bad --limit with exit code 2', async () => {
+    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      await main(['data', 'fetch', 'gsm8k', '--limit', '0']);
+      expect(process.exitCode).toBe(2);
+      expect(String(write.mock.calls[0]?.[0])).toBe('--limit must be a positive whole number, got 0\n');
+    } finally {
+      write.mockRestore();
+      process.exitCode = 0;
+    }
+  });
+});

@@ -1,0 +1,126 @@
+import { existsSync, readdirSync } from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import '../builtins.js';
+import { datasets } from '../datasets/index.js';
+import { fetchers } from '../datasets/fetchers.js';
+import { CancelledError, InputError } from '../errors/index.js';
+
+/** Options of `atk data fetch`. */
+export interface DataFetchOptions {
+  readonly name: string;
+  readonly out?: string;
+  readonly limit?: number;
+  readonly baseUrl?: string;
+  readonly signal?: AbortSignal;
+  /** Where progress lines go (the terminal). */
+  readonly print: (line: string) => void;
+}
+
+/**
+ * `atk data fetch <name>`: run the named fetcher, printing its progress lines.
+ * @throws InputError for an unknown name; whatever the fetcher throws (ProviderError, InputError, CancelledError).
+ */
+export async function runDataFetch(options: DataFetchOptions): Promise<string> {
+  if (!fetchers.has(options.name)) throw new InputError(fetchers.unknownMessage(options.name), { hint: 'atk data ls lists what can be fetched' });
+  const fetcher = await fetchers.get(options.name);
+  const { dest } = await fetcher.fetch({
+    ...(options.out === undefined ? {} : { dest: options.out }),
+    ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    ...(options.signal ? { signal: options.signal } : {}),
+    onProgress: options.print,
+  });
+  options.print(`${options.name}: done -> ${dest}`);
+  return dest;
+}
+
+/** One row of `atk data ls`. */
+export interface DataListing {
+  readonly name: string;
+  readonly fetchable: boolean;
+  /** Where the fetcher writes, and whether something is there. */
+  readonly location?: string;
+  readonly present?: boolean;
+  readonly description?: string;
+}
+
+/** `atk data ls`: every registered dataset and fetcher, with where fetched data lives and whether it is there. */
+export async function runDataLs(): Promise<DataListing[]> {
+  const names = [...new Set([...datasets.names(), ...fetchers.names()])].sort();
+  return Promise.all(
+    names.map(async (name): Promise<DataListing> => {
+      if (!fetchers.has(name)) return { name, fetchable: false };
+      const fetcher = await fetchers.get(name);
+      const location = fetcher.defaultDest?.();
+      return {
+        name,
+        fetchable: true,
+        ...(location === undefined ? {} : { location, present: existsSync(location) && readdirSync(location).some((f) => !f.endsWith('.part')) }),
+        ...(fetcher.description === undefined ? {} : { description: fetcher.description }),
+      };
+    }),
+  );
+}
+
+function formatListing(rows: readonly DataListing[]): string[] {
+  const width = Math.max(...rows.map((r) => r.name.length), 4);
+  return rows.map((r) => {
+    const state = !r.fetchable ? 'built in or read from its path' : r.present ? `fetched: ${r.location}` : `not fetched (atk data fetch ${r.name})`;
+    return `${r.name.padEnd(width)}  ${state}${r.description ? `\n${' '.repeat(width + 2)}${r.description}` : ''}`;
+  });
+}
+
+interface FetchArgs {
+  name: string;
+  out?: string;
+  limit?: number;
+  'base-url'?: string;
+}
+
+const fetchCommand: CommandModule<object, FetchArgs> = {
+  command: 'fetch <name>',
+  describe: 'Download a dataset from its canonical source at a pinned revision (verified, resumable)',
+  builder: (yargs) =>
+    yargs
+      .positional('name', { type: 'string', demandOption: true, describe: 'Dataset to fetch (see atk data ls)' })
+      .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
+      .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
+      .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' }) as Argv<FetchArgs>,
+  handler: async (args) => {
+    if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0)) throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
+    const controller = new AbortController();
+    const interrupt = (): void => controller.abort();
+    process.once('SIGINT', interrupt);
+    try {
+      await runDataFetch({
+        name: args.name,
+        ...(args.out === undefined ? {} : { out: args.out }),
+        ...(args.limit === undefined ? {} : { limit: args.limit }),
+        ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
+        signal: controller.signal,
+        print: (line) => process.stdout.write(`${line}\n`),
+      });
+    } catch (error) {
+      if (controller.signal.aborted && !(error instanceof CancelledError)) throw new CancelledError('download cancelled; run again to resume', { cause: error });
+      throw error;
+    } finally {
+      process.off('SIGINT', interrupt);
+    }
+  },
+};
+
+const lsCommand: CommandModule<object, object> = {
+  command: 'ls',
+  describe: 'List datasets and whether their data has been fetched',
+  handler: async () => {
+    for (const line of formatListing(await runDataLs())) process.stdout.write(`${line}\n`);
+  },
+};
+
+/** `atk data <fetch|ls>`. */
+export const dataCommand: CommandModule<object, object> = {
+  command: 'data <command>',
+  describe: 'Fetch and list datasets',
+  builder: (yargs) => yargs.command(fetchCommand as CommandModule<object, object>).command(lsCommand).demandCommand(1, 'Name a data command: fetch or ls.'),
+  handler: () => undefined,
+};
