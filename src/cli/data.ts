@@ -65,7 +65,7 @@ export async function runDataLs(): Promise<DataListing[]> {
 function formatListing(rows: readonly DataListing[]): string[] {
   const width = Math.max(...rows.map((r) => r.name.length), 4);
   return rows.map((r) => {
-    const state = !r.fetchable ? 'built in or read from its path' : r.present ? `fetched: ${r.location}` : `not fetched (atk data fetch ${r.name})`;
+    const state = !r.fetchable ? 'nothing to fetch (generated, or read from the data dir)' : r.present ? `fetched: ${r.location}` : `not fetched (atk data fetch ${r.name})`;
     return `${r.name.padEnd(width)}  ${state}${r.description ? `\n${' '.repeat(width + 2)}${r.description}` : ''}`;
   });
 }
