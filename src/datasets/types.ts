@@ -1,3 +1,5 @@
+import type { DatasetConfig } from '../recipe/schema.js';
+
 /** One task an episode is run on, normalised across every dataset. */
 export interface Task {
   /** Stable id, unique within its dataset split (used for resume and eval bookkeeping). */
@@ -24,6 +26,8 @@ export interface DatasetContext {
   readonly path?: string;
   readonly seed: number;
   readonly options: Readonly<Record<string, unknown>>;
+  /** The recipe's whole `dataset` section (fields, prompt_template, split_by, eval_split, ...), when there is a recipe. */
+  readonly config?: DatasetConfig;
 }
 
 /** A registered dataset. */

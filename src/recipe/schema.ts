@@ -11,6 +11,23 @@ const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
 const positiveNumber = z.number().positive();
 
+/**
+ * A check that exactly one of `keys` is present (a tool is a name, a module or an MCP server), so
+ * a recipe that gives two or none gets one clear message instead of a union's guesswork. With
+ * `allowNone`, giving none is left to the consumer (which reports it with its own hint).
+ */
+function exactlyOne(keys: readonly string[], what: string, allowNone = false) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx): void => {
+    const given = keys.filter((k) => value[k] !== undefined);
+    if (given.length === 1 || (allowNone && given.length === 0)) return;
+    ctx.addIssue({
+      code: 'custom',
+      path: given.length > 1 ? [given[1]!] : [],
+      message: given.length > 1 ? `give only one of ${given.join(', ')} for ${what}` : `${what} needs one of ${keys.join(', ')}`,
+    });
+  };
+}
+
 /** Free-form options handed to a registered component (tool, reward, dataset). */
 const componentOptions = z.record(z.string(), z.unknown());
 
@@ -75,6 +92,22 @@ export const ModelSchema = z
   })
   .describe('The policy model, its tokenizer, and how it is served and trained.');
 
+const DatasetFieldsSchema = z.strictObject({
+  prompt: z.string().min(1).default('prompt').describe('Column holding the first user message (used when there is no prompt_template).'),
+  answer: z.string().min(1).optional().describe('Column holding the reference answer the reward compares with.'),
+  id: z.string().min(1).optional().describe('Column holding a stable task id; default: row-N (the row number in the file).'),
+  metadata: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('Columns kept in task.data for tools, rewards and {{placeholders}}; default: every column.'),
+});
+
+const DatasetSplitSchema = z.union([
+  z.strictObject({ field: z.string().min(1).describe('Column whose value names the row\'s split (e.g. train, test).') }),
+  z.strictObject({ file: z.string().min(1).describe('Second data file holding the eval_split rows; path holds the split rows.') }),
+  z.strictObject({ fraction: z.number().gt(0).lt(1).describe('Share of rows held out (seeded) as eval_split; the rest are split.') }),
+]);
+
 export const DatasetSchema = z
   .strictObject({
     name: z.string().min(1).default('file').describe('Registered dataset: arith, gsm8k, deepcoder, tau2, or file (a .jsonl/.json/.csv/.parquet at path).'),
@@ -84,15 +117,46 @@ export const DatasetSchema = z
     limit: positiveInt.optional().describe('Use at most this many training tasks (after seeded shuffling).'),
     eval_limit: positiveInt.optional().describe('Use at most this many evaluation tasks (a fixed, seeded subset).'),
     options: componentOptions.default({}).describe('Dataset-specific options (e.g. arith difficulty, tau2 domain).'),
+    format: z
+      .enum(['jsonl', 'json', 'csv', 'parquet'])
+      .optional()
+      .describe('file: format of path; default from its extension (.jsonl, .json, .csv, .parquet).'),
+    fields: DatasetFieldsSchema.optional().describe('file: which columns of each row are the prompt, the answer, the id and the metadata.'),
+    prompt_template: z
+      .string()
+      .optional()
+      .describe('file: first user message with {{column}} placeholders filled from each row; default: the prompt column as is.'),
+    split_by: DatasetSplitSchema.optional().describe(
+      'file: how rows divide into split and eval_split: {field: column} (rows whose column equals the split name), {file: path} (eval rows in a second file), or {fraction: 0.1} (a seeded held-out share). Absent: every split is the whole file.',
+    ),
   })
   .describe('Where tasks come from.');
 
+const McpServerSchema = z.union([
+  z.strictObject({
+    command: z.string().min(1).describe('Executable that starts the MCP server over stdio (started with the run, stopped after it).'),
+    args: z.array(z.string()).default([]).describe('Arguments of the server command.'),
+    env: z.record(z.string(), z.string()).optional().describe('Extra environment variables for the server process.'),
+    cwd: z.string().optional().describe('Working directory of the server process, relative to the recipe; default: the recipe directory.'),
+  }),
+  z.strictObject({
+    url: z.string().url().describe('URL of a running MCP server (streamable HTTP).'),
+    headers: z.record(z.string(), z.string()).optional().describe('HTTP headers sent with every request (e.g. authorization).'),
+  }),
+]);
+
 export const ToolSchema = z
   .strictObject({
-    name: z.string().min(1).describe('Registered tool name, e.g. calculator, run_python.'),
+    name: z.string().min(1).optional().describe('Registered tool name, e.g. calculator, run_python (or give module or mcp).'),
     options: componentOptions.default({}).describe('Options for this tool.'),
+    module: z.string().min(1).optional().describe('TypeScript or JavaScript file, relative to the recipe, exporting Strands tools (tool() from @strands-agents/sdk).'),
+    export: z.string().min(1).optional().describe('module: the export holding a tool, an array of tools, or a function (env) => tools called per episode; default: every exported tool.'),
+    mcp: McpServerSchema.optional().describe('An MCP server whose tools the agent gets: {command, args, env, cwd} (stdio) or {url} (HTTP).'),
+    prefix: z.string().min(1).optional().describe('mcp: prefix added to every tool name as <prefix>_<tool>, to avoid clashes.'),
+    timeout_s: positiveNumber.default(60).describe('Seconds one call of these tools may take; a slower call becomes an error result the model sees.'),
   })
-  .describe('One tool the agent may call.');
+  .superRefine(exactlyOne(['name', 'module', 'mcp'], 'a tool'))
+  .describe('One tool the agent may call: a registered name, a module of your own, or an MCP server.');
 
 const PromptSchema = z.union([
   z.string(),
@@ -110,19 +174,49 @@ export const AgentSchema = z
   })
   .describe('The agent loop around the model.');
 
-const RewardComponentSchema = z.strictObject({
-  name: z.string().min(1).describe('Registered reward name.'),
-  weight: z.number().default(1).describe('Weight of this component in the sum.'),
-  options: componentOptions.default({}).describe('Options for this reward.'),
+export const JudgeSchema = z.strictObject({
+  url: z.string().url().describe('Base URL of an OpenAI-compatible server including /v1 (POST <url>/chat/completions).'),
+  model: z.string().min(1).describe('Model name sent in requests.'),
+  rubric: z.string().min(1).describe('What a good answer is; the judge replies with SCORE: <number> between 0 and max_score.'),
+  max_score: positiveNumber.default(1).describe('Top of the judge\'s scale; the reward is the parsed score divided by it.'),
+  api_key_env: z.string().min(1).optional().describe('Environment variable holding the API key sent as a bearer token.'),
+  temperature: z.number().nonnegative().default(0).describe('Judge sampling temperature (0 keeps scores repeatable).'),
+  max_tokens: positiveInt.default(256).describe('Most tokens in the judge\'s reply.'),
+  timeout_s: positiveNumber.default(60).describe('Seconds one judge request may take.'),
 });
+
+/** The ways of naming one reward: registered, a module function, a command, or an LLM judge. */
+const rewardSourceKeys = {
+  module: z.string().min(1).optional().describe('TypeScript or JavaScript file, relative to the recipe, exporting a reward function (outcome) => number | {part: number}.'),
+  export: z.string().min(1).optional().describe('module: name of the exported function; default: the default export.'),
+  command: z
+    .array(z.string())
+    .min(1)
+    .optional()
+    .describe('Command run in the recipe directory per episode: the episode as JSON on stdin, a number or JSON on stdout.'),
+  timeout_s: positiveNumber.default(30).describe('command: seconds one scoring may take.'),
+  judge: JudgeSchema.optional().describe('An LLM judge on an OpenAI-compatible URL scoring the final answer against a rubric.'),
+};
+
+const RewardComponentSchema = z
+  .strictObject({
+    name: z.string().min(1).optional().describe('Registered reward name (or give module, command or judge).'),
+    weight: z.number().default(1).describe('Weight of this component in the sum.'),
+    options: componentOptions.default({}).describe('Options for this reward.'),
+    label: z.string().min(1).optional().describe('Name this component\'s part is logged under; default: the reward name, export, script or judge.'),
+    ...rewardSourceKeys,
+  })
+  .superRefine(exactlyOne(['name', 'module', 'command', 'judge'], 'a reward component'));
 
 export const RewardSchema = z
   .strictObject({
-    name: z.string().min(1).optional().describe('Registered reward: math_answer, code_tests, tau2, ... (or use components).'),
+    name: z.string().min(1).optional().describe('Registered reward: math_answer, code_tests, tau2, ... (or module, command, judge, components).'),
     options: componentOptions.default({}).describe('Options for the named reward.'),
+    ...rewardSourceKeys,
     components: z.array(RewardComponentSchema).optional().describe('Weighted sum of several rewards; each part is logged.'),
     success_threshold: z.number().default(1).describe('An episode with reward >= this counts as a success (accuracy, filtered SFT).'),
   })
+  .superRefine(exactlyOne(['name', 'module', 'command', 'judge', 'components'], 'the reward', true))
   .describe('How a finished episode is scored.');
 
 export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'sft']);
@@ -240,5 +334,9 @@ export type RolloutConfig = z.infer<typeof RolloutSchema>;
 export type RewardConfig = z.infer<typeof RewardSchema>;
 export type ToolConfig = z.infer<typeof ToolSchema>;
 export type DatasetConfig = z.infer<typeof DatasetSchema>;
+export type DatasetSplitConfig = z.infer<typeof DatasetSplitSchema>;
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+export type JudgeConfig = z.infer<typeof JudgeSchema>;
+export type RewardComponentConfig = z.infer<typeof RewardComponentSchema>;
 export type AgentConfig = z.infer<typeof AgentSchema>;
 export type UserSimulatorConfig = z.infer<typeof UserSimulatorSchema>;

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors/index.js';
 import type { RewardConfig } from '../recipe/schema.js';
+import { rewardComponents } from './components.js';
 import { rewards } from './index.js';
 import type { EpisodeOutcome, RewardResult, RewardRunContext } from './types.js';
 
@@ -13,23 +14,23 @@ export interface Scored {
 export type ComposedReward = (outcome: EpisodeOutcome) => Promise<Scored>;
 
 /**
- * Build the recipe's reward: one named reward, or a weighted sum of components where each
- * component's score (and its own parts, prefixed by its name) is kept as a part for logging.
+ * Build the recipe's reward: one reward (registered, module, command or judge), or a weighted sum
+ * of components where each component's score (and its own parts, prefixed by its label) is kept
+ * as a part for logging. Every kind is found through the reward registry.
  * @throws ConfigError when a name is not registered or a component rejects its options.
  */
 export async function composeReward(config: RewardConfig, ctx: RewardRunContext, recipeFile = '<recipe>'): Promise<ComposedReward> {
-  const components = config.components ?? (config.name ? [{ name: config.name, weight: 1, options: config.options }] : []);
+  const components = rewardComponents(config);
   if (components.length === 0) {
-    throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path: 'reward', message: 'name a reward or give components' }]);
+    throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path: 'reward', message: 'name a reward (name, module, command or judge) or give components' }]);
   }
   const built = await Promise.all(
-    components.map(async (c, i) => {
-      const path = config.components ? `reward.components.${i}.name` : 'reward.name';
+    components.map(async (c) => {
       if (!rewards.has(c.name)) {
-        throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path, message: rewards.unknownMessage(c.name) }]);
+        throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path: `${c.path}.name`, message: rewards.unknownMessage(c.name) }]);
       }
       const definition = await rewards.get(c.name);
-      return { name: c.name, weight: c.weight, fn: await definition.create(c.options, ctx) };
+      return { name: c.label, weight: c.weight, fn: await definition.create(c.options, ctx) };
     }),
   );
   const single = built.length === 1 && built[0]!.weight === 1;

@@ -20,6 +20,8 @@ export interface EpisodeKit {
   readonly systemPrompt: (task: Task) => string | undefined;
   readonly successThreshold: number;
   readonly timeoutMs: number;
+  /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
+  readonly close?: () => Promise<void>;
 }
 
 /** One finished and scored episode: what a trajectory line records. */

@@ -4,10 +4,13 @@ import type { DatasetDefinition, Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import { InputError } from '../errors/index.js';
 import type { Recipe } from '../recipe/schema.js';
-import { composeReward } from '../rewards/compose.js';
+import { composeReward, type ComposedReward } from '../rewards/compose.js';
 import type { ModelTokenizer } from '../tokens/index.js';
 import { tools as toolRegistry } from '../tools/index.js';
+import { toolComponent } from '../tools/components.js';
+import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
+import { fillPlaceholders } from '../util/template.js';
 import type { EpisodeKit } from './collect.js';
 
 export interface KitContext {
@@ -23,19 +26,34 @@ export interface KitContext {
 
 /**
  * Everything an episode needs that is fixed for the run, built from the recipe: tools, reward,
- * system prompt, limits. Training and evaluation share it.
+ * system prompt, limits. Training and evaluation share it. Every tool call is limited to its
+ * entry's `timeout_s`. Call `kit.close()` when the run ends: it stops MCP servers the tools started.
  * @throws ConfigError for unknown tools or rewards; InputError for an unreadable prompt file.
  */
 export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const { recipe } = ctx;
-  const tools: EpisodeTools[] = [];
-  for (const tool of recipe.tools) {
-    const definition = await toolRegistry.get(tool.name);
-    tools.push(await definition.create(tool.options, { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn }));
-  }
-  const reward = await composeReward(recipe.reward, { recipeDir: ctx.recipeDir, warn: ctx.warn }, ctx.recipeFile);
   const template = await systemPromptTemplate(recipe, ctx.recipeDir, ctx.dataset);
+  const tools: EpisodeTools[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(closers.splice(0).map((fn) => fn()));
+  };
+  const toolContext = { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn, onClose: (fn: () => Promise<void>) => void closers.push(fn) };
+  let reward: ComposedReward;
+  try {
+    for (const tool of recipe.tools) {
+      const { name, options } = toolComponent(tool);
+      const definition = await toolRegistry.get(name);
+      tools.push(guardEpisodeTools(await definition.create(options, toolContext), tool.timeout_s * 1000));
+    }
+    reward = await composeReward(recipe.reward, { recipeDir: ctx.recipeDir, warn: ctx.warn }, ctx.recipeFile);
+  } catch (error) {
+    // An MCP server started by an earlier tool must not outlive a failed build.
+    await close();
+    throw error;
+  }
   return {
+    close,
     engine: ctx.engine,
     tokenizer: ctx.tokenizer,
     tools,
@@ -67,9 +85,5 @@ async function systemPromptTemplate(recipe: Recipe, recipeDir: string, dataset: 
 
 /** Replace `{{field}}` with the task's field (id, prompt, answer, or any key of task.data); unknown fields stay as written. */
 export function fillTemplate(template: string, task: Task): string {
-  return template.replace(/\{\{\s*([A-Za-z0-9_.]+)\s*\}\}/g, (whole, key: string) => {
-    const value = key === 'id' ? task.id : key === 'prompt' ? task.prompt : key === 'answer' ? task.answer : task.data[key];
-    if (value === undefined) return whole;
-    return typeof value === 'string' ? value : JSON.stringify(value);
-  });
+  return fillPlaceholders(template, (key) => (key === 'id' ? task.id : key === 'prompt' ? task.prompt : key === 'answer' ? task.answer : task.data[key]));
 }

@@ -19,6 +19,11 @@ export interface ToolRunContext {
   readonly runDir?: string;
   /** Warnings the run should show once (e.g. "sandbox without namespaces"). */
   warn(message: string): void;
+  /**
+   * Registers cleanup to run when the run ends (normally, on error or on Ctrl-C), e.g. stopping an
+   * MCP server. Absent where nothing will call it (one-off checks); tools must then clean up themselves.
+   */
+  onClose?(close: () => Promise<void>): void;
 }
 
 /** Tools made for one episode. */
