@@ -1,0 +1,66 @@
+/**
+ * Checks that need more than the schema: registered component names, keys that depend on each
+ * other. Other parts add their own with `addRecipeCheck`; the loader locates each problem at the
+ * key it names, so it prints like any schema problem.
+ */
+import '../builtins.js';
+import { datasets } from '../datasets/index.js';
+import { rewards } from '../rewards/index.js';
+import { tools } from '../tools/index.js';
+import type { Registry } from '../util/registry.js';
+import type { ResolvedRecipe } from './resolve.js';
+
+/** One problem a check found: a dotted key path (`tools.0.name`) and a one-line message. */
+export interface RecipeProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** A semantic check over a recipe that already passed the schema. */
+export type RecipeCheck = (recipe: ResolvedRecipe) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
+
+const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl];
+
+/**
+ * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
+ * Register at module load time, next to the code whose assumptions it guards.
+ */
+export function addRecipeCheck(check: RecipeCheck): void {
+  checks.push(check);
+}
+
+/** Run every check; all problems, in check order. */
+export async function checkRecipe(recipe: ResolvedRecipe): Promise<RecipeProblem[]> {
+  const results = await Promise.all(checks.map(async (check) => check(recipe)));
+  return results.flat();
+}
+
+function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
+  const problems: RecipeProblem[] = [];
+  const check = (registry: Registry<unknown>, name: string | undefined, path: string): void => {
+    if (name !== undefined && !registry.has(name)) problems.push({ path, message: registry.unknownMessage(name) });
+  };
+  check(datasets, recipe.dataset.name, 'dataset.name');
+  recipe.tools.forEach((tool, i) => check(tools, tool.name, `tools.${i}.name`));
+  check(rewards, recipe.reward.name, 'reward.name');
+  recipe.reward.components?.forEach((component, i) => check(rewards, component.name, `reward.components.${i}.name`));
+  return problems;
+}
+
+function rewardForm(recipe: ResolvedRecipe): RecipeProblem[] {
+  const { name, components } = recipe.reward;
+  if (name === undefined && components === undefined) return [{ path: 'reward', message: 'set reward.name or reward.components' }];
+  if (name !== undefined && components !== undefined) return [{ path: 'reward.components', message: 'set reward.name or reward.components, not both' }];
+  if (components?.length === 0) return [{ path: 'reward.components', message: 'must have at least 1 item' }];
+  return [];
+}
+
+function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {
+  const { engine } = recipe.model;
+  const problems: RecipeProblem[] = [];
+  if (engine.kind === 'url' && engine.url === undefined) problems.push({ path: 'model.engine.kind', message: 'kind url needs model.engine.url' });
+  const { user } = recipe;
+  if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
+  if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
+  return problems;
+}

@@ -1,0 +1,115 @@
+/**
+ * `loadRecipe`: file -> `extends` chain -> overrides -> schema -> presets and paths -> semantic
+ * checks. Every problem found at a stage is reported together, located in the file (or the
+ * override) it came from; a later stage runs only when the earlier ones left something sound to
+ * check, so no problem is a consequence of another.
+ */
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, relative, resolve } from 'node:path';
+import { ConfigError, type ConfigIssue } from '../errors/index.js';
+import { checkRecipe } from './checks.js';
+import { locateZodIssues } from './issues.js';
+import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode } from './located.js';
+import { applyOverrides, OVERRIDES_FILE, parseOverrides } from './overrides.js';
+import { resolveRecipe, type ResolvedRecipe } from './resolve.js';
+import { RecipeSchema } from './schema.js';
+import { readRecipeSource } from './source.js';
+
+/** A loaded, validated and resolved recipe. */
+export interface LoadedRecipe {
+  readonly recipe: ResolvedRecipe;
+  /** The top recipe file's text as written (saved as the run's recipe.yaml). */
+  readonly sourceText: string;
+  /** Absolute path of the recipe file. */
+  readonly file: string;
+  /** Its directory. */
+  readonly dir: string;
+}
+
+/**
+ * Load a recipe file with its `extends` chain and `key=value` overrides, validate it against the
+ * schema and the semantic checks, and resolve it.
+ * @throws ConfigError listing every problem as `file:line:col  key.path: message` (exit code 2).
+ */
+export async function loadRecipe(file: string, overrides: readonly string[] = []): Promise<LoadedRecipe> {
+  const absolute = resolve(file);
+  const chain = await loadChain(absolute, file, []);
+  const parsed = parseOverrides(overrides);
+  if (!chain.root || chain.issues.length > 0) throw configError([...chain.issues, ...parsed.issues], chain.files);
+
+  const applied = applyOverrides(chain.root, parsed.overrides);
+  const root = applied.root;
+  const result = RecipeSchema.safeParse(toPlain(root));
+  const issues = [...parsed.issues, ...applied.issues, ...(result.success ? [] : locateZodIssues(result.error.issues, root))];
+  if (!result.success || issues.length > 0) throw configError(issues, chain.files);
+
+  const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, dirname(path)]));
+  const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
+  const problems = await checkRecipe(recipe);
+  if (problems.length > 0) {
+    throw configError(
+      problems.map((problem) => {
+        const path = parseKeyPath(problem.path);
+        return { ...locate(root, path), path: formatPath(path), message: problem.message };
+      }),
+      chain.files,
+    );
+  }
+  return { recipe, sourceText: chain.text, file: absolute, dir: dirname(absolute) };
+}
+
+/** `tools.0.name` -> ['tools', 0, 'name']. */
+export function parseKeyPath(path: string): KeyPath {
+  return path === '' ? [] : path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+}
+
+interface Chain {
+  readonly root: LocatedNode | undefined;
+  readonly issues: ConfigIssue[];
+  /** label -> absolute path, in chain order (the recipe first). */
+  readonly files: Map<string, string>;
+  readonly text: string;
+}
+
+/** Read a file and, depth first, the files it extends; merge them base-first. */
+async function loadChain(path: string, label: string, stack: readonly string[]): Promise<Chain> {
+  const source = await readRecipeSource(path, label);
+  const files = new Map([[label, path]]);
+  const real = await realpath(path).catch(() => path);
+  const done = (root: LocatedNode | undefined, issues: ConfigIssue[]): Chain => ({ root, issues, files, text: source.text });
+  if (!source.root) return done(undefined, [...source.issues]);
+  const root = source.root;
+  const entry = root.kind === 'map' ? root.entries.get('extends') : undefined;
+  if (!entry) return done(root, [...source.issues]);
+
+  const own = withoutKey(root, 'extends');
+  const at = { ...entry.node.loc, path: 'extends' };
+  const target = entry.node.kind === 'scalar' && typeof entry.node.value === 'string' && entry.node.value !== '' ? entry.node.value : undefined;
+  if (target === undefined) return done(own, [...source.issues, { ...at, message: 'must be the path of a base recipe file' }]);
+  const targetPath = resolve(dirname(path), target);
+  const targetReal = await realpath(targetPath).catch(() => targetPath);
+  if ([...stack, real].includes(targetReal)) {
+    const cycle = [...stack, real, targetReal].slice([...stack, real].indexOf(targetReal)).map(displayPath);
+    return done(own, [...source.issues, { ...at, message: `circular extends: ${cycle.join(' -> ')}` }]);
+  }
+  const kind = await stat(targetPath).then((s) => (s.isDirectory() ? 'directory' : 'file')).catch(() => 'missing');
+  if (kind !== 'file') return done(own, [...source.issues, { ...at, message: kind === 'missing' ? `base recipe not found: ${displayPath(targetPath)}` : `base recipe is a directory: ${displayPath(targetPath)}` }]);
+
+  const base = await loadChain(targetPath, displayPath(targetPath), [...stack, real]);
+  for (const [l, p] of base.files) files.set(l, p);
+  const issues = [...base.issues, ...source.issues];
+  return done(base.root ? mergeNodes(base.root, own) : undefined, issues);
+}
+
+/** Files reached through `extends` are named relative to the current directory when that is shorter. */
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !isAbsolute(rel) && rel.length < path.length ? rel : path;
+}
+
+/** All issues, sorted by file (the recipe, then its bases in order, then the overrides), line, column. */
+function configError(issues: readonly ConfigIssue[], files: ReadonlyMap<string, string>): ConfigError {
+  const rank = new Map([...files.keys(), OVERRIDES_FILE].map((label, i) => [label, i]));
+  const sorted = [...issues].sort((a, b) => (rank.get(a.file) ?? 0) - (rank.get(b.file) ?? 0) || a.line - b.line || a.col - b.col);
+  return new ConfigError(sorted, { hint: 'the recipe reference is in README.md; `atk schema` prints the JSON Schema' });
+}

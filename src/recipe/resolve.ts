@@ -1,0 +1,76 @@
+/**
+ * From a validated recipe to the resolved one `atk run` uses and `resolved.yaml` records:
+ * schema defaults (already filled by zod), the algorithm preset's settings, and file paths made
+ * absolute against the file each value was written in.
+ */
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { stringify } from 'yaml';
+import { resolveAlgorithm, type ResolvedAlgorithm } from '../algorithms/presets.js';
+import { projectRoot } from '../util/paths.js';
+import type { KeyPath } from './located.js';
+import type { Recipe } from './schema.js';
+
+/** A recipe with every default and preset setting filled in and its paths made absolute. */
+export type ResolvedRecipe = Omit<Recipe, 'algorithm' | 'extends' | '$schema'> & { readonly algorithm: ResolvedAlgorithm };
+
+/** Directory against which the relative path written at `path` resolves (its file's directory). */
+export type BaseDirOf = (path: KeyPath) => string;
+
+/**
+ * Fill presets and resolve paths. `baseDir` is the recipe's directory, or a function giving the
+ * directory of the file each key came from (values inherited through `extends` resolve against
+ * the base file; command-line overrides against the current directory).
+ *
+ * Path rules: `dataset.path`, `model.chat_template` and `agent.system_prompt.file` are files
+ * relative to their recipe. `model.path` and `model.tokenizer` may also be hub ids: a value that
+ * is absolute, starts with `./`, `../` or `~/`, or names an existing directory (beside the recipe,
+ * else in the atk package, e.g. `models/tiny-arith`) becomes an absolute path; anything else is
+ * kept as a hub id. `output.runs_dir` resolves against the current directory.
+ */
+export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): ResolvedRecipe {
+  const dirOf: BaseDirOf = typeof baseDir === 'string' ? () => baseDir : baseDir;
+  const file = (value: string, path: KeyPath): string => resolvePath(value, dirOf(path));
+  const { $schema: _schema, extends: _extends, ...rest } = recipe;
+  const prompt = recipe.agent.system_prompt;
+  return {
+    ...rest,
+    model: {
+      ...recipe.model,
+      path: modelLocation(recipe.model.path, dirOf(['model', 'path'])),
+      ...(recipe.model.tokenizer !== undefined && { tokenizer: modelLocation(recipe.model.tokenizer, dirOf(['model', 'tokenizer'])) }),
+      ...(recipe.model.chat_template !== undefined && { chat_template: file(recipe.model.chat_template, ['model', 'chat_template']) }),
+    },
+    dataset: {
+      ...recipe.dataset,
+      ...(recipe.dataset.path !== undefined && { path: file(recipe.dataset.path, ['dataset', 'path']) }),
+    },
+    agent: {
+      ...recipe.agent,
+      ...(typeof prompt === 'object' && { system_prompt: { file: file(prompt.file, ['agent', 'system_prompt', 'file']) } }),
+    },
+    algorithm: resolveAlgorithm(recipe.algorithm),
+    output: { ...recipe.output, runs_dir: resolve(recipe.output.runs_dir) },
+  };
+}
+
+/** The resolved recipe as YAML, in schema key order: what `resolved.yaml` and `--resolved` show. */
+export function resolvedYaml(recipe: ResolvedRecipe): string {
+  return stringify(recipe, { lineWidth: 0 });
+}
+
+/** A model directory or a hub id; see resolveRecipe. */
+export function modelLocation(value: string, dir: string): string {
+  if (isAbsolute(value) || /^(\.{1,2}|~)[/\\]/.test(value)) return resolvePath(value, dir);
+  const besideRecipe = resolve(dir, value);
+  if (existsSync(besideRecipe)) return besideRecipe;
+  const shipped = join(projectRoot(), value);
+  if (existsSync(shipped)) return shipped;
+  return value;
+}
+
+function resolvePath(value: string, dir: string): string {
+  if (value === '~' || value.startsWith('~/')) return join(homedir(), value.slice(1));
+  return resolve(dir, value);
+}
