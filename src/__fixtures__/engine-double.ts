@@ -50,7 +50,14 @@ export interface EngineDoubleOptions {
   readonly models?: readonly string[];
   /** Fills vLLM's `text` field; default ''. */
   readonly decode?: (ids: readonly number[]) => string;
+  /** Port on 127.0.0.1; default: an ephemeral one. */
+  readonly port?: number;
+  /** Routes tried before the generation routes (admin endpoints: LoRA, weights, cache); undefined = not handled. */
+  readonly routes?: ExtraRoutes;
 }
+
+/** Extra endpoints of a double: the reply for a request, or undefined to fall through. */
+export type ExtraRoutes = (method: string, url: string, body: Record<string, unknown>) => { readonly status: number; readonly body: unknown } | undefined | Promise<{ readonly status: number; readonly body: unknown } | undefined>;
 
 /** Starts the double on 127.0.0.1 and an ephemeral port; it speaks both protocols at once. */
 export async function startEngineDouble(options: EngineDoubleOptions): Promise<EngineDouble> {
@@ -79,6 +86,8 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
       return send(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'vllm', root: id, parent: null, max_model_len: 4096 })) });
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    const extra = await options.routes?.(req.method ?? 'GET', req.url ?? '/', body);
+    if (extra) return send(res, extra.status, extra.body);
     if (req.method === 'POST' && req.url === '/v1/completions') return completions(body, res);
     if (req.method === 'POST' && req.url === '/generate') return generate(body, res);
     send(res, 404, { detail: 'Not Found' });
@@ -160,7 +169,7 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
     send(res, 200, request.n > 1 ? results : results[0]);
   }
 
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -20,6 +20,19 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTF
  * when the server stays unreachable; the signal's reason when the caller aborts.
  */
 export async function requestJson(target: HttpTarget, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+  const text = await requestText(target, method, path, body, signal);
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new ProviderError(`${target.name} ${method} ${path} answered with invalid JSON: ${text.slice(0, 200)}`, { cause: error });
+  }
+}
+
+/**
+ * As requestJson, for endpoints that answer plain text (vLLM's LoRA and cache routes): the 2xx body as text.
+ * @throws as requestJson, except for JSON parsing.
+ */
+export async function requestText(target: HttpTarget, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<string> {
   const url = target.baseUrl.replace(/\/+$/, '') + path;
   const payload = body === undefined ? undefined : JSON.stringify(body);
   for (let attempt = 0; ; attempt++) {
@@ -56,11 +69,7 @@ export async function requestJson(target: HttpTarget, method: 'GET' | 'POST', pa
         hint: status < 500 ? 'the engine rejected the request; its message says why' : 'the engine failed; see logs/engine.log',
       });
     }
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new ProviderError(`${target.name} ${method} ${path} answered with invalid JSON: ${text.slice(0, 200)}`, { cause: error });
-    }
+    return text;
   }
 }
 

@@ -1,0 +1,35 @@
+// Commands that stand in for `vllm serve` in launcher tests: the engine double as a process (node + tsx),
+// and small shell scripts that crash, hang or fork.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const tsxLoader = fileURLToPath(import.meta.resolve('tsx'));
+
+/** Runs a TypeScript file of this folder with node + tsx. */
+export function tsScript(file: string): string[] {
+  return [process.execPath, '--import', tsxLoader, join(here, file)];
+}
+
+/** The engine double taking vLLM/SGLang arguments. */
+export const doubleEngineCommand: readonly string[] = tsScript('engine-double-main.ts');
+
+/** True while a process with this pid runs (a zombie, dead but not yet reaped, counts as gone). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = readFileSafe(`/proc/${pid}/stat`);
+  return !/^\d+ \(.*\) Z/.test(stat);
+}
+
+function readFileSafe(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}

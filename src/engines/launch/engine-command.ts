@@ -1,0 +1,93 @@
+/** What one launched engine replica is started with. */
+export interface EngineLaunchSpec {
+  readonly kind: 'vllm' | 'sglang';
+  /** Local model directory or hub id the engine loads. */
+  readonly model: string;
+  /** Name requests use for the base model (LoRA adapters get their own names). */
+  readonly servedModelName: string;
+  readonly port: number;
+  /** Replaces the default `vllm serve` / `python -m sglang.launch_server`; the arguments are still appended. */
+  readonly command?: readonly string[];
+  /** Python for the default SGLang command; default python3. */
+  readonly python?: string;
+  /** Passed through after atk's own flags (later flags win in both engines' argument parsers). */
+  readonly args: readonly string[];
+  /** CUDA_VISIBLE_DEVICES of this replica; empty = the engine's default device. More than one = tensor parallel. */
+  readonly gpus: readonly number[];
+  readonly gpuMemoryUtilization: number;
+  readonly maxModelLen: number;
+  readonly seed?: number;
+  /** Set when a LoRA adapter is trained: the engine must accept runtime adapter loads up to this rank. */
+  readonly lora?: { readonly rank: number; readonly targetModules: readonly string[] };
+}
+
+/** A process to start: executable, arguments and the environment added to atk's own. */
+export interface EngineCommand {
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** LoRA ranks `vllm serve --max-lora-rank` accepts (its argparse choices). */
+export const VLLM_LORA_RANKS: readonly number[] = [8, 16, 32, 64, 128, 256, 320, 512];
+
+/**
+ * The command line of one engine replica (../shared/notes/engines.md §2.2, §3.1, §6): loopback only,
+ * processed logprobs and constant sampling defaults for vLLM, runtime LoRA when an adapter is trained.
+ */
+export function engineCommand(spec: EngineLaunchSpec): EngineCommand {
+  const build = spec.kind === 'vllm' ? vllmCommand : sglangCommand;
+  const { defaultCommand, args, env } = build(spec);
+  const [file, ...prefix] = spec.command?.length ? spec.command : defaultCommand;
+  const devices: Record<string, string> = spec.gpus.length ? { CUDA_VISIBLE_DEVICES: spec.gpus.join(',') } : {};
+  return { file, args: [...prefix, ...args, ...spec.args], env: { ...env, ...devices } };
+}
+
+interface BuiltCommand {
+  readonly defaultCommand: readonly string[];
+  readonly args: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+}
+
+function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
+  const args = [
+    spec.model,
+    '--host', '127.0.0.1',
+    '--port', String(spec.port),
+    '--served-model-name', spec.servedModelName,
+    '--max-model-len', String(spec.maxModelLen),
+    '--gpu-memory-utilization', String(spec.gpuMemoryUtilization),
+    // Without these the model's generation_config.json silently changes sampling, and logprobs are pre-temperature.
+    '--generation-config', 'vllm',
+    '--logprobs-mode', 'processed_logprobs',
+    '--return-tokens-as-token-ids',
+    ...(spec.seed === undefined ? [] : ['--seed', String(spec.seed)]),
+    ...(spec.gpus.length > 1 ? ['--tensor-parallel-size', String(spec.gpus.length)] : []),
+    // Two CPU slots: the next step's adapter is loaded before the previous one is unloaded.
+    ...(spec.lora ? ['--enable-lora', '--max-lora-rank', String(vllmLoraRank(spec.lora.rank) ?? spec.lora.rank), '--max-loras', '1', '--max-cpu-loras', '2'] : []),
+  ];
+  // Dev mode registers /reset_prefix_cache, called after every weight change.
+  const env: Record<string, string> = { VLLM_SERVER_DEV_MODE: '1', ...(spec.lora ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' } : {}) };
+  return { defaultCommand: ['vllm', 'serve'], args, env };
+}
+
+function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
+  const args = [
+    '--model-path', spec.model,
+    '--host', '127.0.0.1',
+    '--port', String(spec.port),
+    '--served-model-name', spec.servedModelName,
+    '--context-length', String(spec.maxModelLen),
+    '--mem-fraction-static', String(spec.gpuMemoryUtilization),
+    ...(spec.seed === undefined ? [] : ['--random-seed', String(spec.seed)]),
+    ...(spec.gpus.length > 1 ? ['--tp', String(spec.gpus.length)] : []),
+    // Dynamic adapter loads need the rank and target modules fixed at startup.
+    ...(spec.lora ? ['--enable-lora', '--max-lora-rank', String(spec.lora.rank), '--lora-target-modules', ...spec.lora.targetModules, '--max-loras-per-batch', '2'] : []),
+  ];
+  return { defaultCommand: [spec.python ?? 'python3', '-m', 'sglang.launch_server'], args, env: {} };
+}
+
+/** The smallest `--max-lora-rank` choice that holds `rank`, or undefined when none does. */
+export function vllmLoraRank(rank: number): number | undefined {
+  return VLLM_LORA_RANKS.find((r) => r >= rank);
+}

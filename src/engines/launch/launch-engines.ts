@@ -1,0 +1,110 @@
+import { join } from 'node:path';
+import type { EngineConfig } from '../../recipe/schema.js';
+import { freePort } from '../../trainer/launch.js';
+import { engineProtocols } from '../index.js';
+import { createRouterEngine, type RoutedEngine } from '../router.js';
+import type { Engine } from '../types.js';
+import { engineCommand, type EngineLaunchSpec } from './engine-command.js';
+import { launchEngineProcess, type EngineProcess, type EngineStartProgress } from './engine-process.js';
+import { runningEngineVersion } from './engine-version.js';
+
+export interface LaunchEnginesOptions {
+  readonly kind: 'vllm' | 'sglang';
+  /** The recipe's model.engine. */
+  readonly config: EngineConfig;
+  /** Local model directory or hub id. */
+  readonly model: string;
+  /** Default `policy`. */
+  readonly servedModelName?: string;
+  readonly lora?: EngineLaunchSpec['lora'];
+  readonly seed?: number;
+  readonly python?: string;
+  /** The run's logs/ directory: engine.log (one replica) or engine-<i>.log. */
+  readonly logsDir: string;
+  /** Limit for one generation request. */
+  readonly requestTimeoutMs: number;
+  readonly cwd?: string;
+  readonly onProgress?: (progress: EngineStartProgress) => void;
+  readonly signal?: AbortSignal;
+}
+
+/** Running engine replicas behind one router. */
+export interface LaunchedEngines {
+  /** Routes each request to the replica with the fewest in flight. */
+  readonly engine: RoutedEngine;
+  readonly processes: readonly EngineProcess[];
+  /** Reported by the first replica (GET /version or /get_server_info); null when it does not say. */
+  readonly version: string | null;
+  /** Stops every replica's process group; idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Launches `config.replicas` engine servers, each on its share of `config.gpus` and its own loopback
+ * port, in parallel, and returns them behind a fewest-in-flight router. If one fails to start, the
+ * others are stopped before the error is thrown.
+ * @throws EngineStartError (a ProviderError) quoting the failing replica's log.
+ */
+export async function launchEngines(options: LaunchEnginesOptions): Promise<LaunchedEngines> {
+  const { config } = options;
+  const served = options.servedModelName ?? 'policy';
+  const shares = replicaGpus(config.gpus, config.replicas);
+  const started: EngineProcess[] = [];
+  const launches = shares.map(async (gpus, replica) => {
+    const port = await freePort();
+    const command = engineCommand({
+      kind: options.kind,
+      model: options.model,
+      servedModelName: served,
+      port,
+      ...(config.command ? { command: config.command } : {}),
+      ...(options.python ? { python: options.python } : {}),
+      args: config.args,
+      gpus,
+      gpuMemoryUtilization: config.gpu_memory_utilization,
+      maxModelLen: config.max_model_len,
+      ...(options.seed === undefined ? {} : { seed: options.seed }),
+      ...(options.lora ? { lora: options.lora } : {}),
+    });
+    const proc = await launchEngineProcess({
+      name: options.kind,
+      command,
+      port,
+      servedModelName: served,
+      logFile: join(options.logsDir, config.replicas === 1 ? 'engine.log' : `engine-${replica}.log`),
+      startupTimeoutMs: config.startup_timeout_s * 1000,
+      replica,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+    started.push(proc);
+    return proc;
+  });
+  const results = await Promise.allSettled(launches);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
+    await Promise.all(started.map((p) => p.stop()));
+    throw failed.reason;
+  }
+  const processes = results.map((r) => (r as PromiseFulfilledResult<EngineProcess>).value);
+  const clients: Engine[] = processes.map((p) => engineProtocols[options.kind]({ baseUrl: p.baseUrl, model: served, timeoutMs: options.requestTimeoutMs }));
+  const version = await runningEngineVersion(options.kind, processes[0].baseUrl);
+  let stopping: Promise<void> | undefined;
+  return {
+    engine: createRouterEngine(clients),
+    processes,
+    version,
+    stop: () => (stopping ??= Promise.all(processes.map((p) => p.stop())).then(() => undefined)),
+  };
+}
+
+/**
+ * Each replica's GPUs: `gpus` split into `replicas` equal consecutive shares (more than one GPU per
+ * replica is tensor parallel). No GPUs listed = every replica on the engine's default device.
+ */
+export function replicaGpus(gpus: readonly number[], replicas: number): number[][] {
+  if (gpus.length === 0) return Array.from({ length: replicas }, () => []);
+  const per = Math.floor(gpus.length / replicas);
+  return Array.from({ length: replicas }, (_, i) => gpus.slice(i * per, (i + 1) * per));
+}

@@ -1,0 +1,89 @@
+import { rm } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Engine } from '../types.js';
+import { replicaAdmin, type ReplicaAdmin } from './replica-admin.js';
+
+export interface EngineSyncOptions {
+  /** lora: hot-load the trained adapter under a new name; full: reload all weights from disk. */
+  readonly mode: 'lora' | 'full';
+  readonly protocol: 'vllm' | 'sglang';
+  /** The client rollouts use (a router over the replicas, or one client); it is renamed to the new adapter. */
+  readonly engine: Engine;
+  /** Base URL of every replica; a sync is done only when it has reached all of them. */
+  readonly replicaUrls: readonly string[];
+  /** Writes the policy into `dir` (the trainer's save: a peft adapter with LoRA, HF weights without). */
+  readonly writePolicy: (dir: string) => Promise<void>;
+  /** Served name of the base model; adapters are served as `<base>@<policyVersion>`. Default `policy`. */
+  readonly baseModelName?: string;
+  /** Limit for one admin request; default 300 s (a full reload of a large model takes minutes). */
+  readonly timeoutMs?: number;
+}
+
+/** A PolicySync for launched engines, with what it did last. */
+export interface EngineSync {
+  /**
+   * Writes the trainer's policy for `policyVersion` under `<checkpoints>/sync/<step dir>`, puts it into every
+   * replica, resets their prefix caches, confirms each serves it, then routes new requests to it.
+   * @throws ProviderError with the engine's message when a replica refuses or does not serve the new policy.
+   */
+  sync(policyVersion: number, checkpointDir: string): Promise<void>;
+  /** The adapter name (lora) or weight version (full) served now; the base name before the first sync. */
+  readonly served: string;
+  /** Wall-clock seconds of the last sync (write + load + confirm). */
+  readonly lastSeconds: number;
+}
+
+/**
+ * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (../shared/notes/engines.md §6.5).
+ * LoRA: load `policy@N` from the new peft directory, unload `policy@N-1`, reset the prefix cache, check the
+ * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: `update_weights_from_disk` with weight
+ * version `policy@N` (SGLang; flushes its cache) and check the reported version. The previous sync directory
+ * is deleted once no replica uses it.
+ */
+export function createEngineSync(options: EngineSyncOptions): EngineSync {
+  const base = options.baseModelName ?? 'policy';
+  const admins: ReplicaAdmin[] = options.replicaUrls.map((url) => replicaAdmin(options.protocol, url, options.timeoutMs));
+  let served = base;
+  let servedDir: string | undefined;
+  let lastSeconds = 0;
+
+  async function loraReplica(admin: ReplicaAdmin, name: string, dir: string, previous: string | undefined): Promise<void> {
+    await admin.loadAdapter(name, dir);
+    if (previous) await admin.unloadAdapter(previous);
+    await admin.resetPrefixCache();
+    await admin.confirmAdapter(name);
+  }
+
+  async function fullReplica(admin: ReplicaAdmin, name: string, dir: string): Promise<void> {
+    await admin.reloadWeights(dir, name);
+    await admin.confirmWeights(name);
+  }
+
+  return {
+    get served() {
+      return served;
+    },
+    get lastSeconds() {
+      return lastSeconds;
+    },
+    async sync(policyVersion, checkpointDir) {
+      const started = performance.now();
+      const name = `${base}@${policyVersion}`;
+      if (name === served) return;
+      const dir = syncDirFor(checkpointDir);
+      await options.writePolicy(dir);
+      const previous = served === base ? undefined : served;
+      await Promise.all(admins.map((admin) => (options.mode === 'lora' ? loraReplica(admin, name, dir, previous) : fullReplica(admin, name, dir))));
+      if (options.mode === 'lora') options.engine.setModel(name);
+      served = name;
+      if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });
+      servedDir = dir;
+      lastSeconds = (performance.now() - started) / 1000;
+    },
+  };
+}
+
+/** Where a sync for `checkpointDir` writes the policy (beside the checkpoints, never inside a kept one). */
+export function syncDirFor(checkpointDir: string): string {
+  return join(resolve(dirname(checkpointDir)), 'sync', basename(checkpointDir));
+}

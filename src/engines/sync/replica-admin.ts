@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { ProviderError } from '../../errors/index.js';
+import { requestJson, requestText, type HttpTarget } from '../http.js';
+import { modelList } from '../shared.js';
+
+/** The weight-management calls of one engine replica, in its protocol's own routes. */
+export interface ReplicaAdmin {
+  /** Registers the peft adapter in `dir` under `name`. */
+  loadAdapter(name: string, dir: string): Promise<void>;
+  unloadAdapter(name: string): Promise<void>;
+  /** Drops cached KV so no prefix computed by the previous weights is reused. */
+  resetPrefixCache(): Promise<void>;
+  /** Throws unless the replica serves the adapter `name`. */
+  confirmAdapter(name: string): Promise<void>;
+  /** Replaces the base weights with the HF-layout checkpoint in `dir`, labelled `version`. */
+  reloadWeights(dir: string, version: string): Promise<void>;
+  /** Throws unless the replica reports weight version `version` (when it reports one at all). */
+  confirmWeights(version: string): Promise<void>;
+}
+
+/**
+ * Admin calls for a vLLM (`/v1/load_lora_adapter`, `/v1/unload_lora_adapter`, dev-mode `/reset_prefix_cache`,
+ * adapter listed by `/v1/models`) or SGLang replica (`/load_lora_adapter`, `/unload_lora_adapter`, `/flush_cache`,
+ * `/update_weights_from_disk`, `/get_model_info`); shapes from ../shared/notes/engines.md §2.3, §3.3, §3.4.
+ * Every method throws ProviderError with the server's message.
+ */
+export function replicaAdmin(protocol: 'vllm' | 'sglang', baseUrl: string, timeoutMs = 300_000): ReplicaAdmin {
+  const target: HttpTarget = { name: protocol, baseUrl, timeoutMs, retries: 2, backoffMs: 250 };
+  return protocol === 'vllm' ? vllmAdmin(target) : sglangAdmin(target);
+}
+
+function vllmAdmin(target: HttpTarget): ReplicaAdmin {
+  return {
+    loadAdapter: async (name, dir) => void (await requestText(target, 'POST', '/v1/load_lora_adapter', { lora_name: name, lora_path: dir })),
+    unloadAdapter: async (name) => void (await requestText(target, 'POST', '/v1/unload_lora_adapter', { lora_name: name })),
+    resetPrefixCache: async () => void (await requestText(target, 'POST', '/reset_prefix_cache')),
+    async confirmAdapter(name) {
+      const served = await modelList(target);
+      if (!served.includes(name)) throw notServing(target, name, `/v1/models lists ${served.join(', ')}`);
+    },
+    reloadWeights: () => Promise.reject(new ProviderError('vllm: full-weight reload is not supported (see fullWeightSyncApi)')),
+    confirmWeights: () => Promise.resolve(),
+  };
+}
+
+const SglangResult = z.looseObject({ success: z.boolean().optional(), error_message: z.string().nullable().optional(), message: z.string().optional() });
+const SglangModelInfo = z.looseObject({ weight_version: z.string().nullable().optional() });
+
+function sglangAdmin(target: HttpTarget): ReplicaAdmin {
+  async function call(path: string, body: unknown): Promise<z.infer<typeof SglangResult>> {
+    const reply = SglangResult.parse(await requestJson(target, 'POST', path, body));
+    // SGLang answers some failures with 200 and success: false.
+    if (reply.success === false) throw new ProviderError(`sglang POST ${path} failed: ${reply.error_message ?? reply.message ?? 'no message'}`);
+    return reply;
+  }
+  return {
+    loadAdapter: async (name, dir) => void (await call('/load_lora_adapter', { lora_name: name, lora_path: dir })),
+    unloadAdapter: async (name) => void (await call('/unload_lora_adapter', { lora_name: name })),
+    resetPrefixCache: async () => void (await requestText(target, 'POST', '/flush_cache')),
+    async confirmAdapter(name) {
+      // SGLang's /v1/models does not list adapters in every 0.5.x, so a one-token generation through the
+      // adapter is the check: an unknown lora_path is answered with an error.
+      const body = { input_ids: [0], sampling_params: { max_new_tokens: 1, temperature: 0 }, lora_path: name };
+      await requestJson(target, 'POST', '/generate', body).catch((error: unknown) => {
+        throw notServing(target, name, (error as Error).message);
+      });
+    },
+    reloadWeights: async (dir, version) => void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: true })),
+    async confirmWeights(version) {
+      const info = SglangModelInfo.parse(await requestJson(target, 'GET', '/get_model_info'));
+      if (info.weight_version && info.weight_version !== version) throw notServing(target, version, `weight_version is ${info.weight_version}`);
+    },
+  };
+}
+
+function notServing(target: HttpTarget, what: string, detail: string): ProviderError {
+  return new ProviderError(`${target.name} at ${target.baseUrl} does not serve ${what} after the weight sync (${detail})`, {
+    hint: 'see logs/engine.log for why the load failed',
+  });
+}
