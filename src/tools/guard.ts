@@ -41,7 +41,9 @@ class GuardedTool extends Tool {
     const timer = setTimeout(() => timeout.abort(), this.timeoutMs);
     let generator: ToolStreamGenerator | undefined;
     try {
-      generator = this.inner.stream({ ...context, cancelSignal: AbortSignal.any([context.cancelSignal, timeout.signal]) });
+      // Direct calls (tests, benches) may pass no signal of their own.
+      const cancelSignal = context.cancelSignal ? AbortSignal.any([context.cancelSignal, timeout.signal]) : timeout.signal;
+      generator = this.inner.stream({ ...context, cancelSignal });
       for (;;) {
         const next = await Promise.race([generator.next(), timedOut]);
         if (next === 'timeout') {

@@ -22,7 +22,11 @@ export async function loadUserModule(file: string): Promise<Readonly<Record<stri
   installFallbackResolution();
   const url = pathToFileURL(file).href;
   try {
-    return (TYPESCRIPT.has(ext) ? await tsImport(url, import.meta.url) : await import(url)) as Record<string, unknown>;
+    const namespace = (TYPESCRIPT.has(ext) ? await tsImport(url, import.meta.url) : await import(url)) as Record<string, unknown>;
+    // Outside a "type": "module" package tsx compiles TypeScript to CommonJS, and the namespace's
+    // default is then the whole exports object; unwrap it so both modes look the same.
+    const cjs = namespace.default as { __esModule?: unknown } | undefined;
+    return cjs && typeof cjs === 'object' && cjs.__esModule === true ? { ...(cjs as Record<string, unknown>) } : namespace;
   } catch (error) {
     throw new InputError(`${file}: failed to load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`, { cause: error });
   }
