@@ -9,22 +9,46 @@ export interface PythonInfo {
   readonly gpuCount: number;
   readonly transformers: string | null;
   readonly peft: string | null;
-  /** BLAS torch was built against, as torch reports it (e.g. "openblas"); empty when unknown. */
+  /**
+   * BLAS torch really uses: "openblas", "mkl", "reference" (netlib BLAS, slow: on Debian the
+   * libblas.so.3 alternative points at it when libopenblas0-pthread is missing), or "" when unknown.
+   */
   readonly blas: string;
+  /** The BLAS shared library loaded in the probe process (Linux), e.g. .../openblas-pthread/libblas.so.3; "" when none was seen. */
+  readonly blasLibrary: string;
 }
 
+// BLAS: Debian's torch links the generic libblas.so.3, whose alternative may be OpenBLAS or the
+// slow reference BLAS, so torch's build config cannot say which one runs. The libraries mapped
+// into the process after a matmul can (Linux); elsewhere fall back to the build config.
 const PROBE = `
-import json, sys, importlib.util
+import json, os, sys, importlib.util
 import torch
 def version(name):
     if importlib.util.find_spec(name) is None: return None
     try: return __import__(name).__version__
     except Exception: return "unknown"
-cfg = torch.__config__.show().lower()
-blas = "openblas" if "openblas" in cfg else ("mkl" if "mkl" in cfg else "")
+def blas():
+    torch.ones(4, 4) @ torch.ones(4, 4)
+    libs = []
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split()[-1] if len(line.split()) >= 6 else ""
+                name = os.path.basename(path).lower()
+                if ("blas" in name or "mkl" in name) and path not in libs: libs.append(path)
+    except OSError: pass
+    joined = " ".join(libs).lower()
+    for kind in ("openblas", "mkl"):
+        if kind in joined: return kind, next(p for p in libs if kind in p.lower())
+    generic = [p for p in libs if "libblas.so" in p]
+    if generic: return "reference", generic[0]
+    cfg = torch.__config__.show().lower()
+    return ("openblas" if "openblas" in cfg else ("mkl" if "mkl" in cfg else "")), ""
+kind, library = blas()
 print(json.dumps({"pythonVersion": sys.version.split()[0], "torchVersion": torch.__version__,
   "cuda": torch.cuda.is_available(), "gpuCount": torch.cuda.device_count(),
-  "transformers": version("transformers"), "peft": version("peft"), "blas": blas}))
+  "transformers": version("transformers"), "peft": version("peft"), "blas": kind, "blasLibrary": library}))
 `;
 
 /**

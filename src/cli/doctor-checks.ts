@@ -1,0 +1,129 @@
+/**
+ * What `atk doctor` checks: each check looks at one thing atk needs and says pass, warn or
+ * fail, and for anything but pass how to fix it. Checks run concurrently and never throw.
+ */
+import { existsSync, readdirSync } from 'node:fs';
+import { execa } from 'execa';
+import { sandboxCapabilities } from '../tools/sandbox/index.js';
+import { findPython, type PythonInfo } from '../trainer/find-python.js';
+import { dataDir } from '../util/paths.js';
+
+export type DoctorStatus = 'pass' | 'warn' | 'fail';
+
+/** One row of the doctor table. */
+export interface DoctorRow {
+  readonly check: string;
+  readonly status: DoctorStatus;
+  /** What was found. */
+  readonly detail: string;
+  /** How to fix it; present on every warn and fail row. */
+  readonly fix?: string;
+}
+
+const NODE22 = 'npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH';
+
+/** Run every check. */
+export async function doctorChecks(): Promise<DoctorRow[]> {
+  const python = findPython();
+  const rows = await Promise.all([
+    nodeCheck(process.versions.node),
+    python.then(({ info, tried }) => torchCheck(info, tried)),
+    python.then(({ info }) => blasCheck(info)),
+    python.then(({ info }) => gpuCheck(info)),
+    engineCheck('vllm', ['vllm', '--version']),
+    python.then(({ info }) => engineCheck('sglang', ['sglang', '--version'], info ? [info.python, '-c', 'import sglang; print(sglang.__version__)'] : undefined)),
+    sandboxCheck(),
+    dataDirCheck(dataDir()),
+  ]);
+  return rows;
+}
+
+/** Node >= 22 is required (the Strands SDK, ink, execa). */
+export function nodeCheck(version: string): DoctorRow {
+  const major = Number(version.split('.')[0]);
+  return major >= 22
+    ? { check: 'node', status: 'pass', detail: `v${version}` }
+    : { check: 'node', status: 'fail', detail: `v${version}; atk needs >= 22`, fix: NODE22 };
+}
+
+/** A Python that imports torch runs the trainer (and the embedded engine). */
+export function torchCheck(info: PythonInfo | null, tried: readonly string[]): DoctorRow {
+  if (!info) {
+    return {
+      check: 'python + torch',
+      status: 'fail',
+      detail: `no Python can import torch (${tried.join('; ')})`,
+      fix: 'apt-get install python3-torch libopenblas0-pthread, or set ATK_PYTHON to a Python with torch',
+    };
+  }
+  const extras = [info.transformers && `transformers ${info.transformers}`, info.peft && `peft ${info.peft}`].filter(Boolean).join(', ');
+  return {
+    check: 'python + torch',
+    status: 'pass',
+    detail: `${info.python} (Python ${info.pythonVersion}): torch ${info.torchVersion}, ${info.cuda ? `CUDA, ${info.gpuCount} GPU(s)` : 'CPU only'}${extras ? `; ${extras}` : '; built-in qwen2 model code (no transformers)'}`,
+  };
+}
+
+/** CPU torch is only fast with an optimised BLAS; Debian's falls back to the reference one. */
+export function blasCheck(info: PythonInfo | null): DoctorRow {
+  const fix = 'apt-get install libopenblas0-pthread (Debian/Ubuntu: it becomes the libblas.so.3 alternative)';
+  if (!info) return { check: 'openblas', status: 'warn', detail: 'unknown: no Python with torch', fix: 'fix python + torch first' };
+  const where = info.blasLibrary ? ` (${info.blasLibrary})` : '';
+  if (info.blas === 'openblas' || info.blas === 'mkl') return { check: 'openblas', status: 'pass', detail: `torch uses ${info.blas}${where}` };
+  if (info.blas === 'reference') {
+    return { check: 'openblas', status: info.cuda ? 'warn' : 'fail', detail: `torch uses the reference BLAS${where}: CPU training is many times slower`, fix };
+  }
+  return { check: 'openblas', status: 'warn', detail: 'could not tell which BLAS torch uses', fix };
+}
+
+/** GPUs: optional (the embedded engine runs on CPU); vllm/sglang recipes need them. */
+export async function gpuCheck(info: PythonInfo | null): Promise<DoctorRow> {
+  const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], { reject: false, timeout: 30_000 });
+  const gpus = smi.exitCode === 0 ? String(smi.stdout).trim().split('\n').filter(Boolean) : [];
+  if (gpus.length === 0) {
+    return { check: 'gpus', status: 'warn', detail: 'no NVIDIA GPU found (nvidia-smi)', fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU' };
+  }
+  const detail = `${gpus.length}: ${gpus.map((g) => g.replace(/\s*,\s*/g, ', ')).join('; ')}`;
+  if (info && !info.cuda) return { check: 'gpus', status: 'warn', detail: `${detail}; but torch in ${info.python} has no CUDA`, fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU' };
+  return { check: 'gpus', status: 'pass', detail };
+}
+
+/**
+ * An inference engine's executable and version; warn when absent (only GPU recipes need one).
+ * `fallback` is tried when the executable is missing (sglang is often only a Python module).
+ */
+export async function engineCheck(name: string, command: readonly string[], fallback?: readonly string[]): Promise<DoctorRow> {
+  for (const [file, ...args] of [command, ...(fallback ? [fallback] : [])]) {
+    const result = await execa(file!, args, { reject: false, timeout: 120_000 });
+    const version = lastLine(String(result.stdout)) || lastLine(String(result.stderr));
+    if (result.exitCode === 0) return { check: name, status: 'pass', detail: `${file === command[0] ? file : `${name} module`} ${version}`.trim() };
+  }
+  return { check: name, status: 'warn', detail: 'not installed', fix: `only needed for engine kind ${name} (GPU recipes): pip install ${name}` };
+}
+
+/** bubblewrap sandboxes model-written code (run_python, code_tests). */
+export async function sandboxCheck(): Promise<DoctorRow> {
+  const caps = await sandboxCapabilities();
+  if (caps.namespaces) return { check: 'bubblewrap', status: 'pass', detail: caps.detail };
+  return {
+    check: 'bubblewrap',
+    status: 'warn',
+    detail: caps.detail,
+    fix: caps.bwrap ? 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run in a container that permits them' : 'apt-get install bubblewrap (needed by the code sandbox: run_python, code_tests)',
+  };
+}
+
+/** Where gsm8k, deepcoder and tau2 data are read from. */
+export function dataDirCheck(dir: string): DoctorRow {
+  if (!existsSync(dir)) {
+    return { check: 'data dir', status: 'warn', detail: `${dir} does not exist`, fix: 'set ATK_DATA_DIR, or fetch data: atk data fetch gsm8k (arith needs no data)' };
+  }
+  const present = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  return present.length > 0
+    ? { check: 'data dir', status: 'pass', detail: `${dir}: ${present.join(', ')}` }
+    : { check: 'data dir', status: 'warn', detail: `${dir} is empty`, fix: 'atk data fetch gsm8k (or deepcoder, tau2); arith needs no data' };
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').pop()?.trim() ?? '';
+}

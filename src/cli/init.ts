@@ -1,0 +1,91 @@
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
+import { InputError } from '../errors/index.js';
+import { recipeJsonSchema } from '../recipe/index.js';
+import { closestName } from '../util/did-you-mean.js';
+import { projectRoot } from '../util/paths.js';
+
+/** The JSON Schema file `atk init` writes beside the recipe, for offline editor completion. */
+export const SCHEMA_FILE = 'recipe.schema.json';
+
+/** Options of `atk init`. */
+export interface InitOptions {
+  /** A starter from recipes/examples/ (quickstart, gsm8k, deepcoder, tau2). */
+  readonly example: string;
+  /** Recipe file or directory to write into; default `<example>.yaml` in the current directory. */
+  readonly path?: string;
+  readonly force: boolean;
+}
+
+/**
+ * `atk init`: write a commented starter recipe whose first line points editors at a copy of the
+ * recipe JSON Schema written beside it (`# yaml-language-server: $schema=./recipe.schema.json`),
+ * so key completion and checking work offline.
+ * @throws InputError for an unknown example or when a file exists and `force` is not set.
+ */
+export async function runInit(options: InitOptions): Promise<{ readonly recipePath: string; readonly schemaPath: string }> {
+  const examples = await exampleNames();
+  if (!examples.includes(options.example)) {
+    const near = closestName(options.example, examples);
+    throw new InputError(`unknown example '${options.example}'${near ? ` (did you mean '${near}'?)` : ''}; examples: ${examples.join(', ')}`, {
+      hint: 'atk init --example quickstart',
+    });
+  }
+  const target = resolve(options.path ?? `${options.example}.yaml`);
+  const recipePath = (await stat(target).catch(() => undefined))?.isDirectory() ? join(target, `${options.example}.yaml`) : target;
+  const schemaPath = join(dirname(recipePath), SCHEMA_FILE);
+  if (!options.force) {
+    if (await exists(recipePath)) throw new InputError(`${recipePath} already exists; not overwriting it`, { hint: 'pass --force to overwrite, or name another path' });
+    if ((await exists(schemaPath)) && !(await isOurSchema(schemaPath))) {
+      throw new InputError(`${schemaPath} exists and is not an atk recipe schema; not overwriting it`, { hint: 'pass --force to overwrite' });
+    }
+  }
+  const example = await readFile(join(examplesDir(), `${options.example}.yaml`), 'utf8');
+  await writeFile(schemaPath, `${JSON.stringify(recipeJsonSchema(), null, 2)}\n`);
+  await writeFile(recipePath, `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${example.replace(/^# atk run \S+/m, `# atk run ${basename(recipePath)}`)}`);
+  return { recipePath, schemaPath };
+}
+
+/** The starters `--example` accepts. */
+export async function exampleNames(): Promise<string[]> {
+  return (await readdir(examplesDir())).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort();
+}
+
+function examplesDir(): string {
+  return join(projectRoot(), 'recipes', 'examples');
+}
+
+async function exists(path: string): Promise<boolean> {
+  return (await stat(path).catch(() => undefined)) !== undefined;
+}
+
+async function isOurSchema(path: string): Promise<boolean> {
+  try {
+    return (JSON.parse(await readFile(path, 'utf8')) as { title?: unknown }).title === recipeJsonSchema().title;
+  } catch {
+    return false;
+  }
+}
+
+interface InitArgs {
+  path?: string;
+  example: string;
+  force: boolean;
+}
+
+export const initCommand: CommandModule<object, InitArgs> = {
+  command: 'init [path]',
+  describe: 'Write a commented starter recipe (and its JSON Schema, for editor completion)',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('path', { type: 'string', describe: 'Recipe file or directory (default: <example>.yaml here)' })
+      .option('example', { type: 'string', default: 'quickstart', describe: 'Starter: quickstart, gsm8k, deepcoder or tau2' })
+      .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing files' })
+      .example('$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU')
+      .example('$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for a GPU with vLLM') as unknown as Argv<InitArgs>,
+  handler: async (args) => {
+    const { recipePath, schemaPath } = await runInit({ example: args.example, force: args.force, ...(args.path !== undefined && { path: args.path }) });
+    process.stdout.write(`wrote ${recipePath}\nwrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`);
+  },
+};
