@@ -1,0 +1,120 @@
+"""Batched incremental decoding over a KV cache, one class per backend, behind one small interface:
+
+    decoder.prefill(prompts) -> (B_new, V)   add sequences; logits after each prompt's last token
+    decoder.decode(tokens)   -> (B, V)       feed one token per running sequence, in row order
+    decoder.keep(rows)                       retire every row not listed
+    decoder.joinable                         whether prefill may add rows while others run
+
+Prompts are left-padded, so every row's newest token sits in the same (last) cache slot.
+"""
+from __future__ import annotations
+
+from typing import Any, List
+
+import torch
+
+from .qwen2 import KVCache, Qwen2ForCausalLM
+
+
+def make_decoder(policy: Any):
+    """The decoder for the policy's current module (read anew for every batch: the trainer may swap it)."""
+    module = policy.module
+    if isinstance(module, Qwen2ForCausalLM):
+        return BuiltinDecoder(module)
+    return TransformersDecoder(module)
+
+
+def left_pad(prompts: List[List[int]], device) -> tuple:
+    """(ids (B, T), valid (B, T) bool, positions (B, T)) with each prompt right-aligned."""
+    T = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), T, dtype=torch.long)
+    valid = torch.zeros(len(prompts), T, dtype=torch.bool)
+    for i, p in enumerate(prompts):
+        ids[i, T - len(p):] = torch.tensor(p, dtype=torch.long)
+        valid[i, T - len(p):] = True
+    positions = (valid.long().cumsum(-1) - 1).clamp(min=0)  # (B, T): 0 at each prompt's first token
+    return ids.to(device), valid.to(device), positions.to(device)
+
+
+class BuiltinDecoder:
+    """atk_trainer.qwen2 with its KVCache; new rows join a running batch by merging caches."""
+
+    joinable = True
+
+    def __init__(self, module: Qwen2ForCausalLM):
+        self.module = module
+        self.cache: KVCache = None
+        self.lengths = torch.zeros(0, dtype=torch.long)  # (B,) tokens in the cache per row = next position
+
+    def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
+        device = self.module.lm_head.weight.device
+        ids, valid, positions = left_pad(prompts, device)
+        cache = KVCache.for_model(self.module, len(prompts))
+        logits = self.module(ids, positions, cache, valid)[:, -1]  # (B_new, V)
+        lengths = valid.sum(-1).cpu()
+        if self.cache is None:
+            self.cache, self.lengths = cache, lengths
+        else:
+            self.cache.merge(cache)
+            self.lengths = torch.cat([self.lengths, lengths])
+        return logits
+
+    def decode(self, tokens: List[int]) -> torch.Tensor:
+        device = self.module.lm_head.weight.device
+        ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
+        positions = self.lengths.to(device).unsqueeze(-1)  # (B, 1)
+        logits = self.module(ids, positions, self.cache)[:, -1]  # (B, V)
+        self.lengths = self.lengths + 1
+        return logits
+
+    def keep(self, rows: List[int]) -> None:
+        if not rows:
+            self.cache, self.lengths = None, torch.zeros(0, dtype=torch.long)
+            return
+        index = torch.tensor(rows, dtype=torch.long)
+        self.cache.select(index.to(self.cache.valid.device))
+        self.lengths = self.lengths[index]
+
+
+class TransformersDecoder:
+    """Any transformers causal LM (or PeftModel) with its own cache object, which we never edit:
+    the batch is fixed at prefill and retired rows keep being fed a masked padding token."""
+
+    joinable = False
+
+    def __init__(self, module: Any):
+        self.module = module
+        self.past = None
+        self.mask = None  # (B, S) attention mask over all tokens fed so far
+        self.alive: List[int] = []  # batch rows still running, in row order
+
+    def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
+        if self.past is not None:
+            raise RuntimeError("TransformersDecoder: prefill into a running batch")
+        device = next(self.module.parameters()).device
+        ids, valid, positions = left_pad(prompts, device)
+        out = self.module(input_ids=ids, attention_mask=valid.long(), position_ids=positions, use_cache=True)
+        self.past, self.mask = out.past_key_values, valid.long()
+        self.positions = positions[:, -1] + 1  # (B,)
+        self.alive = list(range(len(prompts)))
+        return out.logits[:, -1].float()
+
+    def decode(self, tokens: List[int]) -> torch.Tensor:
+        B = self.mask.shape[0]
+        device = self.mask.device
+        ids = torch.zeros(B, 1, dtype=torch.long, device=device)
+        fed = torch.zeros(B, 1, dtype=torch.long, device=device)
+        alive = torch.tensor(self.alive, dtype=torch.long, device=device)
+        ids[alive, 0] = torch.tensor(tokens, dtype=torch.long, device=device)
+        fed[alive, 0] = 1
+        self.mask = torch.cat([self.mask, fed], dim=-1)
+        out = self.module(
+            input_ids=ids, attention_mask=self.mask, position_ids=self.positions.unsqueeze(-1),
+            past_key_values=self.past, use_cache=True,
+        )
+        self.past = out.past_key_values
+        self.positions = self.positions + 1
+        return out.logits[alive, -1].float()
+
+    def keep(self, rows: List[int]) -> None:
+        self.alive = [self.alive[i] for i in rows]

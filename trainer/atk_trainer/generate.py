@@ -1,0 +1,253 @@
+"""The embedded engine's sampler: one thread decodes every running request together.
+
+Requests are queued; the decode loop admits them between steps (continuous batching: a request that
+arrives while others decode joins at the next step, its prompt prefilled into the shared KV cache),
+feeds each running sequence its last sampled token, samples with per-request settings and retires
+finished sequences. The transformers backend cannot merge caches, so there a batch runs until all
+its sequences finish before new requests are admitted.
+
+Weights: the loop reads `policy.module` at every step. `exclusive()` is how the trainer changes
+weights: it stops admissions, waits until running sequences finish, and holds the model lock, so
+every completion is sampled by exactly one policy version, which it reports.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+import torch
+
+from .decoders import make_decoder
+from .sampling import LOGPROB_FLOOR, processed_logprobs, sample
+
+
+@dataclass
+class SamplingParams:
+    max_tokens: int = 16  # vLLM's /v1/completions default
+    temperature: float = 1.0  # 0 = greedy
+    top_p: float = 1.0
+    top_k: int = -1  # -1 (or 0) = off
+    seed: Optional[int] = None  # choice i of a request uses seed + i, as vLLM does for n > 1
+    stop_token_ids: Sequence[int] = ()
+    ignore_eos: bool = False  # when False the model's eos_token_id also stops
+    logprobs: Optional[int] = None  # top logprobs per position besides the sampled token's (None = 0)
+    n: int = 1
+
+
+@dataclass
+class Completion:
+    token_ids: List[int]
+    logprobs: List[float]  # of each sampled token under the distribution it was sampled from
+    top_logprobs: List[Dict[int, float]]  # per position: sampled token + `logprobs` most likely (empty if not asked)
+    finish_reason: str  # "stop" | "length"
+    stop_reason: Optional[int]  # the stop_token_ids entry that ended it; None for eos or length
+    policy_version: int
+
+
+class Request:
+    """One queued prompt with n choices; `wait()` blocks until all are done."""
+
+    def __init__(self, prompt: List[int], params: SamplingParams):
+        self.prompt, self.params = prompt, params
+        self.completions: List[Optional[Completion]] = [None] * params.n
+        self.error: Optional[BaseException] = None
+        self._done = threading.Event()
+        self._left = params.n
+
+    def wait(self, timeout: Optional[float] = None) -> List[Completion]:
+        if not self._done.wait(timeout):
+            raise TimeoutError("generation did not finish in time")
+        if self.error is not None:
+            raise self.error
+        return [c for c in self.completions if c is not None]
+
+    def _finish(self, index: int, completion: Completion) -> None:
+        self.completions[index] = completion
+        self._left -= 1
+        if self._left == 0:
+            self._done.set()
+
+    def _fail(self, error: BaseException) -> None:
+        self.error = error
+        self._done.set()
+
+
+@dataclass
+class _Sequence:
+    request: Request
+    index: int  # choice index within the request
+    generator: Optional[torch.Generator]
+    policy_version: int
+    tokens: List[int] = field(default_factory=list)
+    logprobs: List[float] = field(default_factory=list)
+    tops: List[Dict[int, float]] = field(default_factory=list)
+
+
+class Engine:
+    """Continuous-batching sampler over a Policy (atk_trainer.modeling); start() runs its thread."""
+
+    def __init__(self, max_batch: int = 256, seed: int = 0):
+        self.max_batch = max_batch  # sequences decoded together; more wait in the queue
+        self.policy: Any = None
+        self.policy_version = 0  # stamped on completions; the server bumps it after each train step
+        self.eos_token_ids: List[int] = []
+        self.autocast = False  # bf16 autocast on CUDA, matching the trainer's forward
+        self._shared_rng = torch.Generator().manual_seed(seed)
+        self._cond = threading.Condition()
+        self._queue: List[_Sequence] = []
+        self._running: List[_Sequence] = []
+        self._pauses = 0
+        self._closed = False
+        self._model_lock = threading.Lock()
+        self._thread = threading.Thread(target=self._loop, name="atk-engine", daemon=True)
+
+    def start(self) -> "Engine":
+        self._thread.start()
+        return self
+
+    def set_policy(self, policy: Any, autocast: bool = False) -> None:
+        """Serve `policy` (call inside exclusive()). Stops on its config's eos_token_id unless ignore_eos."""
+        eos = policy.config.get("eos_token_id")
+        self.policy, self.autocast = policy, autocast
+        self.eos_token_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
+        if policy.device.type == "cuda":
+            self._shared_rng = torch.Generator(device=policy.device).manual_seed(int(self._shared_rng.initial_seed()))
+
+    def submit(self, prompt: List[int], params: SamplingParams) -> Request:
+        request = Request(list(prompt), params)
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the engine is shut down")
+            if self.policy is None:
+                raise RuntimeError("no model loaded: POST /control/load_model first")
+            device = self.policy.device
+            for i in range(params.n):
+                generator = None
+                if params.seed is not None:
+                    generator = torch.Generator(device=device).manual_seed(params.seed + i)
+                self._queue.append(_Sequence(request, i, generator, self.policy_version))
+            self._cond.notify_all()
+        return request
+
+    def generate(self, prompt: List[int], params: SamplingParams, timeout: Optional[float] = None) -> List[Completion]:
+        return self.submit(prompt, params).wait(timeout)
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the model with no generation running: admissions stop, running sequences finish first."""
+        with self._cond:
+            self._pauses += 1
+            while self._running:
+                self._cond.wait()
+        try:
+            with self._model_lock:
+                yield
+        finally:
+            with self._cond:
+                self._pauses -= 1
+                self._cond.notify_all()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+        for seq in self._queue + self._running:
+            seq.request._fail(RuntimeError("the engine shut down"))
+
+    def stats(self) -> Dict[str, int]:
+        with self._cond:
+            return {"running": len(self._running), "waiting": len(self._queue)}
+
+    # -- the decode loop ------------------------------------------------------------------------------
+    def _loop(self) -> None:
+        decoder = None
+        while True:
+            with self._cond:
+                while not self._closed and not self._running and (not self._queue or self._pauses):
+                    self._cond.wait()
+                if self._closed:
+                    return
+                admitted: List[_Sequence] = []
+                if not self._pauses and (not self._running or (decoder is not None and decoder.joinable)):
+                    room = self.max_batch - len(self._running)
+                    admitted, self._queue = self._queue[:room], self._queue[room:]
+                    for seq in admitted:  # the version a sequence reports is the one that samples it
+                        seq.policy_version = self.policy_version
+                    # Running from now on, so exclusive() waits for them even before their prefill.
+                    self._running = self._running + admitted
+            try:
+                with self._model_lock, torch.no_grad(), self._autocast():
+                    if len(admitted) == len(self._running):
+                        decoder = make_decoder(self.policy)
+                    if admitted:
+                        logits = decoder.prefill([s.request.prompt for s in admitted])  # (B_new, V)
+                        self._advance(decoder, admitted, logits)
+                    else:
+                        logits = decoder.decode([s.tokens[-1] for s in self._running])  # (B, V)
+                        self._advance(decoder, self._running, logits)
+            except BaseException as error:  # noqa: BLE001 - a failing batch fails its requests, not the server
+                with self._cond:
+                    for seq in self._running:
+                        seq.request._fail(error)
+                    self._running = []
+                    decoder = None
+                    self._cond.notify_all()
+
+    def _advance(self, decoder, rows: List[_Sequence], logits: torch.Tensor) -> None:
+        """Sample one token for each of `rows` (the last rows of the running batch), retire finished ones."""
+        params = [s.request.params for s in rows]
+        device = logits.device
+        temperature = torch.tensor([p.temperature for p in params], device=device)
+        top_k = torch.tensor([p.top_k for p in params], device=device, dtype=torch.long)
+        top_p = torch.tensor([p.top_p for p in params], device=device)
+        logp = processed_logprobs(logits, temperature, top_k, top_p)  # (B, V)
+        tokens = sample(logp, temperature == 0, [s.generator for s in rows], self._shared_rng)  # (B,)
+        picked = logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1).clamp(min=LOGPROB_FLOOR).tolist()
+        tokens_list = tokens.tolist()
+        want_top = max((p.logprobs or 0) for p in params)
+        top_values = top_ids = None
+        if want_top:
+            top_values, top_ids = logp.topk(min(want_top, logp.shape[-1]), dim=-1)
+            top_values, top_ids = top_values.clamp(min=LOGPROB_FLOOR).tolist(), top_ids.tolist()
+        for i, (seq, p) in enumerate(zip(rows, params)):
+            token = tokens_list[i]
+            seq.tokens.append(token)
+            seq.logprobs.append(picked[i])
+            if p.logprobs is not None:
+                top = {token: picked[i]}
+                if p.logprobs and top_ids is not None:
+                    top.update(zip(top_ids[i][: p.logprobs], top_values[i][: p.logprobs]))
+                seq.tops.append(top)
+        finished = [(seq, self._finish_reason(seq)) for seq in self._running]
+        done = [(seq, reason) for seq, reason in finished if reason is not None]
+        if not done:
+            return
+        keep = [i for i, (_, reason) in enumerate(finished) if reason is None]
+        decoder.keep(keep)
+        with self._cond:
+            self._running = [self._running[i] for i in keep]
+            self._cond.notify_all()
+        for seq, (reason, stop_reason) in done:
+            seq.request._finish(seq.index, Completion(
+                seq.tokens, seq.logprobs, seq.tops, reason, stop_reason, seq.policy_version,
+            ))
+
+    def _finish_reason(self, seq: _Sequence):
+        p = seq.request.params
+        last = seq.tokens[-1]
+        if last in p.stop_token_ids:
+            return "stop", last
+        if not p.ignore_eos and last in self.eos_token_ids:
+            return "stop", None
+        if len(seq.tokens) >= p.max_tokens:
+            return "length", None
+        return None
+
+    def _autocast(self):
+        if self.autocast:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()

@@ -1,0 +1,312 @@
+"""A minimal qwen2 (Qwen2ForCausalLM) for machines without `transformers`.
+
+Same config.json keys and the same parameter names as transformers
+(`model.embed_tokens.weight`, `model.layers.N.self_attn.q_proj.weight`, ..., `lm_head.weight`), so
+one checkpoint loads here, in transformers and in vLLM. Every projection is a plain `nn.Linear`
+(LoRA wraps them by name). Written for torch >= 1.13: scaled_dot_product_attention when torch has
+it, an explicit softmax otherwise.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, List, Mapping, Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+
+
+@dataclass
+class Qwen2Config:
+    vocab_size: int
+    hidden_size: int
+    intermediate_size: int
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    tie_word_embeddings: bool
+
+    @staticmethod
+    def from_dict(config: Mapping[str, Any]) -> "Qwen2Config":
+        """The fields this implementation uses; refuses configs whose features it lacks."""
+        model_type = config.get("model_type", "qwen2")
+        if model_type != "qwen2":
+            raise ValueError(f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)")
+        scaling = config.get("rope_scaling")
+        if scaling and scaling.get("rope_type", scaling.get("type", "default")) != "default":
+            raise ValueError(f"config.json: rope_scaling {scaling!r} is not implemented by the built-in qwen2")
+        if config.get("use_sliding_window"):
+            raise ValueError("config.json: use_sliding_window is not implemented by the built-in qwen2")
+        if config.get("hidden_act", "silu") != "silu":
+            raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")
+        heads = int(config["num_attention_heads"])
+        kv_heads = int(config.get("num_key_value_heads") or heads)
+        if heads % kv_heads:
+            raise ValueError(f"config.json: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+        hidden = int(config["hidden_size"])
+        return Qwen2Config(
+            vocab_size=int(config["vocab_size"]),
+            hidden_size=hidden,
+            intermediate_size=int(config["intermediate_size"]),
+            num_hidden_layers=int(config["num_hidden_layers"]),
+            num_attention_heads=heads,
+            num_key_value_heads=kv_heads,
+            head_dim=int(config.get("head_dim") or hidden // heads),
+            rms_norm_eps=float(config.get("rms_norm_eps", 1e-6)),
+            rope_theta=float(config.get("rope_theta", 10000.0)),
+            tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+        )
+
+
+class Qwen2ForCausalLM(nn.Module):
+    """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass the trainer
+    uses; `cache` and `attn_mask` are for generation (see KVCache)."""
+
+    def __init__(self, config: Qwen2Config):
+        super().__init__()
+        self.config = config
+        self.model = Qwen2Model(config)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        if config.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,  # (B, T)
+        positions: Optional[torch.Tensor] = None,  # (B, T); default 0..T-1
+        cache: Optional["KVCache"] = None,
+        new_valid: Optional[torch.Tensor] = None,  # (B, T) bool: which new tokens are real (cache only)
+    ) -> torch.Tensor:  # (B, T, V)
+        return self.lm_head(self.model(input_ids, positions, cache, new_valid))
+
+
+class Qwen2Model(nn.Module):
+    def __init__(self, config: Qwen2Config):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = nn.ModuleList(Qwen2DecoderLayer(config) for _ in range(config.num_hidden_layers))
+        self.norm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta)
+
+    def forward(self, input_ids, positions=None, cache=None, new_valid=None):  # (B, T) -> (B, T, C)
+        B, T = input_ids.shape
+        if positions is None:
+            positions = torch.arange(T, device=input_ids.device).expand(B, T)
+        x = self.embed_tokens(input_ids)  # (B, T, C)
+        cos, sin = self.rotary(positions, x.dtype)  # (B, 1, T, D) each
+        mask = None if cache is None else cache.begin(input_ids, new_valid)  # (B, 1, T, S) bool
+        for i, layer in enumerate(self.layers):
+            x = layer(x, cos, sin, mask, None if cache is None else cache.layer(i))
+        return self.norm(x)
+
+
+class Qwen2DecoderLayer(nn.Module):
+    def __init__(self, config: Qwen2Config):
+        super().__init__()
+        self.self_attn = Qwen2Attention(config)
+        self.mlp = Qwen2MLP(config)
+        self.input_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.post_attention_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
+
+    def forward(self, x, cos, sin, mask=None, layer_cache=None):  # (B, T, C) -> (B, T, C)
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, layer_cache)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+class Qwen2Attention(nn.Module):
+    """Grouped-query attention with rotary positions; q/k/v have biases, o does not (as in qwen2)."""
+
+    def __init__(self, config: Qwen2Config):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = config.num_attention_heads, config.num_key_value_heads, config.head_dim
+        C = config.hidden_size
+        self.q_proj = nn.Linear(C, self.heads * self.head_dim, bias=True)
+        self.k_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
+        self.v_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
+        self.o_proj = nn.Linear(self.heads * self.head_dim, C, bias=False)
+
+    def forward(self, x, cos, sin, mask=None, layer_cache=None):  # (B, T, C) -> (B, T, C)
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)  # (B, H, T, D)
+        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        if layer_cache is not None:
+            k, v = layer_cache.append(k, v)  # (B, Hkv, S, D): the past and these T tokens
+        y = attention(q, k, v, mask)  # (B, H, T, D)
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, self.heads * self.head_dim))
+
+
+def attention(q, k, v, mask=None):
+    """softmax(q k^T / sqrt(D) + mask) v with kv heads shared by groups of query heads.
+    q (B, H, T, D); k, v (B, Hkv, S, D); mask (B, 1, T, S) bool (True = may attend) or None = causal, S == T."""
+    B, H, T, D = q.shape
+    groups = H // k.shape[1]
+    if HAS_SDPA:
+        if groups > 1:
+            k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)  # (B, H, S, D)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)
+    # Query head h uses kv head h // groups: fold the group into the time axis instead of copying k and v.
+    S = k.shape[2]
+    qg = q.reshape(B, k.shape[1], groups * T, D)  # (B, Hkv, G*T, D)
+    scores = torch.matmul(qg, k.transpose(-1, -2)).view(B, H, T, S) / math.sqrt(D)  # (B, H, T, S)
+    if mask is None:
+        mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril()
+    scores = scores.masked_fill(~mask, float("-inf"))
+    probs = torch.softmax(scores.float(), dim=-1).to(q.dtype).view(B, k.shape[1], groups * T, S)
+    return torch.matmul(probs, v).view(B, H, T, D)
+
+
+class Qwen2MLP(nn.Module):
+    """SwiGLU: down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, config: Qwen2Config):
+        super().__init__()
+        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Qwen2RMSNorm(nn.Module):
+    def __init__(self, size: int, eps: float):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(size))
+        self.eps = eps
+
+    def forward(self, x):  # normalised in float32, as transformers does, then back to x's dtype
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, head_dim: int, theta: float):
+        super().__init__()
+        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, positions, dtype):  # (B, T) -> cos, sin (B, 1, T, D)
+        freqs = positions.float().unsqueeze(-1) * self.inv_freq.float()  # (B, T, D/2)
+        emb = torch.cat((freqs, freqs), dim=-1)  # (B, T, D)
+        return emb.cos().to(dtype).unsqueeze(1), emb.sin().to(dtype).unsqueeze(1)
+
+
+def apply_rotary(x, cos, sin):  # (B, H, T, D): the rotate-half form transformers and vLLM use for qwen2
+    half = x.shape[-1] // 2
+    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+    return x * cos + rotated * sin
+
+
+class KVCache:
+    """Keys and values of a batch of sequences that decode together, for one model.
+
+    Slots (the S axis) are shared by all rows: a forward with T new tokens writes them into the next
+    T slots of every row, and `valid` (B, S) marks which slots hold a real token of that row, so rows
+    of different lengths (and rows that joined later, see `merge`) live in one tensor. Storage grows by
+    doubling, so a decode step writes in place instead of copying the cache.
+    """
+
+    def __init__(self, layers: int, batch: int, kv_heads: int, head_dim: int, device, dtype, capacity: int = 64):
+        shape = (batch, kv_heads, capacity, head_dim)
+        self.keys: List[torch.Tensor] = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(layers)]
+        self.values: List[torch.Tensor] = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(layers)]
+        self.valid = torch.zeros(batch, capacity, dtype=torch.bool, device=device)  # (B, capacity)
+        self.used = 0  # slots in use: [0, used)
+        self._new = 0  # tokens of the forward in progress
+
+    @staticmethod
+    def for_model(module: Qwen2ForCausalLM, batch: int) -> "KVCache":
+        c = module.config
+        weight = module.model.embed_tokens.weight
+        return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype)
+
+    @property
+    def batch(self) -> int:
+        return self.valid.shape[0]
+
+    def begin(self, input_ids: torch.Tensor, new_valid: Optional[torch.Tensor]) -> torch.Tensor:
+        """Reserve slots for T new tokens; returns the attention mask (B, 1, T, S) over old and new slots."""
+        B, T = input_ids.shape
+        self._reserve(self.used + T)
+        if new_valid is None:
+            new_valid = torch.ones(B, T, dtype=torch.bool, device=self.valid.device)
+        start, self._new = self.used, T
+        self.valid[:, start:start + T] = new_valid
+        self.used += T
+        S = self.used
+        causal = torch.ones(T, S, dtype=torch.bool, device=self.valid.device).tril(diagonal=start)  # (T, S)
+        mask = causal.unsqueeze(0) & self.valid[:, :S].unsqueeze(1)  # (B, T, S)
+        # A padding token attends at least to itself, so its (unused) row is never all -inf -> NaN.
+        diagonal = torch.zeros(T, S, dtype=torch.bool, device=self.valid.device)
+        diagonal[:, start:] = torch.eye(T, dtype=torch.bool, device=self.valid.device)
+        return (mask | diagonal).unsqueeze(1)
+
+    def layer(self, i: int) -> "_LayerCache":
+        return _LayerCache(self, i)
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep only `rows` (indices) and drop the slots no remaining row uses."""
+        valid = self.valid[rows, : self.used]
+        keep = valid.any(0).nonzero().squeeze(-1)  # (S',)
+        self.valid = torch.zeros(len(rows), self.capacity, dtype=torch.bool, device=valid.device)
+        self.valid[:, : len(keep)] = valid[:, keep]
+        for store in (self.keys, self.values):
+            for i, t in enumerate(store):
+                fresh = torch.zeros_like(t[: len(rows)])
+                fresh[:, :, : len(keep)] = t[rows][:, :, keep]
+                store[i] = fresh
+        self.used = len(keep)
+
+    def merge(self, other: "KVCache") -> None:
+        """Append `other`'s rows, aligned on their last slot, so the next token of every row goes into
+        the same slot and the older slots of the longer side stay masked for the shorter one."""
+        S = max(self.used, other.used)
+        B = self.batch + other.batch
+        capacity = max(self.capacity, other.capacity, S)
+        valid = torch.zeros(B, capacity, dtype=torch.bool, device=self.valid.device)
+        valid[: self.batch, S - self.used: S] = self.valid[:, : self.used]
+        valid[self.batch:, S - other.used: S] = other.valid[:, : other.used]
+        for mine, theirs in ((self.keys, other.keys), (self.values, other.values)):
+            for i in range(len(mine)):
+                a, b = mine[i], theirs[i]
+                t = a.new_zeros((B, a.shape[1], capacity, a.shape[3]))
+                t[: self.batch, :, S - self.used: S] = a[:, :, : self.used]
+                t[self.batch:, :, S - other.used: S] = b[:, :, : other.used]
+                mine[i] = t
+        self.valid, self.used = valid, S
+
+    @property
+    def capacity(self) -> int:
+        return self.valid.shape[1]
+
+    def _reserve(self, needed: int) -> None:
+        if needed <= self.capacity:
+            return
+        capacity = max(needed, 2 * self.capacity)
+        grow = capacity - self.capacity
+        self.valid = F.pad(self.valid, (0, grow))
+        for store in (self.keys, self.values):
+            for i, t in enumerate(store):
+                store[i] = F.pad(t, (0, 0, 0, grow))
+
+
+class _LayerCache:
+    def __init__(self, cache: KVCache, i: int):
+        self.cache, self.i = cache, i
+
+    def append(self, k, v):  # (B, Hkv, T, D) each -> all slots in use (B, Hkv, S, D)
+        c = self.cache
+        start = c.used - c._new
+        c.keys[self.i][:, :, start:c.used] = k
+        c.values[self.i][:, :, start:c.used] = v
+        return c.keys[self.i][:, :, : c.used], c.values[self.i][:, :, : c.used]
