@@ -18,6 +18,7 @@ export type RunEvent =
 /** One line of metrics.jsonl for a training step. */
 export interface StepMetrics {
   readonly kind: 'train';
+  /** Steps done including this one (1-based); eval lines use the same count, 0 = before training. */
   readonly step: number;
   readonly policy_version: number;
   readonly reward_mean: number;

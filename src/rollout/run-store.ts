@@ -3,7 +3,7 @@ export interface RunStore {
   readonly dir: string;
   /** Where eval/<label>/ directories go. */
   readonly evalDir: string;
-  /** Directory for the checkpoint taken after `stepsDone` steps. */
+  /** Directory for the checkpoint taken after `stepsDone` steps (steps are numbered from 1). */
   checkpointDir(stepsDone: number): string;
   /** Mark that checkpoint complete (resume uses only complete ones) and prune to the newest `keep`. */
   commitCheckpoint(stepsDone: number, keep: number): Promise<void>;

@@ -12,27 +12,16 @@ import { dataDir } from '../util/paths.js';
 import { startEmbeddedPolicy, resolveModelDir, type RunningPolicy } from './embedded-policy.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import { buildEpisodeKit } from './kit.js';
-import type { RunStore } from './run-store.js';
+import { rewindRun } from './rewind.js';
+import type { RunDir } from '../runs/index.js';
 import { trainingLoop, type TrainingPlan } from './training-loop.js';
 import '../builtins.js';
-
-/** A run directory as the orchestration needs it: the loop's RunStore plus lifecycle. */
-export interface RunHandle extends RunStore {
-  readonly logsDir: string;
-  /** Steps completed by the newest complete checkpoint, and its directory; undefined when none. */
-  latestCheckpoint(): Promise<{ readonly stepsDone: number; readonly dir: string } | undefined>;
-  /** Forget everything recorded after `stepsDone` steps (metrics lines, trajectory files), for resume. */
-  rewindTo(stepsDone: number): Promise<void>;
-  setStatus(status: 'running' | 'finished' | 'failed' | 'interrupted', detail?: string): Promise<void>;
-  updateManifest(facts: Readonly<Record<string, unknown>>): Promise<void>;
-  writeSummary(summary: Readonly<Record<string, unknown>>): Promise<void>;
-}
 
 export interface TrainRunOptions {
   readonly recipe: ResolvedRecipe;
   readonly recipeDir: string;
   readonly recipeFile: string;
-  readonly run: RunHandle;
+  readonly run: RunDir;
   readonly resume: boolean;
   readonly signal: AbortSignal;
 }
@@ -65,15 +54,17 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     for (const message of warnings) yield { type: 'warning', message };
 
     let startStep = 0;
+    let startPolicyVersion = 0;
     if (options.resume) {
       const checkpoint = await run.latestCheckpoint();
       if (checkpoint) {
-        await policy.trainer.load(checkpoint.dir);
-        startStep = checkpoint.stepsDone;
+        startPolicyVersion = await policy.trainer.load(checkpoint.dir);
+        startStep = checkpoint.step;
       }
-      await run.rewindTo(startStep);
+      await rewindRun(run, startStep);
     }
-    for await (const event of trainingLoop({ plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, signal })) {
+    const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, signal };
+    for await (const event of trainingLoop(context)) {
       if (event.type === 'evalFinished') evals[event.label] = event.summary;
       if (event.type === 'stepFinished') lastMetrics = event.metrics;
       yield event;

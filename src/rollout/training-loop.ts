@@ -11,6 +11,7 @@ import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from 
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
+import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
 import { runGroups } from './scheduler.js';
 import { stepMetrics, trajectoryRecord } from './step-record.js';
@@ -41,22 +42,24 @@ export interface TrainingContext {
   readonly trainer: PolicyTrainer;
   readonly engine: PolicySync;
   readonly store: RunStore;
-  /** First step to run (0 for a new run; the checkpoint's step on resume). */
+  /** Steps already done (0 for a new run; the checkpoint's step on resume). Steps are numbered from 1. */
   readonly startStep: number;
+  /** Policy version of the starting weights (the checkpoint's on resume). */
+  readonly startPolicyVersion: number;
   readonly signal: AbortSignal;
 }
 
 /** Run the training loop, yielding what happens as events. */
 export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEvent> {
   const { plan, store, signal } = ctx;
-  let policyVersion = ctx.startStep;
+  let policyVersion = ctx.startPolicyVersion;
   yield { type: 'runStarted', runDir: store.dir, startStep: ctx.startStep, totalSteps: plan.steps, resumed: ctx.startStep > 0 };
-  if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, 'step-00000', 0, policyVersion);
+  if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
 
-  for (let step = ctx.startStep; step < plan.steps; step++) {
+  for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
     if (signal.aborted) return;
     const stepStart = performance.now();
-    const tasks = tasksForStep(ctx.trainTasks, plan.seed, step, plan.tasksPerStep);
+    const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
     yield { type: 'stepStarted', step, episodes: tasks.length * plan.groupSize };
 
     // collect + score
@@ -75,7 +78,7 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
 
     // sync
     const syncStart = performance.now();
-    const checkpointDir = store.checkpointDir(step + 1);
+    const checkpointDir = store.checkpointDir(step);
     if (trained) await ctx.engine.sync(policyVersion, checkpointDir);
     const syncSeconds = (performance.now() - syncStart) / 1000;
 
@@ -91,17 +94,16 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
     await store.writeTrajectories(step, groups.flat().map((r) => trajectoryRecord(r, step, batch.advantages[r.group]?.[r.sample] ?? null)));
     await store.appendMetrics(metrics);
     yield { type: 'stepFinished', step, metrics };
-    if (!trained && batch.sequences.length === 0) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
+    if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-    const done = step + 1;
-    if (plan.evalEvery > 0 && done % plan.evalEvery === 0 && done < plan.steps) yield* runEval(ctx, `step-${pad(done)}`, done, policyVersion);
-    if ((plan.saveEvery > 0 && done % plan.saveEvery === 0) || done === plan.steps) {
+    if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
+    if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
       await ctx.trainer.save(checkpointDir);
-      await store.commitCheckpoint(done, plan.keepCheckpoints);
-      yield { type: 'checkpointSaved', step: done, path: checkpointDir };
+      await store.commitCheckpoint(step, plan.keepCheckpoints);
+      yield { type: 'checkpointSaved', step, path: checkpointDir };
     }
   }
-  if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, `step-${pad(plan.steps)}`, plan.steps, policyVersion);
+  if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
 }
 
 async function collectStep(ctx: TrainingContext, step: number, tasks: readonly Task[], policyVersion: number, channel: EventChannel<RunEvent>): Promise<Rollout[][]> {
@@ -146,9 +148,4 @@ async function* runEval(ctx: TrainingContext, label: string, step: number, polic
   );
   await ctx.store.appendMetrics({ kind: 'eval', step, ...summary });
   yield { type: 'evalFinished', label, step, summary };
-}
-
-/** Zero-padded step number used in file and directory names. */
-export function pad(step: number): string {
-  return String(step).padStart(5, '0');
 }

@@ -1,0 +1,106 @@
+import type { Argv, CommandModule } from 'yargs';
+import { CancelledError } from '../errors/index.js';
+import { loadRecipe } from '../recipe/index.js';
+import type { EvalSummary, RunEvent } from '../rollout/events.js';
+import { createRunDir, openRunDir } from '../runs/index.js';
+import { resolvedYaml } from '../recipe/index.js';
+import { trainRun } from '../rollout/train-run.js';
+import { formatEvalSummary, formatEvent } from '../ui/progress-lines.js';
+
+export interface RunOptions {
+  readonly recipe?: string;
+  readonly overrides: readonly string[];
+  readonly resume?: string;
+  readonly json: boolean;
+}
+
+export const runCommand: CommandModule<object, RunOptions> = {
+  command: 'run [recipe] [overrides..]',
+  describe: 'Train a policy with reinforcement learning from a recipe',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('recipe', { type: 'string', describe: 'Recipe YAML file' })
+      .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value overrides, e.g. train.steps=50' })
+      .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
+      .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
+      .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
+      .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
+      .example('atk run --resume runs/quickstart/v003', 'Continue a killed run where its last checkpoint left off')
+      .check((argv) => {
+        if (!argv.recipe && !argv.resume) throw new Error('name a recipe, or --resume a run directory');
+        return true;
+      }) as unknown as Argv<RunOptions>,
+  handler: (argv) => runRun(argv),
+};
+
+/**
+ * Start or resume a run and print its progress; resolves when the run has finished.
+ * @throws ConfigError before anything starts; CancelledError (exit 130) on Ctrl-C; the run's own error otherwise.
+ */
+export async function runRun(options: RunOptions): Promise<void> {
+  const controller = new AbortController();
+  const interrupt = (): void => {
+    if (controller.signal.aborted) return;
+    process.stderr.write('\ninterrupting: stopping episodes and children, the run stays resumable (Ctrl-C again to force)\n');
+    controller.abort(new CancelledError());
+    process.once('SIGINT', () => process.exit(130));
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  try {
+    const { loaded, run } = options.resume ? await resumeRun(options.resume, options.overrides) : await newRun(options.recipe!, options.overrides);
+    const evals: EvalSummary[] = [];
+    for await (const event of trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal })) {
+      print(event, options.json);
+      if (event.type === 'evalFinished') evals.push(event.summary);
+    }
+    if (!options.json) printBeforeAfter(evals, run.dir);
+  } finally {
+    process.removeListener('SIGINT', interrupt);
+    process.removeListener('SIGTERM', interrupt);
+  }
+}
+
+/** Validate the recipe, then create its run directory (nothing is created for an invalid recipe). */
+async function newRun(recipeFile: string, overrides: readonly string[]) {
+  const loaded = await loadRecipe(recipeFile, overrides);
+  const run = await createRunDir({
+    runsDir: loaded.recipe.output.runs_dir,
+    name: loaded.recipe.name,
+    recipeText: loaded.sourceText,
+    resolvedYaml: resolvedYaml(loaded.recipe),
+    seed: loaded.recipe.seed,
+    recipeFile: loaded.file,
+    command: process.argv.slice(1),
+  });
+  return { loaded, run };
+}
+
+/** Reopen a run directory and reload its resolved recipe (overrides may still change, e.g., train.steps). */
+async function resumeRun(dir: string, overrides: readonly string[]) {
+  const run = await openRunDir(dir);
+  return { loaded: await loadRecipe(run.paths.resolved, overrides), run };
+}
+
+function print(event: RunEvent, json: boolean): void {
+  if (json) {
+    if (event.type !== 'episodeFinished') process.stdout.write(`${JSON.stringify(event)}\n`);
+    return;
+  }
+  const line = formatEvent(event);
+  if (line !== undefined) process.stdout.write(`${line}\n`);
+}
+
+function printBeforeAfter(evals: readonly EvalSummary[], dir: string): void {
+  const first = evals[0];
+  const last = evals[evals.length - 1];
+  if (!first || !last || first === last) return;
+  const delta = (last.accuracy - first.accuracy) * 100;
+  process.stdout.write(
+    `\nheld-out ${first.split} (${first.tasks} tasks, greedy):\n` +
+      `  before  ${formatEvalSummary(first)}\n` +
+      `  after   ${formatEvalSummary(last)}\n` +
+      `  accuracy ${delta >= 0 ? '+' : ''}${delta.toFixed(1)} points\n` +
+      `run directory: ${dir}\n`,
+  );
+}
