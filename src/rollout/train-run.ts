@@ -3,14 +3,15 @@
  * the policy (trainer + engine), build the episode kit, then drive the training loop, and on any
  * exit stop the children and set the run's status. Yields the loop's events for the CLI to show.
  */
+import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
 import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer } from '../tokens/index.js';
-import { dataDir } from '../util/paths.js';
 import { startEmbeddedPolicy, resolveModelDir, type RunningPolicy } from './embedded-policy.js';
 import type { RunEvent, StepMetrics } from './events.js';
+import type { EpisodeKit } from './collect.js';
 import { buildEpisodeKit } from './kit.js';
 import { rewindRun } from './rewind.js';
 import type { RunDir } from '../runs/index.js';
@@ -34,6 +35,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     if (!warnings.includes(message)) warnings.push(message);
   };
   let policy: RunningPolicy | undefined;
+  let kit: EpisodeKit | undefined;
   let status: 'finished' | 'failed' | 'interrupted' = 'failed';
   const evals: Record<string, unknown> = {};
   let lastMetrics: StepMetrics | undefined;
@@ -50,7 +52,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
     policy = await startEmbeddedPolicy({ recipe, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal });
     await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
-    const kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
+    kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
     for (const message of warnings) yield { type: 'warning', message };
 
     let startStep = 0;
@@ -74,6 +76,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     status = signal.aborted || error instanceof CancelledError ? 'interrupted' : 'failed';
     throw signal.aborted && !(error instanceof CancelledError) ? new CancelledError('run interrupted', { cause: error }) : error;
   } finally {
+    await kit?.close?.();
     await policy?.close();
     const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
     await run.writeSummary(summary);
@@ -106,14 +109,7 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
 /** Train and eval tasks, each cut to its limit (a seeded, fixed subset for eval). */
 async function loadSplits(recipe: ResolvedRecipe, recipeDir: string): Promise<[Task[], Task[]]> {
   const dataset = await datasets.get(recipe.dataset.name);
-  const ctx = {
-    recipeDir,
-    dataDir: dataDir(),
-    ...(recipe.dataset.path ? { path: recipe.dataset.path } : {}),
-    seed: recipe.seed,
-    options: recipe.dataset.options,
-    config: recipe.dataset,
-  };
+  const ctx = datasetContext(recipe, recipeDir);
   const train = await dataset.load(recipe.dataset.split, ctx);
   const wantsEval = recipe.train.eval_before || recipe.train.eval_after || recipe.train.eval_every > 0;
   const evalTasks = wantsEval ? await dataset.load(recipe.dataset.eval_split, ctx) : [];
