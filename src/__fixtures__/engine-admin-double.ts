@@ -26,10 +26,11 @@ export interface AdminOptions {
   readonly version: string;
 }
 
-/** The admin routes for one protocol over `state`. */
+/** The admin routes for one protocol over `state`; `GET /_double/calls` lists the admin calls (tests only). */
 export function adminRoutes(state: AdminState, options: AdminOptions): ExtraRoutes {
   return (method, url, body) => {
     const path = url.split('?')[0];
+    if (method === 'GET' && path === '/_double/calls') return ok(state.calls);
     if (method === 'GET' && path === '/version' && options.protocol === 'vllm') return ok({ version: options.version });
     if (method === 'GET' && (path === '/get_server_info' || path === '/server_info') && options.protocol === 'sglang') return ok({ version: options.version });
     if (method === 'GET' && (path === '/get_model_info' || path === '/model_info') && options.protocol === 'sglang') {

@@ -5,6 +5,7 @@
  */
 import '../builtins.js';
 import { datasets } from '../datasets/index.js';
+import { checkEngineSettings } from '../engines/engine-settings.js';
 import { rewards } from '../rewards/index.js';
 import { tools } from '../tools/index.js';
 import type { Registry } from '../util/registry.js';
@@ -19,7 +20,7 @@ export interface RecipeProblem {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl];
+const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl, checkEngineSettings];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).

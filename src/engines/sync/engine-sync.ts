@@ -44,6 +44,8 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   const base = options.baseModelName ?? 'policy';
   const admins: ReplicaAdmin[] = options.replicaUrls.map((url) => replicaAdmin(options.protocol, url, options.timeoutMs));
   let served = base;
+  // Version 0 is the untrained base model the engine was started with.
+  let servedVersion = 0;
   let servedDir: string | undefined;
   let lastSeconds = 0;
 
@@ -68,14 +70,15 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
     },
     async sync(policyVersion, checkpointDir) {
       const started = performance.now();
+      if (policyVersion === servedVersion) return;
       const name = `${base}@${policyVersion}`;
-      if (name === served) return;
       const dir = syncDirFor(checkpointDir);
       await options.writePolicy(dir);
       const previous = served === base ? undefined : served;
       await Promise.all(admins.map((admin) => (options.mode === 'lora' ? loraReplica(admin, name, dir, previous) : fullReplica(admin, name, dir))));
       if (options.mode === 'lora') options.engine.setModel(name);
       served = name;
+      servedVersion = policyVersion;
       if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });
       servedDir = dir;
       lastSeconds = (performance.now() - started) / 1000;

@@ -1,0 +1,49 @@
+import { describe, expect, test } from 'vitest';
+import { RecipeSchema, type RecipeInput } from '../recipe/schema.js';
+import { checkEngineSettings } from './engine-settings.js';
+
+const recipe = (model: Partial<RecipeInput['model']>, lora: boolean | number = true): ReturnType<typeof RecipeSchema.parse> =>
+  RecipeSchema.parse({ name: 't', model: { path: 'Qwen/Qwen2.5-1.5B-Instruct', ...model }, reward: { name: 'math_answer' }, algorithm: lora === false ? {} : { lora: typeof lora === 'number' ? { rank: lora } : {} } });
+
+describe('checkEngineSettings', () => {
+  test('returns no problems for a vLLM engine and a trainer on separate GPUs', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0, 1], replicas: 2 }, trainer: { gpus: [2] } }))).toStrictEqual([]);
+  });
+
+  test('returns no problems for one GPU shared at a low engine share, or the embedded default', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0], gpu_memory_utilization: 0.5 }, trainer: { gpus: [0] } }))).toStrictEqual([]);
+    expect(checkEngineSettings(recipe({}, false))).toStrictEqual([]);
+  });
+
+  test('rejects launch settings on engines atk does not launch', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'embedded', command: ['x'], args: ['--y'], replicas: 2, gpus: [0] } }))).toStrictEqual([
+      { path: 'model.engine.command', message: 'only vllm and sglang engines are launched by atk; the embedded engine runs inside the trainer' },
+      { path: 'model.engine.args', message: 'only vllm and sglang engines are launched by atk; the embedded engine runs inside the trainer' },
+      { path: 'model.engine.replicas', message: 'replicas are launched vllm/sglang servers; the embedded engine runs inside the trainer' },
+      { path: 'model.engine.gpus', message: "the embedded engine uses the trainer's GPUs: set model.trainer.gpus" },
+    ]);
+  });
+
+  test('rejects replicas without an equal GPU share each, a url on a launched engine, and a repeated GPU', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang', url: 'http://127.0.0.1:1', gpus: [0, 0, 1], replicas: 2 } }))).toStrictEqual([
+      { path: 'model.engine.url', message: 'a launched sglang engine gets its own loopback URL; use kind url to attach to a running server' },
+      { path: 'model.engine.gpus', message: 'lists a GPU twice' },
+      { path: 'model.engine.replicas', message: '2 replicas need model.engine.gpus to list a multiple of 2 GPUs (each replica gets an equal share); it lists 3' },
+    ]);
+  });
+
+  test('rejects a shared GPU at a high engine share, an unservable LoRA rank, and several trainer GPUs', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0], gpu_memory_utilization: 0.9 }, trainer: { gpus: [0, 1] } }, 1024))).toStrictEqual([
+      { path: 'model.engine.gpu_memory_utilization', message: 'GPU 0 is shared with the trainer; at 0.9 the trainer is left too little (use <= 0.8, e.g. 0.5)' },
+      { path: 'algorithm.lora.rank', message: 'vLLM serves LoRA ranks up to 512; got 1024' },
+      { path: 'model.trainer.gpus', message: 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU' },
+    ]);
+  });
+
+  test('rejects full fine-tuning into vLLM and accepts it into SGLang', () => {
+    const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm' } }, false));
+    expect(problem.path).toBe('algorithm.lora');
+    expect(problem.message).toMatch(/^full fine-tuning cannot be synced into vllm: vLLM .* has no HTTP endpoint that reloads full weights .*; set algorithm.lora, or use engine kind sglang$/);
+    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang' } }, false))).toStrictEqual([]);
+  });
+});

@@ -1,0 +1,58 @@
+import type { EngineConfig, TrainerConfig } from '../recipe/schema.js';
+import { fullWeightSyncApi, vllmLoraRank, VLLM_LORA_RANKS } from './launch/index.js';
+
+/** The parts of a recipe the engine settings depend on (a Recipe or a ResolvedRecipe). */
+export interface EngineSettingsInput {
+  readonly model: { readonly engine: EngineConfig; readonly trainer: TrainerConfig };
+  readonly algorithm: { readonly lora?: { readonly rank: number } | undefined };
+}
+
+/** One refused setting: dotted key path and a one-line reason. */
+export interface EngineSettingProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+// Above this share of an explicitly shared GPU, too little is left for the trainer's weights,
+// optimizer state and activations of even a small model.
+const SHARED_GPU_MAX_UTILIZATION = 0.8;
+
+/**
+ * Engine and placement settings the chosen engine cannot honour, for `atk validate` and the recipe
+ * loader: launch-only keys on engines atk does not launch, replicas without GPUs to put them on,
+ * LoRA ranks vLLM cannot serve, full fine-tuning into an engine with no reload API, a GPU shared with
+ * the trainer at a memory share that leaves the trainer nothing, and more than one trainer GPU.
+ */
+export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingProblem[] {
+  const { engine, trainer } = recipe.model;
+  const problems: EngineSettingProblem[] = [];
+  const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
+  if (engine.kind === 'vllm' || engine.kind === 'sglang') {
+    if (engine.url !== undefined) refuse('engine.url', `a launched ${engine.kind} engine gets its own loopback URL; use kind url to attach to a running server`);
+    if (new Set(engine.gpus).size !== engine.gpus.length) refuse('engine.gpus', 'lists a GPU twice');
+    if (engine.replicas > 1 && (engine.gpus.length === 0 || engine.gpus.length % engine.replicas !== 0)) {
+      refuse('engine.replicas', `${engine.replicas} replicas need model.engine.gpus to list a multiple of ${engine.replicas} GPUs (each replica gets an equal share); it lists ${engine.gpus.length}`);
+    }
+    const shared = engine.gpus.filter((g) => trainer.gpus.includes(g));
+    if (shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
+      refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5)`);
+    }
+    const lora = recipe.algorithm.lora;
+    if (engine.kind === 'vllm' && lora && vllmLoraRank(lora.rank) === undefined) {
+      problems.push({ path: 'algorithm.lora.rank', message: `vLLM serves LoRA ranks up to ${VLLM_LORA_RANKS.at(-1)}; got ${lora.rank}` });
+    }
+    const full = fullWeightSyncApi(engine.kind, null);
+    if (!lora && full.api === null) {
+      problems.push({ path: 'algorithm.lora', message: `full fine-tuning cannot be synced into ${engine.kind}: ${full.reason}; set algorithm.lora, or use engine kind sglang` });
+    }
+  } else {
+    const where = engine.kind === 'embedded' ? 'the embedded engine runs inside the trainer' : 'a url engine is already running';
+    if (engine.command) refuse('engine.command', `only vllm and sglang engines are launched by atk; ${where}`);
+    if (engine.args.length) refuse('engine.args', `only vllm and sglang engines are launched by atk; ${where}`);
+    if (engine.replicas > 1) refuse('engine.replicas', `replicas are launched vllm/sglang servers; ${where}`);
+    if (engine.gpus.length) refuse('engine.gpus', engine.kind === 'embedded' ? 'the embedded engine uses the trainer\'s GPUs: set model.trainer.gpus' : 'a url engine is already placed');
+  }
+  if (trainer.gpus.length > 1) refuse('trainer.gpus', 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU');
+  if (trainer.device === 'cpu' && trainer.gpus.length) refuse('trainer.gpus', 'does nothing with model.trainer.device cpu');
+  return problems;
+}

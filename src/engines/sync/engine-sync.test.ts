@@ -1,0 +1,112 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { doubleEngineCommand } from '../../__fixtures__/engine-processes.js';
+import { ProviderError } from '../../errors/index.js';
+import { EngineSchema } from '../../recipe/schema.js';
+import { launchEngines, type LaunchedEngines } from '../launch/launch-engines.js';
+import { createEngineSync } from './engine-sync.js';
+
+// Launched engine doubles (the vLLM/SGLang protocol stand-ins, started as processes through the real
+// launcher) and a writePolicy that writes what the trainer's save writes: a peft adapter or HF weights.
+const dir = mkdtempSync(join(tmpdir(), 'atk-sync-'));
+const checkpoints = join(dir, 'checkpoints');
+const params = { maxTokens: 3, temperature: 1, topP: 1, topK: -1, seed: 1 };
+
+function writeAdapter(target: string): Promise<void> {
+  mkdirSync(target, { recursive: true });
+  writeFileSync(join(target, 'adapter_config.json'), JSON.stringify({ peft_type: 'LORA', r: 8 }));
+  writeFileSync(join(target, 'adapter_model.safetensors'), 'weights');
+  return Promise.resolve();
+}
+
+function writeWeights(target: string): Promise<void> {
+  mkdirSync(target, { recursive: true });
+  writeFileSync(join(target, 'config.json'), JSON.stringify({ model_type: 'qwen2' }));
+  writeFileSync(join(target, 'model.safetensors'), 'weights');
+  return Promise.resolve();
+}
+
+async function launch(kind: 'vllm' | 'sglang', replicas: number, lora: boolean, logs: string): Promise<LaunchedEngines> {
+  const config = EngineSchema.parse({ kind, command: doubleEngineCommand, replicas, gpus: replicas === 2 ? [0, 1] : [], startup_timeout_s: 60 });
+  return launchEngines({ kind, config, model: 'models/tiny', logsDir: join(dir, logs), requestTimeoutMs: 10_000, ...(lora ? { lora: { rank: 8, targetModules: ['q_proj'] } } : {}) });
+}
+
+async function calls(baseUrl: string): Promise<string[]> {
+  const reply = (await (await fetch(`${baseUrl}/_double/calls`)).json()) as { path: string; body: { lora_name?: string } }[];
+  return reply.map((c) => `${c.path} ${c.body.lora_name ?? ''}`.trim());
+}
+
+describe('createEngineSync', () => {
+  let vllm: LaunchedEngines;
+  let sglang: LaunchedEngines;
+  beforeAll(async () => {
+    [vllm, sglang] = await Promise.all([launch('vllm', 2, true, 'vllm'), launch('sglang', 1, true, 'sglang')]);
+  });
+  afterAll(() => Promise.all([vllm?.stop(), sglang?.stop()]));
+
+  test('returns with every vLLM replica serving the new adapter and the old one unloaded', async () => {
+    const engine = vllm.engine;
+    const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine, replicaUrls: vllm.processes.map((p) => p.baseUrl), writePolicy: writeAdapter });
+    expect(readFileSync(join(dir, 'vllm', 'engine-1.log'), 'utf8')).toContain('CUDA_VISIBLE_DEVICES=1 VLLM_ALLOW_RUNTIME_LORA_UPDATING=True');
+    await sync.sync(1, join(checkpoints, 'step-00001'));
+    await sync.sync(2, join(checkpoints, 'step-00002'));
+    expect([sync.served, engine.model, sync.lastSeconds > 0]).toStrictEqual(['policy@2', 'policy@2', true]);
+    for (const replica of engine.replicas) expect(await replica.models()).toStrictEqual(['policy', 'policy@2']);
+    for (const p of vllm.processes) {
+      expect(await calls(p.baseUrl)).toStrictEqual([
+        '/v1/load_lora_adapter policy@1', '/reset_prefix_cache',
+        '/v1/load_lora_adapter policy@2', '/v1/unload_lora_adapter policy@1', '/reset_prefix_cache',
+      ]);
+    }
+    expect([existsSync(join(checkpoints, 'sync', 'step-00001')), existsSync(join(checkpoints, 'sync', 'step-00002', 'adapter_config.json'))]).toStrictEqual([false, true]);
+    const samples = await Promise.all([1, 2, 3, 4].map((i) => engine.generate([i], params)));
+    expect(samples.every((g) => g.tokenIds.length === 3)).toBe(true);
+  });
+
+  test('returns at once for version 0, the base model the engine started with', async () => {
+    const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine: vllm.engine, replicaUrls: [], writePolicy: () => Promise.reject(new Error('written twice')) });
+    await expect(sync.sync(0, join(checkpoints, 'step-00000'))).resolves.toBeUndefined();
+  });
+
+  test('rejects a LoRA sync into an engine started without runtime LoRA, keeping the base model', async () => {
+    const plain = await launch('vllm', 1, false, 'plain');
+    try {
+      const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine: plain.engine, replicaUrls: plain.processes.map((p) => p.baseUrl), writePolicy: writeAdapter });
+      const error = await sync.sync(1, join(dir, 'plain-ckpt', 'step-00001')).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as Error).message).toBe('vllm POST /v1/load_lora_adapter answered 404: Not Found');
+      expect([plain.engine.model, sync.served]).toStrictEqual(['policy', 'policy']);
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  test('returns with SGLang serving the adapter through lora_path', async () => {
+    const sync = createEngineSync({ mode: 'lora', protocol: 'sglang', engine: sglang.engine, replicaUrls: sglang.processes.map((p) => p.baseUrl), writePolicy: writeAdapter });
+    await sync.sync(1, join(dir, 'sglang-ckpt', 'step-00001'));
+    await sync.sync(2, join(dir, 'sglang-ckpt', 'step-00002'));
+    expect(sglang.engine.model).toBe('policy@2');
+    expect(await calls(sglang.processes[0].baseUrl)).toStrictEqual([
+      '/load_lora_adapter policy@1', '/flush_cache',
+      '/load_lora_adapter policy@2', '/unload_lora_adapter policy@1', '/flush_cache',
+    ]);
+    expect((await sglang.engine.generate([1, 2], params)).tokenIds).toHaveLength(3);
+    sglang.engine.setModel('policy');
+  });
+
+  test('returns with SGLang reloaded from disk under the new weight version', async () => {
+    const sync = createEngineSync({ mode: 'full', protocol: 'sglang', engine: sglang.engine, replicaUrls: sglang.processes.map((p) => p.baseUrl), writePolicy: writeWeights });
+    await sync.sync(3, join(dir, 'full-ckpt', 'step-00003'));
+    const info = (await (await fetch(`${sglang.processes[0].baseUrl}/get_model_info`)).json()) as { weight_version: string; model_path: string };
+    expect([info.weight_version, info.model_path, sglang.engine.model]).toStrictEqual(['policy@3', join(dir, 'full-ckpt', 'sync', 'step-00003'), 'policy']);
+  });
+
+  test('rejects a full reload SGLang refuses, with its message', async () => {
+    const sync = createEngineSync({ mode: 'full', protocol: 'sglang', engine: sglang.engine, replicaUrls: sglang.processes.map((p) => p.baseUrl), writePolicy: writeAdapter });
+    const error = await sync.sync(4, join(dir, 'bad-ckpt', 'step-00004')).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as Error).message).toBe(`sglang POST /update_weights_from_disk answered 400: Failed to update weights: no config.json in ${join(dir, 'bad-ckpt', 'sync', 'step-00004')}`);
+  });
+});
