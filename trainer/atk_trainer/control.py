@@ -1,0 +1,124 @@
+"""The control API (trainer/PROTOCOL.md): load a model, train, save, restore, health, shutdown.
+
+Every call that changes weights runs inside `engine.exclusive()`: admissions stop, running
+generations finish, then the call runs with the model to itself, and the engine afterwards serves
+the new weights stamped with the new policy version.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, Mapping, Optional
+
+from .batch import BatchError
+from .config import ConfigError, parse_config
+from .engine_api import EngineApi
+from .errors import HttpError, bad_request
+from .generate import Engine
+from .modeling import load_policy, random_policy, read_config
+
+INITS = ("pretrained", "random")
+
+
+class ControlApi:
+    def __init__(self, engine: Engine, engine_api: EngineApi, request_shutdown: Callable[[], None]):
+        self.engine = engine
+        self.engine_api = engine_api
+        self.request_shutdown = request_shutdown
+        self.trainer: Any = None
+
+    def health(self, _body: Any) -> Dict[str, Any]:
+        return {"status": "ok", "model_loaded": self.trainer is not None, "policy_version": self.engine.policy_version, "pid": os.getpid()}
+
+    def load_model(self, body: Any) -> Dict[str, Any]:
+        body = _object(body)
+        known = {"path", "init", "backend", "device", "dtype", "train"}
+        unknown = sorted(set(body) - known)
+        if unknown:
+            raise bad_request(f"unknown key {unknown[0]} (known: {', '.join(sorted(known))})")
+        path = body.get("path")
+        if not isinstance(path, str) or not path:
+            raise bad_request(f"path: expected a model directory, got {path!r}")
+        init = body.get("init", "pretrained")
+        if init not in INITS:
+            raise bad_request(f"init: expected one of {', '.join(INITS)}, got {init!r}")
+        options = {key: body.get(key, "auto") for key in ("backend", "device", "dtype")}
+        for key, value in options.items():
+            if not isinstance(value, str):
+                raise bad_request(f"{key}: expected a string, got {value!r}")
+        from .train import Trainer  # imported here so the engine runs even if training code is missing
+
+        try:
+            config = parse_config(body.get("train"))
+            with self.engine.exclusive():
+                if init == "random":
+                    policy = random_policy(read_config(path), seed=config.seed, **options)
+                    policy.path = os.path.abspath(path)
+                else:
+                    policy = load_policy(path, **options)
+                trainer = Trainer(policy, config)
+                self.trainer = trainer
+                self.engine.set_policy(policy, autocast=trainer.autocast)
+                self.engine.policy_version = trainer.policy_version
+                self.engine_api.model_loaded(policy.config, policy.path)
+        except (ConfigError, FileNotFoundError, ValueError, ImportError) as e:
+            raise bad_request(f"{type(e).__name__}: {e}") from None
+        module = self.trainer.policy.module
+        return {
+            "model": self.engine_api.served_name,
+            "backend": policy.backend,
+            "device": str(policy.device),
+            "parameters": _count(module, trainable=False),
+            "trainable_parameters": _count(module, trainable=True),
+            "policy_version": self.trainer.policy_version,
+        }
+
+    def train_step(self, body: Any) -> Dict[str, Any]:
+        trainer = self._trainer()
+        try:
+            with self.engine.exclusive():
+                metrics = trainer.step(_object(body))
+                self.engine.policy_version = trainer.policy_version
+        except (BatchError, ConfigError) as e:
+            raise bad_request(str(e)) from None
+        return {"policy_version": trainer.policy_version, "metrics": metrics}
+
+    def save(self, body: Any) -> Dict[str, Any]:
+        trainer, directory = self._trainer(), _dir(body)
+        with self.engine.exclusive():
+            return trainer.save(directory)
+
+    def load_checkpoint(self, body: Any) -> Dict[str, Any]:
+        trainer, directory = self._trainer(), _dir(body)
+        try:
+            with self.engine.exclusive():
+                result = trainer.load(directory)
+                self.engine.policy_version = trainer.policy_version
+        except (FileNotFoundError, ValueError) as e:
+            raise bad_request(f"{type(e).__name__}: {e}") from None
+        return result
+
+    def shutdown(self, _body: Any) -> Dict[str, Any]:
+        self.request_shutdown()
+        return {"status": "shutting down"}
+
+    def _trainer(self) -> Any:
+        if self.trainer is None:
+            raise HttpError(409, "no model loaded: POST /control/load_model first", "ConflictError")
+        return self.trainer
+
+
+def _object(body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, dict):
+        raise bad_request(f"expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _dir(body: Any) -> str:
+    directory: Optional[str] = _object(body).get("dir")
+    if not isinstance(directory, str) or not directory:
+        raise bad_request(f"dir: expected a directory path, got {directory!r}")
+    return directory
+
+
+def _count(module: Any, trainable: bool) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable)

@@ -1,0 +1,221 @@
+"""The subset of vLLM's OpenAI-compatible HTTP protocol that atk's engine client uses
+(notes/engines.md §1.1): token-ID prompts on /v1/completions with `return_token_ids` and token-ID
+logprobs, /health, /v1/models, and stand-ins for the LoRA and prefix-cache routes.
+
+No tokenizer is loaded: prompts must be token IDs, `text` is empty, and logprob keys are always
+`token_id:N` (what `return_tokens_as_token_ids` asks for). Requests that would silently change the
+sampled distribution in a way this engine does not implement (penalties, min_p, stop strings, ...)
+are refused with a 400 rather than ignored.
+"""
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from typing import Any, Dict, List, Mapping, Optional
+
+from .errors import HttpError, bad_request
+from .generate import Completion, Engine, SamplingParams
+
+MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
+MAX_N = 256
+# Fields this engine does not implement, with the value that means "unused".
+UNSUPPORTED_UNLESS = {
+    "stream": False, "echo": False, "stop": None, "prompt_logprobs": None, "min_tokens": 0, "min_p": 0.0,
+    "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0, "logit_bias": None,
+    "allowed_token_ids": None, "bad_words": None, "suffix": None, "response_format": None,
+    "structured_outputs": None, "guided_json": None, "guided_regex": None, "guided_choice": None,
+    "guided_grammar": None, "truncate_prompt_tokens": None,
+}
+
+
+class EngineApi:
+    """Route handlers over one Engine; `served_name` is the model name requests must use."""
+
+    def __init__(self, engine: Engine, served_name: str = "policy"):
+        self.engine = engine
+        self.served_name = served_name
+        self.root: Optional[str] = None  # model directory, shown in /v1/models
+        self.max_model_len = 0
+        self.vocab_size = 0
+        self.adapters: Dict[str, str] = {}  # lora_name -> lora_path (recorded; the served weights are the trainer's)
+        self.prefix_cache_resets = 0
+
+    def model_loaded(self, config: Mapping[str, Any], root: Optional[str]) -> None:
+        self.root = root
+        self.vocab_size = int(config["vocab_size"])
+        self.max_model_len = int(config.get("max_position_embeddings") or 32768)
+
+    # -- routes ----------------------------------------------------------------------------------------
+    def health(self, _body: Any) -> Any:
+        if self.engine.policy is None:
+            raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
+        return None  # 200 with an empty body, as vLLM answers
+
+    def models(self, _body: Any) -> Any:
+        created = int(time.time())
+
+        def card(name: str, root: Optional[str], parent: Optional[str]) -> Dict[str, Any]:
+            return {"id": name, "object": "model", "created": created, "owned_by": "atk", "root": root,
+                    "parent": parent, "max_model_len": self.max_model_len, "permission": []}
+
+        data = [card(self.served_name, self.root, None)] if self.engine.policy is not None else []
+        data += [card(name, path, self.served_name) for name, path in sorted(self.adapters.items())]
+        return {"object": "list", "data": data}
+
+    def completions(self, body: Any) -> Any:
+        if self.engine.policy is None:
+            raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
+        body = _object(body)
+        model = body.get("model") or self.served_name
+        if model != self.served_name and model not in self.adapters:
+            raise HttpError(404, f"The model `{model}` does not exist.", "NotFoundError")
+        for key, unused in UNSUPPORTED_UNLESS.items():
+            if body.get(key, unused) not in (unused, [], {}, ""):
+                raise bad_request(f"{key}: not supported by the embedded engine (send {unused!r} or leave it out)")
+        prompts = self._prompts(body.get("prompt"))
+        params = _sampling_params(body)
+        for prompt in prompts:
+            total = len(prompt) + params.max_tokens
+            if total > self.max_model_len:
+                raise bad_request(
+                    f"This model's maximum context length is {self.max_model_len} tokens. However, you requested "
+                    f"{total} tokens ({len(prompt)} in the messages, {params.max_tokens} in the completion). "
+                    "Please reduce the length of the messages or completion."
+                )
+        requests = [self.engine.submit(prompt, params) for prompt in prompts]
+        results = [r.wait() for r in requests]
+        return self._response(model, body, prompts, results)
+
+    def load_lora_adapter(self, body: Any) -> Any:
+        body = _object(body)
+        name, path = _string(body, "lora_name"), _string(body, "lora_path")
+        if name in self.adapters and not body.get("load_inplace"):
+            raise bad_request(f"The lora adapter '{name}' has already been loaded.")
+        if not os.path.isdir(path):
+            raise bad_request(f"lora_path {path!r}: no such directory")
+        self.adapters[name] = path
+        return f"Success: LoRA adapter '{name}' added successfully."
+
+    def unload_lora_adapter(self, body: Any) -> Any:
+        name = _string(_object(body), "lora_name")
+        if self.adapters.pop(name, None) is None:
+            raise HttpError(404, f"The lora adapter '{name}' cannot be found.", "NotFoundError")
+        return f"Success: LoRA adapter '{name}' removed successfully."
+
+    def reset_prefix_cache(self, _body: Any) -> Any:
+        # No cache outlives a request here, so there is nothing stale to drop; counted for tests and logs.
+        self.prefix_cache_resets += 1
+        return None
+
+    # -- helpers ---------------------------------------------------------------------------------------
+    def _prompts(self, prompt: Any) -> List[List[int]]:
+        if isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt)):
+            raise bad_request("prompt: the embedded engine takes token IDs (a list of ints), not text")
+        if not isinstance(prompt, list) or not prompt:
+            raise bad_request("prompt: expected a non-empty list of token IDs (or a list of such lists)")
+        batch = prompt if all(isinstance(p, list) for p in prompt) else [prompt]
+        for i, ids in enumerate(batch):
+            where = "prompt" if batch is not prompt else f"prompt[{i}]"
+            if not ids:
+                raise bad_request(f"{where}: empty")
+            for j, t in enumerate(ids):
+                if not _is_int(t) or not 0 <= t < self.vocab_size:
+                    raise bad_request(f"{where}[{j}]: expected a token ID in [0, {self.vocab_size}), got {t!r}")
+        return batch
+
+    def _response(self, model: str, body: Mapping[str, Any], prompts: List[List[int]], results: List[List[Completion]]):
+        with_ids = bool(body.get("return_token_ids"))
+        with_logprobs = body.get("logprobs") is not None
+        choices, completion_tokens = [], 0
+        for prompt, completions in zip(prompts, results):
+            for c in completions:
+                completion_tokens += len(c.token_ids)
+                choices.append({
+                    "index": len(choices),
+                    "text": "",
+                    "logprobs": _logprobs(c) if with_logprobs else None,
+                    "finish_reason": c.finish_reason,
+                    "stop_reason": c.stop_reason,
+                    "prompt_logprobs": None,
+                    "prompt_token_ids": list(prompt) if with_ids else None,
+                    "token_ids": c.token_ids if with_ids else None,
+                })
+        prompt_tokens = sum(len(p) for p in prompts)  # once per prompt, whatever n is, as vLLM counts
+        versions = sorted({c.policy_version for r in results for c in r})
+        return {
+            "id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()), "model": model,
+            "choices": choices,
+            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+                      "completion_tokens": completion_tokens, "prompt_tokens_details": None},
+            # atk's addition: the trainer policy version(s) that sampled these choices.
+            "policy_version": versions[0] if len(versions) == 1 else versions,
+        }
+
+
+def _logprobs(c: Completion) -> Dict[str, Any]:
+    return {
+        "text_offset": [0] * len(c.token_ids),
+        "token_logprobs": c.logprobs,
+        "tokens": [f"token_id:{t}" for t in c.token_ids],
+        "top_logprobs": [{f"token_id:{t}": lp for t, lp in top.items()} for top in c.top_logprobs],
+    }
+
+
+def _sampling_params(body: Mapping[str, Any]) -> SamplingParams:
+    max_tokens = _number(body, "max_tokens", 16, integer=True, low=1)
+    temperature = _number(body, "temperature", 1.0, low=0.0)
+    top_p = _number(body, "top_p", 1.0, low=0.0)
+    if not 0 < top_p <= 1:
+        raise bad_request(f"top_p: must be in (0, 1], got {top_p}")
+    top_k = _number(body, "top_k", -1, integer=True, low=-1)
+    n = _number(body, "n", 1, integer=True, low=1)
+    if n > MAX_N:
+        raise bad_request(f"n: at most {MAX_N}, got {n}")
+    best_of = body.get("best_of")
+    if best_of is not None and best_of != n:
+        raise bad_request("best_of: not supported by the embedded engine (leave it out or equal to n)")
+    seed = body.get("seed")
+    if seed is not None and not _is_int(seed):
+        raise bad_request(f"seed: expected an integer or null, got {seed!r}")
+    stop_ids = body.get("stop_token_ids") or []
+    if not isinstance(stop_ids, list) or not all(_is_int(t) for t in stop_ids):
+        raise bad_request(f"stop_token_ids: expected a list of token IDs, got {stop_ids!r}")
+    logprobs = body.get("logprobs")
+    if logprobs is not None and (not _is_int(logprobs) or not 0 <= logprobs <= MAX_LOGPROBS):
+        raise bad_request(f"logprobs: expected an integer in [0, {MAX_LOGPROBS}] or null, got {logprobs!r}")
+    ignore_eos = body.get("ignore_eos", False)
+    if not isinstance(ignore_eos, bool):
+        raise bad_request(f"ignore_eos: expected a boolean, got {ignore_eos!r}")
+    return SamplingParams(
+        max_tokens=max_tokens, temperature=float(temperature), top_p=float(top_p), top_k=top_k,
+        seed=seed, stop_token_ids=tuple(stop_ids), ignore_eos=ignore_eos, logprobs=logprobs, n=n,
+    )
+
+
+def _object(body: Any) -> Mapping[str, Any]:
+    if not isinstance(body, dict):
+        raise bad_request(f"expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _string(body: Mapping[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        raise bad_request(f"{key}: expected a non-empty string, got {value!r}")
+    return value
+
+
+def _number(body: Mapping[str, Any], key: str, default, integer: bool = False, low=None):
+    value = body.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or (integer and not _is_int(value)):
+        raise bad_request(f"{key}: expected {'an integer' if integer else 'a number'}, got {value!r}")
+    if low is not None and value < low:
+        raise bad_request(f"{key}: must be >= {low}, got {value}")
+    return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
