@@ -4,6 +4,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { execa } from 'execa';
+import { engineVersionCheck } from '../engines/launch/index.js';
 import { sandboxCapabilities } from '../tools/sandbox/index.js';
 import { findPython, type PythonInfo } from '../trainer/find-python.js';
 import { dataDir } from '../util/paths.js';
@@ -30,8 +31,8 @@ export async function doctorChecks(): Promise<DoctorRow[]> {
     python.then(({ info, tried }) => torchCheck(info, tried)),
     python.then(({ info }) => blasCheck(info)),
     python.then(({ info }) => gpuCheck(info)),
-    engineCheck('vllm', ['vllm', '--version']),
-    python.then(({ info }) => engineCheck('sglang', ['sglang', '--version'], info ? [info.python, '-c', 'import sglang; print(sglang.__version__)'] : undefined)),
+    engineVersionCheck('vllm'),
+    python.then(({ info }) => engineVersionCheck('sglang', info?.python)),
     sandboxCheck(),
     dataDirCheck(dataDir()),
   ]);

@@ -11,3 +11,4 @@ export {
   runningEngineVersion,
   type VersionVerdict,
 } from './engine-version.js';
+export { engineVersionCheck, engineVersionChecks, type EngineDoctorRow } from './engine-doctor.js';

@@ -50,6 +50,7 @@ describe('createEngineSync', () => {
     const engine = vllm.engine;
     const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine, replicaUrls: vllm.processes.map((p) => p.baseUrl), writePolicy: writeAdapter });
     expect(readFileSync(join(dir, 'vllm', 'engine-1.log'), 'utf8')).toContain('CUDA_VISIBLE_DEVICES=1 VLLM_ALLOW_RUNTIME_LORA_UPDATING=True');
+    expect([vllm.version, sglang.version]).toStrictEqual(['0.11.0', '0.5.4']);
     await sync.sync(1, join(checkpoints, 'step-00001'));
     await sync.sync(2, join(checkpoints, 'step-00002'));
     expect([sync.served, engine.model, sync.lastSeconds > 0]).toStrictEqual(['policy@2', 'policy@2', true]);
