@@ -6,3 +6,4 @@ export { addRecipeCheck, checkRecipe, type RecipeCheck, type RecipeProblem } fro
 export { recipeJsonSchema, type JsonSchemaNode } from './json-schema.js';
 export { recipeReference, referenceMarkdown, REFERENCE_BEGIN, REFERENCE_END, type ReferenceRow } from './reference.js';
 export { OVERRIDES_FILE } from './overrides.js';
+export type { SourceLocation } from './located.js';

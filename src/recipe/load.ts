@@ -9,7 +9,7 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from '../errors/index.js';
 import { checkRecipe } from './checks.js';
 import { locateZodIssues } from './issues.js';
-import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode } from './located.js';
+import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode, type SourceLocation } from './located.js';
 import { applyOverrides, OVERRIDES_FILE, parseOverrides } from './overrides.js';
 import { resolveRecipe, type ResolvedRecipe } from './resolve.js';
 import { RecipeSchema } from './schema.js';
@@ -24,6 +24,13 @@ export interface LoadedRecipe {
   readonly file: string;
   /** Its directory. */
   readonly dir: string;
+  /** Where the value at a dotted key path was written (file, line, column), for later checks. */
+  locate(path: string): SourceLocation;
+  /**
+   * The same error with issues that components reported at the placeholder file `<recipe>`
+   * (see parseComponentOptions) moved to the line their key path was written on.
+   */
+  relocate(error: ConfigError): ConfigError;
 }
 
 /**
@@ -55,8 +62,23 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
       chain.files,
     );
   }
-  return { recipe, sourceText: chain.text, file: absolute, dir: dirname(absolute) };
+  const locatePath = (path: string): SourceLocation => locate(root, parseKeyPath(path));
+  return {
+    recipe,
+    sourceText: chain.text,
+    file: absolute,
+    dir: dirname(absolute),
+    locate: locatePath,
+    relocate: (error) =>
+      new ConfigError(
+        error.issues.map((issue) => (issue.file === PLACEHOLDER_FILE ? { ...issue, ...locatePath(issue.path) } : issue)),
+        error.hint === undefined ? {} : { hint: error.hint },
+      ),
+  };
 }
+
+/** The file name components use in ConfigIssues before the loader locates them. */
+const PLACEHOLDER_FILE = '<recipe>';
 
 /** `tools.0.name` -> ['tools', 0, 'name']. */
 export function parseKeyPath(path: string): KeyPath {

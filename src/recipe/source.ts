@@ -3,9 +3,10 @@
  * package's node ranges, and conversion to a located tree. Every problem becomes a ConfigIssue.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import type { ConfigIssue } from '../errors/index.js';
 import type { LocatedEntry, LocatedNode, SourceLocation } from './located.js';
+import { syntaxIssues } from './yaml-errors.js';
 
 /** One parsed file: its tree (undefined when it could not be parsed) and its text. */
 export interface ParsedSource {
@@ -61,25 +62,11 @@ export function parseRecipeText(text: string, file: string): ParsedSource {
  */
 export function parseYamlNode(text: string, at: (offset: number) => SourceLocation, lineCounter = new LineCounter()): { root: LocatedNode | undefined; issues: ConfigIssue[] } {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const syntax = doc.errors.map((error) => syntaxIssue(error, text, at));
+  const syntax = syntaxIssues(doc.errors, text, at);
   if (syntax.length > 0) return { root: undefined, issues: syntax };
   const converted = toLocated(doc.contents, doc, at, []);
   return { root: converted.node, issues: converted.issues };
 }
-
-function syntaxIssue(error: YAMLError, text: string, at: (offset: number) => SourceLocation): ConfigIssue {
-  const [start] = error.pos;
-  const message = SYNTAX_MESSAGES[error.code]?.(text.slice(error.pos[0], error.pos[1])) ?? `YAML syntax: ${lowerFirst(error.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''))}`;
-  return { ...at(start), path: '', message };
-}
-
-/** Plain wording for the yaml package's most common errors. */
-const SYNTAX_MESSAGES: Readonly<Record<string, (source: string) => string>> = {
-  TAB_AS_INDENT: () => 'tab used for indentation; YAML indents with spaces',
-  DUPLICATE_KEY: (key) => `duplicate key '${key.trim()}'`,
-  MULTIPLE_DOCS: () => 'more than one YAML document (---); a recipe is one document',
-  MISSING_CHAR: () => 'YAML syntax: unclosed quote or bracket',
-};
 
 interface Converted {
   readonly node: LocatedNode;
@@ -145,8 +132,4 @@ function lineColOfByte(bytes: Buffer, offset: number): { line: number; col: numb
     }
   }
   return { line, col: offset - lineStart + 1 };
-}
-
-function lowerFirst(text: string): string {
-  return text.charAt(0).toLowerCase() + text.slice(1);
 }

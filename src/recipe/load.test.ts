@@ -1,0 +1,133 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { ConfigError } from '../errors/index.js';
+import { projectRoot } from '../util/paths.js';
+import { addRecipeCheck, loadRecipe } from './index.js';
+
+/** A fresh directory with the given files. */
+function files(tree: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'atk-recipe-'));
+  for (const [name, text] of Object.entries(tree)) {
+    mkdirSync(join(dir, name, '..'), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+const VALID = 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n';
+
+async function problems(file: string, overrides: string[] = []): Promise<string[]> {
+  const error = await loadRecipe(file, overrides).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return (error as ConfigError).message.split('\n');
+}
+
+describe('loadRecipe', () => {
+  test('returns the resolved recipe with defaults, preset settings and the source text', async () => {
+    const dir = files({ 'r.yaml': `${VALID}algorithm:\n  name: rloo\n` });
+    const loaded = await loadRecipe(join(dir, 'r.yaml'));
+    expect(loaded.file).toBe(join(dir, 'r.yaml'));
+    expect(loaded.dir).toBe(dir);
+    expect(loaded.sourceText).toBe(`${VALID}algorithm:\n  name: rloo\n`);
+    expect(loaded.recipe.algorithm).toMatchObject({ name: 'rloo', group_size: 8, baseline: 'leave_one_out', std_normalize: false });
+    expect(loaded.recipe.train.steps).toBe(100);
+    expect(loaded.recipe.model.path).toBe('Qwen/Qwen3-0.6B');
+    expect('extends' in loaded.recipe).toBe(false);
+  });
+
+  test('returns a deep merge of extends: maps merge, lists replace, the including file wins', async () => {
+    const dir = files({
+      'base/base.yaml': 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\n  engine:\n    kind: sglang\n    gpus: [0, 1]\n    startup_timeout_s: 60\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n',
+      'top.yaml': 'extends: base/base.yaml\nname: top\nmodel:\n  engine:\n    gpus: [3]\ntools: []\n',
+    });
+    const { recipe } = await loadRecipe(join(dir, 'top.yaml'));
+    expect({ name: recipe.name, engine: [recipe.model.engine.kind, recipe.model.engine.gpus, recipe.model.engine.startup_timeout_s], tools: recipe.tools }).toStrictEqual({
+      name: 'top',
+      engine: ['sglang', [3], 60],
+      tools: [],
+    });
+  });
+
+  test('rejects a value inherited through extends at its line in the base file', async () => {
+    const dir = files({ 'b.yaml': `${VALID}rollout:\n  top_p: 2\n`, 'sub/top.yaml': 'extends: ../b.yaml\nname: top\n' });
+    const lines = await problems(join(dir, 'sub', 'top.yaml'));
+    expect(lines).toStrictEqual([`${join(dir, 'b.yaml')}:9:10  rollout.top_p: must be <= 1, got 2`]);
+  });
+
+  test('rejects a chain of three files that loops back, naming the cycle', async () => {
+    const dir = files({ 'a.yaml': 'extends: b.yaml\n', 'b.yaml': 'extends: c.yaml\n', 'c.yaml': 'name: c\nextends: a.yaml\n' });
+    const lines = await problems(join(dir, 'a.yaml'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/c\.yaml:2:10 {2}extends: circular extends: .*a\.yaml -> .*b\.yaml -> .*c\.yaml -> .*a\.yaml$/);
+  });
+
+  test('returns overrides parsed as YAML scalars and flow lists', async () => {
+    const dir = files({ 'r.yaml': VALID });
+    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'model.engine.args=[--x, "2"]', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_len=9']);
+    expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.model.engine.args, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
+      7,
+      2e-4,
+      ['--x', '2'],
+      false,
+      'x1',
+      { max_len: 9 },
+    ]);
+  });
+
+  test('rejects every bad override at once, located by argument number and column', async () => {
+    const dir = files({ 'r.yaml': VALID });
+    const lines = await problems(join(dir, 'r.yaml'), ['train.stepz=3', 'seed=-1', 'oops', 'tools.5.name=x', 'extends=a.yaml']);
+    expect(lines).toStrictEqual([
+      "<overrides>:1:7  train.stepz: unknown key (did you mean 'train.steps'?)",
+      '<overrides>:2:6  seed: must be >= 0, got -1',
+      "<overrides>:3:1  bad override 'oops': expected key.path=value, e.g. train.steps=10",
+      '<overrides>:4:1  tools.5.name: index 5 is past the end of tools (1 items)',
+      '<overrides>:5:1  extends: extends cannot be overridden; write it in the recipe',
+    ]);
+  });
+
+  test('rejects file problems and override problems together, file first', async () => {
+    const dir = files({ 'r.yaml': `${VALID}train:\n  steps: 0\n` });
+    const lines = await problems(join(dir, 'r.yaml'), ['rollout.concurrency=0']);
+    expect(lines).toStrictEqual([`${join(dir, 'r.yaml')}:9:10  train.steps: must be > 0, got 0`, '<overrides>:1:21  rollout.concurrency: must be > 0, got 0']);
+  });
+
+  test('returns paths resolved against the file that wrote them; hub ids stay as written', async () => {
+    const dir = files({
+      'shared/base.yaml': `${VALID}dataset:\n  name: file\n  path: data/train.jsonl\n`,
+      'exp/top.yaml': 'extends: ../shared/base.yaml\nagent:\n  system_prompt: {file: prompt.txt}\nmodel:\n  path: models/tiny-arith\n',
+    });
+    const { recipe } = await loadRecipe(join(dir, 'exp', 'top.yaml'), ['model.chat_template=t.jinja']);
+    expect([recipe.dataset.path, recipe.agent.system_prompt, recipe.model.path, recipe.model.chat_template]).toStrictEqual([
+      join(dir, 'shared', 'data', 'train.jsonl'),
+      { file: join(dir, 'exp', 'prompt.txt') },
+      join(projectRoot(), 'models', 'tiny-arith'),
+      join(process.cwd(), 't.jinja'),
+    ]);
+  });
+
+  test('rejects unregistered component names with the nearest registered one', async () => {
+    const dir = files({ 'r.yaml': VALID.replace('name: calculator', 'name: calculater') });
+    const lines = await problems(join(dir, 'r.yaml'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^${join(dir, 'r.yaml')}:5:11 {2}tools\\.0\\.name: unknown tool 'calculater' \\(did you mean 'calculator'\\?\\); known: `));
+  });
+
+  test('rejects what an added check reports, located at the key it names', async () => {
+    addRecipeCheck((recipe) => (recipe.seed === 4242 ? [{ path: 'seed', message: 'seed 4242 is reserved' }] : []));
+    const dir = files({ 'r.yaml': `${VALID}seed: 4242\n` });
+    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([`${join(dir, 'r.yaml')}:8:7  seed: seed 4242 is reserved`]);
+  });
+
+  test('returns a relocate that moves component issues from <recipe> to their line', async () => {
+    const dir = files({ 'r.yaml': `${VALID}dataset:\n  name: arith\n  options:\n    max_digits: 99\n` });
+    const loaded = await loadRecipe(join(dir, 'r.yaml'));
+    const moved = loaded.relocate(new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'dataset.options.max_digits', message: 'must be <= 12' }]));
+    expect(moved.message).toBe(`${join(dir, 'r.yaml')}:11:17  dataset.options.max_digits: must be <= 12`);
+  });
+});
