@@ -7,7 +7,7 @@ the new weights stamped with the new policy version.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional
 
 from .batch import BatchError
 from .config import ConfigError, parse_config
@@ -20,10 +20,9 @@ INITS = ("pretrained", "random")
 
 
 class ControlApi:
-    def __init__(self, engine: Engine, engine_api: EngineApi, request_shutdown: Callable[[], None]):
+    def __init__(self, engine: Engine, engine_api: EngineApi):
         self.engine = engine
         self.engine_api = engine_api
-        self.request_shutdown = request_shutdown
         self.trainer: Any = None
 
     def health(self, _body: Any) -> Dict[str, Any]:
@@ -98,7 +97,7 @@ class ControlApi:
         return result
 
     def shutdown(self, _body: Any) -> Dict[str, Any]:
-        self.request_shutdown()
+        # The server stops itself once this reply is written.
         return {"status": "shutting down"}
 
     def _trainer(self) -> Any:

@@ -61,7 +61,7 @@ class TrainerServer:
     def __init__(self, host: str, port: int, served_name: str = "policy", max_batch: int = 256, seed: int = 0):
         self.engine = Engine(max_batch=max_batch, seed=seed).start()
         self.engine_api = EngineApi(self.engine, served_name)
-        self.control = ControlApi(self.engine, self.engine_api, lambda: self.stop("POST /control/shutdown"))
+        self.control = ControlApi(self.engine, self.engine_api)
         e, c = self.engine_api, self.control
         self.routes: Dict[Tuple[str, str], Callable[[Any], Any]] = {
             ("GET", "/health"): e.health,
@@ -77,8 +77,7 @@ class TrainerServer:
             ("POST", "/control/load_checkpoint"): c.load_checkpoint,
             ("POST", "/control/shutdown"): c.shutdown,
         }
-        self.httpd = ThreadingHTTPServer((host, port), _handler_class(self))
-        self.httpd.daemon_threads = True
+        self.httpd = _HttpServer((host, port), _handler_class(self))
         self.port = self.httpd.server_address[1]
         self._stopping = threading.Event()
 
@@ -117,6 +116,11 @@ class TrainerServer:
         return 200, handler(body)
 
 
+class _HttpServer(ThreadingHTTPServer):
+    request_queue_size = 1024  # listen backlog; the default 5 resets connections when many episodes call at once
+    daemon_threads = True
+
+
 def _handler_class(app: TrainerServer):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive: the engine client sends many small requests
@@ -144,6 +148,8 @@ def _handler_class(app: TrainerServer):
                 line = traceback.format_exception_only(type(e), e)[-1].strip()
                 status, body = 500, _error_body(path, 500, line, "InternalServerError", trace)
             self._reply(status, body)
+            if (method, path) == ("POST", "/control/shutdown") and status == 200:
+                app.stop("POST /control/shutdown")  # after the reply is written: the process may end any moment now
             if path.startswith("/control/") or status >= 400:
                 log(f"{method} {path} -> {status} in {time.perf_counter() - start:.3f} s")
 

@@ -1,0 +1,149 @@
+"""The built-in qwen2 against a loop-by-loop reference, its KV cache, and checkpoints in HF layout."""
+import json
+import math
+
+import pytest
+import torch
+
+from atk_trainer.modeling import load_policy, random_policy
+from atk_trainer.qwen2 import KVCache, Qwen2Config
+
+GQA_UNTIED = {
+    "model_type": "qwen2", "vocab_size": 40, "hidden_size": 24, "intermediate_size": 40, "num_hidden_layers": 2,
+    "num_attention_heads": 6, "num_key_value_heads": 2, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
+    "rope_theta": 500.0, "tie_word_embeddings": False,
+}
+MHA_TIED = {**GQA_UNTIED, "num_key_value_heads": 6, "tie_word_embeddings": True, "rope_theta": 1e6}
+
+
+def perturbed(policy, seed=1):
+    """Random norm gains and biases too (random init leaves them at 1 and 0, which would hide bugs)."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in policy.module.named_parameters():
+            if name.endswith("norm.weight") or name.endswith(".bias"):
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5 + (1.0 if name.endswith("norm.weight") else 0.0))
+    return policy
+
+
+def reference_logits(sd, cfg, ids):
+    """Qwen2 written out per head and per rotary pair, in float64."""
+    sd = {k: v.double() for k, v in sd.items()}
+    H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
+    D = C // H
+    T = len(ids)
+
+    def rms(x, w):
+        return w * x / torch.sqrt((x * x).mean(-1, keepdim=True) + cfg["rms_norm_eps"])
+
+    def rotate(v, pos):  # v (D,): pairs (i, i + D/2) rotate by pos * theta^(-2i/D)
+        out = v.clone()
+        for i in range(D // 2):
+            angle = pos * cfg["rope_theta"] ** (-2 * i / D)
+            a, b = v[i], v[i + D // 2]
+            out[i], out[i + D // 2] = a * math.cos(angle) - b * math.sin(angle), b * math.cos(angle) + a * math.sin(angle)
+        return out
+
+    x = sd["model.embed_tokens.weight"][ids]  # (T, C)
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        h = rms(x, sd[p + "input_layernorm.weight"])
+        q = h @ sd[p + "self_attn.q_proj.weight"].T + sd[p + "self_attn.q_proj.bias"]
+        k = h @ sd[p + "self_attn.k_proj.weight"].T + sd[p + "self_attn.k_proj.bias"]
+        v = h @ sd[p + "self_attn.v_proj.weight"].T + sd[p + "self_attn.v_proj.bias"]
+        heads = []
+        for head in range(H):
+            kv = head // (H // Hkv)
+            qs = torch.stack([rotate(q[t, head * D:(head + 1) * D], t) for t in range(T)])
+            ks = torch.stack([rotate(k[t, kv * D:(kv + 1) * D], t) for t in range(T)])
+            vs = v[:, kv * D:(kv + 1) * D]
+            out = torch.zeros(T, D, dtype=torch.float64)
+            for t in range(T):
+                scores = torch.stack([qs[t] @ ks[s] / math.sqrt(D) for s in range(t + 1)])
+                out[t] = torch.softmax(scores, 0) @ vs[: t + 1]
+            heads.append(out)
+        x = x + torch.cat(heads, -1) @ sd[p + "self_attn.o_proj.weight"].T
+        h = rms(x, sd[p + "post_attention_layernorm.weight"])
+        gate, up = h @ sd[p + "mlp.gate_proj.weight"].T, h @ sd[p + "mlp.up_proj.weight"].T
+        x = x + (gate * torch.sigmoid(gate) * up) @ sd[p + "mlp.down_proj.weight"].T
+    x = rms(x, sd["model.norm.weight"])
+    head = sd["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else sd["lm_head.weight"]
+    return x @ head.T
+
+
+@pytest.mark.parametrize("cfg", [GQA_UNTIED, MHA_TIED], ids=["gqa-untied", "mha-tied"])
+def test_logits_returns_the_reference_computation(cfg):
+    policy = perturbed(random_policy(cfg, seed=3))
+    ids = [5, 0, 39, 7, 7, 12, 1, 30, 2]
+    with torch.no_grad():
+        got = policy.logits(torch.tensor([ids, ids[::-1]]))  # (2, T, V)
+    want = reference_logits(policy.module.state_dict(), cfg, ids)
+    assert (got[0].double() - want).abs().max().item() < 1e-4
+    assert (got[1].double() - reference_logits(policy.module.state_dict(), cfg, ids[::-1])).abs().max().item() < 1e-4
+
+
+def test_kv_cache_returns_the_full_forward_logits_for_rows_of_different_lengths():
+    policy = perturbed(random_policy(GQA_UNTIED, seed=4))
+    module = policy.module
+    prompts = [[1, 2, 3, 4, 5], [6, 7], [8, 9, 10]]
+    follow = [[11, 12], [13, 14], [15, 16]]
+    with torch.no_grad():
+        # Left-padded prefill of all three, then a fourth row joins by merge, then two decode steps.
+        cache = KVCache.for_model(module, 3)
+        T = max(map(len, prompts))
+        ids = torch.tensor([[0] * (T - len(p)) + p for p in prompts])
+        valid = torch.tensor([[False] * (T - len(p)) + [True] * len(p) for p in prompts])
+        positions = (valid.long().cumsum(-1) - 1).clamp(min=0)
+        last = [module(ids, positions, cache, valid)[:, -1]]
+        late = KVCache.for_model(module, 1)
+        module(torch.tensor([[20, 21, 22, 23, 24, 25, 26]]), None, late)
+        cache.merge(late)
+        lengths = [5, 2, 3, 7]
+        rows = follow + [[27, 28]]
+        steps = []
+        for step in range(2):
+            tokens = torch.tensor([[r[step]] for r in rows])
+            steps.append(module(tokens, torch.tensor([[n + step] for n in lengths]), cache)[:, -1])
+        cache.select(torch.tensor([0, 3]))  # retire two rows; the others keep decoding correctly
+        after = module(torch.tensor([[30], [31]]), torch.tensor([[7], [9]]), cache)[:, -1]
+        full = [prompts[0] + follow[0], prompts[1] + follow[1], prompts[2] + follow[2], [20, 21, 22, 23, 24, 25, 26, 27, 28]]
+        for i, seq in enumerate(full):
+            ref = policy.logits(torch.tensor([seq]))[0]
+            if i < 3:
+                assert torch.allclose(last[0][i], ref[len(prompts[i]) - 1], atol=1e-5)
+            for step in range(2):
+                assert torch.allclose(steps[step][i], ref[lengths[i] + step], atol=1e-5)
+        for row, seq, token in ((0, full[0], 30), (1, full[3], 31)):
+            assert torch.allclose(after[row], policy.logits(torch.tensor([seq + [token]]))[0, -1], atol=1e-5)
+
+
+def test_save_pretrained_then_load_policy_returns_the_same_logits(tmp_path):
+    for cfg in (GQA_UNTIED, MHA_TIED):
+        policy = perturbed(random_policy(cfg, seed=5))
+        policy.save_pretrained(str(tmp_path / "m"))
+        loaded = load_policy(str(tmp_path / "m"), backend="builtin")
+        ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+        assert torch.equal(loaded.logits(ids), policy.logits(ids))
+        written = json.loads((tmp_path / "m" / "config.json").read_text())
+        assert written["num_key_value_heads"] == cfg["num_key_value_heads"] and written["torch_dtype"] == "float32"
+
+
+def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
+    with pytest.raises(ValueError, match="rope_scaling"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0}})
+    with pytest.raises(ValueError, match="qwen2 only"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "llama"})
+    with pytest.raises(FileNotFoundError, match="config.json"):
+        load_policy(str(tmp_path), backend="builtin")
+    with pytest.raises(ValueError, match="backend"):
+        load_policy(str(tmp_path), backend="vllm")
+
+
+def test_random_policy_returns_the_transformers_logits():
+    pytest.importorskip("transformers")
+    builtin = perturbed(random_policy(GQA_UNTIED, seed=6))
+    hf = random_policy(GQA_UNTIED, seed=6, backend="transformers")
+    hf.module.load_state_dict(builtin.module.state_dict(), strict=False)
+    ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    with torch.no_grad():
+        assert (hf.logits(ids) - builtin.logits(ids)).abs().max().item() < 1e-4

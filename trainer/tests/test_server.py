@@ -1,0 +1,183 @@
+"""The trainer process over real HTTP on 127.0.0.1: the vLLM subset, the control API, errors and exits."""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+from atk_trainer.loss import token_logprobs
+from atk_trainer.modeling import load_policy
+
+TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIG = {
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 64, "hidden_size": 32,
+    "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "max_position_embeddings": 96, "tie_word_embeddings": True, "eos_token_id": 63,
+}
+
+
+def start_server(*args):
+    env = {**os.environ, "PYTHONPATH": TRAINER_DIR, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "atk_trainer", "--port", "0", *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    line = proc.stdout.readline()
+    match = re.search(r"serving on (http://[\d.]+:\d+)", line)
+    assert match, line
+    return proc, match.group(1)
+
+
+def call(url, path, body=None, method=None):
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    request = urllib.request.Request(url + path, data=data, method=method or ("POST" if data is not None else "GET"))
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            raw = r.read()
+            return r.status, json.loads(raw) if raw and r.headers["Content-Type"].startswith("application/json") else raw.decode()
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    model_dir = tmp_path_factory.mktemp("model")
+    (model_dir / "config.json").write_text(json.dumps(CONFIG))
+    proc, url = start_server()
+    status, loaded = call(url, "/control/load_model", {"path": str(model_dir), "init": "random", "backend": "builtin",
+                                                         "device": "cpu", "dtype": "float32", "train": {"seed": 3, "learning_rate": 0.05}})
+    assert status == 200, loaded
+    yield url, model_dir, loaded
+    proc.terminate()
+    proc.wait(10)
+
+
+def completion(url, prompt, **params):
+    body = {"model": "policy", "prompt": prompt, "max_tokens": 16, "temperature": 1.0, "top_p": 1.0, "top_k": -1, "n": 1,
+            "logprobs": 0, "return_token_ids": True, "return_tokens_as_token_ids": True, "skip_special_tokens": False,
+            "include_stop_str_in_output": True, "stream": False, **params}
+    return call(url, "/v1/completions", body)
+
+
+def test_completions_logprobs_return_the_trainers_recompute_under_32_concurrent_requests(server, tmp_path):
+    url, _, loaded = server
+    assert call(url, "/control/save", {"dir": str(tmp_path / "ckpt")})[0] == 200
+    policy = load_policy(str(tmp_path / "ckpt"), backend="builtin")  # the served weights, through a checkpoint
+    prompts = [[(7 * i + j) % 60 + 1 for j in range(1 + i % 9)] for i in range(32)]
+    with ThreadPoolExecutor(32) as pool:
+        replies = list(pool.map(lambda i: completion(url, prompts[i], seed=i, max_tokens=12 + i % 10), range(32)))
+    worst = 0.0
+    for prompt, (status, reply) in zip(prompts, replies):
+        assert status == 200, reply
+        (choice,) = reply["choices"]
+        tokens = choice["token_ids"]
+        assert choice["prompt_token_ids"] == prompt and choice["logprobs"]["tokens"] == [f"token_id:{t}" for t in tokens]
+        ids = torch.tensor([prompt + tokens])
+        with torch.no_grad():
+            recomputed = token_logprobs(policy.logits(ids), ids)[0, len(prompt):]
+        worst = max(worst, max(abs(a - b) for a, b in zip(choice["logprobs"]["token_logprobs"], recomputed.tolist())))
+    print(f"\nmax |engine logprob - trainer recompute| over 32 concurrent requests: {worst:.2e}")
+    assert worst < 1e-4
+
+
+def test_completions_returns_vllm_shapes_for_n_stop_and_top_logprobs(server):
+    url = server[0]
+    status, reply = completion(url, [[1, 2, 3], [4, 5]], n=2, seed=9, logprobs=3, max_tokens=5, stop_token_ids=[7])
+    assert status == 200
+    assert [c["index"] for c in reply["choices"]] == [0, 1, 2, 3]
+    assert [c["prompt_token_ids"] for c in reply["choices"]] == [[1, 2, 3], [1, 2, 3], [4, 5], [4, 5]]
+    for c in reply["choices"]:
+        lp = c["logprobs"]
+        assert len(lp["token_logprobs"]) == len(c["token_ids"]) == len(lp["top_logprobs"]) <= 5
+        for token, top, value in zip(c["token_ids"], lp["top_logprobs"], lp["token_logprobs"]):
+            assert top[f"token_id:{token}"] == value and 3 <= len(top) <= 4
+        if c["finish_reason"] == "stop":
+            assert c["token_ids"][-1] in (7, 63) and c["stop_reason"] in (7, None)
+        else:
+            assert (c["finish_reason"], len(c["token_ids"])) == ("length", 5)
+    assert reply["usage"]["prompt_tokens"] == 5 and reply["object"] == "text_completion"
+    status, greedy = completion(url, [1, 2, 3], temperature=0, logprobs=None, max_tokens=4, ignore_eos=True)
+    assert greedy["choices"][0]["logprobs"] is None and len(greedy["choices"][0]["token_ids"]) == 4
+
+
+def test_malformed_requests_return_4xx_and_the_server_keeps_serving(server):
+    url = server[0]
+    cases = [
+        (call(url, "/v1/completions", b"{not json"), 400, "not JSON"),
+        (completion(url, "some text"), 400, "token IDs"),
+        (completion(url, [1, 2, 99]), 400, r"prompt\[2\]"),
+        (completion(url, [1], max_tokens=0), 400, "max_tokens"),
+        (completion(url, [1], top_p=1.5), 400, "top_p"),
+        (completion(url, [1], stream=True), 400, "stream"),
+        (completion(url, [1], max_tokens=200), 400, "maximum context length is 96"),
+        (completion(url, [1], model="atk-no-such-model"), 404, "atk-no-such-model"),
+        (call(url, "/v1/nowhere", {}), 404, "no such route"),
+        (call(url, "/v1/completions"), 405, "use POST"),
+    ]
+    for (status, reply), expected, pattern in cases:
+        assert status == expected and set(reply["error"]) == {"message", "type", "code"}, reply
+        assert re.search(pattern, reply["error"]["message"]), reply
+    status, reply = call(url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]})
+    assert status == 400 and "loss_mask" in reply["error"] and reply["traceback"] is None
+    assert call(url, "/control/load_model", {"path": "/nonexistent"})[0] == 400
+    assert call(url, "/control/save", {"dir": 5})[0] == 400
+    assert completion(url, [1, 2])[0] == 200 and call(url, "/health")[0] == 200
+
+
+def test_train_step_changes_the_served_weights_and_policy_version(server):
+    url = server[0]
+    prompt = [1, 2, 3]
+    before = completion(url, prompt, temperature=0, max_tokens=3, ignore_eos=True)[1]
+    version = call(url, "/control/health")[1]["policy_version"]
+    tokens = prompt + before["choices"][0]["token_ids"]
+    step = {"loss": "sft", "sequences": [{"token_ids": tokens, "loss_mask": [0, 0, 0, 1, 1, 1]}]}
+    status, reply = call(url, "/control/train_step", step)
+    assert status == 200 and reply["policy_version"] == version + 1 == reply["metrics"]["policy_version"]
+    after = completion(url, prompt, temperature=0, max_tokens=3, ignore_eos=True)[1]
+    assert (before["policy_version"], after["policy_version"]) == (version, version + 1)
+    # SFT on its own greedy output makes those tokens more likely.
+    assert sum(after["choices"][0]["logprobs"]["token_logprobs"]) > sum(before["choices"][0]["logprobs"]["token_logprobs"])
+    assert call(url, "/control/health")[1] == {"status": "ok", "model_loaded": True, "policy_version": version + 1, "pid": call(url, "/control/health")[1]["pid"]}
+
+
+def test_models_and_lora_stand_ins_return_vllm_replies(server, tmp_path):
+    url, model_dir, loaded = server
+    assert loaded["model"] == "policy" and loaded["backend"] == "builtin"
+    status, models = call(url, "/v1/models")
+    assert [m["id"] for m in models["data"]] == ["policy"] and models["data"][0]["max_model_len"] == 96
+    status, text = call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(tmp_path)})
+    assert (status, text) == (200, "Success: LoRA adapter 'policy@1' added successfully.")
+    assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(tmp_path)})[0] == 400
+    assert [m["id"] for m in call(url, "/v1/models")[1]["data"]] == ["policy", "policy@1"]
+    assert completion(url, [1], model="policy@1")[0] == 200
+    assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 200
+    assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 404
+    assert call(url, "/reset_prefix_cache", {})[0] == 200
+
+
+def test_sigterm_exits_cleanly():
+    proc, url = start_server()
+    assert call(url, "/control/health")[0] == 200
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(10) == 0
+    assert "shutting down: signal 15" in proc.stdout.read()
+
+
+def test_shutdown_and_parent_death_end_the_process():
+    proc, url = start_server()
+    assert call(url, "/control/shutdown", {}) == (200, {"status": "shutting down"})
+    assert proc.wait(10) == 0
+    parent = subprocess.Popen(["sleep", "60"])
+    proc, url = start_server("--parent-pid", str(parent.pid))
+    assert call(url, "/health")[0] == 503  # up, but no model yet
+    parent.kill()
+    parent.wait()
+    started = time.monotonic()
+    assert proc.wait(10) == 0 and time.monotonic() - started < 5
+    assert "parent process exited" in proc.stdout.read()
