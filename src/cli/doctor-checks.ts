@@ -89,19 +89,6 @@ export async function gpuCheck(info: PythonInfo | null): Promise<DoctorRow> {
   return { check: 'gpus', status: 'pass', detail };
 }
 
-/**
- * An inference engine's executable and version; warn when absent (only GPU recipes need one).
- * `fallback` is tried when the executable is missing (sglang is often only a Python module).
- */
-export async function engineCheck(name: string, command: readonly string[], fallback?: readonly string[]): Promise<DoctorRow> {
-  for (const [file, ...args] of [command, ...(fallback ? [fallback] : [])]) {
-    const result = await execa(file!, args, { reject: false, timeout: 120_000 });
-    const version = lastLine(String(result.stdout)) || lastLine(String(result.stderr));
-    if (result.exitCode === 0) return { check: name, status: 'pass', detail: `${file === command[0] ? file : `${name} module`} ${version}`.trim() };
-  }
-  return { check: name, status: 'warn', detail: 'not installed', fix: `only needed for engine kind ${name} (GPU recipes): pip install ${name}` };
-}
-
 /** bubblewrap sandboxes model-written code (run_python, code_tests). */
 export async function sandboxCheck(): Promise<DoctorRow> {
   const caps = await sandboxCapabilities();
@@ -125,6 +112,3 @@ export function dataDirCheck(dir: string): DoctorRow {
     : { check: 'data dir', status: 'warn', detail: `${dir} is empty`, fix: 'atk data fetch gsm8k (or deepcoder, tau2); arith needs no data' };
 }
 
-function lastLine(text: string): string {
-  return text.trim().split('\n').pop()?.trim() ?? '';
-}

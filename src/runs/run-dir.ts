@@ -7,7 +7,7 @@
  * metrics.jsonl is append-only; every other file is written whole and atomically, so a killed
  * run leaves files that are old or new, never torn, and `--resume` can trust what it finds.
  */
-import { appendFile, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, realpath, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../errors/index.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic.js';
@@ -70,10 +70,10 @@ export async function createRunDir(options: CreateRunOptions): Promise<RunDir> {
  * @throws InputError when `dir` holds no manifest.json.
  */
 export async function openRunDir(dir: string): Promise<RunDir> {
-  const run = new RunDir(resolve(dir));
-  const found = await stat(run.paths.manifest).catch(() => undefined);
+  const found = await stat(join(dir, 'manifest.json')).catch(() => undefined);
   if (!found?.isFile()) throw new InputError(`not a run directory (no manifest.json): ${dir}`, { hint: 'atk runs ls lists the runs' });
-  return run;
+  // The real directory, so that `runs/<name>/latest` opens as its version.
+  return new RunDir(await realpath(dir));
 }
 
 /** A run directory: its paths and the only writers of its files. */
