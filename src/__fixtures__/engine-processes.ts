@@ -15,6 +15,9 @@ export function tsScript(file: string): string[] {
 /** The engine double taking vLLM/SGLang arguments. */
 export const doubleEngineCommand: readonly string[] = tsScript('engine-double-main.ts');
 
+/** The bundled trainer's embedded engine behind a `vllm serve`-compatible command line (Debian's python3 has torch). */
+export const embeddedVllmCommand: readonly string[] = ['/usr/bin/python3', join(here, 'embedded-vllm-serve.py')];
+
 /** True while a process with this pid runs (a zombie, dead but not yet reaped, counts as gone). */
 export function alive(pid: number): boolean {
   try {

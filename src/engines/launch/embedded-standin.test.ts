@@ -1,0 +1,70 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { alive, embeddedVllmCommand } from '../../__fixtures__/engine-processes.js';
+import { EngineSchema } from '../../recipe/schema.js';
+import { createEngineSync } from '../sync/index.js';
+import type { EngineStartProgress } from './engine-process.js';
+import { launchEngines, type LaunchedEngines } from './launch-engines.js';
+
+// The bundled trainer's embedded engine (a real model, real sampling) launched as `vllm serve` through
+// the launcher: the vLLM protocol, readiness, logs, LoRA sync and shutdown, with no vLLM installed.
+const TINY = {
+  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
+  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
+  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
+};
+const dir = mkdtempSync(join(tmpdir(), 'atk-standin-'));
+const modelDir = join(dir, 'tiny');
+const params = { maxTokens: 5, temperature: 1, topP: 1, topK: -1, seed: 3 };
+
+describe('launchEngines with the embedded engine as vLLM', () => {
+  let engines: LaunchedEngines;
+  const progress: EngineStartProgress[] = [];
+  beforeAll(async () => {
+    mkdirSync(modelDir);
+    writeFileSync(join(modelDir, 'config.json'), JSON.stringify(TINY));
+    process.env.ATK_STANDIN_INIT = 'random';
+    const config = EngineSchema.parse({ kind: 'vllm', command: embeddedVllmCommand, replicas: 2, gpus: [0, 1], startup_timeout_s: 120 });
+    engines = await launchEngines({ kind: 'vllm', config, model: modelDir, lora: { rank: 8, targetModules: ['q_proj'] }, logsDir: join(dir, 'logs'), requestTimeoutMs: 30_000, onProgress: (p) => progress.push(p) });
+  });
+  afterAll(() => engines?.stop());
+
+  test('returns replicas that became ready only after their model loaded, each with its own log and GPU', () => {
+    expect(progress.filter((p) => p.phase === 'ready').map((p) => p.replica).sort()).toStrictEqual([0, 1]);
+    for (const replica of [0, 1]) {
+      const log = readFileSync(join(dir, 'logs', `engine-${replica}.log`), 'utf8');
+      expect(log).toContain(`"CUDA_VISIBLE_DEVICES": "${replica}", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_SERVER_DEV_MODE": "1"`);
+      expect(log).toContain("'--logprobs-mode', 'processed_logprobs'");
+      expect(log).toContain('embedded-vllm-serve: model loaded, serving policy');
+    }
+  });
+
+  test('returns generations from both replicas through the router', async () => {
+    const samples = await Promise.all([1, 2, 3, 4].map((i) => engines.engine.generate([1, 2, i], params)));
+    for (const g of samples) expect([g.tokenIds.length, g.logprobs.every((lp) => lp <= 0)]).toStrictEqual([5, true]);
+    expect(engines.engine.inFlight()).toStrictEqual([0, 0]);
+  });
+
+  test('returns with both replicas serving policy@N after a LoRA sync, and new requests using it', async () => {
+    const sync = createEngineSync({
+      mode: 'lora', protocol: 'vllm', engine: engines.engine, replicaUrls: engines.processes.map((p) => p.baseUrl),
+      writePolicy: async (target) => {
+        mkdirSync(target, { recursive: true });
+        writeFileSync(join(target, 'adapter_config.json'), '{}');
+      },
+    });
+    await sync.sync(1, join(dir, 'checkpoints', 'step-00001'));
+    await sync.sync(2, join(dir, 'checkpoints', 'step-00002'));
+    for (const replica of engines.engine.replicas) expect(await replica.models()).toStrictEqual(['policy', 'policy@2']);
+    expect(engines.engine.model).toBe('policy@2');
+    expect((await engines.engine.generate([1, 2], params)).tokenIds).toHaveLength(5);
+  });
+
+  test('returns from stop with every replica process gone', async () => {
+    const pids = engines.processes.map((p) => p.pid);
+    await engines.stop();
+    expect(pids.map(alive)).toStrictEqual([false, false]);
+  });
+});

@@ -1,0 +1,69 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { alive, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
+import { ProviderError } from '../errors/index.js';
+import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
+import { RecipeSchema } from '../recipe/schema.js';
+import type { TrainBatchInput } from '../trainer/index.js';
+import { projectRoot } from '../util/paths.js';
+import { startLaunchedPolicy } from './launched-policy.js';
+import type { RunningPolicy } from './embedded-policy.js';
+
+// The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
+// train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
+const TINY = {
+  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
+  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
+  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
+};
+const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
+const modelDir = join(dir, 'tiny');
+mkdirSync(modelDir);
+writeFileSync(join(modelDir, 'config.json'), JSON.stringify(TINY));
+
+function recipe(lora: boolean): ResolvedRecipe {
+  return resolveRecipe(RecipeSchema.parse({
+    name: 'launched', model: {
+      path: modelDir, init: 'random',
+      engine: { kind: 'vllm', command: embeddedVllmCommand, startup_timeout_s: 120 },
+      trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+    },
+    reward: { name: 'math_answer' }, algorithm: { learning_rate: 0.01, ...(lora ? { lora: { rank: 4, alpha: 8 } } : {}) },
+  }), dir);
+}
+
+describe('startLaunchedPolicy', () => {
+  let policy: RunningPolicy | undefined;
+  afterAll(() => policy?.close());
+
+  test('returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes', async () => {
+    process.env.ATK_STANDIN_INIT = 'random';
+    const runDir = join(dir, 'run');
+    policy = await startLaunchedPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    expect(policy.facts).toMatchObject({ engine: 'vllm', engine_replicas: 1, weight_sync: 'lora', backend: 'builtin', device: 'cpu' });
+    const batch = JSON.parse(readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8')) as TrainBatchInput;
+    const step = await policy.trainer.trainStep({ ...batch, loss: 'pg' } as Parameters<RunningPolicy['trainer']['trainStep']>[0]);
+    expect(step.policyVersion).toBe(1);
+    await policy.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
+    const adapter = join(runDir, 'checkpoints', 'sync', 'step-00001');
+    expect([existsSync(join(adapter, 'adapter_config.json')), existsSync(join(adapter, 'adapter_model.safetensors'))]).toStrictEqual([true, true]);
+    expect([policy.engine.model, await policy.engine.models()]).toStrictEqual(['policy@1', ['policy', 'policy@1']]);
+    expect((await policy.engine.generate([1, 2, 3], { maxTokens: 4, temperature: 1, topP: 1, topK: -1, seed: 1 })).tokenIds).toHaveLength(4);
+    const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
+    const pids = [...logs.matchAll(/(?:atk_trainer|embedded-vllm-serve:) pid (\d+)/g)].map((m) => Number(m[1]));
+    expect(pids).toHaveLength(2);
+    await policy.close();
+    policy = undefined;
+    expect(pids.map(alive)).toStrictEqual([false, false]);
+  });
+
+  test('rejects full fine-tuning into vLLM before starting anything', async () => {
+    const logsDir = join(dir, 'full', 'logs');
+    const error = await startLaunchedPolicy({ recipe: recipe(false), recipeDir: dir, logsDir, runDir: join(dir, 'full') }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as Error).message).toMatch(/^full fine-tuning cannot be synced: vLLM \(unknown version\) has no HTTP endpoint/);
+    expect(existsSync(logsDir)).toBe(false);
+  });
+});

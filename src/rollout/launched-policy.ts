@@ -1,0 +1,139 @@
+/**
+ * A policy served by vLLM/SGLang replicas that atk launches (or a url engine it attaches to), trained
+ * by the bundled trainer on its own GPUs, with the trainer's newest policy pushed into every replica
+ * after each step.
+ */
+import { join } from 'node:path';
+import { engineProtocols, type Engine } from '../engines/index.js';
+import { fullWeightSyncApi, judgeEngineVersion, launchEngines, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
+import { createRouterEngine } from '../engines/router.js';
+import { createEngineSync } from '../engines/sync/index.js';
+import { ProviderError } from '../errors/index.js';
+import { launchTrainer, trainConfigFromRecipe, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
+import { startEmbeddedPolicy, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+
+export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
+  /** Called while engines load (minutes for a large model); the CLI shows it. */
+  readonly onEngineProgress?: (progress: EngineStartProgress) => void;
+}
+
+/** Starts the policy the recipe's `model.engine.kind` names: embedded, launched vllm/sglang, or a url engine. */
+export function startPolicy(options: StartLaunchedPolicyOptions): Promise<RunningPolicy> {
+  return options.recipe.model.engine.kind === 'embedded' ? startEmbeddedPolicy(options) : startLaunchedPolicy(options);
+}
+
+/**
+ * Launches the trainer and the engine replicas side by side, checks the engine's version, loads the
+ * policy into the trainer, and returns the router over the replicas with a weight sync that reaches all
+ * of them. On resume, `trainer.load` also pushes the checkpoint's policy into the engines.
+ * @throws EngineStartError/ProviderError when an engine does not start or its version cannot serve the
+ * recipe; TrainerError when the trainer cannot start or load the model. Whatever started is stopped first.
+ */
+export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): Promise<RunningPolicy> {
+  const { recipe } = options;
+  const { engine: config, trainer: trainerConfig } = recipe.model;
+  if (config.kind === 'embedded') throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
+  const lora = recipe.algorithm.lora;
+  // Refused before anything starts when no version of the engine can take full weights.
+  if (!lora) refuseFullSync(config.kind === 'url' ? config.protocol : config.kind, null);
+  const [trainerStart, enginesStart] = await Promise.allSettled([
+    launchTrainer({
+      ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
+      runDir: options.runDir,
+      logFile: join(options.logsDir, 'trainer.log'),
+      threads: trainerConfig.threads,
+      startupTimeoutMs: trainerConfig.startup_timeout_s * 1000,
+      ...(trainerConfig.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: trainerConfig.gpus.join(',') } } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+    }),
+    config.kind === 'url'
+      ? Promise.resolve(undefined)
+      : launchEngines({
+          kind: config.kind,
+          config,
+          model: recipe.model.path,
+          ...(lora ? { lora: { rank: lora.rank, targetModules: lora.target_modules } } : {}),
+          seed: recipe.seed,
+          ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
+          logsDir: options.logsDir,
+          requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+          cwd: options.runDir,
+          ...(options.onEngineProgress ? { onProgress: options.onEngineProgress } : {}),
+          ...(options.signal ? { signal: options.signal } : {}),
+        }),
+  ]);
+  const trainerProcess = trainerStart.status === 'fulfilled' ? trainerStart.value : undefined;
+  const engines = enginesStart.status === 'fulfilled' ? enginesStart.value : undefined;
+  const stopAll = async (): Promise<void> => void (await Promise.all([engines?.stop(), trainerProcess?.stop()]));
+  try {
+    if (trainerStart.status === 'rejected') throw trainerStart.reason;
+    if (enginesStart.status === 'rejected') throw enginesStart.reason;
+    return await assemble(options, trainerStart.value, engines, stopAll);
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+async function assemble(options: StartLaunchedPolicyOptions, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
+  const { recipe } = options;
+  const config = recipe.model.engine;
+  const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
+  const lora = recipe.algorithm.lora;
+  if (engines) {
+    const verdict = judgeEngineVersion(protocol, engines.version);
+    if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
+  }
+  if (!lora) refuseFullSync(protocol, engines?.version ?? null);
+  const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
+  const client = trainerProcess.client;
+  const loaded: LoadModelResponse = await client.loadModel({
+    path: recipe.model.path,
+    init: recipe.model.init,
+    backend: recipe.model.trainer.backend,
+    device: recipe.model.trainer.device,
+    dtype: recipe.model.trainer.dtype,
+    train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
+      seed: recipe.seed,
+      totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
+      lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,
+    }),
+  });
+  const sync = createEngineSync({
+    mode: lora ? 'lora' : 'full',
+    protocol,
+    engine,
+    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
+    writePolicy: async (dir) => void (await client.save(dir)),
+  });
+  return {
+    engine,
+    trainer: {
+      trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
+      save: async (dir) => void (await client.save(dir)),
+      async load(dir) {
+        const version = (await client.loadCheckpoint(dir)).policy_version;
+        await sync.sync(version, dir);
+        return version;
+      },
+    },
+    sync,
+    facts: {
+      engine: config.kind,
+      engine_version: engines?.version ?? null,
+      engine_replicas: engines?.processes.length ?? 1,
+      weight_sync: lora ? 'lora' : 'full',
+      python: trainerProcess.python,
+      backend: loaded.backend,
+      device: loaded.device,
+      parameters: loaded.parameters,
+      trainable_parameters: loaded.trainable_parameters,
+    },
+    close: stopAll,
+  };
+}
+
+function refuseFullSync(protocol: 'vllm' | 'sglang', version: string | null): void {
+  const full = fullWeightSyncApi(protocol, version);
+  if (full.api === null) throw new ProviderError(`full fine-tuning cannot be synced: ${full.reason}`, { hint: 'set algorithm.lora, or use engine kind sglang' });
+}
