@@ -13,7 +13,7 @@ export interface ReferenceRow {
   readonly meaning: string;
 }
 
-export const REFERENCE_BEGIN = '<!-- recipe-reference:begin (generated from src/recipe/schema.ts; regenerate: npx tsx scripts/readme-reference.ts) -->';
+export const REFERENCE_BEGIN = '<!-- recipe-reference:begin -->';
 export const REFERENCE_END = '<!-- recipe-reference:end -->';
 
 /** Every key of the recipe schema, sections before their keys, in schema order. */
@@ -25,9 +25,18 @@ export function recipeReference(schema: JsonSchemaNode = recipeJsonSchema()): Re
 
 /** The reference as a Markdown table, markers included. */
 export function referenceMarkdown(rows: readonly ReferenceRow[] = recipeReference()): string {
-  const cell = (text: string): string => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const lines = rows.map((r) => `| \`${r.key}\` | ${cell(r.type)} | ${r.default === 'required' || r.default === '-' ? r.default : `\`${cell(r.default)}\``} | ${cell(r.meaning)} |`);
+  const lines = rows.map((r) => `| \`${r.key}\` | ${escapeCell(r.type)} | ${r.default === 'required' || r.default === '-' ? r.default : `\`${escapeCell(r.default)}\``} | ${escapeCell(r.meaning)} |`);
   return [REFERENCE_BEGIN, '| key | type | default | meaning |', '| --- | --- | --- | --- |', ...lines, REFERENCE_END].join('\n');
+}
+
+/** Markdown table cell text: pipes escaped, angle brackets as entities (else they read as HTML). */
+export function escapeCell(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+/** The inverse of escapeCell. */
+export function unescapeCell(text: string): string {
+  return text.replace(/\\\|/g, '|').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
 function walk(node: JsonSchemaNode, prefix: string, rows: ReferenceRow[]): void {

@@ -80,7 +80,7 @@ export const TrainerSchema = z
 
 export const ModelSchema = z
   .strictObject({
-    path: z.string().min(1).describe('Local Hugging Face layout directory (relative to the recipe) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.'),
+    path: z.string().min(1).describe('Local Hugging Face layout directory (relative to the recipe, or shipped with atk such as models/tiny-arith) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.'),
     tokenizer: z.string().optional().describe('Directory holding tokenizer.json/tokenizer_config.json, when not the model directory.'),
     chat_template: z.string().optional().describe('Jinja chat template file overriding the tokenizer_config.json template.'),
     init: z
