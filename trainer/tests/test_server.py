@@ -181,3 +181,30 @@ def test_shutdown_and_parent_death_end_the_process():
     started = time.monotonic()
     assert proc.wait(10) == 0 and time.monotonic() - started < 5
     assert "parent process exited" in proc.stdout.read()
+
+
+def fixture(name):
+    with open(os.path.join(TRAINER_DIR, "protocol", name)) as f:
+        return json.load(f)
+
+
+def shape(value):
+    """Keys (recursively) and JSON types: what a fixture promises, without its made-up numbers."""
+    if isinstance(value, dict):
+        return {k: shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shape(value[0])] if value else []
+    return "number" if isinstance(value, (int, float)) and not isinstance(value, bool) else type(value).__name__
+
+
+def test_engine_replies_have_the_protocol_fixtures_shapes(server):
+    url = server[0]
+    status, reply = call(url, "/v1/completions", fixture("completions.request.json"))
+    expected = fixture("completions.response.json")
+    assert status == 200
+    assert shape(reply["choices"][1]) == shape(expected["choices"][1]) or shape(reply["choices"][1]) == shape(expected["choices"][0])
+    assert shape({**reply, "choices": []}) == shape({**expected, "choices": []})
+    status, models = call(url, "/v1/models")
+    assert shape(models) == shape(fixture("models.response.json"))
+    status, error = completion(url, [1], model="atk-no-such-model")
+    assert (status, error) == (404, fixture("engine_error.response.json"))
