@@ -43,7 +43,7 @@ describe('checkEngineSettings', () => {
   test('rejects full fine-tuning into vLLM and accepts it into SGLang', () => {
     const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm' } }, false));
     expect(problem.path).toBe('algorithm.lora');
-    expect(problem.message).toMatch(/^full fine-tuning cannot be synced into vllm: vLLM .* has no HTTP endpoint that reloads full weights .*; set algorithm.lora, or use engine kind sglang$/);
+    expect(problem.message).toMatch(/^full fine-tuning cannot be synced into vllm: vLLM has no HTTP endpoint that reloads full weights .*; set algorithm.lora, or use engine kind sglang$/);
     expect(checkEngineSettings(recipe({ engine: { kind: 'sglang' } }, false))).toStrictEqual([]);
   });
 });

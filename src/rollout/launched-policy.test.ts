@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { alive, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
-import { ProviderError } from '../errors/index.js';
+import { InputError, ProviderError } from '../errors/index.js';
 import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import type { TrainBatchInput } from '../trainer/index.js';
 import { projectRoot } from '../util/paths.js';
-import { startLaunchedPolicy } from './launched-policy.js';
+import { localModelDir, startLaunchedPolicy } from './launched-policy.js';
 import type { RunningPolicy } from './embedded-policy.js';
 
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
@@ -63,7 +63,32 @@ describe('startLaunchedPolicy', () => {
     const logsDir = join(dir, 'full', 'logs');
     const error = await startLaunchedPolicy({ recipe: recipe(false), recipeDir: dir, logsDir, runDir: join(dir, 'full') }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
-    expect((error as Error).message).toMatch(/^full fine-tuning cannot be synced: vLLM \(unknown version\) has no HTTP endpoint/);
+    expect((error as Error).message).toMatch(/^full fine-tuning cannot be synced: vLLM has no HTTP endpoint/);
     expect(existsSync(logsDir)).toBe(false);
+  });
+});
+
+describe('localModelDir', () => {
+  test('returns a local directory as is and a downloaded hub id as its cached snapshot', () => {
+    const cacheRoot = mkdtempSync(join(tmpdir(), 'atk-hub-'));
+    const snapshot = join(cacheRoot, 'models--Qwen--Qwen2.5-1.5B-Instruct', 'snapshots', 'abc');
+    mkdirSync(snapshot, { recursive: true });
+    writeFileSync(join(snapshot, 'config.json'), '{}');
+    expect([localModelDir(modelDir), localModelDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: cacheRoot })]).toStrictEqual([modelDir, snapshot]);
+  });
+
+  test('rejects a hub id that was never downloaded, saying how to download it', () => {
+    const error = (() => {
+      try {
+        return localModelDir('Qwen/Qwen2.5-7B-Instruct', { HF_HUB_CACHE: '/nonexistent/hub' });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(InputError);
+    expect([(error as InputError).message, (error as InputError).hint]).toStrictEqual([
+      'model.path Qwen/Qwen2.5-7B-Instruct: not a local directory, and not in the Hugging Face cache (/nonexistent/hub)',
+      'download it first: huggingface-cli download Qwen/Qwen2.5-7B-Instruct (or point model.path at a local Hugging Face directory)',
+    ]);
   });
 });

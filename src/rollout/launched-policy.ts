@@ -3,13 +3,15 @@
  * by the bundled trainer on its own GPUs, with the trainer's newest policy pushed into every replica
  * after each step.
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { isAbsolute, join } from 'node:path';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { fullWeightSyncApi, judgeEngineVersion, launchEngines, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync } from '../engines/sync/index.js';
-import { ProviderError } from '../errors/index.js';
+import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, trainConfigFromRecipe, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
+import { hubCacheDir, hubSnapshotDir } from '../util/hub-cache.js';
 import { startEmbeddedPolicy, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
@@ -36,6 +38,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   const lora = recipe.algorithm.lora;
   // Refused before anything starts when no version of the engine can take full weights.
   if (!lora) refuseFullSync(config.kind === 'url' ? config.protocol : config.kind, null);
+  const modelDir = localModelDir(recipe.model.path);
   const [trainerStart, enginesStart] = await Promise.allSettled([
     launchTrainer({
       ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
@@ -51,7 +54,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
       : launchEngines({
           kind: config.kind,
           config,
-          model: recipe.model.path,
+          model: modelDir,
           ...(lora ? { lora: { rank: lora.rank, targetModules: lora.target_modules } } : {}),
           seed: recipe.seed,
           ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
@@ -68,14 +71,14 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   try {
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
-    return await assemble(options, trainerStart.value, engines, stopAll);
+    return await assemble(options, modelDir, trainerStart.value, engines, stopAll);
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
-async function assemble(options: StartLaunchedPolicyOptions, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
+async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;
   const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
@@ -88,7 +91,7 @@ async function assemble(options: StartLaunchedPolicyOptions, trainerProcess: Tra
   const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
   const client = trainerProcess.client;
   const loaded: LoadModelResponse = await client.loadModel({
-    path: recipe.model.path,
+    path: modelDir,
     init: recipe.model.init,
     backend: recipe.model.trainer.backend,
     device: recipe.model.trainer.device,
@@ -131,6 +134,20 @@ async function assemble(options: StartLaunchedPolicyOptions, trainerProcess: Tra
     },
     close: stopAll,
   };
+}
+
+/**
+ * The model directory both the trainer and the engines load: model.path when it is a directory (the
+ * resolved recipe made it absolute), else the hub id's snapshot in the local Hugging Face cache.
+ * @throws InputError when a hub id was never downloaded (the trainer needs the files on disk).
+ */
+export function localModelDir(path: string, env: NodeJS.ProcessEnv = process.env): string {
+  if (isAbsolute(path) && existsSync(path)) return path;
+  const cached = hubSnapshotDir(path, env);
+  if (cached) return cached;
+  throw new InputError(`model.path ${path}: not a local directory, and not in the Hugging Face cache (${hubCacheDir(env)})`, {
+    hint: `download it first: huggingface-cli download ${path} (or point model.path at a local Hugging Face directory)`,
+  });
 }
 
 function refuseFullSync(protocol: 'vllm' | 'sglang', version: string | null): void {

@@ -41,7 +41,7 @@ export function fullWeightSyncApi(kind: 'vllm' | 'sglang', version: string | nul
   // over NCCL/IPC from a trainer that joins the engine's process group, which the HTTP-driven sync cannot do.
   return {
     api: null,
-    reason: `vLLM ${version ?? '(unknown version)'} has no HTTP endpoint that reloads full weights from a directory (its weight-transfer API needs the trainer to join NCCL)`,
+    reason: `vLLM${version ? ` ${version}` : ''} has no HTTP endpoint that reloads full weights from a directory (its weight-transfer API needs the trainer to join NCCL)`,
   };
 }
 
