@@ -2,10 +2,11 @@ import type { CommandModule } from 'yargs';
 import { dataCommand } from './data.js';
 import { doctorCommand } from './doctor.js';
 import { initCommand } from './init.js';
+import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { runCommand } from './run.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand];

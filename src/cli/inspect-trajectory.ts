@@ -1,0 +1,138 @@
+import type { Argv, CommandModule } from 'yargs';
+import { InputError } from '../errors/index.js';
+import { auditRecordedDrift } from '../rollout/episode-drift.js';
+import { loadModelTokenizer, TokenTrajectory, type ChatTool, type DriftReport, type ModelTokenizer } from '../tokens/index.js';
+import { painter, wantsColor } from '../ui/ansi.js';
+import { driftLines } from '../ui/trajectory/drift-view.js';
+import { conversationLines, episodeHeader, episodeListing } from '../ui/trajectory/episode-view.js';
+import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/record.js';
+import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
+import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
+import { locateTrajectories } from '../ui/trajectory/source.js';
+import { tokenRows, tokenViewLines, type TokenRow } from '../ui/trajectory/token-view.js';
+
+export interface InspectOptions {
+  readonly path: string;
+  readonly step?: number;
+  readonly eval?: string;
+  readonly episode?: number;
+  readonly best?: boolean;
+  readonly worst?: boolean;
+  readonly failed?: boolean;
+  readonly tokens?: boolean;
+  readonly drift?: boolean;
+  readonly json?: boolean;
+  /** Model (tokenizer) directory to decode with instead of the run's. */
+  readonly model?: string;
+  /** Probability below which model tokens are highlighted. */
+  readonly lowProb?: number;
+  /** Colour and inline token view; default: whether stdout is a terminal. */
+  readonly color?: boolean;
+}
+
+export const inspectTrajectoryCommand: CommandModule<object, InspectOptions> = {
+  command: 'inspect-trajectory <path>',
+  describe: 'Show what the agent did in an episode: the conversation, rewards, stats, tokens and drift',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('path', { type: 'string', demandOption: true, describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory' })
+      .option('step', { type: 'number', describe: 'Training step to read (default: the newest)' })
+      .option('eval', { type: 'string', describe: 'Read eval/<label>/results.jsonl of the run instead (e.g. step-00010)' })
+      .option('episode', { type: 'number', describe: 'Episode index within the file' })
+      .option('best', { type: 'boolean', describe: 'The episode with the highest reward' })
+      .option('worst', { type: 'boolean', describe: 'The episode with the lowest reward' })
+      .option('failed', { type: 'boolean', describe: 'The first episode that did not succeed' })
+      .conflicts({ episode: ['best', 'worst', 'failed'], best: ['worst', 'failed'], worst: ['failed'] })
+      .option('tokens', { type: 'boolean', describe: 'Token view: loss mask, logprobs, low-probability tokens, segment boundaries' })
+      .option('drift', { type: 'boolean', describe: 'Drift audit: where re-rendering the conversation as text would give other tokens' })
+      .option('json', { type: 'boolean', describe: 'Print JSON for scripts' })
+      .option('model', { type: 'string', describe: 'Tokenizer directory to decode with (default: the run\'s model)' })
+      .option('low-prob', { type: 'number', default: 0.1, describe: 'Highlight model tokens with probability below this' })
+      .option('color', { type: 'boolean', describe: 'Force colour on or off (default: on for a terminal)' })
+      .example('$0 inspect-trajectory runs/quickstart/latest --worst', 'the lowest-reward episode of the newest step')
+      .example('$0 inspect-trajectory runs/quickstart/v001 --step 3 --episode 5 --tokens', 'one episode token by token')
+      .example('$0 inspect-trajectory runs/quickstart/v001 --eval step-00020 --failed --drift', 'a failed eval episode and its drift audit') as unknown as Argv<InspectOptions>,
+  handler: async (argv) => {
+    process.stdout.write(await runInspectTrajectory({ ...argv, color: argv.color ?? wantsColor(process.stdout) }));
+  },
+};
+
+/**
+ * `atk inspect-trajectory`: without a selector, one line per episode of the file; with one, the
+ * episode's header, stats and conversation, plus the token view and drift audit when asked.
+ * @throws InputError for a path holding no trajectories, a bad selector, or a tokenizer that cannot be found.
+ */
+export async function runInspectTrajectory(options: InspectOptions): Promise<string> {
+  const source = await locateTrajectories(options.path, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.eval !== undefined ? { eval: options.eval } : {}) });
+  let records = (await readTrajectoryFile(source.file)).map((l) => l.record);
+  if (options.step !== undefined && records.some((r) => r.step !== options.step)) records = records.filter((r) => r.step === options.step);
+  if (records.length === 0) throw new InputError(`${source.file}: no episodes${options.step === undefined ? '' : ` of step ${options.step}`}`);
+  const paint = painter(options.color === true);
+  const selector = selectorOf(options) ?? (records.length === 1 || options.tokens || options.drift ? { kind: 'index', index: 0 } : undefined);
+  if (!selector) {
+    if (options.json) return `${JSON.stringify({ file: source.file, episodes: records.map(listEntry) }, null, 2)}\n`;
+    return [paint(`${source.file}: ${records.length} episodes`, 'bold'), ...episodeListing(records, paint), paint('show one with --episode i, --best, --worst or --failed', 'dim')].join('\n') + '\n';
+  }
+  const { index, record, matches } = selectEpisode(records, selector, source.file);
+  const needsTokenizer = options.tokens || options.drift;
+  const runModel = needsTokenizer && source.runDir && !options.model ? await readRunModel(source.runDir) : undefined;
+  const tokenizer = needsTokenizer ? await tokenizerFor(options.model, runModel, source.file) : undefined;
+  const trajectory = needsTokenizer ? trajectoryOf(record, source.file) : undefined;
+  const rows = options.tokens && tokenizer && trajectory ? tokenRows(trajectory, tokenizer) : undefined;
+  const drift = options.drift && tokenizer && trajectory ? await driftOf(record, trajectory, tokenizer, runModel) : undefined;
+
+  if (options.json) {
+    const { trajectory: _tokens, ...rest } = record;
+    return `${JSON.stringify({ file: source.file, index, matches, record: rest, ...(rows ? { tokens: rows } : {}), ...(drift ? { drift: drift.report, drift_tools: drift.toolsNote ?? null } : {}) }, null, 2)}\n`;
+  }
+  const lines = [...episodeHeader(record, { index, count: records.length }, paint)];
+  if (selector.kind === 'failed' && matches.length > 1) lines.push(paint(`${matches.length} episodes did not succeed: ${matches.slice(0, 20).join(', ')}${matches.length > 20 ? ', ...' : ''}`, 'dim'));
+  lines.push('', ...conversationLines(record.messages, paint));
+  if (rows && trajectory) lines.push('', ...tokenViewLines(trajectory, rows, { paint, inline: options.color === true, lowProbability: options.lowProb ?? 0.1 }));
+  if (drift) lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []), ...driftLines(drift.report, paint));
+  return `${lines.join('\n')}\n`;
+}
+
+function selectorOf(options: InspectOptions): EpisodeSelector | undefined {
+  if (options.episode !== undefined) return { kind: 'index', index: options.episode };
+  if (options.best) return { kind: 'best' };
+  if (options.worst) return { kind: 'worst' };
+  if (options.failed) return { kind: 'failed' };
+  return undefined;
+}
+
+function listEntry(record: TrajectoryRecord, index: number): Record<string, unknown> {
+  const { messages: _m, trajectory: _t, ...rest } = record;
+  return { index, ...rest };
+}
+
+async function tokenizerFor(modelDir: string | undefined, runModel: RunModel | undefined, file: string): Promise<ModelTokenizer> {
+  if (modelDir) return loadModelTokenizer(modelDir);
+  if (!runModel) throw new InputError(`${file} is not inside a run directory, so its tokenizer is unknown`, { hint: 'pass --model <model or tokenizer dir>' });
+  return runTokenizer(runModel);
+}
+
+function trajectoryOf(record: TrajectoryRecord, file: string): TokenTrajectory {
+  try {
+    return TokenTrajectory.fromJSON(record.trajectory);
+  } catch (error) {
+    throw new InputError(`${file}: episode ${record.group}/${record.sample} has no usable token trajectory (${(error as Error).message})`);
+  }
+}
+
+/** The drift audit; when the recipe's tools cannot be rebuilt the audit runs without them and says so. */
+async function driftOf(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined): Promise<{ report: DriftReport; toolsNote?: string }> {
+  let tools: ChatTool[] = [];
+  let toolsNote: string | undefined;
+  if (runModel) {
+    try {
+      tools = await runToolSpecs(runModel);
+    } catch (error) {
+      toolsNote = `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift`;
+    }
+  } else if (record.stats.toolCalls > 0) {
+    toolsNote = 'no run directory, so the tools are unknown; the prompt\'s tool list will show as drift';
+  }
+  const report = auditRecordedDrift({ messages: record.messages, trajectory }, tokenizer, tools, runModel?.chatTemplateKwargs ?? {});
+  return toolsNote ? { report, toolsNote } : { report };
+}
