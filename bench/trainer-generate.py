@@ -1,0 +1,87 @@
+"""Generation throughput of the embedded engine on the small qwen2 of notes/tiny-rl-probe.md
+(d=128, 4 layers, 4 heads, 263-token vocabulary, ~0.89M parameters): sampled tokens/s at batch 1
+and 32, through the engine (KV cache, continuous batching) and by full forward passes without a
+cache, with 1 and 2 torch threads, each as a fraction of the machine's measured fp32 matmul rate.
+
+    /usr/bin/python3 bench/trainer-generate.py      (or: npm run bench -- trainer-generate)
+
+FLOPs counted: 2 per parameter per token position processed (the tied lm_head's matmul included,
+attention scores left out: small at these lengths). "useful" counts the positions a KV-cache engine
+must process (each prompt once, each sampled token once); "executed" what the method actually ran.
+"""
+import importlib.util
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "trainer"))
+
+import torch  # noqa: E402
+
+from atk_trainer.generate import Engine, SamplingParams  # noqa: E402
+from atk_trainer.modeling import random_policy  # noqa: E402
+
+# The probe's model and the matmul ceiling are defined once, in the training bench.
+_spec = importlib.util.spec_from_file_location("trainer_train_bench", os.path.join(HERE, "trainer-train.py"))
+_train_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_train_bench)
+SMALL, matmul_flops = _train_bench.SMALL, _train_bench.matmul_flops
+
+PROMPT, NEW = 40, 50  # the probe's episodes: ~40 prompt tokens, ~50 generated
+
+
+def prompts(batch):
+    return [[(7 * b + 3 * t) % SMALL["vocab_size"] for t in range(PROMPT)] for b in range(batch)]
+
+
+def engine_rate(policy, batch):
+    """Sampled tokens/s through the engine: `batch` concurrent requests of NEW tokens each."""
+    engine = Engine(max_batch=256)
+    engine.set_policy(policy)
+    engine.start()
+    params = SamplingParams(max_tokens=NEW, temperature=1.0, ignore_eos=True)
+    engine.generate(prompts(1)[0], SamplingParams(max_tokens=4, ignore_eos=True))  # warm-up
+    start = time.perf_counter()
+    requests = [engine.submit(p, params) for p in prompts(batch)]
+    sampled = sum(len(r.wait()[0].token_ids) for r in requests)
+    seconds = time.perf_counter() - start
+    engine.close()
+    return sampled / seconds, batch * (PROMPT + NEW) / seconds  # tokens/s, positions/s
+
+
+@torch.no_grad()
+def no_cache_rate(policy, batch):
+    """Sampled tokens/s re-running the whole sequence for every new token (what the cache saves)."""
+    ids = torch.tensor(prompts(batch))
+    policy.logits(ids[:, :4])  # warm-up
+    executed = 0
+    start = time.perf_counter()
+    for _ in range(NEW):
+        logits = policy.logits(ids)[:, -1]  # (B, V)
+        executed += ids.numel()
+        ids = torch.cat([ids, torch.multinomial(torch.softmax(logits, -1), 1)], dim=1)
+    seconds = time.perf_counter() - start
+    return batch * NEW / seconds, executed / seconds
+
+
+def main():
+    policy = random_policy(dict(SMALL), seed=0)
+    params = sum(p.numel() for p in policy.module.parameters())
+    print(f"torch {torch.__version__}, {params:,} parameters, prompt {PROMPT} + {NEW} sampled tokens per sequence")
+    for threads in (1, 2):
+        peak = matmul_flops(threads, "cpu")
+        torch.set_num_threads(threads)
+        print(f"threads={threads}: fp32 matmul {peak / 1e9:.0f} GFLOP/s")
+        for batch in (1, 32):
+            tokens, useful = engine_rate(policy, batch)
+            print(f"  engine (KV cache)  batch {batch:>2}: {tokens:>8,.0f} sampled tokens/s | "
+                  f"useful {2 * params * useful / peak:6.2%} of matmul rate")
+            tokens, executed = no_cache_rate(policy, batch)
+            useful = tokens * (PROMPT + NEW) / NEW
+            print(f"  no cache (full fwd) batch {batch:>2}: {tokens:>8,.0f} sampled tokens/s | "
+                  f"useful {2 * params * useful / peak:6.2%}, executed {2 * params * executed / peak:6.2%} of matmul rate")
+
+
+if __name__ == "__main__":
+    main()
