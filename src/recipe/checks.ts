@@ -20,7 +20,7 @@ export interface RecipeProblem {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl, checkEngineSettings];
+const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl, checkEngineSettings, scheduleLength];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -64,4 +64,14 @@ function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {
   if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
   if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
   return problems;
+}
+
+/** The trainer refuses a cosine schedule that ends before its warmup; say so before anything starts. */
+function scheduleLength(recipe: ResolvedRecipe): RecipeProblem[] {
+  const { algorithm, train } = recipe;
+  const updates = train.steps * algorithm.updates_per_step;
+  if (algorithm.lr_schedule === 'cosine' && updates <= algorithm.warmup_steps) {
+    return [{ path: 'algorithm.warmup_steps', message: `a cosine schedule needs more updates (train.steps x updates_per_step = ${updates}) than warmup_steps (${algorithm.warmup_steps})` }];
+  }
+  return [];
 }
