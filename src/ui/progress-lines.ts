@@ -14,7 +14,7 @@ export function formatEvent(event: RunEvent): string | undefined {
       const m = event.metrics;
       return (
         `step ${String(m.step).padStart(4)}  reward ${m.reward_mean.toFixed(3)}  acc ${pct(m.accuracy)}  ` +
-        `tok/s ${Math.round(m.generation_tokens_per_s)}  ep ${m.episode_seconds_mean.toFixed(2)}s  ` +
+        `gen tok/s ${Math.round(m.generation_tokens_per_s)}  train tok/s ${Math.round(m['train/tokens_per_s'] ?? 0)}  ep ${m.episode_seconds_mean.toFixed(2)}s  ` +
         `dropped ${m.dropped_groups}/${m.groups}  step ${m.time_step_s.toFixed(1)}s` +
         (m.failed_episodes ? `  failed ${m.failed_episodes}` : '')
       );
