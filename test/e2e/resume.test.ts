@@ -1,0 +1,53 @@
+/**
+ * `atk run --resume` after SIGKILL at random moments: every resume finishes, no file is torn, and
+ * each completed step is recorded exactly once.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
+import { projectRoot } from '../../src/util/paths.js';
+import { BIN, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
+
+const STEPS = 6;
+const OVERRIDES = [`train.steps=${STEPS}`, 'train.save_every=1', 'train.tasks_per_step=2', 'algorithm.group_size=4', 'dataset.eval_limit=4'];
+
+/** Start `atk run`, SIGKILL it after `killAfterMs` (if still running); resolves when it is gone. */
+async function runAndKill(args: readonly string[], killAfterMs: number): Promise<boolean> {
+  const child = execa('node', [BIN, 'run', ...args], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+  const finished = await Promise.race([child.then(() => true), sleep(killAfterMs).then(() => false)]);
+  if (!finished) child.kill('SIGKILL');
+  await child;
+  return finished;
+}
+
+describe('atk run --resume', () => {
+  it('returns a complete run after repeated SIGKILLs, with every step recorded once', async () => {
+    const runsDir = tempRunsDir();
+    // Deterministic "random" kill times, spread over trainer start-up, rollouts, training and checkpoints.
+    const killTimes = [4_000, 6_500, 5_200, 7_300];
+    await runAndKill(['recipes/smoke/quickstart.yaml', ...OVERRIDES, `output.runs_dir=${runsDir}`], killTimes[0]!);
+    const dir = join(runsDir, 'smoke-quickstart', readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!);
+    for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
+    const final = await execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+    expect(final.stderr).toBe('');
+    expect(final.exitCode).toBe(0);
+
+    expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
+    const metrics = readJsonl(join(dir, 'metrics.jsonl'));
+    expect(metrics.filter((l) => l.kind === 'train').map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
+    const evals = metrics.filter((l) => l.kind === 'eval').map((l) => l.step);
+    expect(new Set(evals).size).toBe(evals.length);
+    expect(evals).toContain(STEPS);
+
+    const files = readdirSync(join(dir, 'trajectories'));
+    expect(files.sort()).toStrictEqual([1, 2, 3, 4, 5, 6].map((s) => `step-${String(s).padStart(5, '0')}.jsonl`));
+    for (const file of files) {
+      const records = readJsonl(join(dir, 'trajectories', file));
+      const keys = records.map((r) => `${r.group}/${r.sample}`);
+      expect(new Set(keys).size).toBe(records.length);
+      expect(records.length).toBe(2 * 4);
+    }
+  }, 600_000);
+});
