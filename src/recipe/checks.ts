@@ -20,7 +20,7 @@ export interface RecipeProblem {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, rewardForm, engineUrl, checkEngineSettings, scheduleLength];
+const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -46,14 +46,6 @@ function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
   check(rewards, recipe.reward.name, 'reward.name');
   recipe.reward.components?.forEach((component, i) => check(rewards, component.name, `reward.components.${i}.name`));
   return problems;
-}
-
-function rewardForm(recipe: ResolvedRecipe): RecipeProblem[] {
-  const { name, components } = recipe.reward;
-  if (name === undefined && components === undefined) return [{ path: 'reward', message: 'set reward.name or reward.components' }];
-  if (name !== undefined && components !== undefined) return [{ path: 'reward.components', message: 'set reward.name or reward.components, not both' }];
-  if (components?.length === 0) return [{ path: 'reward.components', message: 'must have at least 1 item' }];
-  return [];
 }
 
 function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {

@@ -66,13 +66,13 @@ describe('loadRecipe', () => {
     expect(lines[0]).toMatch(/c\.yaml:2:10 {2}extends: circular extends: .*a\.yaml -> .*b\.yaml -> .*c\.yaml -> .*a\.yaml$/);
   });
 
-  test('returns overrides parsed as YAML scalars and flow lists', async () => {
+  test('returns overrides parsed as YAML scalars and flow collections', async () => {
     const dir = files({ 'r.yaml': VALID });
-    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'model.engine.args=[--x, "2"]', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_len=9']);
-    expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.model.engine.args, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
+    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_len=9']);
+    expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.agent.chat_template_kwargs, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
       7,
       2e-4,
-      ['--x', '2'],
+      { enable_thinking: false, n: [1, 2] },
       false,
       'x1',
       { max_len: 9 },
