@@ -7,12 +7,12 @@ the new weights stamped with the new policy version.
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Optional
 
 from .batch import BatchError
 from .config import ConfigError, parse_config
 from .engine_api import EngineApi
-from .errors import HttpError, bad_request
+from .errors import HttpError, bad_request, expect_object
 from .generate import Engine
 from .modeling import load_policy, random_policy, read_config
 
@@ -29,7 +29,7 @@ class ControlApi:
         return {"status": "ok", "model_loaded": self.trainer is not None, "policy_version": self.engine.policy_version, "pid": os.getpid()}
 
     def load_model(self, body: Any) -> Dict[str, Any]:
-        body = _object(body)
+        body = expect_object(body)
         known = {"path", "init", "backend", "device", "dtype", "train"}
         unknown = sorted(set(body) - known)
         if unknown:
@@ -75,7 +75,7 @@ class ControlApi:
         trainer = self._trainer()
         try:
             with self.engine.exclusive():
-                metrics = trainer.step(_object(body))
+                metrics = trainer.step(expect_object(body))
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
             raise bad_request(str(e)) from None
@@ -106,14 +106,9 @@ class ControlApi:
         return self.trainer
 
 
-def _object(body: Any) -> Mapping[str, Any]:
-    if not isinstance(body, dict):
-        raise bad_request(f"expected a JSON object, got {type(body).__name__}")
-    return body
-
 
 def _dir(body: Any) -> str:
-    directory: Optional[str] = _object(body).get("dir")
+    directory: Optional[str] = expect_object(body).get("dir")
     if not isinstance(directory, str) or not directory:
         raise bad_request(f"dir: expected a directory path, got {directory!r}")
     return directory

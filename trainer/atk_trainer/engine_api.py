@@ -14,7 +14,7 @@ import time
 import uuid
 from typing import Any, Dict, List, Mapping, Optional
 
-from .errors import HttpError, bad_request
+from .errors import HttpError, bad_request, expect_object
 from .generate import Completion, Engine, SamplingParams
 
 MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
@@ -66,7 +66,7 @@ class EngineApi:
     def completions(self, body: Any) -> Any:
         if self.engine.policy is None:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
-        body = _object(body)
+        body = expect_object(body)
         model = body.get("model") or self.served_name
         if model != self.served_name and model not in self.adapters:
             raise HttpError(404, f"The model `{model}` does not exist.", "NotFoundError")
@@ -88,7 +88,7 @@ class EngineApi:
         return self._response(model, body, prompts, results)
 
     def load_lora_adapter(self, body: Any) -> Any:
-        body = _object(body)
+        body = expect_object(body)
         name, path = _string(body, "lora_name"), _string(body, "lora_path")
         if name in self.adapters and not body.get("load_inplace"):
             raise bad_request(f"The lora adapter '{name}' has already been loaded.")
@@ -98,7 +98,7 @@ class EngineApi:
         return f"Success: LoRA adapter '{name}' added successfully."
 
     def unload_lora_adapter(self, body: Any) -> Any:
-        name = _string(_object(body), "lora_name")
+        name = _string(expect_object(body), "lora_name")
         if self.adapters.pop(name, None) is None:
             raise HttpError(404, f"The lora adapter '{name}' cannot be found.", "NotFoundError")
         return f"Success: LoRA adapter '{name}' removed successfully."
@@ -192,11 +192,6 @@ def _sampling_params(body: Mapping[str, Any]) -> SamplingParams:
         seed=seed, stop_token_ids=tuple(stop_ids), ignore_eos=ignore_eos, logprobs=logprobs, n=n,
     )
 
-
-def _object(body: Any) -> Mapping[str, Any]:
-    if not isinstance(body, dict):
-        raise bad_request(f"expected a JSON object, got {type(body).__name__}")
-    return body
 
 
 def _string(body: Mapping[str, Any], key: str) -> str:

@@ -12,3 +12,10 @@ class HttpError(Exception):
 
 def bad_request(message: str) -> HttpError:
     return HttpError(400, message, "BadRequestError")
+
+
+def expect_object(body):
+    """The parsed JSON body as a dict, or a 400."""
+    if not isinstance(body, dict):
+        raise bad_request(f"expected a JSON object, got {type(body).__name__}")
+    return body

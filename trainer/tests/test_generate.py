@@ -1,6 +1,6 @@
 """The engine's sampler: KV-cache decoding equals full forward passes, requests join running batches,
 seeds are per request, and weight changes wait for running generations."""
-import threading
+import contextlib
 import time
 
 import torch
@@ -15,10 +15,17 @@ CONFIG = {
 }
 
 
-def engine(policy, **kwargs):
-    e = Engine(**kwargs)
+@contextlib.contextmanager
+def serving(seed):
+    """A running engine over a fresh random policy; closed afterwards."""
+    policy = random_policy(CONFIG, seed=seed)
+    e = Engine()
     e.set_policy(policy)
-    return e.start()
+    e.start()
+    try:
+        yield policy, e
+    finally:
+        e.close()
 
 
 @torch.no_grad()
@@ -32,9 +39,7 @@ def greedy_by_full_forward(policy, prompt, steps, stop=()):
 
 
 def test_generate_returns_greedy_decoding_by_full_forward_passes_while_requests_join():
-    policy = random_policy(CONFIG, seed=1)
-    e = engine(policy)
-    try:
+    with serving(1) as (policy, e):
         prompts = [[1, 2, 3], [5, 6, 7, 8, 9, 10, 11], [4], [9, 9, 9, 9], [30, 31]]
         requests = []
         for i, prompt in enumerate(prompts):  # staggered: later prompts join a batch that is decoding
@@ -44,14 +49,10 @@ def test_generate_returns_greedy_decoding_by_full_forward_passes_while_requests_
             (c,) = request.wait(30)
             assert c.token_ids == greedy_by_full_forward(policy, prompt, 14 + i)
             assert (c.finish_reason, c.stop_reason) == ("length", None)
-    finally:
-        e.close()
 
 
 def test_generate_returns_stop_reasons_for_stop_tokens_and_eos():
-    policy = random_policy(CONFIG, seed=2)
-    e = engine(policy)
-    try:
+    with serving(2) as (policy, e):
         free = greedy_by_full_forward(policy, [1, 2], 20)
         stop = free[3]
         (c,) = e.generate([1, 2], SamplingParams(max_tokens=20, temperature=0, stop_token_ids=[stop], ignore_eos=True))
@@ -59,14 +60,10 @@ def test_generate_returns_stop_reasons_for_stop_tokens_and_eos():
         e.eos_token_ids = [stop]  # the model's eos stops too, with stop_reason None, unless ignore_eos
         (c,) = e.generate([1, 2], SamplingParams(max_tokens=20, temperature=0))
         assert c.token_ids[-1] == stop and (c.finish_reason, c.stop_reason) == ("stop", None)
-    finally:
-        e.close()
 
 
 def test_generate_returns_the_same_tokens_for_a_seed_whatever_else_runs():
-    policy = random_policy(CONFIG, seed=3)
-    e = engine(policy)
-    try:
+    with serving(3) as (policy, e):
         params = SamplingParams(max_tokens=12, seed=1234, n=2, ignore_eos=True)
         alone = [c.token_ids for c in e.generate([7, 8], params)]
         noise = [e.submit([i + 1] * (i % 4 + 1), SamplingParams(max_tokens=10, ignore_eos=True)) for i in range(8)]
@@ -76,14 +73,10 @@ def test_generate_returns_the_same_tokens_for_a_seed_whatever_else_runs():
         assert alone[0] != alone[1]  # choice i samples with seed + i
         (single,) = e.generate([7, 8], SamplingParams(max_tokens=12, seed=1235, ignore_eos=True))
         assert single.token_ids == alone[1]
-    finally:
-        e.close()
 
 
 def test_exclusive_waits_for_running_generations_and_holds_back_new_ones():
-    policy = random_policy(CONFIG, seed=4)
-    e = engine(policy)
-    try:
+    with serving(4) as (policy, e):
         first = e.submit([1], SamplingParams(max_tokens=60, ignore_eos=True))
         time.sleep(0.01)
         events = []
@@ -96,14 +89,10 @@ def test_exclusive_waits_for_running_generations_and_holds_back_new_ones():
         (c,) = late.wait(30)
         assert events == [{"running": 0, "waiting": 1}]
         assert (first.wait()[0].policy_version, c.policy_version) == (0, 7)
-    finally:
-        e.close()
 
 
 def test_generate_returns_logprobs_of_the_newest_weights():
-    policy = random_policy(CONFIG, seed=5)
-    e = engine(policy)
-    try:
+    with serving(5) as (policy, e):
         params = SamplingParams(max_tokens=5, temperature=0, ignore_eos=True)
         before = e.generate([3, 4], params)[0]
         with e.exclusive(), torch.no_grad():
@@ -114,14 +103,10 @@ def test_generate_returns_logprobs_of_the_newest_weights():
             ref = torch.log_softmax(policy.logits(ids)[0, 1:-1], -1).gather(-1, ids[0, 2:, None]).squeeze(-1)
         assert max(abs(a - b) for a, b in zip(after.logprobs, ref.tolist())) < 1e-5
         assert after.logprobs != before.logprobs
-    finally:
-        e.close()
 
 
 def test_generate_fails_the_request_not_the_engine_when_a_batch_raises():
-    policy = random_policy(CONFIG, seed=6)
-    e = engine(policy)
-    try:
+    with serving(6) as (policy, e):
         bad = e.submit([CONFIG["vocab_size"] + 5], SamplingParams(max_tokens=2))  # out of range: index error
         try:
             bad.wait(30)
@@ -129,5 +114,3 @@ def test_generate_fails_the_request_not_the_engine_when_a_batch_raises():
         except (IndexError, RuntimeError):
             pass
         assert len(e.generate([1], SamplingParams(max_tokens=2))[0].token_ids) == 2
-    finally:
-        e.close()
