@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { launchTrainer, trainConfigFromRecipe, type TrainerProcess } from '../trainer/index.js';
+import { launchTrainer, trainConfigFromRecipe, type LoadModelRequest, type TrainerProcess } from '../trainer/index.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
@@ -42,18 +42,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     ...(options.signal ? { signal: options.signal } : {}),
   });
   try {
-    const loaded = await trainerProcess.client.loadModel({
-      path: modelDir,
-      init: recipe.model.init,
-      backend: recipe.model.trainer.backend,
-      device: recipe.model.trainer.device,
-      dtype: recipe.model.trainer.dtype,
-      train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
-        seed: recipe.seed,
-        totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
-        lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,
-      }),
-    });
+    const loaded = await trainerProcess.client.loadModel(loadModelRequest(recipe, modelDir));
     const engine = createVllmClient({ baseUrl: trainerProcess.engineUrl, model: loaded.model, timeoutMs: recipe.rollout.request_timeout_s * 1000 });
     const client = trainerProcess.client;
     return {
@@ -78,6 +67,22 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     await trainerProcess.stop(1000);
     throw error;
   }
+}
+
+/** The trainer's `/control/load_model` request for a recipe's policy loaded from `modelDir`. */
+export function loadModelRequest(recipe: ResolvedRecipe, modelDir: string): LoadModelRequest {
+  return {
+    path: modelDir,
+    init: recipe.model.init,
+    backend: recipe.model.trainer.backend,
+    device: recipe.model.trainer.device,
+    dtype: recipe.model.trainer.dtype,
+    train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
+      seed: recipe.seed,
+      totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
+      lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,
+    }),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
 import { afterAll, describe, expect, test } from 'vitest';
 import { alive, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -13,15 +14,8 @@ import type { RunningPolicy } from './embedded-policy.js';
 
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
 // train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
-const TINY = {
-  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
-  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
-  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
-};
 const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
-const modelDir = join(dir, 'tiny');
-mkdirSync(modelDir);
-writeFileSync(join(modelDir, 'config.json'), JSON.stringify(TINY));
+const modelDir = writeTinyModel(join(dir, 'tiny'));
 
 function recipe(lora: boolean): ResolvedRecipe {
   return resolveRecipe(RecipeSchema.parse({

@@ -10,9 +10,9 @@ import { fullWeightSyncApi, judgeEngineVersion, launchEngines, type EngineStartP
 import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
-import { launchTrainer, trainConfigFromRecipe, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
+import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { hubCacheDir, hubSnapshotDir } from '../util/hub-cache.js';
-import { startEmbeddedPolicy, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+import { loadModelRequest, startEmbeddedPolicy, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */
@@ -90,18 +90,7 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   if (!lora) refuseFullSync(protocol, engines?.version ?? null);
   const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
   const client = trainerProcess.client;
-  const loaded: LoadModelResponse = await client.loadModel({
-    path: modelDir,
-    init: recipe.model.init,
-    backend: recipe.model.trainer.backend,
-    device: recipe.model.trainer.device,
-    dtype: recipe.model.trainer.dtype,
-    train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
-      seed: recipe.seed,
-      totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,
-      lossNormConstant: recipe.agent.max_new_tokens * recipe.agent.max_turns,
-    }),
-  });
+  const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeTinyModel } from '../../__fixtures__/tiny-qwen2.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { alive, embeddedVllmCommand } from '../../__fixtures__/engine-processes.js';
 import { EngineSchema } from '../../recipe/schema.js';
@@ -10,11 +11,6 @@ import { launchEngines, type LaunchedEngines } from './launch-engines.js';
 
 // The bundled trainer's embedded engine (a real model, real sampling) launched as `vllm serve` through
 // the launcher: the vLLM protocol, readiness, logs, LoRA sync and shutdown, with no vLLM installed.
-const TINY = {
-  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
-  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
-  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
-};
 const dir = mkdtempSync(join(tmpdir(), 'atk-standin-'));
 const modelDir = join(dir, 'tiny');
 const params = { maxTokens: 5, temperature: 1, topP: 1, topK: -1, seed: 3 };
@@ -23,8 +19,7 @@ describe('launchEngines with the embedded engine as vLLM', () => {
   let engines: LaunchedEngines;
   const progress: EngineStartProgress[] = [];
   beforeAll(async () => {
-    mkdirSync(modelDir);
-    writeFileSync(join(modelDir, 'config.json'), JSON.stringify(TINY));
+    writeTinyModel(modelDir);
     process.env.ATK_STANDIN_INIT = 'random';
     const config = EngineSchema.parse({ kind: 'vllm', command: embeddedVllmCommand, replicas: 2, gpus: [0, 1], startup_timeout_s: 120 });
     engines = await launchEngines({ kind: 'vllm', config, model: modelDir, lora: { rank: 8, targetModules: ['q_proj'] }, logsDir: join(dir, 'logs'), requestTimeoutMs: 30_000, onProgress: (p) => progress.push(p) });
