@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,10 +24,7 @@ function alive(pid: number): boolean {
   }
 }
 
-// Transitional: the server (__main__.py) is written in parallel; remove the guard once it is in.
-const serverPresent = existsSync(join(projectRoot(), 'trainer', 'atk_trainer', '__main__.py'));
-
-describe.skipIf(!serverPresent)('launchTrainer', () => {
+describe('launchTrainer', () => {
   const dir = mkdtempSync(join(tmpdir(), 'atk-trainer-'));
   const modelDir = join(dir, 'model');
   let trainer: TrainerProcess;

@@ -1,11 +1,8 @@
 """A tiny random qwen2 policy and batches for fast trainer tests."""
-import pytest
 import torch
 
 from atk_trainer.loss import token_logprobs
-
-# Transitional: modeling.py (the built-in qwen2) is written in parallel; remove once it is in.
-random_policy = pytest.importorskip("atk_trainer.modeling", reason="atk_trainer.modeling not yet in the tree").random_policy
+from atk_trainer.modeling import random_policy
 
 TINY_CONFIG = {
     "architectures": ["Qwen2ForCausalLM"],
