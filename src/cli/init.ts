@@ -1,4 +1,5 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
@@ -21,10 +22,11 @@ export interface InitOptions {
 /**
  * `atk init`: write a commented starter recipe whose first line points editors at a copy of the
  * recipe JSON Schema written beside it (`# yaml-language-server: $schema=./recipe.schema.json`),
- * so key completion and checking work offline.
+ * so key completion and checking work offline. A starter that is a folder (recipes/examples/custom/:
+ * recipe, tool and reward modules, data) is copied whole into a directory of that name.
  * @throws InputError for an unknown example or when a file exists and `force` is not set.
  */
-export async function runInit(options: InitOptions): Promise<{ readonly recipePath: string; readonly schemaPath: string }> {
+export async function runInit(options: InitOptions): Promise<{ readonly recipePath: string; readonly schemaPath: string; readonly companions: readonly string[] }> {
   const examples = await exampleNames();
   if (!examples.includes(options.example)) {
     const near = closestName(options.example, examples);
@@ -32,24 +34,40 @@ export async function runInit(options: InitOptions): Promise<{ readonly recipePa
       hint: 'atk init --example quickstart',
     });
   }
-  const target = resolve(options.path ?? `${options.example}.yaml`);
-  const recipePath = (await stat(target).catch(() => undefined))?.isDirectory() ? join(target, `${options.example}.yaml`) : target;
-  const schemaPath = join(dirname(recipePath), SCHEMA_FILE);
+  const folder = join(examplesDir(), options.example);
+  const isFolder = (await stat(folder).catch(() => undefined))?.isDirectory() ?? false;
+  const source = isFolder ? join(folder, `${options.example}.yaml`) : `${folder}.yaml`;
+  const target = resolve(options.path ?? (isFolder ? options.example : `${options.example}.yaml`));
+  const intoDir = isFolder || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
+  const recipePath = intoDir ? join(target, `${options.example}.yaml`) : target;
+  const dir = dirname(recipePath);
+  const schemaPath = join(dir, SCHEMA_FILE);
+  const companions = isFolder ? (await readdir(folder)).filter((f) => f !== basename(source)).map((f) => join(dir, f)) : [];
   if (!options.force) {
-    if (await exists(recipePath)) throw new InputError(`${recipePath} already exists; not overwriting it`, { hint: 'pass --force to overwrite, or name another path' });
+    for (const path of [recipePath, ...companions]) {
+      if (await exists(path)) throw new InputError(`${path} already exists; not overwriting it`, { hint: 'pass --force to overwrite, or name another path' });
+    }
     if ((await exists(schemaPath)) && !(await isOurSchema(schemaPath))) {
       throw new InputError(`${schemaPath} exists and is not an atk recipe schema; not overwriting it`, { hint: 'pass --force to overwrite' });
     }
   }
-  const example = await readFile(join(examplesDir(), `${options.example}.yaml`), 'utf8');
+  await mkdir(dir, { recursive: true });
+  await Promise.all(companions.map((path) => copyFile(join(folder, basename(path)), path)));
+  const example = await readFile(source, 'utf8');
   await writeFile(schemaPath, `${JSON.stringify(recipeJsonSchema(), null, 2)}\n`);
   await writeFile(recipePath, `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${example.replace(/^# atk run \S+/m, `# atk run ${basename(recipePath)}`)}`);
-  return { recipePath, schemaPath };
+  return { recipePath, schemaPath, companions };
 }
 
-/** The starters `--example` accepts. */
+/** The starters `--example` accepts: recipes/examples/NAME.yaml, or a folder NAME/ holding NAME.yaml. */
 export async function exampleNames(): Promise<string[]> {
-  return (await readdir(examplesDir())).filter((f) => f.endsWith('.yaml')).map((f) => f.slice(0, -'.yaml'.length)).sort();
+  const entries = await readdir(examplesDir(), { withFileTypes: true });
+  const names = entries.flatMap((e) => {
+    if (e.isFile() && e.name.endsWith('.yaml')) return [e.name.slice(0, -'.yaml'.length)];
+    if (e.isDirectory() && existsSync(join(examplesDir(), e.name, `${e.name}.yaml`))) return [e.name];
+    return [];
+  });
+  return names.sort();
 }
 
 function examplesDir(): string {
@@ -80,12 +98,13 @@ export const initCommand: CommandModule<object, InitArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('path', { type: 'string', describe: 'Recipe file or directory (default: <example>.yaml here)' })
-      .option('example', { type: 'string', default: 'quickstart', describe: 'Starter: quickstart, gsm8k, deepcoder or tau2' })
+      .option('example', { type: 'string', default: 'quickstart', describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing files' })
       .example('$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU')
       .example('$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for a GPU with vLLM') as unknown as Argv<InitArgs>,
   handler: async (args) => {
-    const { recipePath, schemaPath } = await runInit({ example: args.example, force: args.force, ...(args.path !== undefined && { path: args.path }) });
-    process.stdout.write(`wrote ${recipePath}\nwrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`);
+    const { recipePath, schemaPath, companions } = await runInit({ example: args.example, force: args.force, ...(args.path !== undefined && { path: args.path }) });
+    const also = companions.map((path) => `wrote ${path}\n`).join('');
+    process.stdout.write(`wrote ${recipePath}\n${also}wrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`);
   },
 };

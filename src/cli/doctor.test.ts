@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import type { PythonInfo } from '../trainer/find-python.js';
+import { blasCheck, dataDirCheck, doctorChecks, nodeCheck, torchCheck } from './doctor-checks.js';
+import { runDoctor } from './doctor.js';
+
+const torch: PythonInfo = { python: '/usr/bin/python3', pythonVersion: '3.11.2', torchVersion: '1.13.0', cuda: false, gpuCount: 0, transformers: null, peft: null, blas: 'openblas', blasLibrary: '/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3' };
+
+describe('doctor checks', () => {
+  test('returns pass for Node 22 and fail with the install command for Node 20', () => {
+    expect(nodeCheck('22.1.0').status).toBe('pass');
+    expect(nodeCheck('20.19.0')).toStrictEqual({
+      check: 'node',
+      status: 'fail',
+      detail: 'v20.19.0; atk needs >= 22',
+      fix: 'npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH',
+    });
+  });
+
+  test('returns fail with the apt packages when no Python imports torch', () => {
+    expect(torchCheck(null, ['python3: not found'])).toMatchObject({ status: 'fail', detail: 'no Python can import torch (python3: not found)', fix: expect.stringContaining('apt-get install python3-torch libopenblas0-pthread') });
+  });
+
+  test('returns fail for the reference BLAS on CPU torch, pass for OpenBLAS', () => {
+    expect(blasCheck(torch).status).toBe('pass');
+    expect(blasCheck({ ...torch, blas: 'reference', blasLibrary: '/usr/lib/x86_64-linux-gnu/blas/libblas.so.3' })).toMatchObject({ status: 'fail', fix: expect.stringContaining('libopenblas0-pthread') });
+  });
+
+  test('returns warn for a missing or empty data directory and pass listing the datasets', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-doctor-'));
+    expect(dataDirCheck(join(dir, 'absent')).status).toBe('warn');
+    expect(dataDirCheck(dir).status).toBe('warn');
+    mkdirSync(join(dir, 'gsm8k'));
+    expect(dataDirCheck(dir)).toStrictEqual({ check: 'data dir', status: 'pass', detail: `${dir}: gsm8k` });
+  });
+
+  test('returns a row for every check on this machine, with a fix on every row that is not pass', async () => {
+    const rows = await doctorChecks();
+    expect(rows.map((r) => r.check)).toStrictEqual(['node', 'python + torch', 'openblas', 'gpus', 'vllm', 'sglang', 'bubblewrap', 'data dir']);
+    expect(rows.filter((r) => r.status !== 'pass' && !r.fix)).toStrictEqual([]);
+    expect(rows[0]!.status).toBe('pass');
+  });
+});
+
+describe('runDoctor', () => {
+  test('returns a plain table with counts, failed only when a row fails', async () => {
+    const warn = await runDoctor({ tty: false }, [nodeCheck('22.0.0'), { check: 'gpus', status: 'warn', detail: 'none', fix: 'optional' }]);
+    expect(warn.failed).toBe(false);
+    expect(warn.text.split('\n').map((l) => l.split(/\s{2,}/))).toStrictEqual([['check', 'status', 'found', 'fix'], ['node', 'pass', 'v22.0.0'], ['gpus', 'warn', 'none', 'optional'], ['1 pass, 1 warn, 0 fail'], ['']]);
+    expect((await runDoctor({ tty: false }, [nodeCheck('18.0.0')])).failed).toBe(true);
+  });
+});
