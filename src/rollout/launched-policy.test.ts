@@ -9,7 +9,7 @@ import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import type { TrainBatchInput } from '../trainer/index.js';
 import { projectRoot } from '../util/paths.js';
-import { localModelDir, startLaunchedPolicy } from './launched-policy.js';
+import { engineProgressLines, localModelDir, startLaunchedPolicy } from './launched-policy.js';
 import type { RunningPolicy } from './embedded-policy.js';
 
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
@@ -83,6 +83,29 @@ describe('localModelDir', () => {
     expect([(error as InputError).message, (error as InputError).hint]).toStrictEqual([
       'model.path Qwen/Qwen2.5-7B-Instruct: not a local directory, and not in the Hugging Face cache (/nonexistent/hub)',
       'download it first: huggingface-cli download Qwen/Qwen2.5-7B-Instruct (or point model.path at a local Hugging Face directory)',
+    ]);
+  });
+});
+
+describe('engineProgressLines', () => {
+  test('returns a line per phase change of each replica and one every interval while a phase lasts', () => {
+    const lines: string[] = [];
+    const report = engineProgressLines('vllm', (line) => lines.push(line), 15);
+    const at = (replica: number, phase: 'spawned' | 'health' | 'models' | 'ready', elapsedS: number): void => report({ replica, phase, elapsedS, timeoutS: 900 });
+    at(0, 'spawned', 0);
+    at(0, 'health', 0.01);
+    for (let s = 1; s < 40; s++) at(0, 'health', s);
+    at(1, 'health', 39.5);
+    at(0, 'models', 40.2);
+    at(0, 'ready', 40.6);
+    expect(lines).toStrictEqual([
+      'vllm replica 0: started after 0 s (limit 900 s)',
+      'vllm replica 0: loading the model (waiting for GET /health) after 0 s (limit 900 s)',
+      'vllm replica 0: loading the model (waiting for GET /health) after 16 s (limit 900 s)',
+      'vllm replica 0: loading the model (waiting for GET /health) after 31 s (limit 900 s)',
+      'vllm replica 1: loading the model (waiting for GET /health) after 40 s (limit 900 s)',
+      'vllm replica 0: waiting for GET /v1/models after 40 s (limit 900 s)',
+      'vllm replica 0: ready after 41 s (limit 900 s)',
     ]);
   });
 });

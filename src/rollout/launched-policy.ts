@@ -125,6 +125,27 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   };
 }
 
+const PHASE_WORDS: Readonly<Record<EngineStartProgress['phase'], string>> = {
+  spawned: 'started',
+  health: 'loading the model (waiting for GET /health)',
+  models: 'waiting for GET /v1/models',
+  ready: 'ready',
+};
+
+/**
+ * Turns engine start progress into progress lines for the CLI: one per phase change of each replica,
+ * and one every `everyS` seconds while a phase lasts (a large model loads for minutes).
+ */
+export function engineProgressLines(kind: string, emit: (message: string) => void, everyS = 15): (progress: EngineStartProgress) => void {
+  const last = new Map<number, { phase: string; at: number }>();
+  return (p) => {
+    const previous = last.get(p.replica);
+    if (previous && previous.phase === p.phase && p.elapsedS - previous.at < everyS) return;
+    last.set(p.replica, { phase: p.phase, at: p.elapsedS });
+    emit(`${kind} replica ${p.replica}: ${PHASE_WORDS[p.phase]} after ${Math.round(p.elapsedS)} s (limit ${p.timeoutS} s)`);
+  };
+}
+
 /**
  * The model directory both the trainer and the engines load: model.path when it is a directory (the
  * resolved recipe made it absolute), else the hub id's snapshot in the local Hugging Face cache.

@@ -9,7 +9,9 @@ import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer } from '../tokens/index.js';
-import { startEmbeddedPolicy, resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
+import { EventChannel } from '../util/event-channel.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { EpisodeKit } from './collect.js';
 import { buildEpisodeKit } from './kit.js';
@@ -44,13 +46,15 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     await run.setStatus('running');
     yield { type: 'phase', message: `loading dataset ${recipe.dataset.name}` };
     const [trainTasks, evalTasks] = await loadSplits(recipe, options.recipeDir);
-    const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
+    const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
     const tokenizer = await loadModelTokenizer(modelDir, {
       ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
       ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
     });
     yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
-    policy = await startEmbeddedPolicy({ recipe, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal });
+    const starting = new EventChannel<RunEvent>();
+    const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
+    policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal, onEngineProgress }));
     await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
     kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
     for (const message of warnings) yield { type: 'warning', message };
