@@ -9,6 +9,7 @@ import type { SourceLocation } from './located.js';
 
 /** Issues for a document's parse errors. */
 export function syntaxIssues(errors: readonly YAMLError[], text: string, at: (offset: number) => SourceLocation): ConfigIssue[] {
+  if (errors.length === 0) return [];
   const opener = unclosedOpener(text);
   const kept = opener ? errors.filter((e) => e.pos[0] < opener.offset) : errors;
   const issues = kept.map((error) => ({ ...at(error.pos[0]), path: '', message: wording(error, text) }));
