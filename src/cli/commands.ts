@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { dataCommand } from './data.js';
 import { doctorCommand } from './doctor.js';
+import { exportCommand } from './export.js';
 import { initCommand } from './init.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { runCommand } from './run.js';
@@ -9,4 +10,4 @@ import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand];

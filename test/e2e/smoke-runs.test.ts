@@ -6,7 +6,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TokenTrajectory } from '../../src/tokens/index.js';
-import { atkRun, loadCheckpoint, onlyRun, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
+import { execa } from 'execa';
+import { atkRun, BIN, loadCheckpoint, onlyRun, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
 const SMOKES = [
   { recipe: 'recipes/smoke/quickstart.yaml', name: 'smoke-quickstart', steps: 2 },
@@ -48,6 +49,13 @@ describe('smoke recipes', () => {
       const checkpoints = readdirSync(join(dir, 'checkpoints'));
       expect(checkpoints).toContain(`step-${String(smoke.steps).padStart(5, '0')}`);
       expect(await loadCheckpoint(join(dir, 'checkpoints', `step-${String(smoke.steps).padStart(5, '0')}`))).toBeGreaterThan(100_000);
+
+      // The newest checkpoint exports as a loadable Hugging Face directory with the run's tokenizer.
+      const out = join(runsDir, 'exported');
+      const exported = await execa('node', [BIN, 'export', dir, out], { reject: false });
+      expect(exported.exitCode).toBe(0);
+      expect(readdirSync(out).sort()).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']));
+      expect(await loadCheckpoint(out)).toBeGreaterThan(100_000);
     });
   }
 });
