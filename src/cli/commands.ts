@@ -4,10 +4,11 @@ import { doctorCommand } from './doctor.js';
 import { exportCommand } from './export.js';
 import { initCommand } from './init.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
+import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand];

@@ -1,0 +1,40 @@
+import { join, resolve } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
+import { findRun, writeFileAtomic } from '../runs/index.js';
+import { buildReportHtml } from '../ui/report/build-report.js';
+import { readRunReportData } from '../ui/report/run-data.js';
+
+export interface ReportOptions {
+  readonly run: string;
+  /** HTML file to write; default `<run-dir>/report.html`. */
+  readonly out?: string;
+  readonly runsDir?: string;
+}
+
+export const reportCommand: CommandModule<object, ReportOptions> = {
+  command: 'report <run>',
+  describe: 'Write one self-contained HTML report of a run: curves, evals before/after, tool use, sample trajectories',
+  builder: (yargs: Argv) =>
+    yargs
+      .positional('run', { type: 'string', demandOption: true, describe: 'Run directory, or name / name/v002 under --runs-dir' })
+      .option('out', { type: 'string', describe: 'HTML file to write (default: <run-dir>/report.html)' })
+      .option('runs-dir', { type: 'string', default: 'runs', describe: "Directory holding the runs (a recipe's output.runs_dir)" })
+      .example('$0 report runs/quickstart/v001', 'write runs/quickstart/v001/report.html')
+      .example('$0 report quickstart --out quickstart.html', 'the newest quickstart run, to a file of your choice') as unknown as Argv<ReportOptions>,
+  handler: async (argv) => {
+    const file = await runReport({ run: argv.run, ...(argv.out ? { out: argv.out } : {}), ...(argv.runsDir ? { runsDir: argv.runsDir } : {}) });
+    process.stdout.write(`report written to ${file}\n`);
+  },
+};
+
+/**
+ * `atk report`: read the run and write the HTML file (atomically). Returns its path.
+ * @throws InputError when the run cannot be found.
+ */
+export async function runReport(options: ReportOptions): Promise<string> {
+  const run = await findRun(options.run, options.runsDir ?? 'runs');
+  const html = buildReportHtml(await readRunReportData(run.dir));
+  const file = resolve(options.out ?? join(run.dir, 'report.html'));
+  await writeFileAtomic(file, html);
+  return file;
+}
