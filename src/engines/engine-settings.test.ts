@@ -40,6 +40,12 @@ describe('checkEngineSettings', () => {
     ]);
   });
 
+  test('rejects random init with an engine that loads its own weights', () => {
+    expect(checkEngineSettings(recipe({ init: 'random', engine: { kind: 'sglang' } }))).toStrictEqual([
+      { path: 'model.init', message: 'a sglang engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine' },
+    ]);
+  });
+
   test('rejects full fine-tuning into vLLM and accepts it into SGLang', () => {
     const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm' } }, false));
     expect(problem.path).toBe('algorithm.lora');

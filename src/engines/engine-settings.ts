@@ -3,7 +3,7 @@ import { fullWeightSyncApi, vllmLoraRank, VLLM_LORA_RANKS } from './launch/index
 
 /** The parts of a recipe the engine settings depend on (a Recipe or a ResolvedRecipe). */
 export interface EngineSettingsInput {
-  readonly model: { readonly engine: EngineConfig; readonly trainer: TrainerConfig };
+  readonly model: { readonly engine: EngineConfig; readonly trainer: TrainerConfig; readonly init: 'pretrained' | 'random' };
   readonly algorithm: { readonly lora?: { readonly rank: number } | undefined };
 }
 
@@ -21,7 +21,8 @@ const SHARED_GPU_MAX_UTILIZATION = 0.8;
  * Engine and placement settings the chosen engine cannot honour, for `atk validate` and the recipe
  * loader: launch-only keys on engines atk does not launch, replicas without GPUs to put them on,
  * LoRA ranks vLLM cannot serve, full fine-tuning into an engine with no reload API, a GPU shared with
- * the trainer at a memory share that leaves the trainer nothing, and more than one trainer GPU.
+ * the trainer at a memory share that leaves the trainer nothing, random init with an engine that loads
+ * its own weights, and more than one trainer GPU.
  */
 export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingProblem[] {
   const { engine, trainer } = recipe.model;
@@ -51,6 +52,9 @@ export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingP
     if (engine.args.length) refuse('engine.args', `only vllm and sglang engines are launched by atk; ${where}`);
     if (engine.replicas > 1) refuse('engine.replicas', `replicas are launched vllm/sglang servers; ${where}`);
     if (engine.gpus.length) refuse('engine.gpus', engine.kind === 'embedded' ? 'the embedded engine uses the trainer\'s GPUs: set model.trainer.gpus' : 'a url engine is already placed');
+  }
+  if (engine.kind !== 'embedded' && recipe.model.init === 'random') {
+    refuse('init', `a ${engine.kind} engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine`);
   }
   if (trainer.gpus.length > 1) refuse('trainer.gpus', 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU');
   if (trainer.device === 'cpu' && trainer.gpus.length) refuse('trainer.gpus', 'does nothing with model.trainer.device cpu');

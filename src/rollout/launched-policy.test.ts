@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
-import { afterAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { alive, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
@@ -15,12 +15,12 @@ import type { RunningPolicy } from './embedded-policy.js';
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
 // train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
 const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
-const modelDir = writeTinyModel(join(dir, 'tiny'));
+const modelDir = join(dir, 'tiny');
 
 function recipe(lora: boolean): ResolvedRecipe {
   return resolveRecipe(RecipeSchema.parse({
     name: 'launched', model: {
-      path: modelDir, init: 'random',
+      path: modelDir,
       engine: { kind: 'vllm', command: embeddedVllmCommand, startup_timeout_s: 120 },
       trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
     },
@@ -30,10 +30,10 @@ function recipe(lora: boolean): ResolvedRecipe {
 
 describe('startLaunchedPolicy', () => {
   let policy: RunningPolicy | undefined;
+  beforeAll(() => writeModelWithWeights(modelDir));
   afterAll(() => policy?.close());
 
   test('returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes', async () => {
-    process.env.ATK_STANDIN_INIT = 'random';
     const runDir = join(dir, 'run');
     policy = await startLaunchedPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
     expect(policy.facts).toMatchObject({ engine: 'vllm', engine_replicas: 1, weight_sync: 'lora', backend: 'builtin', device: 'cpu' });
@@ -68,7 +68,7 @@ describe('localModelDir', () => {
     const snapshot = join(cacheRoot, 'models--Qwen--Qwen2.5-1.5B-Instruct', 'snapshots', 'abc');
     mkdirSync(snapshot, { recursive: true });
     writeFileSync(join(snapshot, 'config.json'), '{}');
-    expect([localModelDir(modelDir), localModelDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: cacheRoot })]).toStrictEqual([modelDir, snapshot]);
+    expect([localModelDir(dir), localModelDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: cacheRoot })]).toStrictEqual([dir, snapshot]);
   });
 
   test('rejects a hub id that was never downloaded, saying how to download it', () => {

@@ -1,0 +1,40 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, test } from 'vitest';
+import { alive, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
+import { projectRoot } from '../util/paths.js';
+
+// `atk run` end to end on the launched-engine path: the smoke quickstart with kind vllm, its command
+// replaced by the embedded engine behind a `vllm serve` command line, and a LoRA trained by sft so every
+// step trains and syncs policy@<step> into the engine.
+describe('atk run with a launched vllm engine', () => {
+  test('returns a finished run whose steps synced the adapter into the engine, with the engine stopped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-launched-run-'));
+    const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
+    const recipe = join(dir, 'launched.yaml');
+    writeFileSync(recipe, [
+      'name: launched',
+      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
+      'model:',
+      `  path: ${model}`,
+      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
+      '  trainer: {device: cpu}',
+      'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
+      'train: {eval_before: false, eval_after: false}',
+    ].join('\n'));
+    const [file, ...args] = tsScript('atk-cli.ts');
+    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
+    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    expect(result.stdout).toContain('vllm replica 0: ready after');
+    const run = join(dir, 'runs', 'launched', 'v001');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; policy_version: number; time_sync_s: number });
+    expect(steps.map((s) => [s.kind, s.policy_version, s.time_sync_s > 0])).toStrictEqual([['train', 1, true], ['train', 2, true]]);
+    expect(['adapter_config.json', 'adapter_model.safetensors'].map((f) => existsSync(join(run, 'checkpoints', 'sync', 'step-00002', f)))).toStrictEqual([true, true]);
+    expect(existsSync(join(run, 'checkpoints', 'sync', 'step-00001'))).toBe(false);
+    const enginePid = Number(/embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1]);
+    expect(alive(enginePid)).toBe(false);
+  });
+});
