@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { findRun, listRuns, overview, type RunOverview } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
+import { compareCommand } from './runs-compare.js';
 
 /** `atk runs ls`: one table row per run under `runsDir`. */
 export async function runRunsLs(runsDir: string, style: TableStyle = {}): Promise<string> {
@@ -106,7 +107,8 @@ export const runsCommand: CommandModule<object, object> = {
     yargs
       .command(lsCommand as CommandModule)
       .command(showCommand as CommandModule)
-      .demandCommand(1, 'Name a runs command: ls or show')
+      .command(compareCommand as CommandModule)
+      .demandCommand(1, 'Name a runs command: ls, show or compare')
       .example('$0 runs ls', 'list runs')
       .example('$0 runs show quickstart', 'show the newest quickstart run'),
   handler: () => {},
