@@ -1,9 +1,10 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { alive, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import { alive, doubleEngineCommand, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -36,5 +37,34 @@ describe('atk run with a launched vllm engine', () => {
     expect(existsSync(join(run, 'checkpoints', 'sync', 'step-00001'))).toBe(false);
     const enginePid = Number(/embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1]);
     expect(alive(enginePid)).toBe(false);
+  });
+
+  test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-launched-int-'));
+    const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
+    const recipe = join(dir, 'slow.yaml');
+    writeFileSync(recipe, [
+      'name: slow',
+      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
+      'model:',
+      `  path: ${model}`,
+      `  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`,
+      '  trainer: {device: cpu}',
+      'algorithm: {lora: {rank: 8}}',
+    ].join('\n'));
+    const [file, ...args] = tsScript('atk-cli.ts');
+    // The double waits a minute before listening: a model that takes long to load.
+    const cli = execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: { ATK_DOUBLE_DELAY_MS: '60000' } });
+    const log = join(dir, 'runs', 'slow', 'v001', 'logs', 'engine.log');
+    let enginePid = 0;
+    for (let waited = 0; !enginePid && waited < 60_000; waited += 100) {
+      await sleep(100);
+      enginePid = Number(/engine-double: pid (\d+)/.exec(existsSync(log) ? readFileSync(log, 'utf8') : '')?.[1] ?? 0);
+    }
+    expect(alive(enginePid)).toBe(true);
+    cli.kill('SIGINT');
+    const result = await cli;
+    expect([result.exitCode, alive(enginePid)]).toStrictEqual([130, false]);
+    expect(result.stderr).toContain('interrupting');
   });
 });
