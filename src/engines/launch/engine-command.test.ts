@@ -19,12 +19,12 @@ describe('engineCommand', () => {
     expect(command.env).toStrictEqual({ VLLM_SERVER_DEV_MODE: '1', VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True', CUDA_VISIBLE_DEVICES: '2,3' });
   });
 
-  test('returns sglang.launch_server with its own flag names, and an override command in front of the same arguments', () => {
+  test('returns sglang.launch_server with its own flag names and constant sampling defaults, and an override command in front of the same arguments', () => {
     const sglang: EngineLaunchSpec = { ...spec, kind: 'sglang', python: '/venv/bin/python', gpus: [1], lora: { rank: 16, targetModules: ['q_proj', 'v_proj'] } };
     expect(engineCommand(sglang)).toStrictEqual({
       file: '/venv/bin/python',
       args: ['-m', 'sglang.launch_server', '--model-path', 'Qwen/Qwen2.5-1.5B-Instruct', '--host', '127.0.0.1', '--port', '41000', '--served-model-name', 'policy',
-        '--context-length', '4096', '--mem-fraction-static', '0.85', '--enable-lora', '--max-lora-rank', '16', '--lora-target-modules', 'q_proj', 'v_proj',
+        '--context-length', '4096', '--mem-fraction-static', '0.85', '--sampling-defaults', 'openai', '--enable-lora', '--max-lora-rank', '16', '--lora-target-modules', 'q_proj', 'v_proj',
         '--max-loras-per-batch', '2', '--enforce-eager'],
       env: { CUDA_VISIBLE_DEVICES: '1' },
     });

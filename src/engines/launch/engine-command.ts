@@ -79,6 +79,8 @@ function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
     '--served-model-name', spec.servedModelName,
     '--context-length', String(spec.maxModelLen),
     '--mem-fraction-static', String(spec.gpuMemoryUtilization),
+    // As vLLM's --generation-config vllm: the model's generation_config.json must not change sampling.
+    '--sampling-defaults', 'openai',
     ...(spec.seed === undefined ? [] : ['--random-seed', String(spec.seed)]),
     ...(spec.gpus.length > 1 ? ['--tp', String(spec.gpus.length)] : []),
     // Dynamic adapter loads need the rank and target modules fixed at startup.
