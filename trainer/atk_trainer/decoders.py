@@ -37,14 +37,21 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.qwen2 with its KVCache; new rows join a running batch by merging caches."""
+    """atk_trainer.qwen2 with its KVCache; new rows join a running batch by merging caches.
+
+    A retired row stays in the cache, fed a masked token, until a quarter of the rows are retired or
+    new rows join (the merge copies the cache anyway and drops them): compacting copies every row's
+    keys and values, which costs more than decoding a few idle rows for a few steps.
+    """
 
     joinable = True
+    RETIRED_SHARE = 0.25  # compact once this share of the cache's rows is retired
 
     def __init__(self, module: Qwen2ForCausalLM):
         self.module = module
         self.cache: KVCache = None
-        self.lengths = torch.zeros(0, dtype=torch.long)  # (B,) tokens in the cache per row = next position
+        self.lengths = torch.zeros(0, dtype=torch.long)  # (B_cache,) tokens in the cache per row = next position
+        self.live: List[int] = []  # cache rows of the running sequences, in the caller's row order
 
     def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
         device = self.module.lm_head.weight.device
@@ -55,25 +62,41 @@ class BuiltinDecoder:
         if self.cache is None:
             self.cache, self.lengths = cache, lengths
         else:
-            self.cache.merge(cache)
-            self.lengths = torch.cat([self.lengths, lengths])
+            rows = torch.tensor(self.live, dtype=torch.long)
+            self.cache.merge(cache, None if self._all_live() else rows.to(device))
+            self.lengths = torch.cat([self.lengths[rows], lengths])
+        self.live = list(range(self.lengths.shape[0]))
         return logits
 
     def decode(self, tokens: List[int]) -> torch.Tensor:
         device = self.module.lm_head.weight.device
-        ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
-        positions = self.lengths.to(device).unsqueeze(-1)  # (B, 1)
-        logits = self.module(ids, positions, self.cache)[:, -1]  # (B, V)
+        positions = self.lengths.to(device).unsqueeze(-1)  # (B_cache, 1)
+        if self._all_live():
+            ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
+            logits = self.module(ids, positions, self.cache)[:, -1]  # (B, V)
+        else:
+            live = torch.tensor(self.live, dtype=torch.long, device=device)
+            ids = torch.zeros(self.cache.batch, 1, dtype=torch.long, device=device)  # retired rows: token 0, masked
+            ids[live, 0] = torch.tensor(tokens, dtype=torch.long, device=device)
+            fed = torch.zeros(self.cache.batch, 1, dtype=torch.bool, device=device)
+            fed[live, 0] = True
+            logits = self.module(ids, positions, self.cache, fed)[live, -1]  # (B, V)
         self.lengths = self.lengths + 1
         return logits
 
     def keep(self, rows: List[int]) -> None:
-        if not rows:
+        self.live = [self.live[i] for i in rows]
+        if not self.live:
             self.cache, self.lengths = None, torch.zeros(0, dtype=torch.long)
             return
-        index = torch.tensor(rows, dtype=torch.long)
-        self.cache.select(index.to(self.cache.valid.device))
-        self.lengths = self.lengths[index]
+        if self.cache.batch - len(self.live) >= self.RETIRED_SHARE * self.cache.batch:
+            index = torch.tensor(self.live, dtype=torch.long)
+            self.cache.select(index.to(self.cache.valid.device))
+            self.lengths = self.lengths[index]
+            self.live = list(range(len(self.live)))
+
+    def _all_live(self) -> bool:
+        return len(self.live) == self.cache.batch and self.live == list(range(self.cache.batch))
 
 
 class TransformersDecoder:

@@ -256,34 +256,36 @@ class KVCache:
 
     def select(self, rows: torch.Tensor) -> None:
         """Keep only `rows` (indices) and drop the slots no remaining row uses."""
-        valid = self.valid[rows, : self.used]
-        keep = valid.any(0).nonzero().squeeze(-1)  # (S',)
-        self.valid = torch.zeros(len(rows), self.capacity, dtype=torch.bool, device=valid.device)
-        self.valid[:, : len(keep)] = valid[:, keep]
-        for store in (self.keys, self.values):
-            for i, t in enumerate(store):
-                fresh = torch.zeros_like(t[: len(rows)])
-                fresh[:, :, : len(keep)] = t[rows][:, :, keep]
-                store[i] = fresh
-        self.used = len(keep)
+        self.merge(None, rows)
 
-    def merge(self, other: "KVCache") -> None:
-        """Append `other`'s rows, aligned on their last slot, so the next token of every row goes into
-        the same slot and the older slots of the longer side stay masked for the shorter one."""
-        S = max(self.used, other.used)
-        B = self.batch + other.batch
-        capacity = max(self.capacity, other.capacity, S)
-        valid = torch.zeros(B, capacity, dtype=torch.bool, device=self.valid.device)
-        valid[: self.batch, S - self.used: S] = self.valid[:, : self.used]
-        valid[self.batch:, S - other.used: S] = other.valid[:, : other.used]
-        for mine, theirs in ((self.keys, other.keys), (self.values, other.values)):
-            for i in range(len(mine)):
-                a, b = mine[i], theirs[i]
+    def merge(self, other: Optional["KVCache"], rows: Optional[torch.Tensor] = None) -> None:
+        """Keep `rows` of this cache (all when None) and append `other`'s rows (none when None), aligned
+        on their last slot, so the next token of every row goes into the same slot and the older slots
+        of the longer side stay masked for the shorter one. Slots no kept row uses are dropped. One
+        gather-copy of the kept slots per tensor: the cost of a step's attention reads, not more."""
+        valid = self.valid[:, : self.used] if rows is None else self.valid[rows, : self.used]
+        used_any = valid.any(0)  # (S,)
+        # A running row's slots run contiguously up to `used`: the slice [first, used) holds every kept one.
+        first = int(used_any.long().argmax()) if bool(used_any.any()) else self.used
+        mine = self.used - first
+        theirs = 0 if other is None else other.used
+        S = max(mine, theirs)
+        kept = valid.shape[0]
+        B = kept + (0 if other is None else other.batch)
+        capacity = max(self.capacity, S, 0 if other is None else other.capacity)
+        merged = torch.zeros(B, capacity, dtype=torch.bool, device=self.valid.device)
+        merged[:kept, S - mine: S] = valid[:, first:]
+        if other is not None:
+            merged[kept:, S - theirs: S] = other.valid[:, :theirs]
+        for store, their_store in ((self.keys, None if other is None else other.keys), (self.values, None if other is None else other.values)):
+            for i, a in enumerate(store):
+                # Zeros, not empty: a masked slot gets probability 0, and 0 * NaN garbage would be NaN.
                 t = a.new_zeros((B, a.shape[1], capacity, a.shape[3]))
-                t[: self.batch, :, S - self.used: S] = a[:, :, : self.used]
-                t[self.batch:, :, S - other.used: S] = b[:, :, : other.used]
-                mine[i] = t
-        self.valid, self.used = valid, S
+                t[:kept, :, S - mine: S] = a[:, :, first: self.used] if rows is None else a[rows, :, first: self.used]
+                if their_store is not None:
+                    t[kept:, :, S - theirs: S] = their_store[i][:, :, :theirs]
+                store[i] = t
+        self.valid, self.used = merged, S
 
     @property
     def capacity(self) -> int:
