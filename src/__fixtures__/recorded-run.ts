@@ -7,14 +7,14 @@ import type { Task } from '../datasets/types.js';
 import { datasets } from '../datasets/index.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { loadRecipe, resolvedYaml } from '../recipe/index.js';
-import { collectRollout } from '../rollout/collect.js';
+import { collectRollout, type EpisodeKit } from '../rollout/collect.js';
 import { evaluate } from '../rollout/evaluate.js';
 import type { EvalSummary } from '../rollout/events.js';
 import { buildEpisodeKit } from '../rollout/kit.js';
 import { trajectoryRecord } from '../rollout/step-record.js';
 import { createRunDir } from '../runs/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
-import { startEngineDouble, type ScriptedReply } from './engine-double.js';
+import { startEngineDouble, type EngineDouble, type ScriptedReply } from './engine-double.js';
 import { TINY_TOKENIZER_DIR } from './tokenizers.js';
 import '../builtins.js';
 
@@ -45,16 +45,11 @@ export interface RecordedRunOptions {
  */
 export async function recordRun(root: string, options: RecordedRunOptions = {}): Promise<string> {
   const name = options.name ?? 'fixture';
-  const recipeFile = join(root, `${name}.yaml`);
-  await mkdir(root, { recursive: true });
-  await writeFile(recipeFile, recipeYaml(name));
+  const recipeFile = await writeFixtureRecipe(root, name);
   const loaded = await loadRecipe(recipeFile);
   const run = await createRunDir({ runsDir: join(root, 'runs'), name, recipeText: recipeYaml(name), resolvedYaml: resolvedYaml(loaded.recipe), seed: 0, recipeFile });
-  const tokenizer = await loadModelTokenizer(TINY_TOKENIZER_DIR);
-  const double = await startEngineDouble({ script: (request) => scriptedModel(tokenizer, request.promptIds) });
+  const { kit, double } = await scriptedKit(recipeFile, run.dir);
   try {
-    const engine = createVllmClient({ baseUrl: double.url, model: 'policy' });
-    const kit = await buildEpisodeKit({ recipe: loaded.recipe, recipeDir: root, recipeFile, runDir: run.dir, dataset: await datasets.get('arith'), engine, tokenizer, warn: () => undefined });
     const evalOptions = { split: 'test', samples: 2, temperature: 0, topP: 1, topK: -1, concurrency: 4, seed: 0 };
     const before = await evaluate(kit, RECORDED_TASKS, { ...evalOptions, label: 'step-00000', step: 0, policyVersion: 0, outDir: join(run.evalDir, 'step-00000') });
     for (let step = 0; step < (options.trajectorySteps ?? 2); step++) {
@@ -74,12 +69,30 @@ export async function recordRun(root: string, options: RecordedRunOptions = {}):
     await mkdir(join(run.evalDir, after.label), { recursive: true });
     await writeFile(join(run.evalDir, after.label, 'summary.json'), JSON.stringify(after));
     await run.appendMetrics({ kind: 'eval', step: steps, ...after });
-    await kit.close?.();
     await run.setStatus('finished');
     return run.dir;
   } finally {
+    await kit.close?.();
     await double.close();
   }
+}
+
+/** The episode kit of a fixture recipe (written by `recordRun` or `writeFixtureRecipe`) over the scripted engine double. */
+export async function scriptedKit(recipeFile: string, runDir?: string): Promise<{ kit: EpisodeKit; double: EngineDouble }> {
+  const loaded = await loadRecipe(recipeFile);
+  const tokenizer = await loadModelTokenizer(TINY_TOKENIZER_DIR);
+  const double = await startEngineDouble({ script: (request) => scriptedModel(tokenizer, request.promptIds) });
+  const engine = createVllmClient({ baseUrl: double.url, model: 'policy' });
+  const kit = await buildEpisodeKit({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile, ...(runDir ? { runDir } : {}), dataset: await datasets.get('arith'), engine, tokenizer, warn: () => undefined });
+  return { kit, double };
+}
+
+/** Write the fixture recipe `<dir>/<name>.yaml` and return its path. */
+export async function writeFixtureRecipe(dir: string, name = 'fixture'): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, `${name}.yaml`);
+  await writeFile(file, recipeYaml(name));
+  return file;
 }
 
 function recipeYaml(name: string): string {

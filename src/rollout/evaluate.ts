@@ -1,4 +1,4 @@
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Task } from '../datasets/types.js';
 import { collectRollout, type EpisodeKit, type Rollout } from './collect.js';
@@ -7,6 +7,7 @@ import type { EvalSummary } from './events.js';
 import { runGroups } from './scheduler.js';
 import { rolloutFigures, trajectoryRecord } from './step-record.js';
 import { episodeSeed } from './task-stream.js';
+import { TokenTrajectory } from '../tokens/trajectory.js';
 
 export interface EvalOptions {
   readonly label: string;
@@ -24,6 +25,13 @@ export interface EvalOptions {
   /** Where results.jsonl and summary.json go; nothing is written when absent. */
   readonly outDir?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Keep the episodes already in `outDir/results.jsonl` that finished without a harness failure
+   * (matched by task id and sample) and run only the missing or errored ones.
+   */
+  readonly resume?: boolean;
+  /** Called as each episode finishes (kept ones included), for progress displays. */
+  readonly onEpisode?: (done: number, total: number, rollout: Rollout) => void;
 }
 
 /**
@@ -31,8 +39,24 @@ export interface EvalOptions {
  * Writes one results.jsonl line per episode (with its trajectory) and summary.json.
  */
 export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options: EvalOptions): Promise<EvalSummary> {
-  const groups = await runGroups(tasks, options.samples, options.concurrency, ({ task, group, sample }) =>
-    collectRollout(kit, {
+  const outDir = options.outDir;
+  const partial = outDir ? join(outDir, PARTIAL_RESULTS) : undefined;
+  const kept = options.resume && outDir ? await keptResults([join(outDir, 'results.jsonl'), partial!]) : new Map<string, PreviousResult>();
+  if (outDir) await mkdir(outDir, { recursive: true });
+  if (partial) await writeFile(partial, [...kept.values()].map((r) => `${JSON.stringify(r)}\n`).join(''));
+  const total = tasks.length * options.samples;
+  let done = 0;
+  // Each finished episode is appended at once, so an interrupted eval leaves what --resume keeps.
+  let appending = Promise.resolve();
+  const onDone = (_slot: unknown, rollout: Rollout): void => {
+    options.onEpisode?.(++done, total, rollout);
+    const reused = kept.get(resultKey(rollout.task.id, rollout.sample));
+    if (partial && !reused) appending = appending.then(() => appendFile(partial, `${JSON.stringify(trajectoryRecord(rollout, options.step, null))}\n`));
+  };
+  const groups = await runGroups(tasks, options.samples, options.concurrency, async ({ task, group, sample }) => {
+    const previous = kept.get(resultKey(task.id, sample));
+    if (previous) return rolloutFromResult(previous, task, group);
+    return collectRollout(kit, {
       task,
       group,
       sample,
@@ -42,10 +66,14 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
       topK: options.topK,
       policyVersion: options.policyVersion,
       ...(options.signal ? { signal: options.signal } : {}),
-    }),
-  );
+    });
+  }, onDone);
+  await appending;
   const summary = summarize(groups, options);
-  if (options.outDir) await writeResults(options.outDir, groups, summary, options.step);
+  if (outDir) {
+    await writeResults(outDir, groups, summary, options.step);
+    await rm(partial!, { force: true });
+  }
   return summary;
 }
 
@@ -84,4 +112,58 @@ async function atomicWrite(path: string, text: string): Promise<void> {
   const tmp = `${path}.tmp-${process.pid}`;
   await writeFile(tmp, text);
   await rename(tmp, path);
+}
+
+/** Episodes of an eval in progress, one line each as they finish; results.jsonl replaces it at the end. */
+export const PARTIAL_RESULTS = 'results.partial.jsonl';
+
+/** A results.jsonl line as resume reads it back (the fields `trajectoryRecord` writes). */
+interface PreviousResult {
+  readonly task_id: string;
+  readonly sample: number;
+  readonly policy_version: number;
+  readonly reward: number;
+  readonly reward_parts: Record<string, number>;
+  readonly reward_info?: Record<string, unknown>;
+  readonly success: boolean;
+  readonly failed: boolean;
+  readonly finish_reason: string;
+  readonly stats: Rollout['episode']['stats'];
+  readonly messages: unknown[];
+  readonly trajectory: unknown;
+}
+
+function resultKey(taskId: string, sample: number): string {
+  return `${taskId}\u0000${sample}`;
+}
+
+/** Episodes of an earlier, possibly interrupted, eval worth keeping: complete lines without a harness failure. */
+async function keptResults(files: readonly string[]): Promise<Map<string, PreviousResult>> {
+  const text = (await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')))).join('\n');
+  const kept = new Map<string, PreviousResult>();
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const result = JSON.parse(line) as PreviousResult;
+      if (!result.failed && typeof result.task_id === 'string' && typeof result.sample === 'number') kept.set(resultKey(result.task_id, result.sample), result);
+    } catch {
+      // A torn line of a killed writer: that episode runs again.
+    }
+  }
+  return kept;
+}
+
+function rolloutFromResult(result: PreviousResult, task: Task, group: number): Rollout {
+  return {
+    task,
+    group,
+    sample: result.sample,
+    policyVersion: result.policy_version,
+    reward: result.reward,
+    parts: result.reward_parts,
+    ...(result.reward_info ? { rewardInfo: result.reward_info } : {}),
+    success: result.success,
+    failed: false,
+    episode: { messages: result.messages, trajectory: TokenTrajectory.fromJSON(result.trajectory), finalText: '', toolCalls: [], finishReason: result.finish_reason, stats: result.stats },
+  };
 }
