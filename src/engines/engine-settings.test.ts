@@ -25,7 +25,7 @@ describe('checkEngineSettings', () => {
   });
 
   test('rejects replicas without an equal GPU share each, a url on a launched engine, and a repeated GPU', () => {
-    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang', url: 'http://127.0.0.1:1', gpus: [0, 0, 1], replicas: 2 } }))).toStrictEqual([
+    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang', url: 'http://127.0.0.1:1', gpus: [0, 0, 1], replicas: 2 }, trainer: { gpus: [2] } }))).toStrictEqual([
       { path: 'model.engine.url', message: 'a launched sglang engine gets its own loopback URL; use kind url to attach to a running server' },
       { path: 'model.engine.gpus', message: 'lists a GPU twice' },
       { path: 'model.engine.replicas', message: '2 replicas need model.engine.gpus to list a multiple of 2 GPUs (each replica gets an equal share); it lists 3' },
@@ -34,22 +34,29 @@ describe('checkEngineSettings', () => {
 
   test('rejects a shared GPU at a high engine share, an unservable LoRA rank, and several trainer GPUs', () => {
     expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0], gpu_memory_utilization: 0.9 }, trainer: { gpus: [0, 1] } }, 1024))).toStrictEqual([
-      { path: 'model.engine.gpu_memory_utilization', message: 'GPU 0 is shared with the trainer; at 0.9 the trainer is left too little (use <= 0.8, e.g. 0.5)' },
+      { path: 'model.engine.gpu_memory_utilization', message: 'GPU 0 is shared with the trainer; at 0.9 the trainer is left too little (use <= 0.8, e.g. 0.5, or give each its own GPUs)' },
       { path: 'algorithm.lora.rank', message: 'vLLM serves LoRA ranks up to 512; got 1024' },
       { path: 'model.trainer.gpus', message: 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU' },
     ]);
   });
 
+  test('rejects the default engine share when neither lists GPUs (both on GPU 0), and accepts a CPU trainer', () => {
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm' } }))).toStrictEqual([
+      { path: 'model.engine.gpu_memory_utilization', message: 'GPU 0 is shared with the trainer (model.engine.gpus and model.trainer.gpus are not set: GPU 0); at 0.85 the trainer is left too little (use <= 0.8, e.g. 0.5, or give each its own GPUs)' },
+    ]);
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm' }, trainer: { device: 'cpu' } }))).toStrictEqual([]);
+  });
+
   test('rejects random init with an engine that loads its own weights', () => {
-    expect(checkEngineSettings(recipe({ init: 'random', engine: { kind: 'sglang' } }))).toStrictEqual([
+    expect(checkEngineSettings(recipe({ init: 'random', engine: { kind: 'sglang', gpu_memory_utilization: 0.5 } }))).toStrictEqual([
       { path: 'model.init', message: 'a sglang engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine' },
     ]);
   });
 
   test('rejects full fine-tuning into vLLM and accepts it into SGLang', () => {
-    const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm' } }, false));
+    const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm', gpu_memory_utilization: 0.5 } }, false));
     expect(problem.path).toBe('algorithm.lora');
     expect(problem.message).toMatch(/^full fine-tuning cannot be synced into vllm: vLLM has no HTTP endpoint that reloads full weights .*; set algorithm.lora, or use engine kind sglang$/);
-    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang' } }, false))).toStrictEqual([]);
+    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang', gpu_memory_utilization: 0.5 } }, false))).toStrictEqual([]);
   });
 });

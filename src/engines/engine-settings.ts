@@ -34,9 +34,14 @@ export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingP
     if (engine.replicas > 1 && (engine.gpus.length === 0 || engine.gpus.length % engine.replicas !== 0)) {
       refuse('engine.replicas', `${engine.replicas} replicas need model.engine.gpus to list a multiple of ${engine.replicas} GPUs (each replica gets an equal share); it lists ${engine.gpus.length}`);
     }
-    const shared = engine.gpus.filter((g) => trainer.gpus.includes(g));
+    // Empty lists mean the CUDA default device, GPU 0, for both processes.
+    const engineGpus = engine.gpus.length ? engine.gpus : [0];
+    const trainerGpus = trainer.device === 'cpu' ? [] : trainer.gpus.length ? trainer.gpus : [0];
+    const shared = [...new Set(engineGpus.filter((g) => trainerGpus.includes(g)))];
     if (shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
-      refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5)`);
+      const unset = [!engine.gpus.length && 'model.engine.gpus', !trainer.gpus.length && 'model.trainer.gpus'].filter(Boolean);
+      const how = unset.length ? ` (${unset.join(' and ')} ${unset.length > 1 ? 'are' : 'is'} not set: GPU 0)` : '';
+      refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer${how}; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5, or give each its own GPUs)`);
     }
     const lora = recipe.algorithm.lora;
     if (engine.kind === 'vllm' && lora && vllmLoraRank(lora.rank) === undefined) {
