@@ -1,4 +1,4 @@
-import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, parseTau2Options, userSystemPrompt } from '../domains/tau2/index.js';
+import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, parseTau2Options, tau2UserSimulation, userSystemPrompt } from '../domains/tau2/index.js';
 import type { DatasetDefinition, Task } from './types.js';
 
 /**
@@ -10,6 +10,7 @@ import type { DatasetDefinition, Task } from './types.js';
  */
 export const tau2Dataset: DatasetDefinition = {
   name: 'tau2',
+  userSimulation: tau2UserSimulation,
   async load(split, ctx): Promise<Task[]> {
     const { domain, release } = parseTau2Options(ctx.options, 'dataset.options');
     const [tasks, policy, guidelines] = await Promise.all([

@@ -1,4 +1,5 @@
 import type { DatasetConfig } from '../recipe/schema.js';
+import type { EpisodeEnv } from '../tools/types.js';
 
 /** One task an episode is run on, normalised across every dataset. */
 export interface Task {
@@ -37,4 +38,24 @@ export interface DatasetDefinition {
   load(split: string, ctx: DatasetContext): Promise<Task[]>;
   /** Default system prompt for agents on this dataset, if it has one. */
   readonly systemPrompt?: string;
+  /** How a simulated user (the recipe's `user` section) plays this dataset's tasks; absent: the defaults of {@link UserSimulationHooks}. */
+  readonly userSimulation?: UserSimulationHooks;
+}
+
+/** How a conversation with a simulated user ended, when the user-turn runner ended it. */
+export type ConversationEnd = 'user_stop' | 'agent_stop' | 'max_steps' | 'too_many_errors';
+
+/**
+ * The dataset-specific parts of a conversation with a simulated user. Every member is optional;
+ * the default of each (in its doc) reads task fields, so a file dataset can supply them as columns.
+ */
+export interface UserSimulationHooks {
+  /** System prompt the user model plays the task from. Default: `task.data.user_system_prompt`. */
+  systemPrompt?(task: Task): string | undefined;
+  /** A fixed first agent line the conversation opens with, before the user speaks. Default: `task.data.greeting`. */
+  opening?(task: Task): string | undefined;
+  /** Whether a message ends the conversation. Default: it contains ###STOP###, ###TRANSFER### or ###OUT-OF-SCOPE###. */
+  isStop?(text: string): boolean;
+  /** Told how the runner ended the conversation, to record it where the reward reads it (e.g. `env.state`). */
+  onEnd?(end: ConversationEnd, env: EpisodeEnv): void;
 }

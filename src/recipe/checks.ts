@@ -55,6 +55,10 @@ function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {
   const { user } = recipe;
   if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
   if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
+  if ((user?.kind === 'url' || user?.kind === 'engine') && user.model === undefined) problems.push({ path: 'user.kind', message: `kind ${user.kind} needs user.model` });
+  if (user?.kind === 'engine' && user.engine === undefined) problems.push({ path: 'user.kind', message: 'kind engine needs user.engine' });
+  if (user?.kind === 'engine' && user.engine?.kind === 'embedded') problems.push({ path: 'user.engine.kind', message: 'a second embedded engine is not supported: use user.kind policy, or a vllm, sglang or url engine' });
+  if (user?.engine?.kind === 'url' && user.engine.url === undefined) problems.push({ path: 'user.engine.kind', message: 'kind url needs user.engine.url' });
   return problems;
 }
 

@@ -2,12 +2,13 @@ import type { Tool } from '@strands-agents/sdk';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
-import type { EpisodeTools } from '../tools/types.js';
+import type { EpisodeEnv, EpisodeTools } from '../tools/types.js';
 import { toChatTools } from '../agent/index.js';
 import { InputError } from '../errors/index.js';
 import type { ChatMessage, ModelTokenizer } from '../tokens/index.js';
 import { runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
 import { referenceTrajectory } from './reference.js';
+import type { EpisodeUser } from './user-simulation.js';
 
 /** Everything an episode needs that is the same for the whole run. */
 export interface EpisodeKit {
@@ -20,6 +21,8 @@ export interface EpisodeKit {
   readonly systemPrompt: (task: Task) => string | undefined;
   readonly successThreshold: number;
   readonly timeoutMs: number;
+  /** The simulated user of an episode (the recipe's `user` section); absent for single-turn tasks. */
+  readonly user?: (task: Task, env: EpisodeEnv) => EpisodeUser | undefined;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
   readonly close?: () => Promise<void>;
 }
@@ -61,11 +64,13 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
   const tools: Tool[] = kit.tools.flatMap((make) => make(env));
   const systemPrompt = kit.systemPrompt(task);
+  const user = kit.user?.(task, env);
   const episode = await runEpisode({
     task,
     spec: {
       ...kit.agent,
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
+      ...(user ? { maxSteps: user.maxSteps, maxToolErrors: user.maxToolErrors } : {}),
       tools,
       sampling: { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed },
     },
@@ -75,7 +80,9 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     timeoutMs: kit.timeoutMs,
     env,
     ...(request.signal ? { signal: request.signal } : {}),
+    ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
   });
+  user?.finish(episode.finishReason);
   const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion, episode };
   if (episode.error !== undefined) {
     return { ...base, reward: 0, parts: {}, success: false, failed: true, error: episode.error };

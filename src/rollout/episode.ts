@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { Agent, Tool } from '@strands-agents/sdk';
+import { AfterToolsEvent, Message, TextBlock, type Agent, type Tool } from '@strands-agents/sdk';
 import { createTitoAgent } from '../agent/create-agent.js';
 import type { EpisodeLedger } from '../agent/episode-ledger.js';
 import type { Task } from '../datasets/types.js';
@@ -23,6 +23,10 @@ export interface AgentSpec {
   readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
   readonly toolCallFormat: 'hermes';
+  /** Most conversation steps (model messages, tool results and user messages, each one step); reaching it ends the episode with `maxSteps`. */
+  readonly maxSteps?: number;
+  /** Most error tool results; reaching it ends the episode with `maxToolErrors`. */
+  readonly maxToolErrors?: number;
 }
 
 export interface EpisodeStats {
@@ -46,7 +50,7 @@ export interface EpisodeResult {
   /** Text of the last assistant message, without reasoning and tool-call markup. */
   readonly finalText: string;
   readonly toolCalls: ToolCallRecord[];
-  /** endTurn | truncated | limitTurns | maxTotalTokens | userStop | engineAbort | timeout | error. */
+  /** endTurn | truncated | limitTurns | maxTotalTokens | maxSteps | maxToolErrors | userStop | engineAbort | timeout | error. */
   readonly finishReason: string;
   readonly stats: EpisodeStats;
   /** Set when the episode failed (engine error after retries, timeout); such episodes are not thrown. */
@@ -68,8 +72,16 @@ export interface RunEpisodeOptions {
   /**
    * Multi-turn user (a simulator or a script): called when the agent ends its turn without tool calls;
    * returns the next user message, or null to end. User turns enter the trajectory as environment tokens.
+   * When `task.prompt` is empty it also writes the first user message (after the opening, if any).
    */
   readonly user?: (conversation: readonly unknown[]) => Promise<string | null>;
+  /**
+   * A fixed first agent line the conversation opens with, before the first user message (tau2's
+   * greeting). It is rendered as an assistant turn inside the first prompt, so its tokens are
+   * environment tokens (mask 0): the model is never trained on a line it did not write, and the
+   * trajectory stays append-only because the line is there from the first render on.
+   */
+  readonly opening?: string;
 }
 
 class EpisodeTimeout extends Error {}
@@ -98,6 +110,8 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
     tools: spec.tools,
     ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
   });
+  if (options.opening !== undefined) agent.messages.push(new Message({ role: 'assistant', content: [new TextBlock(options.opening)] }));
+  const seeded = agent.messages.length;
 
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(new EpisodeTimeout(`episode timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
@@ -105,7 +119,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   let finishReason = 'endTurn';
   let error: string | undefined;
   try {
-    finishReason = await converse(agent, ledger, options, cancelSignal);
+    finishReason = await converse(agent, ledger, options, cancelSignal, seeded);
   } catch (caught) {
     if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
     if (timeout.signal.aborted) {
@@ -120,14 +134,33 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   } finally {
     clearTimeout(timer);
   }
-  return result(agent, ledger, spec, finishReason, error, performance.now() - started);
+  return result(agent, ledger, spec, seeded, finishReason, error, performance.now() - started);
 }
 
 /** The agent loop plus user turns; returns the finish reason. */
-async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisodeOptions, signal: AbortSignal): Promise<string> {
+async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisodeOptions, signal: AbortSignal, seeded: number): Promise<string> {
   const { spec } = options;
-  let prompt: string | null = options.task.prompt;
+  let userTurns = 0;
+  const limitReached = (): string | undefined => {
+    const { turns, toolCalls, toolErrors } = ledger.trajectory.counters;
+    if (spec.maxToolErrors !== undefined && toolErrors >= spec.maxToolErrors) return 'maxToolErrors';
+    if (spec.maxSteps !== undefined && turns + toolCalls + userTurns >= spec.maxSteps) return 'maxSteps';
+    return undefined;
+  };
+  // Tool batches run inside one agent invocation, so the limits are also checked after each batch.
+  agent.addHook(AfterToolsEvent, (event) => {
+    const reason = limitReached();
+    if (reason === undefined) return;
+    ledger.stopReason = reason;
+    event.endTurn = true;
+  });
+  const conversation = (): unknown[] => plainMessages(agent, ledger, spec.systemPrompt, seeded);
+  let prompt: string | null = options.task.prompt === '' && options.user ? await untilAborted(options.user(conversation()), signal) : options.task.prompt;
   for (;;) {
+    if (prompt === null) return 'userStop';
+    userTurns++;
+    const limited = limitReached();
+    if (limited) return limited;
     const turnsLeft = spec.maxTurns - ledger.trajectory.counters.turns;
     if (turnsLeft <= 0) return 'limitTurns';
     const invocation = agent.invoke(prompt, { limits: { turns: turnsLeft }, cancelSignal: signal, ...(options.env ? { invocationState: { env: options.env } } : {}) });
@@ -135,8 +168,9 @@ async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisode
     if (outcome.stopReason === 'cancelled') throw signal.reason ?? new Error('agent cancelled');
     const reason = ledger.stopReason ?? outcome.stopReason;
     if (reason !== 'endTurn' || !options.user) return reason;
-    prompt = await untilAborted(options.user(plainMessages(agent, ledger, spec.systemPrompt)), signal);
-    if (prompt === null) return 'userStop';
+    const limitedBeforeUser = limitReached();
+    if (limitedBeforeUser) return limitedBeforeUser;
+    prompt = await untilAborted(options.user(conversation()), signal);
   }
 }
 
@@ -158,10 +192,10 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, finishReason: string, error: string | undefined, wallMs: number): EpisodeResult {
+function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: number, finishReason: string, error: string | undefined, wallMs: number): EpisodeResult {
   const trajectory = ledger.trajectory;
-  const messages = plainMessages(agent, ledger, spec.systemPrompt);
-  const last = [...modelMessages(agent, ledger)].at(-1);
+  const messages = plainMessages(agent, ledger, spec.systemPrompt, seeded);
+  const last = [...modelMessages(agent, ledger, seeded)].at(-1);
   const finalText = last ? last.content.map((b) => (b.type === 'textBlock' ? b.text : '')).join('') : '';
   return {
     messages,
@@ -185,22 +219,23 @@ function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, finishReas
 }
 
 /**
- * The conversation as plain JSON. Assistant messages the model did not generate (the SDK's
- * "Cancelled by user", the empty message that ends a maxTotalTokens episode) are left out.
+ * The conversation as plain JSON. The first `seeded` messages (the opening) are kept; later assistant
+ * messages the model did not generate (the SDK's "Cancelled by user", the empty message that ends a
+ * maxTotalTokens episode, the one a limit hook ends a turn with) are left out.
  */
-function plainMessages(agent: Agent, ledger: EpisodeLedger, systemPrompt: string | undefined): unknown[] {
-  const fromModel = modelMessages(agent, ledger);
+function plainMessages(agent: Agent, ledger: EpisodeLedger, systemPrompt: string | undefined, seeded: number): unknown[] {
+  const fromModel = modelMessages(agent, ledger, seeded);
   const out: unknown[] = systemPrompt ? [{ role: 'system', content: [{ text: systemPrompt }] }] : [];
-  for (const message of agent.messages) {
-    if (message.role === 'assistant' && !fromModel.has(message)) continue;
+  for (const [i, message] of agent.messages.entries()) {
+    if (i >= seeded && message.role === 'assistant' && !fromModel.has(message)) continue;
     const { role, content } = message.toJSON();
     out.push({ role, content });
   }
   return out;
 }
 
-/** The first `turns` assistant messages are the model's (one per engine call), in order. */
-function modelMessages(agent: Agent, ledger: EpisodeLedger): Set<Agent['messages'][number]> {
-  const assistant = agent.messages.filter((m) => m.role === 'assistant');
+/** The first `turns` assistant messages after the `seeded` opening are the model's (one per engine call), in order. */
+function modelMessages(agent: Agent, ledger: EpisodeLedger, seeded: number): Set<Agent['messages'][number]> {
+  const assistant = agent.messages.slice(seeded).filter((m) => m.role === 'assistant');
   return new Set(assistant.slice(0, ledger.trajectory.counters.turns));
 }

@@ -12,6 +12,7 @@ import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
 import type { EpisodeKit } from './collect.js';
+import { startUserSimulation, type UserSimulation } from './user-simulation.js';
 
 export interface KitContext {
   readonly recipe: Recipe;
@@ -26,9 +27,11 @@ export interface KitContext {
 
 /**
  * Everything an episode needs that is fixed for the run, built from the recipe: tools, reward,
- * system prompt, limits. Training and evaluation share it. Every tool call is limited to its
- * entry's `timeout_s`. Call `kit.close()` when the run ends: it stops MCP servers the tools started.
- * @throws ConfigError for unknown tools or rewards; InputError for an unreadable prompt file.
+ * system prompt, limits, and the simulated user when the recipe has a `user` section. Training and evaluation share it. Every tool call is limited to its
+ * entry's `timeout_s`. Call `kit.close()` when the run ends: it stops MCP servers the tools started
+ * and a user engine it launched.
+ * @throws ConfigError for unknown tools or rewards; InputError for an unreadable prompt file or an
+ * unusable `user` section; EngineStartError when a launched user engine does not start.
  */
 export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const { recipe } = ctx;
@@ -40,6 +43,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   };
   const toolContext = { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn, onClose: (fn: () => Promise<void>) => void closers.push(fn) };
   let reward: ComposedReward;
+  let user: UserSimulation | undefined;
   try {
     for (const tool of recipe.tools) {
       const { name, options } = toolComponent(tool);
@@ -47,6 +51,20 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       tools.push(guardEpisodeTools(await definition.create(options, toolContext), tool.timeout_s * 1000));
     }
     reward = await composeReward(recipe.reward, { recipeDir: ctx.recipeDir, warn: ctx.warn }, ctx.recipeFile);
+    if (recipe.user) {
+      user = await startUserSimulation(recipe.user, {
+        engine: ctx.engine,
+        tokenizer: ctx.tokenizer,
+        chatTemplateKwargs: recipe.agent.chat_template_kwargs,
+        ...(ctx.dataset.userSimulation ? { hooks: ctx.dataset.userSimulation } : {}),
+        recipeDir: ctx.recipeDir,
+        ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
+        seed: recipe.seed,
+        requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+      });
+      const started = user;
+      closers.push(() => started.close());
+    }
   } catch (error) {
     // An MCP server started by an earlier tool must not outlive a failed build.
     await close();
@@ -68,6 +86,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
     timeoutMs: recipe.rollout.episode_timeout_s * 1000,
+    ...(user ? { user: user.forEpisode.bind(user) } : {}),
   };
 }
 

@@ -1,0 +1,141 @@
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { ConversationEnd, Task, UserSimulationHooks } from '../datasets/types.js';
+// The simulators were written for tau2 but speak plain conversations; every multi-turn dataset uses them.
+import { ChatUrlUser, EngineUser, isStopMessage, ScriptedUser, transcriptOf, type UserSimulator } from '../domains/tau2/index.js';
+import { engineProtocols, type Engine } from '../engines/index.js';
+import { launchEngines } from '../engines/launch/index.js';
+import { InputError } from '../errors/index.js';
+import type { UserSimulatorConfig } from '../recipe/schema.js';
+import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
+import type { EpisodeEnv } from '../tools/types.js';
+import { localModelDir } from './launched-policy.js';
+
+/** One episode's simulated user, in the form collectRollout hands to runEpisode. */
+export interface EpisodeUser {
+  /** The agent's fixed first line (environment tokens), when the dataset opens with one. */
+  readonly opening?: string;
+  /** The next user message for the conversation so far, or null when the conversation is over. */
+  readonly respond: (conversation: readonly unknown[]) => Promise<string | null>;
+  readonly maxSteps: number;
+  readonly maxToolErrors: number;
+  /** Told the episode's finish reason once it is over, so that a limit's ending is recorded too. */
+  finish(finishReason: string): void;
+}
+
+/** The recipe's simulated user, started once for the run. */
+export interface UserSimulation {
+  /** The user of one episode. @throws InputError when a model-played user has no system prompt for the task. */
+  forEpisode(task: Task, env: EpisodeEnv): EpisodeUser;
+  /** Stops the user's own engine, if one was launched. */
+  close(): Promise<void>;
+}
+
+export interface UserSimulationContext {
+  /** The policy's engine and tokenizer (kind `policy` plays the user with them). */
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+  /** The dataset's hooks; absent members take the defaults documented on {@link UserSimulationHooks}. */
+  readonly hooks?: UserSimulationHooks;
+  readonly recipeDir: string;
+  /** Logs of a launched user engine go to `<runDir>/logs/user/`. */
+  readonly runDir?: string;
+  readonly seed: number;
+  readonly requestTimeoutMs: number;
+}
+
+const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = { maxSteps: 'max_steps', maxToolErrors: 'too_many_errors' };
+
+/**
+ * Starts the user the recipe's `user` section names: the policy's own engine (`policy`), a second
+ * engine launched or attached by atk (`engine`), an OpenAI-compatible chat server (`url`), or fixed
+ * messages (`scripted`). Each episode's user then speaks only through the dataset's hooks: its system
+ * prompt, the opening line, the stop test and where the ending is recorded.
+ * @throws InputError for an engine user without `model`/`engine`, or with an embedded engine;
+ * EngineStartError when a launched user engine does not start.
+ */
+export async function startUserSimulation(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserSimulation> {
+  const hooks = ctx.hooks ?? {};
+  const sampling = { temperature: config.temperature, maxTokens: config.max_tokens };
+  const served = config.kind === 'engine' ? await startUserEngine(config, ctx) : undefined;
+  const simulator = (systemPrompt: string): UserSimulator => {
+    if (config.kind === 'scripted') return new ScriptedUser(config.messages ?? []);
+    if (config.kind === 'url') return new ChatUrlUser({ url: config.url ?? '', model: config.model ?? '', systemPrompt, sampling, timeoutMs: ctx.requestTimeoutMs });
+    const { engine, tokenizer } = served ?? ctx;
+    return new EngineUser({ engine, tokenizer, systemPrompt, sampling, ...(served ? {} : { chatTemplateKwargs: ctx.chatTemplateKwargs ?? {} }) });
+  };
+  const isStop = hooks.isStop ?? isStopMessage;
+  return {
+    close: async () => await served?.stop(),
+    forEpisode(task, env) {
+      const systemPrompt = hooks.systemPrompt ? hooks.systemPrompt(task) : stringField(task.data.user_system_prompt);
+      if (systemPrompt === undefined && config.kind !== 'scripted') {
+        throw new InputError(`task ${task.id}: no system prompt for the simulated user`, { hint: 'give each task data.user_system_prompt (a dataset column), or use user.kind: scripted' });
+      }
+      const user = simulator(systemPrompt ?? '');
+      const opening = hooks.opening ? hooks.opening(task) : stringField(task.data.greeting);
+      let ended = false;
+      const end = (how: ConversationEnd): null => {
+        ended = true;
+        hooks.onEnd?.(how, env);
+        return null;
+      };
+      return {
+        ...(opening === undefined ? {} : { opening }),
+        maxSteps: config.max_steps,
+        maxToolErrors: config.max_errors,
+        async respond(conversation) {
+          const transcript = transcriptOf(conversation);
+          const last = transcript.at(-1);
+          if (last?.role === 'assistant' && isStop(last.text)) return end('agent_stop');
+          const reply = await user.respond(transcript, env.signal);
+          return isStop(reply) ? end('user_stop') : reply;
+        },
+        finish(finishReason) {
+          const limit = LIMIT_ENDINGS[finishReason];
+          if (!ended && limit) end(limit);
+        },
+      };
+    },
+  };
+}
+
+interface UserEngine {
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  stop(): Promise<void>;
+}
+
+/** The second engine of `kind: engine`: attached by URL, or vLLM/SGLang launched beside the policy's. */
+async function startUserEngine(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserEngine> {
+  const engineConfig = config.engine;
+  if (config.model === undefined || engineConfig === undefined) {
+    throw new InputError('user.kind engine needs user.model and user.engine', { hint: 'e.g. user: {kind: engine, model: Qwen/Qwen3-8B, engine: {kind: vllm, gpus: [2]}}' });
+  }
+  if (engineConfig.kind === 'embedded') {
+    throw new InputError('user.engine.kind embedded is not supported: one trainer serves the policy', { hint: 'use user.kind: policy to let the policy play the user, or a vllm, sglang or url engine' });
+  }
+  const local = resolve(ctx.recipeDir, config.model);
+  const modelDir = existsSync(join(local, 'config.json')) ? local : localModelDir(config.model);
+  const tokenizer = await loadModelTokenizer(modelDir);
+  if (engineConfig.kind === 'url') {
+    const engine = engineProtocols[engineConfig.protocol]({ baseUrl: engineConfig.url ?? '', model: config.model, timeoutMs: ctx.requestTimeoutMs });
+    return { engine, tokenizer, stop: () => Promise.resolve() };
+  }
+  const launched = await launchEngines({
+    kind: engineConfig.kind,
+    config: engineConfig,
+    model: modelDir,
+    servedModelName: 'user',
+    seed: ctx.seed,
+    logsDir: join(ctx.runDir ?? ctx.recipeDir, 'logs', 'user'),
+    requestTimeoutMs: ctx.requestTimeoutMs,
+    ...(ctx.runDir ? { cwd: ctx.runDir } : {}),
+  });
+  return { engine: launched.engine, tokenizer, stop: () => launched.stop() };
+}
+
+function stringField(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
