@@ -1,6 +1,7 @@
 import type { CommandModule } from 'yargs';
 import { dataCommand } from './data.js';
 import { doctorCommand } from './doctor.js';
+import { evalCommand } from './eval.js';
 import { exportCommand } from './export.js';
 import { initCommand } from './init.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
@@ -11,4 +12,4 @@ import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand];

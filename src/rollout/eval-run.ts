@@ -1,0 +1,93 @@
+/**
+ * `atk eval`: start the policy the recipe names (optionally from a checkpoint), build the same episode
+ * kit as training, and evaluate a split, yielding the events the dashboard shows.
+ */
+import { datasetContext } from '../datasets/context.js';
+import { datasets } from '../datasets/index.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import { loadModelTokenizer } from '../tokens/index.js';
+import { EventChannel } from '../util/event-channel.js';
+import type { EpisodeKit } from './collect.js';
+import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import { evaluate } from './evaluate.js';
+import type { EvalSummary, RunEvent } from './events.js';
+import { buildEpisodeKit } from './kit.js';
+import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
+import '../builtins.js';
+
+export interface EvalRunOptions {
+  readonly recipe: ResolvedRecipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  /** Run (or eval) directory the trainer and tools may write under. */
+  readonly runDir: string;
+  readonly logsDir: string;
+  /** Where results.jsonl and summary.json go (`<dir>/eval/<label>`). */
+  readonly outDir: string;
+  readonly label: string;
+  /** Checkpoint to load, with the steps it was taken after; undefined = the recipe's model as it is. */
+  readonly checkpoint?: { readonly dir: string; readonly step: number };
+  readonly split: string;
+  readonly limit?: number;
+  readonly samples: number;
+  readonly concurrency: number;
+  readonly temperature: number;
+  readonly resume: boolean;
+  readonly signal: AbortSignal;
+}
+
+/** Evaluate; yields phases, per-episode progress and the summary; stops the policy whatever happens. */
+export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent, EvalSummary> {
+  const { recipe, signal } = options;
+  const warnings: string[] = [];
+  let policy: RunningPolicy | undefined;
+  let kit: EpisodeKit | undefined;
+  try {
+    yield { type: 'phase', message: `loading ${recipe.dataset.name} ${options.split}` };
+    const dataset = await datasets.get(recipe.dataset.name);
+    const all = await dataset.load(options.split, datasetContext(recipe, options.recipeDir));
+    const tasks = options.limit ? all.slice(0, options.limit) : all;
+    const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
+    const tokenizer = await loadModelTokenizer(modelDir, {
+      ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
+      ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
+    });
+    yield { type: 'phase', message: `starting the ${recipe.model.engine.kind} engine` };
+    const starting = new EventChannel<RunEvent>();
+    const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
+    policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
+    let policyVersion = 0;
+    if (options.checkpoint) {
+      yield { type: 'phase', message: `loading checkpoint ${options.checkpoint.dir}` };
+      policyVersion = await policy.trainer.load(options.checkpoint.dir);
+    }
+    kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: options.runDir, dataset, engine: policy.engine, tokenizer, warn: (m) => void (warnings.includes(m) || warnings.push(m)) });
+    for (const message of warnings) yield { type: 'warning', message };
+    yield { type: 'evalStarted', label: options.label, tasks: tasks.length };
+    const step = options.checkpoint?.step ?? 0;
+    const channel = new EventChannel<RunEvent>();
+    const summary = yield* channel.drainUntil(
+      evaluate(kit, tasks, {
+        label: options.label,
+        split: options.split,
+        step,
+        policyVersion,
+        samples: options.samples,
+        temperature: options.temperature,
+        topP: options.temperature === 0 ? 1 : recipe.rollout.top_p,
+        topK: options.temperature === 0 ? -1 : recipe.rollout.top_k,
+        concurrency: options.concurrency,
+        seed: recipe.seed,
+        outDir: options.outDir,
+        resume: options.resume,
+        signal,
+        onEpisode: (done, total, rollout) => channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed }),
+      }),
+    );
+    yield { type: 'evalFinished', label: options.label, step, summary };
+    return summary;
+  } finally {
+    await kit?.close?.();
+    await policy?.close();
+  }
+}

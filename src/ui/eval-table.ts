@@ -1,0 +1,32 @@
+import type { EvalSummary } from '../rollout/events.js';
+import { renderTable, type TableStyle } from './table.js';
+
+/** The figures `atk eval` shows, by name, read off a summary. */
+export function evalFigures(summary: EvalSummary): [string, number][] {
+  return [
+    ['accuracy (mean@k)', summary.accuracy],
+    ['reward', summary.reward_mean],
+    ...Object.entries(summary.pass_at_k).map(([k, v]) => [k, v] as [string, number]),
+    ['tool calls / episode', summary.tool_calls_per_episode],
+    ['tool error rate', summary.tool_error_rate],
+    ['turns', summary.mean_turns],
+    ['generated tokens', summary.mean_tokens],
+    ['failed episodes', summary.failed_episodes],
+  ];
+}
+
+/** The eval's figures as a table; with a baseline, its figures and the difference beside them. */
+export function evalTable(summary: EvalSummary, baseline: EvalSummary | undefined, style: TableStyle = {}): string {
+  const base = new Map(baseline ? evalFigures(baseline) : []);
+  const head = baseline ? ['', summary.label, `baseline ${baseline.label}`, 'difference'] : ['', summary.label];
+  const rows = evalFigures(summary).map(([name, value]) => {
+    if (!baseline) return [name, fmt(value)];
+    const b = base.get(name);
+    return [name, fmt(value), b === undefined ? '-' : fmt(b), b === undefined ? '-' : `${value - b >= 0 ? '+' : ''}${fmt(value - b)}`];
+  });
+  return renderTable(head, rows, style);
+}
+
+function fmt(v: number): string {
+  return Number.isInteger(v) ? String(v) : v.toFixed(3);
+}
