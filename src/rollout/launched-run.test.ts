@@ -11,21 +11,23 @@ import { projectRoot } from '../util/paths.js';
 // `atk run` end to end on the launched-engine path: the smoke quickstart with kind vllm, its command
 // replaced by the embedded engine behind a `vllm serve` command line, and a LoRA trained by sft so every
 // step trains and syncs policy@<step> into the engine.
+/** The smoke quickstart on a tiny model with weights, as recipe `name` with `lines` added (model.engine lines first). */
+async function writeRecipe(name: string, lines: readonly string[]): Promise<{ dir: string; recipe: string }> {
+  const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
+  const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
+  const recipe = join(dir, `${name}.yaml`);
+  const [engine, ...rest] = lines;
+  writeFileSync(recipe, [`name: ${name}`, `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`, 'model:', `  path: ${model}`, engine, '  trainer: {device: cpu}', ...rest].join('\n'));
+  return { dir, recipe };
+}
+
 describe('atk run with a launched vllm engine', () => {
   test('returns a finished run whose steps synced the adapter into the engine, with the engine stopped', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atk-launched-run-'));
-    const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
-    const recipe = join(dir, 'launched.yaml');
-    writeFileSync(recipe, [
-      'name: launched',
-      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'model:',
-      `  path: ${model}`,
+    const { dir, recipe } = await writeRecipe('launched', [
       `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
-      '  trainer: {device: cpu}',
       'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
       'train: {eval_before: false, eval_after: false}',
-    ].join('\n'));
+    ]);
     const [file, ...args] = tsScript('atk-cli.ts');
     const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
     expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
@@ -40,18 +42,7 @@ describe('atk run with a launched vllm engine', () => {
   });
 
   test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atk-launched-int-'));
-    const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
-    const recipe = join(dir, 'slow.yaml');
-    writeFileSync(recipe, [
-      'name: slow',
-      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'model:',
-      `  path: ${model}`,
-      `  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`,
-      '  trainer: {device: cpu}',
-      'algorithm: {lora: {rank: 8}}',
-    ].join('\n'));
+    const { dir, recipe } = await writeRecipe('slow', [`  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`, 'algorithm: {lora: {rank: 8}}']);
     const [file, ...args] = tsScript('atk-cli.ts');
     // The double waits a minute before listening: a model that takes long to load.
     const cli = execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: { ATK_DOUBLE_DELAY_MS: '60000' } });
