@@ -4,7 +4,6 @@ import { loadRecipe } from '../recipe/index.js';
 import type { EvalSummary, RunEvent } from '../rollout/events.js';
 import { createRunDir, openRunDir } from '../runs/index.js';
 import { resolvedYaml } from '../recipe/index.js';
-import { trainRun } from '../rollout/train-run.js';
 import { formatEvalSummary, formatEvent } from '../ui/progress-lines.js';
 
 export interface RunOptions {
@@ -49,6 +48,8 @@ export async function runRun(options: RunOptions): Promise<void> {
   process.once('SIGTERM', interrupt);
   try {
     const { loaded, run } = options.resume ? await resumeRun(options.resume, options.overrides) : await newRun(options.recipe!, options.overrides);
+    // Imported here so every other command starts without loading the agent and trainer stack.
+    const { trainRun } = await import('../rollout/train-run.js');
     const evals: EvalSummary[] = [];
     for await (const event of trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal })) {
       print(event, options.json);
