@@ -37,11 +37,11 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.qwen2 with its KVCache; new rows join a running batch by merging caches.
+    """atk_trainer.qwen2 with its KVCache; new rows join a running batch in place.
 
-    A retired row stays in the cache, fed a masked token, until a quarter of the rows are retired or
-    new rows join (the merge copies the cache anyway and drops them): compacting copies every row's
-    keys and values, which costs more than decoding a few idle rows for a few steps.
+    A finished sequence's cache row is retired (masked) and the next prompt to join takes it over, so
+    a batch that requests keep entering and leaving is never copied. When a quarter of the rows sit
+    retired with nothing joining, the cache is compacted: one copy, cheaper than decoding idle rows.
     """
 
     joinable = True
@@ -50,53 +50,59 @@ class BuiltinDecoder:
     def __init__(self, module: Qwen2ForCausalLM):
         self.module = module
         self.cache: KVCache = None
-        self.lengths = torch.zeros(0, dtype=torch.long)  # (B_cache,) tokens in the cache per row = next position
-        self.live: List[int] = []  # cache rows of the running sequences, in the caller's row order
+        self.lengths = torch.zeros(0, dtype=torch.long)  # (rows,) tokens in the cache per row = next position
+        self.live: List[int] = []  # cache row of each running sequence, in the caller's row order
 
     def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
         device = self.module.lm_head.weight.device
         ids, valid, positions = left_pad(prompts, device)
-        cache = KVCache.for_model(self.module, len(prompts))
-        logits = self.module(ids, positions, cache, valid)[:, -1]  # (B_new, V)
+        new = KVCache.for_model(self.module, len(prompts))
+        logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
         lengths = valid.sum(-1).cpu()
         if self.cache is None:
-            self.cache, self.lengths = cache, lengths
-        else:
-            rows = torch.tensor(self.live, dtype=torch.long)
-            self.cache.merge(cache, None if self._all_live() else rows.to(device))
-            self.lengths = torch.cat([self.lengths[rows], lengths])
-        self.live = list(range(self.lengths.shape[0]))
+            self.cache, self.lengths, self.live = new, lengths, list(range(len(prompts)))
+            return logits
+        taken = set(self.live)
+        free = [r for r in range(self.cache.rows) if r not in taken]
+        rows = (free + list(range(self.cache.rows, self.cache.rows + len(prompts))))[: len(prompts)]
+        self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
+        if self.cache.rows > self.lengths.shape[0]:
+            self.lengths = torch.cat([self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)])
+        self.lengths[rows] = lengths
+        self.live = self.live + rows
         return logits
 
     def decode(self, tokens: List[int]) -> torch.Tensor:
         device = self.module.lm_head.weight.device
-        positions = self.lengths.to(device).unsqueeze(-1)  # (B_cache, 1)
-        if self._all_live():
+        positions = self.lengths.to(device).unsqueeze(-1)  # (rows, 1)
+        if self.live == list(range(self.cache.rows)):
             ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
             logits = self.module(ids, positions, self.cache)[:, -1]  # (B, V)
         else:
             live = torch.tensor(self.live, dtype=torch.long, device=device)
-            ids = torch.zeros(self.cache.batch, 1, dtype=torch.long, device=device)  # retired rows: token 0, masked
+            ids = torch.zeros(self.cache.rows, 1, dtype=torch.long, device=device)  # retired rows: token 0, masked
             ids[live, 0] = torch.tensor(tokens, dtype=torch.long, device=device)
-            fed = torch.zeros(self.cache.batch, 1, dtype=torch.bool, device=device)
+            fed = torch.zeros(self.cache.rows, 1, dtype=torch.bool, device=device)
             fed[live, 0] = True
             logits = self.module(ids, positions, self.cache, fed)[live, -1]  # (B, V)
         self.lengths = self.lengths + 1
         return logits
 
     def keep(self, rows: List[int]) -> None:
+        kept = set(rows)
+        retired = [row for i, row in enumerate(self.live) if i not in kept]
         self.live = [self.live[i] for i in rows]
         if not self.live:
             self.cache, self.lengths = None, torch.zeros(0, dtype=torch.long)
             return
-        if self.cache.batch - len(self.live) >= self.RETIRED_SHARE * self.cache.batch:
+        device = self.cache.valid.device
+        if retired:
+            self.cache.retire(torch.tensor(retired, dtype=torch.long, device=device))
+        if self.cache.rows - len(self.live) >= self.RETIRED_SHARE * self.cache.rows:
             index = torch.tensor(self.live, dtype=torch.long)
-            self.cache.select(index.to(self.cache.valid.device))
+            self.cache.select(index.to(device))
             self.lengths = self.lengths[index]
             self.live = list(range(len(self.live)))
-
-    def _all_live(self) -> bool:
-        return len(self.live) == self.cache.batch and self.live == list(range(self.cache.batch))
 
 
 class TransformersDecoder:
