@@ -5,14 +5,10 @@
 import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { loadModelTokenizer } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
-import type { EpisodeKit } from './collect.js';
-import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
 import { evaluate } from './evaluate.js';
+import { openSession, type Session } from './session.js';
 import type { EvalSummary, RunEvent } from './events.js';
-import { buildEpisodeKit } from './kit.js';
-import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
 import '../builtins.js';
 
 export interface EvalRunOptions {
@@ -39,30 +35,19 @@ export interface EvalRunOptions {
 /** Evaluate; yields phases, per-episode progress and the summary; stops the policy whatever happens. */
 export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent, EvalSummary> {
   const { recipe, signal } = options;
-  const warnings: string[] = [];
-  let policy: RunningPolicy | undefined;
-  let kit: EpisodeKit | undefined;
+  let session: Session | undefined;
   try {
     yield { type: 'phase', message: `loading ${recipe.dataset.name} ${options.split}` };
     const dataset = await datasets.get(recipe.dataset.name);
     const all = await dataset.load(options.split, datasetContext(recipe, options.recipeDir));
     const tasks = options.limit ? all.slice(0, options.limit) : all;
-    const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
-    const tokenizer = await loadModelTokenizer(modelDir, {
-      ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
-      ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
-    });
-    yield { type: 'phase', message: `starting the ${recipe.model.engine.kind} engine` };
-    const starting = new EventChannel<RunEvent>();
-    const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
-    policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
+    session = yield* openSession({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: options.runDir, logsDir: options.logsDir, signal });
+    const { policy, kit } = session;
     let policyVersion = 0;
     if (options.checkpoint) {
       yield { type: 'phase', message: `loading checkpoint ${options.checkpoint.dir}` };
       policyVersion = await policy.trainer.load(options.checkpoint.dir);
     }
-    kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: options.runDir, dataset, engine: policy.engine, tokenizer, warn: (m) => void (warnings.includes(m) || warnings.push(m)) });
-    for (const message of warnings) yield { type: 'warning', message };
     yield { type: 'evalStarted', label: options.label, tasks: tasks.length };
     const step = options.checkpoint?.step ?? 0;
     const channel = new EventChannel<RunEvent>();
@@ -87,7 +72,6 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     yield { type: 'evalFinished', label: options.label, step, summary };
     return summary;
   } finally {
-    await kit?.close?.();
-    await policy?.close();
+    await session?.close();
   }
 }

@@ -8,14 +8,9 @@ import { datasets } from '../datasets/index.js';
 import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { loadModelTokenizer } from '../tokens/index.js';
-import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
-import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
-import { EventChannel } from '../util/event-channel.js';
 import type { RunEvent, StepMetrics } from './events.js';
-import type { EpisodeKit } from './collect.js';
-import { buildEpisodeKit } from './kit.js';
 import { rewindRun } from './rewind.js';
+import { openSession, type Session } from './session.js';
 import type { RunDir } from '../runs/index.js';
 import { trainingLoop, type TrainingPlan } from './training-loop.js';
 import '../builtins.js';
@@ -32,12 +27,7 @@ export interface TrainRunOptions {
 /** Run (or resume) training; yields events; sets the run's final status whatever happens. */
 export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEvent> {
   const { recipe, run, signal } = options;
-  const warnings: string[] = [];
-  const warn = (message: string): void => {
-    if (!warnings.includes(message)) warnings.push(message);
-  };
-  let policy: RunningPolicy | undefined;
-  let kit: EpisodeKit | undefined;
+  let session: Session | undefined;
   let status: 'finished' | 'failed' | 'interrupted' = 'failed';
   const evals: Record<string, unknown> = {};
   let lastMetrics: StepMetrics | undefined;
@@ -46,18 +36,9 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     await run.setStatus('running');
     yield { type: 'phase', message: `loading dataset ${recipe.dataset.name}` };
     const [trainTasks, evalTasks] = await loadSplits(recipe, options.recipeDir);
-    const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
-    const tokenizer = await loadModelTokenizer(modelDir, {
-      ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
-      ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
-    });
-    yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
-    const starting = new EventChannel<RunEvent>();
-    const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
-    policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: run.logsDir, runDir: run.dir, signal, onEngineProgress }));
+    session = yield* openSession({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, logsDir: run.logsDir, signal });
+    const { policy, kit, tokenizer } = session;
     await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
-    kit = await buildEpisodeKit({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, dataset: await datasets.get(recipe.dataset.name), engine: policy.engine, tokenizer, warn });
-    for (const message of warnings) yield { type: 'warning', message };
 
     let startStep = 0;
     let startPolicyVersion = 0;
@@ -80,8 +61,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     status = signal.aborted || error instanceof CancelledError ? 'interrupted' : 'failed';
     throw signal.aborted && !(error instanceof CancelledError) ? new CancelledError('run interrupted', { cause: error }) : error;
   } finally {
-    await kit?.close?.();
-    await policy?.close();
+    await session?.close();
     const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
     await run.writeSummary(summary);
     await run.setStatus(status);

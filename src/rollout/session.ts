@@ -1,0 +1,81 @@
+/**
+ * What `atk run` and `atk eval` both start from a recipe: the tokenizer, the policy (trainer and
+ * engine), and the episode kit (tools, reward, prompts). One place, so the two cannot drift apart.
+ */
+import { datasets } from '../datasets/index.js';
+import type { DatasetDefinition } from '../datasets/types.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
+import { EventChannel } from '../util/event-channel.js';
+import type { EpisodeKit } from './collect.js';
+import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import type { RunEvent } from './events.js';
+import { buildEpisodeKit } from './kit.js';
+import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
+import '../builtins.js';
+
+export interface SessionOptions {
+  readonly recipe: ResolvedRecipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  /** Directory the trainer and tools may write under (a run or eval directory). */
+  readonly runDir: string;
+  readonly logsDir: string;
+  readonly signal: AbortSignal;
+}
+
+/** A started policy with everything episodes need; `close()` stops what the session started. */
+export interface Session {
+  readonly dataset: DatasetDefinition;
+  readonly tokenizer: ModelTokenizer;
+  readonly policy: RunningPolicy;
+  readonly kit: EpisodeKit;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a session, yielding progress (phases, engine start-up lines, warnings) as events.
+ * Whatever started is stopped again when a later part fails.
+ * @throws ConfigError, TrainerError or ProviderError from the part that failed.
+ */
+export async function* openSession(options: SessionOptions): AsyncGenerator<RunEvent, Session> {
+  const { recipe, signal } = options;
+  const warnings: string[] = [];
+  const dataset = await datasets.get(recipe.dataset.name);
+  const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
+  const tokenizer = await loadModelTokenizer(modelDir, {
+    ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
+    ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
+  });
+  yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
+  const starting = new EventChannel<RunEvent>();
+  const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
+  const policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
+  let kit: EpisodeKit;
+  try {
+    kit = await buildEpisodeKit({
+      recipe,
+      recipeDir: options.recipeDir,
+      recipeFile: options.recipeFile,
+      runDir: options.runDir,
+      dataset,
+      engine: policy.engine,
+      tokenizer,
+      warn: (message) => void (warnings.includes(message) || warnings.push(message)),
+    });
+  } catch (error) {
+    await policy.close();
+    throw error;
+  }
+  for (const message of warnings) yield { type: 'warning', message };
+  return {
+    dataset,
+    tokenizer,
+    policy,
+    kit,
+    close: async () => {
+      await kit.close?.();
+      await policy.close();
+    },
+  };
+}
