@@ -1,7 +1,10 @@
 """Generation throughput of the embedded engine on the small qwen2 of notes/tiny-rl-probe.md
 (d=128, 4 layers, 4 heads, 263-token vocabulary, ~0.89M parameters): sampled tokens/s at batch 1
 and 32, through the engine (KV cache, continuous batching) and by full forward passes without a
-cache, with 1 and 2 torch threads, each as a fraction of the machine's measured fp32 matmul rate.
+cache, with 1 and 2 torch threads, each as a fraction of the machine's measured fp32 matmul rate;
+and 128 clients each running a 3-turn episode (every turn a new, longer request, so requests join
+and leave the running batch all the time, as in RL rollouts), also per CPU-second of this process
+(steadier than wall time on a shared machine).
 
     /usr/bin/python3 bench/trainer-generate.py      (or: npm run bench -- trainer-generate)
 
@@ -11,7 +14,9 @@ must process (each prompt once, each sampled token once); "executed" what the me
 """
 import importlib.util
 import os
+import random
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -67,6 +72,33 @@ def no_cache_rate(policy, batch, budget_s=4.0):
     return batch * steps / seconds, executed / seconds
 
 
+def multi_turn_rate(policy, clients, turns=3):
+    """(sampled tokens/s, per CPU-second) of `clients` threads each running a `turns`-turn episode:
+    every turn sends the context so far (prompt, completions, 8 tool-result tokens) as a new request."""
+    engine = Engine(max_batch=256)
+    engine.set_policy(policy)
+    engine.start()
+    sampled = [0] * clients
+
+    def episode(i):
+        rng = random.Random(i)
+        context = [rng.randrange(SMALL["vocab_size"]) for _ in range(PROMPT)]
+        for _ in range(turns):
+            (c,) = engine.generate(context, SamplingParams(max_tokens=rng.randint(8, 40), ignore_eos=True), 600)
+            sampled[i] += len(c.token_ids)
+            context = context + c.token_ids + [rng.randrange(SMALL["vocab_size"]) for _ in range(8)]
+
+    threads = [threading.Thread(target=episode, args=(i,)) for i in range(clients)]
+    wall, cpu = time.perf_counter(), time.process_time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    engine.close()
+    return sum(sampled) / wall, sum(sampled) / cpu
+
+
 def main():
     policy = random_policy(dict(SMALL), seed=0)
     params = sum(p.numel() for p in policy.module.parameters())
@@ -83,6 +115,8 @@ def main():
             useful = tokens * (PROMPT + NEW) / NEW
             print(f"  no cache (full fwd) batch {batch:>2}: {tokens:>8,.0f} sampled tokens/s | "
                   f"useful {2 * params * useful / peak:6.2%}, executed {2 * params * executed / peak:6.2%} of matmul rate")
+        tokens, per_cpu = multi_turn_rate(policy, 128)
+        print(f"  engine, 128 clients x 3 turns: {tokens:>8,.0f} sampled tokens/s ({per_cpu:,.0f} per CPU-second)")
 
 
 if __name__ == "__main__":
