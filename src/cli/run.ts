@@ -1,16 +1,17 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CancelledError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/index.js';
-import type { EvalSummary, RunEvent } from '../rollout/events.js';
+import type { EvalSummary } from '../rollout/events.js';
 import { createRunDir, openRunDir } from '../runs/index.js';
 import { resolvedYaml } from '../recipe/index.js';
-import { formatEvalSummary, formatEvent } from '../ui/progress-lines.js';
+import { formatEvalSummary } from '../ui/progress-lines.js';
 
 export interface RunOptions {
   readonly recipe?: string;
   readonly overrides: readonly string[];
   readonly resume?: string;
   readonly json: boolean;
+  readonly tui: boolean;
 }
 
 export const runCommand: CommandModule<object, RunOptions> = {
@@ -22,6 +23,7 @@ export const runCommand: CommandModule<object, RunOptions> = {
       .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value overrides, e.g. train.steps=50' })
       .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
       .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
+      .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)' })
       .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
       .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
       .example('atk run --resume runs/quickstart/v003', 'Continue a killed run where its last checkpoint left off')
@@ -50,12 +52,10 @@ export async function runRun(options: RunOptions): Promise<void> {
     const { loaded, run } = options.resume ? await resumeRun(options.resume, options.overrides) : await newRun(options.recipe!, options.overrides);
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../rollout/train-run.js');
-    const evals: EvalSummary[] = [];
-    for await (const event of trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal })) {
-      print(event, options.json);
-      if (event.type === 'evalFinished') evals.push(event.summary);
-    }
-    if (!options.json) printBeforeAfter(evals, run.dir);
+    const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
+    const events = trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal });
+    const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `run ${run.name}/${run.version}`, concurrency: loaded.recipe.rollout.concurrency });
+    if (!options.json) printBeforeAfter(state.evals.map((e) => e.summary), run.dir);
   } finally {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
@@ -81,15 +81,6 @@ async function newRun(recipeFile: string, overrides: readonly string[]) {
 async function resumeRun(dir: string, overrides: readonly string[]) {
   const run = await openRunDir(dir);
   return { loaded: await loadRecipe(run.paths.resolved, overrides), run };
-}
-
-function print(event: RunEvent, json: boolean): void {
-  if (json) {
-    if (event.type !== 'episodeFinished') process.stdout.write(`${JSON.stringify(event)}\n`);
-    return;
-  }
-  const line = formatEvent(event);
-  if (line !== undefined) process.stdout.write(`${line}\n`);
 }
 
 function printBeforeAfter(evals: readonly EvalSummary[], dir: string): void {
