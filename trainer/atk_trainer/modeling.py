@@ -116,6 +116,9 @@ def init_weights(module: torch.nn.Module, std: float, seed: int) -> None:
                 p.zero_()
             else:
                 p.copy_(torch.randn(p.shape, generator=generator) * std)
+        pad = module.model.embed_tokens.padding_idx
+        if pad is not None:  # transformers zeroes the padding token's embedding row
+            module.model.embed_tokens.weight[pad].zero_()
 
 
 def load_weights(module: torch.nn.Module, tensors: Dict[str, torch.Tensor], source: str) -> None:

@@ -31,6 +31,7 @@ class Qwen2Config:
     rms_norm_eps: float
     rope_theta: float
     tie_word_embeddings: bool
+    pad_token_id: Optional[int] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
 
     @staticmethod
     def from_dict(config: Mapping[str, Any]) -> "Qwen2Config":
@@ -61,7 +62,13 @@ class Qwen2Config:
             rms_norm_eps=float(config.get("rms_norm_eps", 1e-6)),
             rope_theta=float(config.get("rope_theta", 10000.0)),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+            pad_token_id=_pad_token_id(config),
         )
+
+
+def _pad_token_id(config: Mapping[str, Any]) -> Optional[int]:
+    pad = config.get("pad_token_id")
+    return pad if isinstance(pad, int) and 0 <= pad < int(config["vocab_size"]) else None
 
 
 class Qwen2ForCausalLM(nn.Module):
@@ -89,7 +96,7 @@ class Qwen2ForCausalLM(nn.Module):
 class Qwen2Model(nn.Module):
     def __init__(self, config: Qwen2Config):
         super().__init__()
-        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size)
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.layers = nn.ModuleList(Qwen2DecoderLayer(config) for _ in range(config.num_hidden_layers))
         self.norm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta)

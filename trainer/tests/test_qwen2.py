@@ -147,3 +147,13 @@ def test_random_policy_returns_the_transformers_logits():
     ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
     with torch.no_grad():
         assert (hf.logits(ids) - builtin.logits(ids)).abs().max().item() < 1e-4
+
+
+def test_pad_token_embedding_returns_zero_at_init_and_no_gradient_from_lookups():
+    # transformers builds qwen2's embedding with padding_idx=pad_token_id; the built-in model matches it.
+    policy = random_policy({**GQA_UNTIED, "pad_token_id": 7}, seed=8)
+    embedding = policy.module.model.embed_tokens.weight
+    assert embedding[7].abs().sum().item() == 0 and embedding[8].abs().sum().item() > 0
+    policy.logits(torch.tensor([[7, 8, 7, 3]])).sum().backward()
+    assert embedding.grad[7].abs().sum().item() == 0 and embedding.grad[8].abs().sum().item() > 0
+    assert random_policy(GQA_UNTIED, seed=8).module.model.embed_tokens.padding_idx is None
