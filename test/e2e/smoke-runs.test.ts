@@ -13,6 +13,7 @@ const SMOKES = [
   { recipe: 'recipes/smoke/quickstart.yaml', name: 'smoke-quickstart', steps: 2 },
   { recipe: 'recipes/smoke/gsm8k.yaml', name: 'smoke-gsm8k', steps: 1 },
   { recipe: 'recipes/smoke/deepcoder.yaml', name: 'smoke-deepcoder', steps: 1 },
+  { recipe: 'recipes/smoke/tau2.yaml', name: 'smoke-tau2', steps: 1 },
 ];
 
 describe('smoke recipes', () => {
