@@ -13,7 +13,8 @@ from typing import Any, List
 
 import torch
 
-from .qwen2 import KVCache, Qwen2ForCausalLM
+from .kv_cache import KVCache
+from .qwen2 import Qwen2ForCausalLM
 
 
 def make_decoder(policy: Any):

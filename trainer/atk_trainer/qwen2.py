@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, List, Mapping, Optional
+from typing import Any, Mapping, Optional
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from .kv_cache import KVCache  # noqa: F401 (the cache forward() takes; re-exported for callers)
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 
@@ -212,159 +214,3 @@ def apply_rotary(x, cos, sin):  # (B, H, T, D): the rotate-half form transformer
     half = x.shape[-1] // 2
     rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
     return x * cos + rotated * sin
-
-
-class KVCache:
-    """Keys and values of a batch of sequences that decode together, for one model.
-
-    Slots (the S axis) are shared by all rows: a forward with T new tokens writes them into the next
-    T slots of every row, and `valid` (rows, S) marks which slots hold a real token of that row, so
-    rows of different lengths, rows that joined later (`join`) and retired rows (`retire`, all slots
-    masked, reusable by a join) live in one tensor. Storage grows by doubling in rows and slots, and
-    leading slots no row uses any more are dropped once they are half the span, so decode steps,
-    joins and retirements write in place and the cache is copied only now and then.
-    """
-
-    def __init__(self, layers: int, batch: int, kv_heads: int, head_dim: int, device, dtype, capacity: int = 64):
-        shape = (batch, kv_heads, capacity, head_dim)
-        self.keys: List[torch.Tensor] = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(layers)]
-        self.values: List[torch.Tensor] = [torch.zeros(shape, device=device, dtype=dtype) for _ in range(layers)]
-        self.valid = torch.zeros(batch, capacity, dtype=torch.bool, device=device)  # (row capacity, capacity)
-        self.rows = batch  # rows in use: [0, rows)
-        self.used = 0  # slots in use: [0, used)
-        self._new = 0  # tokens of the forward in progress
-
-    @staticmethod
-    def for_model(module: Qwen2ForCausalLM, batch: int) -> "KVCache":
-        c = module.config
-        weight = module.model.embed_tokens.weight
-        return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype)
-
-    @property
-    def batch(self) -> int:
-        return self.rows
-
-    @property
-    def capacity(self) -> int:
-        return self.valid.shape[1]
-
-    @property
-    def row_capacity(self) -> int:
-        return self.valid.shape[0]
-
-    def begin(self, input_ids: torch.Tensor, new_valid: Optional[torch.Tensor]) -> torch.Tensor:
-        """Reserve slots for T new tokens; returns the attention mask (B, 1, T, S) over old and new slots."""
-        B, T = input_ids.shape
-        if B != self.rows:
-            raise ValueError(f"KVCache holds {self.rows} rows, the forward has {B}")
-        self._drop_unused_slots()
-        self._reserve(self.used + T)
-        if new_valid is None:
-            new_valid = torch.ones(B, T, dtype=torch.bool, device=self.valid.device)
-        start, self._new = self.used, T
-        self.valid[:B, start:start + T] = new_valid
-        self.used += T
-        S = self.used
-        causal = torch.ones(T, S, dtype=torch.bool, device=self.valid.device).tril(diagonal=start)  # (T, S)
-        mask = causal.unsqueeze(0) & self.valid[:B, :S].unsqueeze(1)  # (B, T, S)
-        # A padding token attends at least to itself, so its (unused) row is never all -inf -> NaN.
-        diagonal = torch.zeros(T, S, dtype=torch.bool, device=self.valid.device)
-        diagonal[:, start:] = torch.eye(T, dtype=torch.bool, device=self.valid.device)
-        return (mask | diagonal).unsqueeze(1)
-
-    def layer(self, i: int) -> "_LayerCache":
-        return _LayerCache(self, i)
-
-    def merge(self, other: "KVCache", rows: Optional[torch.Tensor] = None) -> None:
-        """Keep `rows` of this cache (all when None), then append `other`'s rows (see `join`)."""
-        if rows is not None:
-            self.select(rows)
-        self.join(other, torch.arange(self.rows, self.rows + other.rows, device=self.valid.device))
-
-    def join(self, other: "KVCache", rows: torch.Tensor) -> None:
-        """Write `other`'s rows into rows `rows` of this cache: retired rows, or the next new ones
-        (self.rows, self.rows + 1, ...). They are aligned on their last slot, so the next token of every
-        row goes into the same slot; when they are longer, the old rows get masked slots before their
-        next token instead of moving. Only the new rows are written."""
-        n, theirs = other.rows, other.used
-        S = max(self.used, theirs)
-        self._reserve(S)
-        self._reserve_rows(max(self.rows, int(rows.max()) + 1))
-        self.valid[: self.rows, self.used: S] = False  # the old rows' gap, when the new rows are longer
-        self.valid[rows] = False
-        self.valid[rows, S - theirs: S] = other.valid[:n, :theirs]
-        for store, their_store in ((self.keys, other.keys), (self.values, other.values)):
-            for i, t in enumerate(store):
-                t[rows, :, : S - theirs] = 0  # masked, but must not be NaN (see select)
-                t[rows, :, S - theirs: S] = their_store[i][:n, :, :theirs]
-        self.rows, self.used = max(self.rows, int(rows.max()) + 1), S
-
-    def retire(self, rows: torch.Tensor) -> None:
-        """Mask every slot of `rows`: they stop counting, and a later join may reuse them."""
-        self.valid[rows] = False
-
-    def select(self, rows: torch.Tensor) -> None:
-        """Keep only `rows` (indices, in that order) and drop the slots none of them uses: one
-        gather-copy of the kept slots per tensor."""
-        valid = self.valid[rows, : self.used]
-        used_any = valid.any(0)  # (S,)
-        # Every slot a kept row uses lies in [first, used) (gaps inside are masked and harmless).
-        first = int(used_any.long().argmax()) if bool(used_any.any()) else self.used
-        S = self.used - first
-        row_capacity = max(self.row_capacity, len(rows))  # room for joins to come
-        kept = torch.zeros(row_capacity, self.capacity, dtype=torch.bool, device=self.valid.device)
-        kept[: len(rows), :S] = valid[:, first:]
-        for store in (self.keys, self.values):
-            for i, a in enumerate(store):
-                # Zeros, not empty: a masked slot gets probability 0, and 0 * NaN garbage would be NaN.
-                t = a.new_zeros((row_capacity, a.shape[1], self.capacity, a.shape[3]))
-                t[: len(rows), :, :S] = a[rows, :, first: self.used]
-                store[i] = t
-        self.valid, self.rows, self.used = kept, len(rows), S
-
-    def _drop_unused_slots(self) -> None:
-        """Shift the slots left over the leading ones no row uses once those are half the span (the
-        oldest rows retired): attention reads every slot up to `used`, and storage would only grow."""
-        if self.used < 64:
-            return
-        used_any = self.valid[: self.rows, : self.used].any(0)  # (S,)
-        first = int(used_any.long().argmax()) if bool(used_any.any()) else self.used
-        if 2 * first < self.used:
-            return
-        S = self.used - first
-        for store in (self.keys, self.values):
-            for t in store:
-                t[: self.rows, :, :S] = t[: self.rows, :, first: self.used].clone()
-        self.valid[: self.rows, :S] = self.valid[: self.rows, first: self.used].clone()
-        self.valid[: self.rows, S: self.used] = False
-        self.used = S
-
-    def _reserve(self, needed: int) -> None:
-        if needed <= self.capacity:
-            return
-        grow = max(needed, 2 * self.capacity) - self.capacity
-        self.valid = F.pad(self.valid, (0, grow))
-        for store in (self.keys, self.values):
-            for i, t in enumerate(store):
-                store[i] = F.pad(t, (0, 0, 0, grow))
-
-    def _reserve_rows(self, needed: int) -> None:
-        if needed <= self.row_capacity:
-            return
-        grow = max(needed, 2 * self.row_capacity) - self.row_capacity
-        self.valid = F.pad(self.valid, (0, 0, 0, grow))
-        for store in (self.keys, self.values):
-            for i, t in enumerate(store):
-                store[i] = F.pad(t, (0, 0, 0, 0, 0, 0, 0, grow))
-
-
-class _LayerCache:
-    def __init__(self, cache: KVCache, i: int):
-        self.cache, self.i = cache, i
-
-    def append(self, k, v):  # (B, Hkv, T, D) each -> all slots in use (B, Hkv, S, D)
-        c = self.cache
-        B, start = c.rows, c.used - c._new
-        c.keys[self.i][:B, :, start:c.used] = k
-        c.values[self.i][:B, :, start:c.used] = v
-        return c.keys[self.i][:B, :, : c.used], c.values[self.i][:B, :, : c.used]
