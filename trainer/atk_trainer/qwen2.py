@@ -19,6 +19,7 @@ from torch import nn
 from .kv_cache import KVCache  # noqa: F401 (the cache forward() takes; re-exported for callers)
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
+BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32
 
 
 @dataclass
@@ -164,11 +165,20 @@ def attention(q, k, v, mask=None):
     # Query head h uses kv head h // groups: fold the group into the time axis instead of copying k and v.
     S = k.shape[2]
     qg = q.reshape(B, k.shape[1], groups * T, D)  # (B, Hkv, G*T, D)
-    scores = torch.matmul(qg, k.transpose(-1, -2)).view(B, H, T, S) / math.sqrt(D)  # (B, H, T, S)
+    # A decode step multiplies B * Hkv tiny matrices; torch 1.13's CPU bmm runs one gemm call per
+    # batch entry for those (~70% of a step's time at batch 128), a broadcast multiply-sum runs one kernel.
+    broadcast = groups * T <= 4 and B * H * T * S * D <= BROADCAST_ATTENTION_ELEMENTS
+    if broadcast:
+        scores = (qg.unsqueeze(-2) * k.unsqueeze(2)).sum(-1)  # (B, Hkv, G*T, S)
+    else:
+        scores = torch.matmul(qg, k.transpose(-1, -2))  # (B, Hkv, G*T, S)
+    scores = scores.view(B, H, T, S) / math.sqrt(D)  # (B, H, T, S)
     if mask is None:
         mask = torch.ones(T, S, dtype=torch.bool, device=q.device).tril()
     scores = scores.masked_fill(~mask, float("-inf"))
     probs = torch.softmax(scores.float(), dim=-1).to(q.dtype).view(B, k.shape[1], groups * T, S)
+    if broadcast:
+        return (probs.unsqueeze(-1) * v.unsqueeze(2)).sum(-2).view(B, H, T, D)
     return torch.matmul(probs, v).view(B, H, T, D)
 
 
