@@ -59,14 +59,23 @@ class Policy:
         save_file(state, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
 
 
-def load_policy(path: str, *, backend: str = "auto", device: str = "cpu", dtype: str = "float32") -> Policy:
-    """The model in a Hugging Face directory (config.json + safetensors weights).
+def load_policy(
+    path: str, *, backend: str = "auto", device: str = "cpu", dtype: str = "float32", init: str = "pretrained", seed: int = 0
+) -> Policy:
+    """The model in a Hugging Face directory (config.json + safetensors weights), or with init
+    "random" the architecture of its config.json with random weights (random_policy, `seed`).
 
     device "auto" is cuda when available; dtype "auto" is float32 (on CUDA the trainer adds bf16
     autocast, keeping float32 master weights).
-    @raises ValueError for an unknown backend/device/dtype or a config the built-in model lacks;
+    @raises ValueError for an unknown backend/device/dtype/init or a config the built-in model lacks;
     FileNotFoundError without config.json or weights; ImportError for backend "transformers" without it.
     """
+    if init not in ("pretrained", "random"):
+        raise ValueError(f"init: expected pretrained or random, got {init!r}")
+    if init == "random":
+        policy = random_policy(read_config(path), seed=seed, backend=backend, device=device, dtype=dtype)
+        policy.path = os.path.abspath(path)
+        return policy
     backend, torch_device, torch_dtype = _resolve(backend, device, dtype)
     config = read_config(path)
     if backend == "transformers":

@@ -157,3 +157,13 @@ def test_pad_token_embedding_returns_zero_at_init_and_no_gradient_from_lookups()
     policy.logits(torch.tensor([[7, 8, 7, 3]])).sum().backward()
     assert embedding.grad[7].abs().sum().item() == 0 and embedding.grad[8].abs().sum().item() > 0
     assert random_policy(GQA_UNTIED, seed=8).module.model.embed_tokens.padding_idx is None
+
+
+def test_load_policy_returns_random_weights_for_init_random(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(GQA_UNTIED))  # no weights needed
+    policy = load_policy(str(tmp_path), backend="builtin", init="random", seed=3)
+    same = random_policy(GQA_UNTIED, seed=3)
+    ids = torch.tensor([[1, 2, 3]])
+    assert torch.equal(policy.logits(ids), same.logits(ids)) and policy.path == str(tmp_path)
+    with pytest.raises(ValueError, match="init"):
+        load_policy(str(tmp_path), init="zeros")
