@@ -1,5 +1,6 @@
-import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeFileAtomic, writeJsonAtomic } from '../runs/index.js';
 import type { Task } from '../datasets/types.js';
 import { collectRollout, type EpisodeKit, type Rollout } from './collect.js';
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
@@ -104,14 +105,8 @@ export function summarize(groups: readonly (readonly Rollout[])[], options: Pick
 async function writeResults(outDir: string, groups: readonly (readonly Rollout[])[], summary: EvalSummary, step: number): Promise<void> {
   await mkdir(outDir, { recursive: true });
   const lines = groups.flat().map((r) => JSON.stringify(trajectoryRecord(r, step, null)));
-  await atomicWrite(join(outDir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '');
-  await atomicWrite(join(outDir, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
-}
-
-async function atomicWrite(path: string, text: string): Promise<void> {
-  const tmp = `${path}.tmp-${process.pid}`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
+  await writeFileAtomic(join(outDir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '');
+  await writeJsonAtomic(join(outDir, 'summary.json'), summary);
 }
 
 /** Episodes of an eval in progress, one line each as they finish; results.jsonl replaces it at the end. */
