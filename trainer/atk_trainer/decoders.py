@@ -4,16 +4,18 @@
     decoder.decode(tokens)   -> (B, V)       feed one token per running sequence, in row order
     decoder.keep(rows)                       retire every row not listed
     decoder.joinable                         whether prefill may add rows while others run
+    decoder.reusable                         whether it may outlive its running sequences (same weights)
 
 Prompts are left-padded, so every row's newest token sits in the same (last) cache slot.
 """
 from __future__ import annotations
 
-from typing import Any, List
+from collections import OrderedDict
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import torch
 
-from .kv_cache import KVCache
+from .kv_cache import KVCache, RowKV
 from .qwen2 import Qwen2ForCausalLM
 
 
@@ -38,38 +40,58 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.qwen2 with its KVCache; new rows join a running batch in place.
+    """atk_trainer.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
+    continues a finished sequence (an agent's next turn: the previous context, its completion, a tool
+    result) reuses that sequence's keys and values and computes only the new tokens, as vLLM's prefix
+    cache does.
 
-    A finished sequence's cache row is retired (masked) and the next prompt to join takes it over, so
-    a batch that requests keep entering and leaving is never copied. When a quarter of the rows sit
-    retired with nothing joining, the cache is compacted: one copy, cheaper than decoding idle rows.
+    A finished sequence's keys and values are copied out of the batch (parked, up to PARKED_BYTES,
+    oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; the next
+    prompt to join takes over a retired row, so a batch that requests keep entering and leaving is
+    never copied. When a quarter of the rows are retired, the cache is compacted: one copy, cheaper
+    than decoding idle rows.
     """
 
     joinable = True
+    reusable = True  # parked sequences stay valid until the weights change (the engine then makes a new decoder)
     RETIRED_SHARE = 0.25  # compact once this share of the cache's rows is retired
+    PARK_STEPS = 512  # decode steps a finished sequence waits for its continuation
+    PARKED_BYTES = 64 << 20  # memory for parked sequences
 
     def __init__(self, module: Qwen2ForCausalLM):
         self.module = module
         self.cache: KVCache = None
         self.lengths = torch.zeros(0, dtype=torch.long)  # (rows,) tokens in the cache per row = next position
         self.live: List[int] = []  # cache row of each running sequence, in the caller's row order
+        self.tokens: Dict[int, List[int]] = {}  # live row -> the tokens whose keys/values it holds
+        self.parked: "OrderedDict[int, _Parked]" = OrderedDict()  # oldest first
+        self.by_end: Dict[Tuple[int, int], List[int]] = {}  # (token count, last token) -> parked ids, for lookups
+        self.parked_bytes = 0
+        self.steps = 0
+        self._ids = 0
 
     def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
         device = self.module.lm_head.weight.device
-        ids, valid, positions = left_pad(prompts, device)
-        new = KVCache.for_model(self.module, len(prompts))
+        sources = [self._parked_prefix(p) for p in prompts]  # parked id each prompt continues, or None
+        new = KVCache.for_model(self.module, len(prompts)).load_rows(
+            [None if i is None else self.parked[i].kv for i in sources])
+        done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
+        ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
+        positions = positions + torch.tensor(done, dtype=torch.long, device=device).unsqueeze(-1)
         logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
-        lengths = valid.sum(-1).cpu()
+        for i in set(sources) - {None}:
+            self._unpark(i)  # continued: the new row holds its tokens now
+        lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
         if self.cache is None:
-            self.cache, self.lengths, self.live = new, lengths, list(range(len(prompts)))
-            return logits
-        taken = set(self.live)
-        free = [r for r in range(self.cache.rows) if r not in taken]
-        rows = (free + list(range(self.cache.rows, self.cache.rows + len(prompts))))[: len(prompts)]
-        self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
-        if self.cache.rows > self.lengths.shape[0]:
-            self.lengths = torch.cat([self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)])
-        self.lengths[rows] = lengths
+            self.cache, self.lengths, rows = new, lengths, list(range(len(prompts)))
+        else:
+            rows = self._free_rows(len(prompts))
+            self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
+            if self.cache.rows > self.lengths.shape[0]:
+                self.lengths = torch.cat([self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)])
+            self.lengths[rows] = lengths
+        for r, p in zip(rows, prompts):
+            self.tokens[r] = list(p)
         self.live = self.live + rows
         return logits
 
@@ -87,23 +109,65 @@ class BuiltinDecoder:
             fed[live, 0] = True
             logits = self.module(ids, positions, self.cache, fed)[live, -1]  # (B, V)
         self.lengths = self.lengths + 1
+        for r, t in zip(self.live, tokens):
+            self.tokens[r].append(t)
+        self.steps += 1
+        while self.parked and self.steps - next(iter(self.parked.values())).step > self.PARK_STEPS:
+            self._unpark(next(iter(self.parked)))
         return logits
 
     def keep(self, rows: List[int]) -> None:
         kept = set(rows)
-        retired = [row for i, row in enumerate(self.live) if i not in kept]
+        finished = [r for i, r in enumerate(self.live) if i not in kept]
+        for r in finished:
+            self._park(self.tokens.pop(r), self.cache.extract(r))
         self.live = [self.live[i] for i in rows]
         if not self.live:
             self.cache, self.lengths = None, torch.zeros(0, dtype=torch.long)
             return
-        device = self.cache.valid.device
-        if retired:
-            self.cache.retire(torch.tensor(retired, dtype=torch.long, device=device))
+        if finished:
+            self.cache.retire(torch.tensor(finished, dtype=torch.long, device=self.cache.valid.device))
         if self.cache.rows - len(self.live) >= self.RETIRED_SHARE * self.cache.rows:
             index = torch.tensor(self.live, dtype=torch.long)
-            self.cache.select(index.to(device))
+            self.cache.select(index.to(self.cache.valid.device))
             self.lengths = self.lengths[index]
+            self.tokens = {new: self.tokens[old] for new, old in enumerate(self.live)}
             self.live = list(range(len(self.live)))
+
+    def _parked_prefix(self, prompt: List[int]) -> Optional[int]:
+        """The parked sequence whose tokens are the longest proper prefix of `prompt`, if any."""
+        for n in sorted({n for n, _ in self.by_end if n < len(prompt)}, reverse=True):
+            for i in self.by_end.get((n, prompt[n - 1]), ()):
+                if self.parked[i].tokens == prompt[:n]:
+                    return i
+        return None
+
+    def _park(self, tokens: List[int], kv: RowKV) -> None:
+        self._ids += 1
+        self.parked[self._ids] = _Parked(tokens, kv, self.steps)
+        self.by_end.setdefault((len(tokens), tokens[-1]), []).append(self._ids)
+        self.parked_bytes += kv.nbytes
+        while self.parked_bytes > self.PARKED_BYTES:
+            self._unpark(next(iter(self.parked)))
+
+    def _unpark(self, i: int) -> None:
+        entry = self.parked.pop(i)
+        self.parked_bytes -= entry.kv.nbytes
+        key = (len(entry.tokens), entry.tokens[-1])
+        self.by_end[key].remove(i)
+        if not self.by_end[key]:
+            del self.by_end[key]
+
+    def _free_rows(self, count: int) -> List[int]:
+        taken = set(self.live)
+        free = [r for r in range(self.cache.rows) if r not in taken]
+        return (free + list(range(self.cache.rows, self.cache.rows + count)))[:count]
+
+
+class _Parked(NamedTuple):
+    tokens: List[int]  # the tokens whose keys and values `kv` holds
+    kv: RowKV
+    step: int  # the decode step it was parked at
 
 
 class TransformersDecoder:

@@ -8,7 +8,9 @@ its sequences finish before new requests are admitted.
 
 Weights: the loop reads `policy.module` at every step. `exclusive()` is how the trainer changes
 weights: it stops admissions, waits until running sequences finish, and holds the model lock, so
-every completion is sampled by exactly one policy version, which it reports.
+every completion is sampled by exactly one policy version, which it reports. The built-in decoder
+outlives its batch while the weights stay the same, so an agent's next turn reuses the keys and
+values of its previous one (a prefix cache); after exclusive() the next batch starts a new decoder.
 """
 from __future__ import annotations
 
@@ -99,6 +101,7 @@ class Engine:
         self._queue: List[_Sequence] = []
         self._running: List[_Sequence] = []
         self._pauses = 0
+        self._cache_epoch = 0  # bumped by exclusive(), set_policy and reset_prefix_cache: cached keys go stale
         self._closed = False
         self._model_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="atk-engine", daemon=True)
@@ -111,6 +114,7 @@ class Engine:
         """Serve `policy` (call inside exclusive()). Stops on its config's eos_token_id unless ignore_eos."""
         eos = policy.config.get("eos_token_id")
         self.policy, self.autocast = policy, autocast
+        self._cache_epoch += 1
         self.eos_token_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
         if policy.device.type == "cuda":
             self._shared_rng = torch.Generator(device=policy.device).manual_seed(int(self._shared_rng.initial_seed()))
@@ -147,7 +151,13 @@ class Engine:
         finally:
             with self._cond:
                 self._pauses -= 1
+                self._cache_epoch += 1
                 self._cond.notify_all()
+
+    def reset_prefix_cache(self) -> None:
+        """Forget finished sequences kept for their continuations (the next batch starts a new decoder)."""
+        with self._cond:
+            self._cache_epoch += 1
 
     def close(self) -> None:
         with self._cond:
@@ -164,7 +174,7 @@ class Engine:
 
     # -- the decode loop ------------------------------------------------------------------------------
     def _loop(self) -> None:
-        decoder = None
+        decoder, epoch = None, -1
         while True:
             with self._cond:
                 while not self._closed and not self._running and (not self._queue or self._pauses):
@@ -181,8 +191,8 @@ class Engine:
                     self._running = self._running + admitted
             try:
                 with self._model_lock, torch.no_grad(), self._autocast():
-                    if len(admitted) == len(self._running):
-                        decoder = make_decoder(self.policy)
+                    if len(admitted) == len(self._running) and not self._reusable(decoder, epoch):
+                        decoder, epoch = make_decoder(self.policy), self._cache_epoch
                     if admitted:
                         logits = decoder.prefill([s.request.prompt for s in admitted])  # (B_new, V)
                         self._advance(decoder, admitted, logits)
@@ -196,6 +206,12 @@ class Engine:
                     self._running = []
                     decoder = None
                     self._cond.notify_all()
+
+    def _reusable(self, decoder: Any, epoch: int) -> bool:
+        """Whether an idle decoder may serve the next batch: one that keeps finished sequences for their
+        continuations (a prefix cache), and only with the weights it cached them under."""
+        return (decoder is not None and getattr(decoder, "reusable", False) and epoch == self._cache_epoch
+                and decoder.module is self.policy.module)
 
     def _advance(self, decoder, rows: List[_Sequence], logits: torch.Tensor) -> None:
         """Sample one token for each of `rows` (the last rows of the running batch), retire finished ones."""

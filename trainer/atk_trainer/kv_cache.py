@@ -4,10 +4,22 @@ Rows are sequences, slots (the S axis) positions in the cache shared by all rows
 """
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, NamedTuple, Optional
 
 import torch
 import torch.nn.functional as F
+
+
+class RowKV(NamedTuple):
+    """One sequence's keys and values taken out of a KVCache (KVCache.extract)."""
+
+    valid: torch.Tensor  # (n,) bool: real slots (masked gaps may sit between them)
+    keys: List[torch.Tensor]  # per layer (Hkv, n, D)
+    values: List[torch.Tensor]  # per layer (Hkv, n, D)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(t.numel() * t.element_size() for t in self.keys + self.values)
 
 
 class KVCache:
@@ -94,6 +106,34 @@ class KVCache:
                 t[rows, :, : S - theirs] = 0  # masked, but must not be NaN (see select)
                 t[rows, :, S - theirs: S] = their_store[i][:n, :, :theirs]
         self.rows, self.used = max(self.rows, int(rows.max()) + 1), S
+
+    def extract(self, row: int) -> "RowKV":
+        """A copy of one row's real slots (with any masked gaps between them), to continue it later."""
+        slots = self.valid[row, : self.used].nonzero()  # (n, 1)
+        first, end = (int(slots[0]), int(slots[-1]) + 1) if len(slots) else (self.used, self.used)
+        return RowKV(
+            self.valid[row, first:end].clone(),
+            [k[row, :, first:end].clone() for k in self.keys],
+            [v[row, :, first:end].clone() for v in self.values],
+        )
+
+    def load_rows(self, rows: List[Optional[RowKV]]) -> "KVCache":
+        """Fill this empty cache with one extracted row per entry (None: an empty row), each aligned
+        on its last slot, ready for a forward that continues them; returns self."""
+        if self.used or self.rows != len(rows):
+            raise ValueError(f"load_rows: needs an empty cache of {len(rows)} rows")
+        S = max((len(r.valid) for r in rows if r is not None), default=0)
+        self._reserve(S + 64)  # room for the continuations' new tokens without growing again
+        for i, r in enumerate(rows):
+            if r is None:
+                continue
+            n = len(r.valid)
+            self.valid[i, S - n: S] = r.valid
+            for layer in range(len(self.keys)):
+                self.keys[layer][i, :, S - n: S] = r.keys[layer]
+                self.values[layer][i, :, S - n: S] = r.values[layer]
+        self.used = S
+        return self
 
     def retire(self, rows: torch.Tensor) -> None:
         """Mask every slot of `rows`: they stop counting, and a later join may reuse them."""

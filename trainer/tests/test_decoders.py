@@ -1,10 +1,12 @@
 """BuiltinDecoder: rows retire and join in any order and every running row still gets the logits of a
-full forward pass over its own sequence (retired rows stay in the cache, masked, until compaction)."""
+full forward pass over its own sequence; a prompt that continues a finished sequence computes only its
+new tokens, in the decoder and through the engine, until the weights change."""
 import random
 
 import torch
 
 from atk_trainer.decoders import BuiltinDecoder
+from atk_trainer.generate import Engine, SamplingParams
 from atk_trainer.modeling import random_policy
 
 CONFIG = {
@@ -13,25 +15,38 @@ CONFIG = {
 }
 
 
+def recording(module):
+    """Record the token count T of every forward the module runs."""
+    widths, forward = [], module.forward
+
+    def record(ids, *args, **kwargs):
+        widths.append(ids.shape[1])
+        return forward(ids, *args, **kwargs)
+
+    module.forward = record
+    return widths
+
+
+def check(policy, logits, seqs):
+    assert logits.shape[0] == len(seqs)
+    for row, seq in zip(logits, seqs):
+        full = policy.logits(torch.tensor([seq]))[0, -1]
+        assert torch.allclose(row, full, atol=1e-5), (seq, (row - full).abs().max())
+
+
 @torch.no_grad()
 def test_decoder_returns_full_forward_logits_while_rows_retire_and_join():
     policy = random_policy(CONFIG, seed=7)
     rng = random.Random(0)
     decoder = BuiltinDecoder(policy.module)
     running = []  # token sequences of the running rows, in the decoder's row order
-    retired_in_cache = []  # cache rows left idle after each keep(): exercises the masked path and compaction
-
-    def check(logits, seqs):
-        assert logits.shape[0] == len(seqs)
-        for row, seq in zip(logits, seqs):
-            full = policy.logits(torch.tensor([seq]))[0, -1]
-            assert torch.allclose(row, full, atol=1e-5), (seq, (row - full).abs().max())
+    rows_in_cache = []
 
     def join(count, longer=False):
         prompts = [[rng.randrange(40) for _ in range(rng.randint(1, 12))] for _ in range(count)]
         if longer:  # longer than every running row: the others get masked slots before their next token
             prompts[0] = [rng.randrange(40) for _ in range(decoder.cache.used + 5)]
-        check(decoder.prefill(prompts), prompts)  # the new rows' logits, after each prompt's last token
+        check(policy, decoder.prefill(prompts), prompts)  # the new rows' logits, after each prompt's last token
         running[:] = running + prompts
 
     join(6)
@@ -41,14 +56,71 @@ def test_decoder_returns_full_forward_logits_while_rows_retire_and_join():
         tokens = [rng.randrange(40) for _ in running]
         for seq, token in zip(running, tokens):
             seq.append(token)
-        check(decoder.decode(tokens), running)
-        if step % 4 == 2 and len(running) > 1:  # retire the oldest row or any other
+        check(policy, decoder.decode(tokens), running)
+        if step % 4 == 2 and len(running) > 1:  # finish the oldest row or any other
             gone = 0 if step % 8 == 2 else rng.randrange(len(running))
             keep = [i for i in range(len(running)) if i != gone]
             decoder.keep(keep)
             running[:] = [running[i] for i in keep]
-            retired_in_cache.append(decoder.cache.batch - len(running))
-    assert max(retired_in_cache) > 0 and min(retired_in_cache) == 0  # idle rows existed and were compacted away
+        rows_in_cache.append(decoder.cache.batch)
+    assert any(b < a for a, b in zip(rows_in_cache, rows_in_cache[1:]))  # compacted at least once
     assert decoder.cache.used < 150  # 150 decode steps: slots of retired rows were dropped, not kept forever
     decoder.keep([])
-    assert decoder.cache is None
+    parked = [entry.tokens for entry in decoder.parked.values()]
+    assert decoder.cache is None and all(seq in parked for seq in running)  # all parked for their continuations
+
+
+@torch.no_grad()
+def test_decoder_returns_continuations_computing_only_their_new_tokens():
+    policy = random_policy(CONFIG, seed=8)
+    decoder = BuiltinDecoder(policy.module)
+    widths = recording(policy.module)
+    first = [[1, 2, 3, 4, 5, 6, 7], [8, 9], [10, 11, 12]]
+    decoder.prefill(first)
+    fed = [[20, 21, 22], [23, 24, 25], [26, 27, 28]]
+    for step in range(3):
+        decoder.decode([f[step] for f in fed])
+    decoder.keep([1])  # rows 0 and 2 finish; their cached tokens are prompt + fed
+    cached = [first[0] + fed[0], first[2] + fed[2]]
+    turn = [cached[1] + [29, 30], cached[0] + [31, 32, 33, 34], cached[0][:5] + [35]]  # the last continues nothing
+    widths.clear()
+    check(policy, decoder.prefill(turn), turn)
+    # 4 new tokens at most in the continuations, the whole 6-token third prompt: left-padded to 6.
+    assert widths[0] == 6 and decoder.parked == {}  # both continued rows were consumed
+    running = [first[1] + fed[1]] + turn
+    tokens = [36, 37, 38, 39]
+    check(policy, decoder.decode(tokens), [s + [t] for s, t in zip(running, tokens)])
+
+
+@torch.no_grad()
+def test_engine_reuses_a_finished_turn_for_the_next_until_the_weights_change():
+    policy = random_policy({**CONFIG, "eos_token_id": 39}, seed=9)
+    engine = Engine()
+    engine.set_policy(policy)
+    engine.start()
+    try:
+        widths = recording(policy.module)
+        prompt = list(range(1, 31))
+        greedy = SamplingParams(max_tokens=6, temperature=0, ignore_eos=True)
+        (a,) = engine.generate(prompt, greedy)
+        context = prompt + a.token_ids + [5, 6, 7]  # the next turn: completion and a tool result
+        widths.clear()
+        (b,) = engine.generate(context, greedy)
+        assert widths[0] == 4  # the last completion token and the tool result: the rest was cached
+        ids = context + b.token_ids
+        with torch.no_grad():
+            reference = torch.log_softmax(policy.logits(torch.tensor([ids]))[0], -1)
+        expected = [reference[len(context) - 1 + i, t].item() for i, t in enumerate(b.token_ids)]
+        assert max(abs(x - y) for x, y in zip(b.logprobs, expected)) < 1e-5
+        with engine.exclusive():
+            pass  # what a train step does: the cached keys belong to the old weights now
+        widths.clear()
+        context = context + b.token_ids + [8]
+        (c,) = engine.generate(context, greedy)
+        assert widths[0] == len(context)
+        engine.reset_prefix_cache()  # POST /reset_prefix_cache: the same, without a weight change
+        widths.clear()
+        engine.generate(context + c.token_ids, greedy)
+        assert widths[0] == len(context) + len(c.token_ids)
+    finally:
+        engine.close()
