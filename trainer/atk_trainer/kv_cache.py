@@ -13,7 +13,7 @@ import torch.nn.functional as F
 class RowKV(NamedTuple):
     """One sequence's keys and values taken out of a KVCache (KVCache.extract)."""
 
-    valid: torch.Tensor  # (n,) bool: real slots (masked gaps may sit between them)
+    valid: torch.Tensor  # (n,) bool: real slots
     keys: List[torch.Tensor]  # per layer (Hkv, n, D)
     values: List[torch.Tensor]  # per layer (Hkv, n, D)
 
@@ -108,13 +108,14 @@ class KVCache:
         self.rows, self.used = max(self.rows, int(rows.max()) + 1), S
 
     def extract(self, row: int) -> "RowKV":
-        """A copy of one row's real slots (with any masked gaps between them), to continue it later."""
-        slots = self.valid[row, : self.used].nonzero()  # (n, 1)
-        first, end = (int(slots[0]), int(slots[-1]) + 1) if len(slots) else (self.used, self.used)
+        """A copy of one row's real slots, to continue it later. Masked gaps are left out: they would
+        carry over into every batch the continuation joins (rotary positions live in the keys, and
+        attention cares only which slots are real, so packing the real ones changes nothing)."""
+        slots = self.valid[row, : self.used].nonzero().squeeze(-1)  # (n,)
         return RowKV(
-            self.valid[row, first:end].clone(),
-            [k[row, :, first:end].clone() for k in self.keys],
-            [v[row, :, first:end].clone() for v in self.values],
+            torch.ones(len(slots), dtype=torch.bool, device=self.valid.device),
+            [k[row].index_select(1, slots) for k in self.keys],
+            [v[row].index_select(1, slots) for v in self.values],
         )
 
     def load_rows(self, rows: List[Optional[RowKV]]) -> "KVCache":

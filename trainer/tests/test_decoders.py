@@ -67,6 +67,7 @@ def test_decoder_returns_full_forward_logits_while_rows_retire_and_join():
     assert decoder.cache.used < 150  # 150 decode steps: slots of retired rows were dropped, not kept forever
     decoder.keep([])
     parked = [entry.tokens for entry in decoder.parked.values()]
+    assert all(len(entry.kv.valid) == len(entry.tokens) for entry in decoder.parked.values())  # no masked gaps kept
     assert decoder.cache is None and all(seq in parked for seq in running)  # all parked for their continuations
 
 
