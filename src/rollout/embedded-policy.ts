@@ -77,6 +77,7 @@ export function loadModelRequest(recipe: ResolvedRecipe, modelDir: string): Load
     backend: recipe.model.trainer.backend,
     device: recipe.model.trainer.device,
     dtype: recipe.model.trainer.dtype,
+    max_model_len: recipe.model.engine.max_model_len,
     train: trainConfigFromRecipe(recipe.algorithm, recipe.model.trainer, {
       seed: recipe.seed,
       totalSteps: recipe.train.steps * recipe.algorithm.updates_per_step,

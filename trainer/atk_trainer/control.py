@@ -30,7 +30,7 @@ class ControlApi:
 
     def load_model(self, body: Any) -> Dict[str, Any]:
         body = expect_object(body)
-        known = {"path", "init", "backend", "device", "dtype", "train"}
+        known = {"path", "init", "backend", "device", "dtype", "max_model_len", "train"}
         unknown = sorted(set(body) - known)
         if unknown:
             raise bad_request(f"unknown key {unknown[0]} (known: {', '.join(sorted(known))})")
@@ -44,6 +44,9 @@ class ControlApi:
         for key, value in options.items():
             if not isinstance(value, str):
                 raise bad_request(f"{key}: expected a string, got {value!r}")
+        max_model_len = body.get("max_model_len")
+        if max_model_len is not None and (isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1):
+            raise bad_request(f"max_model_len: expected a positive integer, got {max_model_len!r}")
         from .train import Trainer  # imported here so the engine runs even if training code is missing
 
         try:
@@ -58,7 +61,7 @@ class ControlApi:
                 self.trainer = trainer
                 self.engine.set_policy(policy, autocast=trainer.autocast)
                 self.engine.policy_version = trainer.policy_version
-                self.engine_api.model_loaded(policy.config, policy.path)
+                self.engine_api.model_loaded(policy.config, policy.path, max_model_len)
         except (ConfigError, FileNotFoundError, ValueError, ImportError) as e:
             raise bad_request(f"{type(e).__name__}: {e}") from None
         module = self.trainer.policy.module

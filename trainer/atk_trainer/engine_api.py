@@ -41,10 +41,12 @@ class EngineApi:
         self.adapters: Dict[str, str] = {}  # lora_name -> lora_path (recorded; the served weights are the trainer's)
         self.prefix_cache_resets = 0
 
-    def model_loaded(self, config: Mapping[str, Any], root: Optional[str]) -> None:
+    def model_loaded(self, config: Mapping[str, Any], root: Optional[str], max_model_len: Optional[int] = None) -> None:
+        """`max_model_len` overrides the config's max_position_embeddings, as vLLM's --max-model-len does
+        (rotary positions extend past it; a recipe may need longer prompts than a tiny model saw)."""
         self.root = root
         self.vocab_size = int(config["vocab_size"])
-        self.max_model_len = int(config.get("max_position_embeddings") or 32768)
+        self.max_model_len = int(max_model_len or config.get("max_position_embeddings") or 32768)
 
     # -- routes ----------------------------------------------------------------------------------------
     def health(self, _body: Any) -> Any:

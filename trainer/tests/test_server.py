@@ -161,6 +161,23 @@ def test_models_and_lora_stand_ins_return_vllm_replies(server, tmp_path):
     assert call(url, "/reset_prefix_cache", {})[0] == 200
 
 
+def test_load_model_max_model_len_overrides_the_config_as_vllms_flag_does(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    proc, url = start_server()
+    try:
+        load = {"path": str(tmp_path), "init": "random", "backend": "builtin", "device": "cpu"}
+        status, reply = call(url, "/control/load_model", {**load, "max_model_len": "long"})
+        assert status == 400 and "max_model_len" in reply["error"]
+        assert call(url, "/control/load_model", {**load, "max_model_len": 160})[0] == 200
+        assert call(url, "/v1/models")[1]["data"][0]["max_model_len"] == 160
+        status, reply = completion(url, list(range(1, 50)), max_tokens=100, ignore_eos=True)
+        assert status == 200 and len(reply["choices"][0]["token_ids"]) == 100  # past the config's 96 positions
+        assert completion(url, [1], max_tokens=160)[0] == 400
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def test_sigterm_exits_cleanly():
     proc, url = start_server()
     assert call(url, "/control/health")[0] == 200
