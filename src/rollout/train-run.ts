@@ -42,6 +42,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
 
     let startStep = 0;
     let startPolicyVersion = 0;
+    const recordedEvals = new Set<number>();
     if (options.resume) {
       const checkpoint = await run.latestCheckpoint();
       if (checkpoint) {
@@ -49,8 +50,9 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
         startStep = checkpoint.step;
       }
       await rewindRun(run, startStep);
+      for (const line of await run.readMetrics()) if (line.kind === 'eval' && typeof line.step === 'number') recordedEvals.add(line.step);
     }
-    const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, signal };
+    const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, recordedEvals, signal };
     for await (const event of trainingLoop(context)) {
       if (event.type === 'evalFinished') evals[event.label] = event.summary;
       if (event.type === 'stepFinished') lastMetrics = event.metrics;

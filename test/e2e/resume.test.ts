@@ -49,5 +49,10 @@ describe('atk run --resume', () => {
       expect(new Set(keys).size).toBe(records.length);
       expect(records.length).toBe(2 * 4);
     }
+
+    // Resuming a finished run repeats nothing: its evals (before and after training) are already recorded.
+    const again = await execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+    expect(again.exitCode).toBe(0);
+    expect(readJsonl(join(dir, 'metrics.jsonl'))).toStrictEqual(metrics);
   }, 600_000);
 });
