@@ -12,11 +12,18 @@ def seq(n, trained, advantage=1.0):
 
 def test_pack_returns_longest_first_groups_within_the_budget():
     # lengths 5, 3, 8, 2 with budget 10: [8] (2*8 > 10), [5, 3] (2*5 = 10), [2].
-    assert pack([5, 3, 8, 2], 10) == [[2], [0, 1], [3]]
+    assert pack([5, 3, 8, 2], 10, min_fill=0) == [[2], [0, 1], [3]]
 
 
 def test_pack_returns_an_oversized_sequence_alone():
     assert pack([20, 2], 10) == [[0], [1]]
+
+
+def test_pack_returns_groups_whose_shortest_sequence_is_within_min_fill_of_the_longest():
+    lengths = [143, 80, 79, 140, 60, 82, 118]
+    groups = pack(lengths, 10_000)
+    assert groups == [[0, 3, 6], [5, 1, 2], [4]]  # 118 >= 0.8 * 143; 60 < 0.8 * 82
+    assert sum(len(g) * lengths[g[0]] for g in groups) < len(lengths) * max(lengths) * 0.75
 
 
 def test_build_batch_returns_padded_tensors_trimmed_after_the_last_trained_token():
@@ -24,7 +31,7 @@ def test_build_batch_returns_padded_tensors_trimmed_after_the_last_trained_token
         {"token_ids": [5, 6, 7, 8], "loss_mask": [0, 1, 0, 0], "logprobs": [0, -1, 0, 0], "advantages": [0, 2, 0, 0]},
         {"token_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "logprobs": [0, -2, -3], "advantage": -1},
     ]}
-    batch = build_batch(body, "pg", "token-mean", micro_batch_tokens=100)
+    batch = build_batch(body, "pg", "token-mean", micro_batch_tokens=100, min_fill=0)
     assert (batch.loss, batch.tokens, batch.sequences, len(batch.micro_batches)) == ("pg", 3, 2, 1)
     mb = batch.micro_batches[0]
     assert mb.input_ids.tolist() == [[1, 2, 3], [5, 6, 0]]  # longest first; the 2nd lost its trailing context
@@ -37,8 +44,8 @@ def test_build_batch_returns_padded_tensors_trimmed_after_the_last_trained_token
 def test_build_batch_returns_weights_that_sum_the_same_however_it_is_split():
     body = {"sequences": [seq(9, 4), seq(6, 2), seq(5, 4), seq(3, 1)]}
     for mode in ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"):
-        whole = build_batch(body, "pg", mode, micro_batch_tokens=1000)
-        split = build_batch(body, "pg", mode, micro_batch_tokens=10)  # [9], [6], [5, 3]
+        whole = build_batch(body, "pg", mode, micro_batch_tokens=1000, min_fill=0)
+        split = build_batch(body, "pg", mode, micro_batch_tokens=10, min_fill=0)  # [9], [6], [5, 3]
         assert len(whole.micro_batches) == 1 and len(split.micro_batches) == 3
         total = lambda b: sum(float(mb.weights.sum()) for mb in b.micro_batches)  # noqa: E731
         assert total(split) == pytest.approx(total(whole))
