@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startFileServer, type FileServer } from '../__fixtures__/file-server.js';
 import { CancelledError, InputError, ProviderError } from '../errors/index.js';
@@ -75,6 +75,16 @@ describe('downloadResumable', () => {
     const before = server.requests.length;
     expect((await downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256, bytes: body.length })).how).toBe('resumed');
     expect(server.requests.length).toBe(before);
+    expect(readFileSync(dest).equals(body)).toBe(true);
+  });
+
+  test('returns the file and its sha256 without a known checksum, starting over instead of resuming', async () => {
+    const dest = fresh();
+    mkdirSync(dirname(dest), { recursive: true });
+    writeFileSync(`${dest}.part`, 'stale bytes of another file');
+    const outcome = await downloadResumable({ url: `${server.url}/blob.bin`, dest });
+    expect(outcome).toStrictEqual({ path: dest, bytes: body.length, sha256, how: 'fresh' });
+    expect(server.requests.at(-1)!.headers.range).toBeUndefined();
     expect(readFileSync(dest).equals(body)).toBe(true);
   });
 

@@ -4,11 +4,12 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CancelledError, InputError, ProviderError } from '../errors/index.js';
 
-/** One file to fetch, with the checksum it must have. */
+/** One file to fetch, with the checksum it must have when one is known. */
 export interface ResumableDownloadRequest {
   readonly url: string;
   readonly dest: string;
-  readonly sha256: string;
+  /** Without it the file is taken as it arrives (its sha256 is returned), and never resumed: nothing could tell a stale `.part`. */
+  readonly sha256?: string;
   /** Expected size; lets a complete `.part` skip the request and gives progress a total. */
   readonly bytes?: number;
   readonly signal?: AbortSignal;
@@ -41,24 +42,24 @@ export interface DownloadOutcome {
  */
 export async function downloadResumable(request: ResumableDownloadRequest): Promise<DownloadOutcome> {
   const { url, dest, sha256 } = request;
-  if ((await sizeOf(dest)) !== undefined && (await fileSha256(dest)) === sha256) {
+  if (sha256 !== undefined && (await sizeOf(dest)) !== undefined && (await fileSha256(dest)) === sha256) {
     return { path: dest, bytes: (await sizeOf(dest))!, sha256, how: 'cached' };
   }
   await mkdir(dirname(dest), { recursive: true });
   const part = `${dest}.part`;
-  let offset = (await sizeOf(part)) ?? 0;
+  let offset = sha256 === undefined ? 0 : ((await sizeOf(part)) ?? 0);
   if (request.bytes !== undefined && offset > request.bytes) offset = 0;
   let resumedFrom = offset;
   if (request.bytes === undefined || offset < request.bytes) ({ size: offset, resumedFrom } = await transfer(request, part, offset));
   const actual = await fileSha256(part);
-  if (actual !== sha256) {
+  if (sha256 !== undefined && actual !== sha256) {
     await rm(part, { force: true });
     throw new InputError(`checksum mismatch for ${url}: expected sha256 ${sha256}, got ${actual}`, {
       hint: 'the file was corrupted in transit or changed at the source; nothing was kept, run again to retry',
     });
   }
   await rename(part, dest);
-  return { path: dest, bytes: offset, sha256, how: resumedFrom > 0 ? 'resumed' : 'fresh' };
+  return { path: dest, bytes: offset, sha256: actual, how: resumedFrom > 0 ? 'resumed' : 'fresh' };
 }
 
 /** GET the rest of the file into `part` from `offset`; returns the final size and where it really continued from. */
