@@ -3,12 +3,12 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { AtkError, CancelledError, InputError } from '../errors/index.js';
-import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
 import { evalRun } from '../rollout/eval-run.js';
 import type { EvalSummary } from '../rollout/events.js';
-import { CHECKPOINT_MARKER, createRunDir, openRunDir, stepName, type RunDir } from '../runs/index.js';
+import { CHECKPOINT_MARKER, stepName, type RunDir } from '../runs/index.js';
 import { renderRunEvents, wantsTui } from '../ui/dashboard/index.js';
 import { evalFigures, evalTable } from '../ui/eval-table.js';
+import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 
 export interface EvalOptions {
   readonly target: string;
@@ -143,22 +143,9 @@ export function checkMinScore(summary: EvalSummary, metric: string, minScore: nu
 }
 
 /** A run directory (its resolved recipe), or a recipe file (a fresh `<name>-eval` directory). */
-async function evalTarget(target: string, overrides: readonly string[]): Promise<{ loaded: LoadedRecipe; run: RunDir; isRun: boolean }> {
-  if (existsSync(join(target, 'manifest.json'))) {
-    const run = await openRunDir(target);
-    return { loaded: await loadRecipe(run.paths.resolved, overrides), run, isRun: true };
-  }
-  const loaded = await loadRecipe(target, overrides);
-  const run = await createRunDir({
-    runsDir: loaded.recipe.output.runs_dir,
-    name: `${loaded.recipe.name}-eval`,
-    recipeText: loaded.sourceText,
-    resolvedYaml: resolvedYaml(loaded.recipe),
-    seed: loaded.recipe.seed,
-    recipeFile: loaded.file,
-    command: process.argv.slice(1),
-  });
-  return { loaded, run, isRun: false };
+async function evalTarget(target: string, overrides: readonly string[]): Promise<RecipeRun & { readonly isRun: boolean }> {
+  if (existsSync(join(target, 'manifest.json'))) return { ...(await reopenRecipeRun(target, overrides)), isRun: true };
+  return { ...(await newRecipeRun(target, overrides, '-eval')), isRun: false };
 }
 
 async function readBaseline(dir: string): Promise<EvalSummary> {

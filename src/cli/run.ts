@@ -1,10 +1,8 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CancelledError } from '../errors/index.js';
-import { loadRecipe } from '../recipe/index.js';
 import type { EvalSummary } from '../rollout/events.js';
-import { createRunDir, openRunDir } from '../runs/index.js';
-import { resolvedYaml } from '../recipe/index.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
+import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
 
 export interface RunOptions {
   readonly recipe?: string;
@@ -49,7 +47,7 @@ export async function runRun(options: RunOptions): Promise<void> {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    const { loaded, run } = options.resume ? await resumeRun(options.resume, options.overrides) : await newRun(options.recipe!, options.overrides);
+    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, options.overrides) : await newRecipeRun(options.recipe!, options.overrides);
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../rollout/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
@@ -60,27 +58,6 @@ export async function runRun(options: RunOptions): Promise<void> {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
   }
-}
-
-/** Validate the recipe, then create its run directory (nothing is created for an invalid recipe). */
-async function newRun(recipeFile: string, overrides: readonly string[]) {
-  const loaded = await loadRecipe(recipeFile, overrides);
-  const run = await createRunDir({
-    runsDir: loaded.recipe.output.runs_dir,
-    name: loaded.recipe.name,
-    recipeText: loaded.sourceText,
-    resolvedYaml: resolvedYaml(loaded.recipe),
-    seed: loaded.recipe.seed,
-    recipeFile: loaded.file,
-    command: process.argv.slice(1),
-  });
-  return { loaded, run };
-}
-
-/** Reopen a run directory and reload its resolved recipe (overrides may still change, e.g., train.steps). */
-async function resumeRun(dir: string, overrides: readonly string[]) {
-  const run = await openRunDir(dir);
-  return { loaded: await loadRecipe(run.paths.resolved, overrides), run };
 }
 
 function printBeforeAfter(evals: readonly EvalSummary[], dir: string): void {

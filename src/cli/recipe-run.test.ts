@@ -1,0 +1,44 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { ConfigError, InputError } from '../errors/index.js';
+import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
+
+const RECIPE = 'recipes/smoke/quickstart.yaml';
+let root: string;
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'atk-recipe-run-'));
+});
+afterAll(() => rm(root, { recursive: true, force: true }));
+
+describe('newRecipeRun', () => {
+  test('returns the validated recipe and a fresh version of <name><suffix> holding the recipe as written', async () => {
+    const { loaded, run } = await newRecipeRun(RECIPE, [`output.runs_dir=${root}`, 'train.steps=3'], '-eval');
+    expect([run.dir, run.name, run.version]).toStrictEqual([join(root, `${loaded.recipe.name}-eval`, 'v001'), `${loaded.recipe.name}-eval`, 'v001']);
+    expect(loaded.recipe.train.steps).toBe(3);
+    expect(await readFile(run.paths.recipe, 'utf8')).toBe(await readFile(RECIPE, 'utf8'));
+    expect(await run.manifest()).toMatchObject({ seed: loaded.recipe.seed, recipe_file: resolve(RECIPE) });
+  });
+
+  test('rejects an invalid override before any directory is created', async () => {
+    const runsDir = join(root, 'never');
+    await expect(newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, 'train.stepz=3'])).rejects.toBeInstanceOf(ConfigError);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+});
+
+describe('reopenRecipeRun', () => {
+  test('returns the run with its resolved recipe, overrides applied on top', async () => {
+    const first = await newRecipeRun(RECIPE, [`output.runs_dir=${join(root, 'again')}`]);
+    const { loaded, run } = await reopenRecipeRun(first.run.dir, ['train.steps=7']);
+    expect(run.dir).toBe(first.run.dir);
+    expect({ ...loaded.recipe, train: { ...loaded.recipe.train, steps: first.loaded.recipe.train.steps } }).toStrictEqual(first.loaded.recipe);
+    expect(loaded.recipe.train.steps).toBe(7);
+  });
+
+  test('rejects a directory that is not a run', async () => {
+    await expect(reopenRecipeRun(root, [])).rejects.toBeInstanceOf(InputError);
+  });
+});

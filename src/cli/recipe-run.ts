@@ -1,0 +1,38 @@
+import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
+import { createRunDir, openRunDir, type RunDir } from '../runs/index.js';
+
+/** A validated recipe and the run directory it runs in. */
+export interface RecipeRun {
+  readonly loaded: LoadedRecipe;
+  readonly run: RunDir;
+}
+
+/**
+ * Validates the recipe, then creates its run directory under `output.runs_dir` as
+ * `<name><suffix>/vNNN` (nothing is created for an invalid recipe). `atk run` and `atk eval` of a
+ * recipe file both start here, so their run directories record the same facts.
+ * @throws ConfigError for an invalid recipe or override.
+ */
+export async function newRecipeRun(recipeFile: string, overrides: readonly string[], suffix = ''): Promise<RecipeRun> {
+  const loaded = await loadRecipe(recipeFile, overrides);
+  const run = await createRunDir({
+    runsDir: loaded.recipe.output.runs_dir,
+    name: `${loaded.recipe.name}${suffix}`,
+    recipeText: loaded.sourceText,
+    resolvedYaml: resolvedYaml(loaded.recipe),
+    seed: loaded.recipe.seed,
+    recipeFile: loaded.file,
+    command: process.argv.slice(1),
+  });
+  return { loaded, run };
+}
+
+/**
+ * Reopens a run directory and reloads its resolved recipe; overrides may still change it
+ * (e.g. `train.steps` when resuming, `rollout.concurrency` for an eval).
+ * @throws InputError when `dir` is not a run directory; ConfigError for an invalid override.
+ */
+export async function reopenRecipeRun(dir: string, overrides: readonly string[]): Promise<RecipeRun> {
+  const run = await openRunDir(dir);
+  return { loaded: await loadRecipe(run.paths.resolved, overrides), run };
+}
