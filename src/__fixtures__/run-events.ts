@@ -6,6 +6,7 @@ export function stepMetricsAt(step: number, overrides: Partial<StepMetrics> = {}
   return {
     kind: 'train',
     step,
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, step)).toISOString(),
     policy_version: step + 1,
     reward_mean: 0.1 * (step + 1),
     accuracy: 0.05 * (step + 1),

@@ -20,6 +20,8 @@ export interface StepMetrics {
   readonly kind: 'train';
   /** Steps done including this one (1-based); eval lines use the same count, 0 = before training. */
   readonly step: number;
+  /** When the step finished (ISO 8601): curves against wall-clock time, across resumes. */
+  readonly at: string;
   readonly policy_version: number;
   readonly reward_mean: number;
   readonly accuracy: number;

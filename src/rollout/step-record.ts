@@ -54,6 +54,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
   return {
     kind: 'train',
     step: facts.step,
+    at: new Date().toISOString(),
     policy_version: facts.policyVersion,
     ...figures,
     episodes: rollouts.length,

@@ -148,6 +148,6 @@ async function* runEval(ctx: TrainingContext, label: string, step: number, polic
   const summary = yield* channel.drainUntil(
     evaluate(ctx.kit, ctx.evalTasks, { ...ctx.plan.eval, label, step, policyVersion, outDir: join(ctx.store.evalDir, label), signal: ctx.signal }),
   );
-  await ctx.store.appendMetrics({ kind: 'eval', step, ...summary });
+  await ctx.store.appendMetrics({ kind: 'eval', step, at: new Date().toISOString(), ...summary });
   yield { type: 'evalFinished', label, step, summary };
 }
