@@ -1,13 +1,15 @@
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { asyncBufferFromFile, parquetReadObjects } from 'hyparquet';
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
+import { writeFileAtomic, writeJsonAtomic } from '../runs/atomic.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import { recordFromDeepCoderRow, type CodeProblemRecord } from './code-records.js';
-import { downloadFile, fetchJson } from './download.js';
+import { fetchJson } from './download.js';
+import type { DatasetFetcher, FetchOptions } from './fetchers.js';
+import { downloadResumable, fileSha256, progressLines } from './resumable-download.js';
 
 const ManifestSchema = z.object({
   dataset: z.string(),
@@ -18,19 +20,14 @@ const ManifestSchema = z.object({
 /** `datasets/deepcoder/manifest.json`: dataset id, pinned revision, subsets/splits and known checksums. */
 export type DeepCoderManifest = z.infer<typeof ManifestSchema>;
 
-export interface DeepCoderFetchOptions {
-  /** Directory receiving `<subset>_<split>.jsonl`, `raw/<subset>/*.parquet` and `deepcoder.lock.json`; default `<data>/deepcoder/fetched`. */
-  readonly dest?: string;
-  /** Subsets to fetch (primeintellect, taco, lcbv5, codeforces); default all. */
-  readonly subsets?: readonly string[];
-  /** Most rows per subset and split; shards past it are not downloaded. */
-  readonly limit?: number;
-  /** Hub endpoint; default $HF_ENDPOINT, else https://huggingface.co. */
-  readonly baseUrl?: string;
+/**
+ * `dest` receives `<subset>_<split>.jsonl`, `raw/<subset>/*.parquet` and `deepcoder.lock.json`
+ * (default `<data>/deepcoder/fetched`); `subsets` picks among primeintellect, taco, lcbv5,
+ * codeforces (default all); `limit` is the most rows per subset and split (shards past it are not
+ * downloaded); `baseUrl` is the Hub endpoint (default $HF_ENDPOINT, else https://huggingface.co).
+ */
+export interface DeepCoderFetchOptions extends FetchOptions {
   readonly manifest?: DeepCoderManifest;
-  readonly signal?: AbortSignal;
-  /** One line per step (listing, downloading, converting), for the CLI to print. */
-  readonly onProgress?: (line: string) => void;
 }
 
 /** A fetched shard, as `deepcoder.lock.json` records it. */
@@ -48,22 +45,20 @@ export interface DeepCoderFetchSummary {
   readonly files: LockedFile[];
 }
 
-/**
- * The fetcher `atk data fetch deepcoder [--subset ...] [--limit N]` runs (shaped like
- * `DatasetFetcher` in fetchers.ts; `subsets` is the extra option `--subset` fills).
- */
-export const deepcoderFetcher = {
+/** The fetcher `atk data fetch deepcoder [--subset ...] [--limit N]` runs. */
+export const deepcoderFetcher: DatasetFetcher = {
   name: 'deepcoder',
-  description: 'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full',
+  description: 'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full (--subset, --limit)',
   defaultDest: (): string => join(dataDir(), 'deepcoder', 'fetched'),
-  fetch: fetchDeepCoder,
-} as const;
+  fetch: (options) => fetchDeepCoder(options),
+};
 
 /**
  * Downloads the DeepCoder parquet shards at the manifest's pinned revision (streamed to disk,
- * sha256-checked), converts rows to normalised jsonl the `deepcoder` dataset reads, and writes a
- * lock file with every checksum. Already present shards whose checksum still matches are reused.
- * @throws InputError on an unknown subset, a checksum mismatch or unreadable parquet; ProviderError on HTTP failures.
+ * resumed from a `.part` file after an interruption, sha256-checked), converts rows to normalised
+ * jsonl the `deepcoder` dataset reads, and writes a lock file with every checksum. Already present shards whose checksum still matches are reused.
+ * @throws InputError on an unknown subset, a checksum mismatch or unreadable parquet; ProviderError on HTTP failures
+ * (a partial shard is kept for the next run); CancelledError when aborted.
  */
 export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promise<DeepCoderFetchSummary> {
   const manifest = options.manifest ?? loadManifest();
@@ -100,12 +95,12 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
         }
       }
       const out = join(dest, `${subset}_${split}.jsonl`);
-      await writeAtomic(out, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+      await writeFileAtomic(out, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
       say(`${subset}/${split}: ${records.length} problems -> ${out}${skipped ? ` (${skipped} malformed rows skipped)` : ''}`);
       outputs.push({ subset, split, path: out, rows: records.length, skipped });
     }
   }
-  await writeAtomic(lockPath, `${JSON.stringify({ dataset: manifest.dataset, revision: manifest.revision, base_url: base, files }, null, 2)}\n`);
+  await writeJsonAtomic(lockPath, { dataset: manifest.dataset, revision: manifest.revision, base_url: base, files });
   return { dest, outputs, files };
 }
 
@@ -119,10 +114,12 @@ export function loadManifest(path = join(projectRoot(), 'datasets', 'deepcoder',
 interface Shard {
   readonly path: string;
   readonly sha256?: string;
+  /** Size from the Hub listing, for progress and for a complete `.part`. */
+  readonly bytes?: number;
   readonly checked: LockedFile['checked'];
 }
 
-const TreeSchema = z.array(z.object({ type: z.string(), path: z.string(), lfs: z.object({ oid: z.string() }).optional() }));
+const TreeSchema = z.array(z.object({ type: z.string(), path: z.string(), size: z.number().int().nonnegative().optional(), lfs: z.object({ oid: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative().optional() }).optional() }));
 
 /** Shards of one subset/split: the manifest's when it lists them, else the Hub tree at the pinned revision. */
 async function listShards(manifest: DeepCoderManifest, base: string, subset: string, split: string, signal?: AbortSignal): Promise<Shard[]> {
@@ -134,7 +131,10 @@ async function listShards(manifest: DeepCoderManifest, base: string, subset: str
   if (!tree.success) throw new InputError(`unexpected file listing from ${url}`);
   const shards = tree.data
     .filter((e) => e.type === 'file' && isShard(e.path))
-    .map((e): Shard => (e.lfs ? { path: e.path, sha256: e.lfs.oid, checked: 'hub' } : { path: e.path, checked: 'recorded' }))
+    .map((e): Shard => {
+      const bytes = e.lfs?.size ?? e.size;
+      return { path: e.path, ...(bytes === undefined ? {} : { bytes }), ...(e.lfs ? { sha256: e.lfs.oid, checked: 'hub' as const } : { checked: 'recorded' as const }) };
+    })
     .sort((a, b) => a.path.localeCompare(b.path));
   if (shards.length === 0) throw new InputError(`no parquet files for ${subset}/${split} at ${url}`);
   return shards;
@@ -143,14 +143,21 @@ async function listShards(manifest: DeepCoderManifest, base: string, subset: str
 async function ensureShard(shard: Shard, local: string, url: string, previous: Map<string, string>, say: (line: string) => void, signal?: AbortSignal): Promise<LockedFile> {
   const expected = shard.sha256 ?? previous.get(shard.path);
   if (existsSync(local)) {
-    const { sha256, bytes } = await hashFile(local);
+    const sha256 = await fileSha256(local);
     if (expected === undefined || sha256 === expected) {
       say(`${shard.path}: present (sha256 ${sha256.slice(0, 12)})`);
-      return { path: shard.path, sha256, bytes, checked: shard.checked };
+      return { path: shard.path, sha256, bytes: (await stat(local)).size, checked: shard.checked };
     }
   }
-  say(`${shard.path}: downloading`);
-  const done = await downloadFile(url, local, { sha256: shard.sha256, signal });
+  const done = await downloadResumable({
+    url,
+    dest: local,
+    sha256: shard.sha256,
+    ...(shard.bytes === undefined ? {} : { bytes: shard.bytes }),
+    ...(signal ? { signal } : {}),
+    onProgress: progressLines(shard.path, shard.bytes, say),
+  });
+  say(`${shard.path}: ${done.how === 'resumed' ? 'resumed, ' : ''}sha256 ${done.sha256.slice(0, 12)} ${shard.checked === 'recorded' ? 'recorded (the source publishes none)' : `ok (${shard.checked})`}`);
   return { path: shard.path, sha256: done.sha256, bytes: done.bytes, checked: shard.checked };
 }
 
@@ -170,19 +177,4 @@ function readLock(path: string): Map<string, string> {
   } catch {
     return new Map();
   }
-}
-
-async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash('sha256');
-  let bytes = 0;
-  for await (const chunk of createReadStream(path)) {
-    hash.update(chunk as Buffer);
-    bytes += (chunk as Buffer).length;
-  }
-  return { sha256: hash.digest('hex'), bytes };
-}
-
-async function writeAtomic(path: string, text: string): Promise<void> {
-  await writeFile(`${path}.tmp`, text);
-  await rename(`${path}.tmp`, path);
 }

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
+import { writeFileAtomic } from '../runs/atomic.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
-import { downloadResumable, type DownloadOutcome } from './resumable-download.js';
+import { downloadResumable, progressLines, type DownloadOutcome } from './resumable-download.js';
 
 const ManifestSchema = z.object({
   dataset: z.literal('gsm8k'),
@@ -55,20 +56,13 @@ export async function fetchGsm8k(options: FetchOptions & { readonly manifest?: G
   for (const file of manifest.files) {
     const path = join(dest, file.name);
     const url = `${base}/${file.name}`;
-    let shown = -1;
     const outcome = await downloadResumable({
       url,
       dest: path,
       sha256: file.sha256,
       bytes: file.bytes,
       ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: ({ received, total, resumedFrom }) => {
-        const tenth = Math.floor((10 * received) / (total ?? file.bytes));
-        if (shown < 0 && resumedFrom > 0) say(`${file.name}: resuming at ${megabytes(resumedFrom)} of ${megabytes(file.bytes)}`);
-        if (tenth === shown) return;
-        shown = tenth;
-        say(`${file.name}: ${Math.min(100, tenth * 10)}% of ${megabytes(total ?? file.bytes)}`);
-      },
+      onProgress: progressLines(file.name, file.bytes, say),
     });
     const rows = options.limit === undefined ? file.rows : await keepFirstRows(path, options.limit);
     say(`${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`);
@@ -97,11 +91,6 @@ export function loadGsm8kManifest(path = join(projectRoot(), 'datasets', 'gsm8k'
 async function keepFirstRows(path: string, limit: number): Promise<number> {
   const lines = (await readFile(path, 'utf8')).split('\n').filter((line) => line.trim() !== '');
   const kept = lines.slice(0, limit);
-  await writeFile(`${path}.tmp`, kept.map((line) => `${line}\n`).join(''));
-  await rename(`${path}.tmp`, path);
+  await writeFileAtomic(path, kept.map((line) => `${line}\n`).join(''));
   return kept.length;
-}
-
-function megabytes(bytes: number): string {
-  return `${(bytes / 1e6).toFixed(1)} MB`;
 }

@@ -6,6 +6,8 @@ export interface FetchOptions {
   readonly dest?: string;
   /** Most rows per split (`--limit`), for a quick look. */
   readonly limit?: number;
+  /** Parts of a dataset with several (`--subset`, e.g. DeepCoder's lcbv5); default all. */
+  readonly subsets?: readonly string[];
   /** Mirror or test server replacing the canonical host (`--base-url`). */
   readonly baseUrl?: string;
   readonly signal?: AbortSignal;
@@ -28,3 +30,4 @@ export interface DatasetFetcher {
 export const fetchers = new Registry<DatasetFetcher>('dataset fetcher');
 
 fetchers.register('gsm8k', async () => (await import('./fetch-gsm8k.js')).gsm8kFetcher);
+fetchers.register('deepcoder', async () => (await import('./fetch-deepcoder.js')).deepcoderFetcher);

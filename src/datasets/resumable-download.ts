@@ -130,3 +130,24 @@ export async function fileSha256(path: string): Promise<string> {
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
+
+/**
+ * A `downloadResumable` progress callback that says where a resumed download continued from and
+ * then one line per tenth of `name` received, e.g. `train.jsonl: 40% of 4.2 MB`.
+ */
+export function progressLines(name: string, expectedBytes: number | undefined, say: (line: string) => void): (progress: DownloadProgress) => void {
+  let shown = -1;
+  return ({ received, total, resumedFrom }) => {
+    const size = total ?? expectedBytes;
+    if (shown < 0 && resumedFrom > 0) say(`${name}: resuming at ${megabytes(resumedFrom)}${size === undefined ? '' : ` of ${megabytes(size)}`}`);
+    const tenth = size === undefined || size === 0 ? 0 : Math.floor((10 * received) / size);
+    if (tenth === shown) return;
+    shown = tenth;
+    say(size === undefined ? `${name}: downloading` : `${name}: ${Math.min(100, tenth * 10)}% of ${megabytes(size)}`);
+  };
+}
+
+/** Bytes as megabytes with one decimal, e.g. `4.2 MB`. */
+export function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
