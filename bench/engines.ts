@@ -2,33 +2,20 @@
 // the launcher's own overhead plus a tiny model load), LoRA weight syncs per second into 2 replicas
 // (write + load + unload + reset + confirm on each), and the router's cost per request against a
 // direct client (loopback engine double answering at once).
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEngineDouble } from '../src/__fixtures__/engine-double.js';
-import { embeddedVllmCommand } from '../src/__fixtures__/engine-processes.js';
-import { writeTinyModel } from '../src/__fixtures__/tiny-qwen2.js';
-import { launchEngines } from '../src/engines/launch/index.js';
+import { launchStandinReplicas, stubAdapterSync } from '../src/__fixtures__/standin-replicas.js';
 import { createRouterEngine } from '../src/engines/router.js';
-import { createEngineSync } from '../src/engines/sync/index.js';
 import { createVllmClient } from '../src/engines/vllm.js';
-import { EngineSchema } from '../src/recipe/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atk-bench-engines-'));
-const model = writeTinyModel(join(dir, 'tiny'));
-process.env.ATK_STANDIN_INIT = 'random';
 
 let start = performance.now();
-const config = EngineSchema.parse({ kind: 'vllm', command: embeddedVllmCommand, replicas: 2, gpus: [0, 1], startup_timeout_s: 120 });
-const engines = await launchEngines({ kind: 'vllm', config, model, lora: { rank: 8, targetModules: ['q_proj'] }, logsDir: join(dir, 'logs'), requestTimeoutMs: 30_000 });
+const engines = await launchStandinReplicas(dir);
 const readyS = (performance.now() - start) / 1000;
-const sync = createEngineSync({
-  mode: 'lora', protocol: 'vllm', engine: engines.engine, replicaUrls: engines.processes.map((p) => p.baseUrl),
-  writePolicy: async (target) => {
-    mkdirSync(target, { recursive: true });
-    writeFileSync(join(target, 'adapter_config.json'), '{}');
-  },
-});
+const sync = stubAdapterSync(engines);
 const syncs = 20;
 start = performance.now();
 for (let v = 1; v <= syncs; v++) await sync.sync(v, join(dir, 'checkpoints', `step-${v}`));

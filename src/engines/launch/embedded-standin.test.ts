@@ -1,28 +1,22 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeTinyModel } from '../../__fixtures__/tiny-qwen2.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { alive, embeddedVllmCommand } from '../../__fixtures__/engine-processes.js';
-import { EngineSchema } from '../../recipe/schema.js';
-import { createEngineSync } from '../sync/index.js';
+import { alive } from '../../__fixtures__/engine-processes.js';
+import { launchStandinReplicas, stubAdapterSync } from '../../__fixtures__/standin-replicas.js';
 import type { EngineStartProgress } from './engine-process.js';
-import { launchEngines, type LaunchedEngines } from './launch-engines.js';
+import type { LaunchedEngines } from './launch-engines.js';
 
 // The bundled trainer's embedded engine (a real model, real sampling) launched as `vllm serve` through
 // the launcher: the vLLM protocol, readiness, logs, LoRA sync and shutdown, with no vLLM installed.
 const dir = mkdtempSync(join(tmpdir(), 'atk-standin-'));
-const modelDir = join(dir, 'tiny');
 const params = { maxTokens: 5, temperature: 1, topP: 1, topK: -1, seed: 3 };
 
 describe('launchEngines with the embedded engine as vLLM', () => {
   let engines: LaunchedEngines;
   const progress: EngineStartProgress[] = [];
   beforeAll(async () => {
-    writeTinyModel(modelDir);
-    process.env.ATK_STANDIN_INIT = 'random';
-    const config = EngineSchema.parse({ kind: 'vllm', command: embeddedVllmCommand, replicas: 2, gpus: [0, 1], startup_timeout_s: 120 });
-    engines = await launchEngines({ kind: 'vllm', config, model: modelDir, lora: { rank: 8, targetModules: ['q_proj'] }, logsDir: join(dir, 'logs'), requestTimeoutMs: 30_000, onProgress: (p) => progress.push(p) });
+    engines = await launchStandinReplicas(dir, (p) => progress.push(p));
   });
   afterAll(() => engines?.stop());
 
@@ -43,13 +37,7 @@ describe('launchEngines with the embedded engine as vLLM', () => {
   });
 
   test('returns with both replicas serving policy@N after a LoRA sync, and new requests using it', async () => {
-    const sync = createEngineSync({
-      mode: 'lora', protocol: 'vllm', engine: engines.engine, replicaUrls: engines.processes.map((p) => p.baseUrl),
-      writePolicy: async (target) => {
-        mkdirSync(target, { recursive: true });
-        writeFileSync(join(target, 'adapter_config.json'), '{}');
-      },
-    });
+    const sync = stubAdapterSync(engines);
     await sync.sync(1, join(dir, 'checkpoints', 'step-00001'));
     await sync.sync(2, join(dir, 'checkpoints', 'step-00002'));
     for (const replica of engines.engine.replicas) expect(await replica.models()).toStrictEqual(['policy', 'policy@2']);
