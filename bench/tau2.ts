@@ -1,15 +1,14 @@
 // tau2: database load and per-episode copy cost (64 concurrent episodes of the 7 MB airline DB),
 // memory per live episode, and perfect-agent episodes/s (real tools via Strands + the evaluator)
 // with 64 episodes in flight, over every airline and retail task.
-import type { Tool } from '@strands-agents/sdk';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import '../src/builtins.js';
-import { baseDb, domainSpec, EpisodeDb, runStrandsTool, type Tau2Domain } from '../src/domains/tau2/index.js';
+import { perfectToolCalls } from '../src/__fixtures__/tau2-perfect.js';
+import { baseDb, domainSpec, EpisodeDb, type Tau2Domain } from '../src/domains/tau2/index.js';
 import { datasets } from '../src/datasets/index.js';
 import type { Task } from '../src/datasets/types.js';
 import { rewards } from '../src/rewards/index.js';
-import type { ToolCallRecord } from '../src/rewards/types.js';
 import { tools } from '../src/tools/index.js';
 import type { EpisodeEnv } from '../src/tools/types.js';
 import { dataDir } from '../src/util/paths.js';
@@ -54,10 +53,6 @@ copies.length = 0;
 clones.length = 0;
 
 // 3. Perfect-agent episodes through the registered dataset, tools and reward.
-async function runTool(tool: Tool, input: unknown): Promise<ToolCallRecord> {
-  return { name: tool.name, input, ...(await runStrandsTool(tool, input)) };
-}
-
 async function perfectEpisodes(domain: Tau2Domain): Promise<{ episodes: number; seconds: number; perfect: number; bytesPerEpisode: number }> {
   const tasks = await (await datasets.get('tau2')).load('all', { recipeDir: '.', dataDir: dataDir(), seed: 0, options: { domain } });
   const makeTools = await (await tools.get('tau2')).create({ domain }, { recipeDir: '.', warn: () => {} });
@@ -65,13 +60,10 @@ async function perfectEpisodes(domain: Tau2Domain): Promise<{ episodes: number; 
   const run = async (task: Task, i: number, live: EpisodeEnv[]): Promise<number> => {
     const env: EpisodeEnv = { episodeId: String(i), task, state: new Map(), signal: new AbortController().signal };
     live.push(env);
-    const episodeTools = makeTools(env);
-    const criteria = (task.data.tau2 as { evaluation_criteria: { actions: { name: string; arguments: unknown }[]; communicate_info: string[] } }).evaluation_criteria;
-    const toolCalls: ToolCallRecord[] = [];
-    for (const action of criteria.actions) toolCalls.push(await runTool(episodeTools.find((t) => t.name === action.name)!, action.arguments));
+    const { toolCalls, communicateInfo } = await perfectToolCalls(task, makeTools(env));
     const messages = [
       { role: 'assistant', content: [{ text: task.data.greeting }] },
-      { role: 'assistant', content: [{ text: criteria.communicate_info.join(', ') || 'Done.' }] },
+      { role: 'assistant', content: [{ text: communicateInfo.join(', ') || 'Done.' }] },
       { role: 'user', content: [{ text: '###STOP###' }] },
     ];
     const scored = await reward({ task, finalText: '', messages, toolCalls, finishReason: 'endTurn', env });

@@ -1,33 +1,24 @@
-import type { Tool } from '@strands-agents/sdk';
 import { describe, expect, test } from 'vitest';
 import '../builtins.js';
 import { datasets } from '../datasets/index.js';
-import { runStrandsTool } from '../domains/tau2/index.js';
+import { perfectToolCalls } from '../__fixtures__/tau2-perfect.js';
 import type { Task } from '../datasets/types.js';
 import { tools } from '../tools/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
 import { dataDir } from '../util/paths.js';
 import { rewards } from './index.js';
-import type { ToolCallRecord } from './types.js';
-
-async function runTool(tool: Tool, input: unknown): Promise<ToolCallRecord> {
-  return { name: tool.name, input, ...(await runStrandsTool(tool, input)) };
-}
 
 /** A perfect episode through the registered dataset, tools and reward, in Strands message JSON. */
 async function perfectEpisode(task: Task, finalUserText: string) {
   const makeTools = await (await tools.get('tau2')).create({ domain: 'retail' }, { recipeDir: '.', warn: () => {} });
   const env: EpisodeEnv = { episodeId: 'e', task, state: new Map(), signal: new AbortController().signal };
-  const episodeTools = makeTools(env);
-  const criteria = (task.data.tau2 as { evaluation_criteria: { actions: { name: string; arguments: unknown }[]; communicate_info: string[] } }).evaluation_criteria;
-  const toolCalls: ToolCallRecord[] = [];
-  for (const action of criteria.actions) toolCalls.push(await runTool(episodeTools.find((t) => t.name === action.name)!, action.arguments));
+  const { toolCalls, communicateInfo } = await perfectToolCalls(task, makeTools(env));
   const messages = [
     { role: 'assistant', content: [{ text: task.data.greeting }] },
     { role: 'user', content: [{ text: 'Hello' }] },
     { role: 'assistant', content: [{ text: `<tool_call>{"name": "x"}</tool_call>` }, { toolUse: { name: 'x', toolUseId: '1', input: {} } }] },
     { role: 'user', content: [{ toolResult: { toolUseId: '1', status: 'success', content: [{ text: 'ok' }] } }] },
-    { role: 'assistant', content: [{ text: `Done: ${criteria.communicate_info.join(', ')}` }] },
+    { role: 'assistant', content: [{ text: `Done: ${communicateInfo.join(', ')}` }] },
     { role: 'user', content: [{ text: finalUserText }] },
   ];
   return { task, finalText: '', messages, toolCalls, finishReason: 'endTurn', env };
