@@ -9,6 +9,7 @@ import { checkEngineSettings } from '../engines/engine-settings.js';
 import { rewards } from '../rewards/index.js';
 import { tools } from '../tools/index.js';
 import type { Registry } from '../util/registry.js';
+import { validateCustomComponents } from './custom-checks.js';
 import type { ResolvedRecipe } from './resolve.js';
 
 /** One problem a check found: a dotted key path (`tools.0.name`) and a one-line message. */
@@ -17,10 +18,16 @@ export interface RecipeProblem {
   readonly message: string;
 }
 
-/** A semantic check over a recipe that already passed the schema. */
-export type RecipeCheck = (recipe: ResolvedRecipe) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
+/** What a check may need beside the recipe. */
+export interface RecipeCheckContext {
+  /** The recipe file's directory: the user's tool and reward modules and commands resolve against it. */
+  readonly dir: string;
+}
 
-const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength];
+/** A semantic check over a recipe that already passed the schema. */
+export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
+
+const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -31,8 +38,8 @@ export function addRecipeCheck(check: RecipeCheck): void {
 }
 
 /** Run every check; all problems, in check order. */
-export async function checkRecipe(recipe: ResolvedRecipe): Promise<RecipeProblem[]> {
-  const results = await Promise.all(checks.map(async (check) => check(recipe)));
+export async function checkRecipe(recipe: ResolvedRecipe, context: RecipeCheckContext): Promise<RecipeProblem[]> {
+  const results = await Promise.all(checks.map(async (check) => check(recipe, context)));
   return results.flat();
 }
 
@@ -46,6 +53,15 @@ function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
   check(rewards, recipe.reward.name, 'reward.name');
   recipe.reward.components?.forEach((component, i) => check(rewards, component.name, `reward.components.${i}.name`));
   return problems;
+}
+
+/**
+ * The user's own modules, commands and data files (see validateCustomComponents), so `atk validate`
+ * and `atk run` refuse a missing module or export, a command that cannot run or a missing column
+ * before anything starts, at the key that names it.
+ */
+function customComponents(recipe: ResolvedRecipe, { dir }: RecipeCheckContext): Promise<RecipeProblem[]> {
+  return validateCustomComponents(recipe, dir);
 }
 
 function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {

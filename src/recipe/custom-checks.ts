@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { delimiter, isAbsolute, join, relative, resolve } from 'node:path';
 import { requiredColumns } from '../datasets/file.js';
 import { readFileRows } from '../datasets/file-rows.js';
 import { rewardComponents } from '../rewards/components.js';
@@ -101,7 +101,7 @@ async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): P
       const row = rows.find((r) => r.values[column] === undefined || r.values[column] === null);
       if (!row) continue;
       const at = fieldKey === 'dataset.fields.metadata' ? `${fieldKey}.${metadata.indexOf(column)}` : fieldKey;
-      problems.push({ path: at, message: `column '${column}' is missing in ${key === 'dataset.path' ? dataset.path : file} row ${row.row}` });
+      problems.push({ path: at, message: `column '${column}' is missing in ${displayFile(file, recipeDir)} row ${row.row}` });
     }
   }
   return problems;
@@ -119,6 +119,12 @@ async function notExecutable(command: string, cwd: string): Promise<string | und
     }
   }
   return command.includes('/') ? `${command} is not an executable file` : `command '${command}' is not on $PATH`;
+}
+
+/** A data file named relative to the recipe directory when it lies inside it, else absolute. */
+function displayFile(file: string, recipeDir: string): string {
+  const rel = relative(recipeDir, file);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file;
 }
 
 /** The error's message without the leading absolute file name the recipe key already points at. */

@@ -2,7 +2,7 @@
 export * from './schema.js';
 export { loadRecipe, parseKeyPath, type LoadedRecipe } from './load.js';
 export { resolveRecipe, resolvedYaml, modelLocation, type ResolvedRecipe, type BaseDirOf } from './resolve.js';
-export { addRecipeCheck, checkRecipe, type RecipeCheck, type RecipeProblem } from './checks.js';
+export { addRecipeCheck, checkRecipe, type RecipeCheck, type RecipeCheckContext, type RecipeProblem } from './checks.js';
 export { recipeJsonSchema, type JsonSchemaNode } from './json-schema.js';
 export { recipeReference, referenceMarkdown, REFERENCE_BEGIN, REFERENCE_END, type ReferenceRow } from './reference.js';
 export { OVERRIDES_FILE } from './overrides.js';

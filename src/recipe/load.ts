@@ -52,7 +52,7 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
 
   const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, dirname(path)]));
   const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
-  const problems = await checkRecipe(recipe);
+  const problems = await checkRecipe(recipe, { dir: dirname(absolute) });
   if (problems.length > 0) {
     throw configError(
       problems.map((problem) => {
