@@ -4,20 +4,14 @@
  */
 import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
-import type { ResolvedRecipe } from '../recipe/index.js';
 import { EventChannel } from '../util/event-channel.js';
 import { evaluate } from './evaluate.js';
-import { openSession, type Session } from './session.js';
+import { openSession, type Session, type SessionOptions } from './session.js';
 import type { EvalSummary, RunEvent } from './events.js';
 import '../builtins.js';
 
-export interface EvalRunOptions {
-  readonly recipe: ResolvedRecipe;
-  readonly recipeDir: string;
-  readonly recipeFile: string;
-  /** Run (or eval) directory the trainer and tools may write under. */
-  readonly runDir: string;
-  readonly logsDir: string;
+/** The session to open (the run or eval directory as `runDir`) and what to evaluate with it. */
+export interface EvalRunOptions extends SessionOptions {
   /** Where results.jsonl and summary.json go (`<dir>/eval/<label>`). */
   readonly outDir: string;
   readonly label: string;
@@ -29,7 +23,6 @@ export interface EvalRunOptions {
   readonly concurrency: number;
   readonly temperature: number;
   readonly resume: boolean;
-  readonly signal: AbortSignal;
 }
 
 /** Evaluate; yields phases, per-episode progress and the summary; stops the policy whatever happens. */
@@ -41,7 +34,7 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     const dataset = await datasets.get(recipe.dataset.name);
     const all = await dataset.load(options.split, datasetContext(recipe, options.recipeDir));
     const tasks = options.limit ? all.slice(0, options.limit) : all;
-    session = yield* openSession({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: options.runDir, logsDir: options.logsDir, signal });
+    session = yield* openSession(options);
     const { policy, kit } = session;
     let policyVersion = 0;
     if (options.checkpoint) {
