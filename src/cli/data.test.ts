@@ -2,6 +2,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { startDeepCoderHub } from '../__fixtures__/deepcoder-hub.js';
 import { startFileServer, type FileServer } from '../__fixtures__/file-server.js';
 import { InputError } from '../errors/index.js';
 import { dataDir } from '../util/paths.js';
@@ -25,6 +26,12 @@ describe('runDataFetch', () => {
     expect(lines).toContain(`test.jsonl: sha256 ok, 3 rows kept (--limit 3) -> ${join(out, 'test.jsonl')}`);
   });
 
+  test('rejects --subset for a dataset that has none', async () => {
+    await expect(runDataFetch({ name: 'gsm8k', out: mkdtempSync(join(tmpdir(), 'atk-data-')), subsets: ['main'], baseUrl: server.url, print: () => {} })).rejects.toThrow(
+      "gsm8k has no subsets; --subset would do nothing",
+    );
+  });
+
   test('rejects an unknown dataset name with the nearest one', async () => {
     const error = await runDataFetch({ name: 'gsm8', print: () => {} }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
@@ -37,6 +44,7 @@ describe('runDataLs', () => {
     const rows = await runDataLs();
     expect(rows.find((r) => r.name === 'arith')).toStrictEqual({ name: 'arith', fetchable: false });
     expect(rows.find((r) => r.name === 'gsm8k')).toMatchObject({ name: 'gsm8k', fetchable: true, location: join(dataDir(), 'gsm8k'), present: true });
+    expect(rows.find((r) => r.name === 'deepcoder')).toMatchObject({ name: 'deepcoder', fetchable: true, location: join(dataDir(), 'deepcoder', 'fetched'), present: false });
   });
 });
 
@@ -52,6 +60,26 @@ describe('atk data', () => {
     expect(process.exitCode ?? 0).toBe(0);
     expect(readFileSync(join(out, 'train.jsonl')).equals(shared('train.jsonl'))).toBe(true);
     expect(existsSync(join(out, 'test.jsonl'))).toBe(true);
+  });
+
+  test('returns exit code 0 and normalised jsonl for `atk data fetch deepcoder --subset codeforces --limit 5`', async () => {
+    const hub = await startDeepCoderHub();
+    const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
+    const printed: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => printed.push(String(chunk)) > 0);
+    try {
+      await main(['data', 'fetch', 'deepcoder', '--subset', 'codeforces', '--limit', '5', '--out', out, '--base-url', hub.server.url]);
+    } finally {
+      write.mockRestore();
+      await hub.server.close();
+    }
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(printed.at(-2)).toBe(`codeforces/test: 5 problems -> ${join(out, 'codeforces_test.jsonl')}\n`);
+    expect(printed.at(-1)).toBe(`deepcoder: done -> ${out}\n`);
+    const rows = readFileSync(join(out, 'codeforces_test.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+    expect(rows.map((r) => r.id)).toStrictEqual(['codeforces_test_0', 'codeforces_test_1', 'codeforces_test_2', 'codeforces_test_3', 'codeforces_test_4']);
+    expect(existsSync(join(out, 'lcbv5_test.jsonl'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(out, 'deepcoder.lock.json'), 'utf8')).revision).toBe(hub.revision);
   });
 
   test('rejects a bad --limit with exit code 2', async () => {

@@ -10,6 +10,7 @@ export interface DataFetchOptions {
   readonly name: string;
   readonly out?: string;
   readonly limit?: number;
+  readonly subsets?: readonly string[];
   readonly baseUrl?: string;
   readonly signal?: AbortSignal;
   /** Where progress lines go (the terminal). */
@@ -23,9 +24,11 @@ export interface DataFetchOptions {
 export async function runDataFetch(options: DataFetchOptions): Promise<string> {
   if (!fetchers.has(options.name)) throw new InputError(fetchers.unknownMessage(options.name), { hint: 'atk data ls lists what can be fetched' });
   const fetcher = await fetchers.get(options.name);
+  if (options.subsets !== undefined && fetcher.subsets === undefined) throw new InputError(`${options.name} has no subsets; --subset would do nothing`);
   const { dest } = await fetcher.fetch({
     ...(options.out === undefined ? {} : { dest: options.out }),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
+    ...(options.subsets === undefined ? {} : { subsets: options.subsets }),
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
     ...(options.signal ? { signal: options.signal } : {}),
     onProgress: options.print,
@@ -74,6 +77,7 @@ interface FetchArgs {
   name: string;
   out?: string;
   limit?: number;
+  subset?: string[];
   'base-url'?: string;
 }
 
@@ -85,6 +89,7 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
       .positional('name', { type: 'string', demandOption: true, describe: 'Dataset to fetch (see atk data ls)' })
       .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
       .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
+      .option('subset', { type: 'string', array: true, describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)' })
       .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' }) as Argv<FetchArgs>,
   handler: async (args) => {
     if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0)) throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
@@ -96,6 +101,7 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
         name: args.name,
         ...(args.out === undefined ? {} : { out: args.out }),
         ...(args.limit === undefined ? {} : { limit: args.limit }),
+        ...(args.subset === undefined ? {} : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
         ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
         signal: controller.signal,
         print: (line) => process.stdout.write(`${line}\n`),

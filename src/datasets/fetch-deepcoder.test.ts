@@ -1,103 +1,121 @@
-import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parquetWriteBuffer } from 'hyparquet-writer';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { CodeTaskData } from './code-tests.js';
+import { startDeepCoderHub, type DeepCoderHub } from '../__fixtures__/deepcoder-hub.js';
+import { InputError, ProviderError } from '../errors/index.js';
+import { dataDir } from '../util/paths.js';
 import { deepcoderDataset } from './deepcoder.js';
 import { fetchDeepCoder, loadManifest, type DeepCoderManifest } from './fetch-deepcoder.js';
+import type { Task } from './types.js';
 
-const REV = '0123456789abcdef0123456789abcdef01234567';
-const ID = 'agentica-org/DeepCoder-Preview-Dataset';
-
-/** One lcbv5-shaped parquet shard with `n` problems numbered from `first`. */
-function shard(first: number, n: number): Buffer {
-  const ids = Array.from({ length: n }, (_, i) => first + i);
-  const buffer = parquetWriteBuffer({
-    columnData: [
-      { name: 'problem', data: ids.map((i) => `Print ${i} plus the input.`), type: 'STRING' },
-      { name: 'tests', data: ids.map((i) => JSON.stringify([{ input: '1\n', output: `${i + 1}\n`, testtype: 'stdin' }])), type: 'STRING' },
-      { name: 'starter_code', data: ids.map(() => ''), type: 'STRING' },
-      { name: 'metadata', data: ids.map(() => '{}'), type: 'STRING' },
-    ],
-  });
-  return Buffer.from(buffer);
-}
-
-const files: Record<string, Buffer> = {
-  'lcbv5/train-00000-of-00001.parquet': shard(0, 2),
-  'lcbv5/test-00000-of-00002.parquet': shard(100, 2),
-  'lcbv5/test-00001-of-00002.parquet': shard(200, 2),
-};
-const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
-const requests: string[] = [];
-let server: Server;
+// The Hub is a loopback server holding codeforces/test and lcbv5/test shards built from the shared
+// rLLM files at the shipped manifest's revision; the shipped manifest lists no shards for them,
+// so their checksums come from the tree listing, as on huggingface.co.
+let hub: DeepCoderHub;
 let base = '';
-
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    const url = req.url ?? '';
-    requests.push(url);
-    if (url === `/api/datasets/${ID}/tree/${REV}/lcbv5`) {
-      const listing = [{ type: 'directory', path: 'lcbv5/extra' }, ...Object.entries(files).map(([path, b]) => ({ type: 'file', path, size: b.length, lfs: { oid: sha(b), size: b.length } }))];
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(listing));
-      return;
-    }
-    const prefix = `/datasets/${ID}/resolve/${REV}/`;
-    const body = url.startsWith(prefix) ? files[url.slice(prefix.length)] : undefined;
-    if (body) res.writeHead(200, { 'content-length': body.length }).end(body);
-    else res.writeHead(404).end();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  hub = await startDeepCoderHub();
+  base = hub.server.url;
 });
-afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+afterAll(() => hub.server.close());
 
-const manifest: DeepCoderManifest = { dataset: ID, revision: REV, subsets: { lcbv5: ['train', 'test'] }, files: [] };
+const out = (): string => mkdtempSync(join(tmpdir(), 'atk-fetch-deepcoder-'));
+const testOnly = (): DeepCoderManifest => ({ ...loadManifest(), subsets: { codeforces: ['test'], lcbv5: ['test'] } });
+const downloads = (shard: string): number => hub.server.requests.filter((r) => r.path === hub.resolvePath(shard)).length;
+const load = (path: string, options: Record<string, unknown> = {}): Promise<Task[]> => deepcoderDataset.load('test', { recipeDir: '.', dataDir: '/nonexistent', seed: 0, options, path });
 
 describe('fetchDeepCoder', () => {
-  test('returns normalised jsonl and a lock with hub-checked sha256, stopping at the row limit', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'atk-fetch-'));
-    const summary = await fetchDeepCoder({ dest, baseUrl: base, manifest, limit: 3 });
+  test('returns every codeforces and lcbv5 test problem as the bundled sample has it, with a lock of hub-checked sha256s', async () => {
+    const dest = out();
+    const lines: string[] = [];
+    const summary = await fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), onProgress: (l) => lines.push(l) });
     expect(summary.outputs.map(({ subset, split, rows, skipped }) => ({ subset, split, rows, skipped }))).toStrictEqual([
-      { subset: 'lcbv5', split: 'train', rows: 2, skipped: 0 },
-      { subset: 'lcbv5', split: 'test', rows: 3, skipped: 0 },
+      { subset: 'codeforces', split: 'test', rows: 408, skipped: 0 },
+      { subset: 'lcbv5', split: 'test', rows: 279, skipped: 0 },
     ]);
-    const lock = JSON.parse(readFileSync(join(dest, 'deepcoder.lock.json'), 'utf8'));
-    expect(lock).toStrictEqual({
-      dataset: ID,
-      revision: REV,
+    expect(JSON.parse(readFileSync(join(dest, 'deepcoder.lock.json'), 'utf8'))).toStrictEqual({
+      dataset: hub.dataset,
+      revision: hub.revision,
       base_url: base,
-      files: Object.entries(files).map(([path, b]) => ({ path, sha256: sha(b), bytes: b.length, checked: 'hub' })),
+      files: Object.entries(hub.shards).map(([path, bytes]) => ({ path, sha256: hub.sha256(bytes), bytes: bytes.length, checked: 'hub' })),
     });
-    const tasks = await deepcoderDataset.load('test', { recipeDir: '.', dataDir: '/nonexistent', seed: 0, options: {}, path: dest });
-    expect(tasks.map((t) => t.id)).toStrictEqual(['lcbv5_test_0', 'lcbv5_test_1', 'lcbv5_test_2']);
-    expect((tasks[2].data as unknown as CodeTaskData).tests).toStrictEqual([{ input: '1\n', output: '201\n', kind: 'stdin' }]);
+    expect(lines).toContain('lcbv5/test-00001-of-00002.parquet: 100% of ' + `${(hub.shards['lcbv5/test-00001-of-00002.parquet'].length / 1e6).toFixed(1)} MB`);
+
+    // The fetched rows normalise to the very tasks of the shared sample (built independently from
+    // the same rLLM files), functional LCB problems' fn_name from the starter code included; only
+    // the public-test count differs: a Hub row's tests may include hidden ones.
+    const fetched = await load(dest);
+    const sample = await load(join(dataDir(), 'deepcoder', 'normalized', 'code_sample.jsonl'), { subsets: ['codeforces', 'lcbv5'] });
+    const withoutPublicCount = (tasks: Task[]): Task[] => tasks.map((t) => ({ ...t, data: Object.fromEntries(Object.entries(t.data).filter(([k]) => k !== 'public_test_count')) }));
+    expect(fetched).toHaveLength(687);
+    expect(withoutPublicCount(fetched)).toStrictEqual(withoutPublicCount(sample));
+    expect(fetched.filter((t) => (t.data as { fn_name?: string }).fn_name !== undefined)).toHaveLength(104);
+  });
+
+  test('returns the first rows only with limit, leaving shards past it undownloaded', async () => {
+    const dest = out();
+    const before = downloads('lcbv5/test-00001-of-00002.parquet');
+    const summary = await fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['lcbv5'], limit: 100 });
+    expect(summary.outputs.map((o) => o.rows)).toStrictEqual([100]);
+    expect(summary.files.map((f) => f.path)).toStrictEqual(['lcbv5/test-00000-of-00002.parquet']);
+    expect(downloads('lcbv5/test-00001-of-00002.parquet')).toBe(before);
+    expect((await load(dest)).map((t) => t.id)).toStrictEqual(Array.from({ length: 100 }, (_, i) => `lcbv5_test_${i}`));
+  });
+
+  test('returns the complete shard after an interrupted download resumes with a Range request', async () => {
+    const dest = out();
+    const shard = 'codeforces/test-00000-of-00001.parquet';
+    hub.server.faults.cutAfter = { [hub.resolvePath(shard)]: 100_000 };
+    await expect(fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['codeforces'] })).rejects.toThrow(ProviderError);
+    const partial = statSync(join(dest, 'raw', `${shard}.part`)).size;
+    expect(partial).toBeGreaterThan(0);
+    expect(existsSync(join(dest, 'codeforces_test.jsonl'))).toBe(false);
+
+    const lines: string[] = [];
+    const summary = await fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['codeforces'], onProgress: (l) => lines.push(l) });
+    expect(hub.server.requests.filter((r) => r.path === hub.resolvePath(shard)).at(-1)!.headers.range).toBe(`bytes=${partial}-`);
+    expect(lines[0]).toMatch(new RegExp(`^${shard}: resuming at ${(partial / 1e6).toFixed(1)} MB of `));
+    expect(lines).toContain(`${shard}: resumed, sha256 ${hub.sha256(hub.shards[shard]).slice(0, 12)} ok (hub)`);
+    expect(readFileSync(join(dest, 'raw', shard)).equals(hub.shards[shard])).toBe(true);
+    expect(summary.outputs[0].rows).toBe(408);
   });
 
   test('returns without downloading again when the shards are present and match', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'atk-fetch-'));
-    await fetchDeepCoder({ dest, baseUrl: base, manifest, subsets: ['lcbv5'] });
-    const before = requests.filter((r) => r.includes('/resolve/')).length;
-    const again = await fetchDeepCoder({ dest, baseUrl: base, manifest, subsets: ['lcbv5'] });
-    expect(requests.filter((r) => r.includes('/resolve/')).length).toBe(before);
-    expect(again.outputs.map((o) => o.rows)).toStrictEqual([2, 4]);
+    const dest = out();
+    await fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['lcbv5'] });
+    const before = hub.server.requests.filter((r) => r.path.includes('/resolve/')).length;
+    const lines: string[] = [];
+    const again = await fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['lcbv5'], onProgress: (l) => lines.push(l) });
+    expect(hub.server.requests.filter((r) => r.path.includes('/resolve/')).length).toBe(before);
+    expect(again.outputs.map((o) => o.rows)).toStrictEqual([279]);
+    expect(lines[0]).toMatch(/^lcbv5\/test-00000-of-00002\.parquet: present \(sha256 [0-9a-f]{12}\)$/);
   });
 
-  test('rejects a checksum mismatch against the manifest and keeps nothing', async () => {
-    const dest = mkdtempSync(join(tmpdir(), 'atk-fetch-'));
-    const wrong = { ...manifest, subsets: { lcbv5: ['train'] }, files: [{ path: 'lcbv5/train-00000-of-00001.parquet', sha256: '0'.repeat(64) }] };
-    await expect(fetchDeepCoder({ dest, baseUrl: base, manifest: wrong })).rejects.toThrow(/checksum mismatch .* expected sha256 0{64}/);
-    expect(readdirSync(join(dest, 'raw', 'lcbv5'))).toStrictEqual([]);
-    expect(existsSync(join(dest, 'lcbv5_train.jsonl'))).toBe(false);
+  test('rejects a shard whose sha256 differs from the manifest and keeps nothing', async () => {
+    const dest = out();
+    const wrong = { ...testOnly(), subsets: { codeforces: ['test'] }, files: [{ path: 'codeforces/test-00000-of-00001.parquet', sha256: '0'.repeat(64) }] };
+    const error = await fetchDeepCoder({ dest, baseUrl: base, manifest: wrong }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect((error as Error).message).toMatch(/^checksum mismatch for .*codeforces\/test-00000-of-00001\.parquet: expected sha256 0{64}/);
+    expect(readdirSync(join(dest, 'raw', 'codeforces'))).toStrictEqual([]);
+    expect(existsSync(join(dest, 'codeforces_test.jsonl'))).toBe(false);
   });
 
-  test('rejects an unknown subset and an HTTP failure', async () => {
-    await expect(fetchDeepCoder({ dest: mkdtempSync(join(tmpdir(), 'atk-fetch-')), baseUrl: base, manifest, subsets: ['apps'] })).rejects.toThrow("unknown DeepCoder subset 'apps'");
-    const missing = { ...manifest, revision: 'deadbeef' };
-    await expect(fetchDeepCoder({ dest: mkdtempSync(join(tmpdir(), 'atk-fetch-')), baseUrl: base, manifest: missing })).rejects.toThrow(/HTTP 404/);
+  test('rejects a shard corrupted in transit against the Hub sha256', async () => {
+    const dest = out();
+    hub.server.faults.corrupt = new Set([hub.resolvePath('codeforces/test-00000-of-00001.parquet')]);
+    try {
+      await expect(fetchDeepCoder({ dest, baseUrl: base, manifest: testOnly(), subsets: ['codeforces'] })).rejects.toThrow(/^checksum mismatch/);
+    } finally {
+      hub.server.faults.corrupt = new Set();
+    }
+    expect(readdirSync(join(dest, 'raw', 'codeforces'))).toStrictEqual([]);
+  });
+
+  test('rejects an unknown subset and a revision the server does not have', async () => {
+    await expect(fetchDeepCoder({ dest: out(), baseUrl: base, manifest: testOnly(), subsets: ['apps'] })).rejects.toThrow("unknown DeepCoder subset 'apps'");
+    await expect(fetchDeepCoder({ dest: out(), baseUrl: base, manifest: { ...testOnly(), revision: 'deadbeef' } })).rejects.toThrow(/HTTP 404/);
   });
 });
 

@@ -49,6 +49,7 @@ export interface DeepCoderFetchSummary {
 export const deepcoderFetcher: DatasetFetcher = {
   name: 'deepcoder',
   description: 'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full (--subset, --limit)',
+  subsets: ['primeintellect', 'taco', 'lcbv5', 'codeforces'],
   defaultDest: (): string => join(dataDir(), 'deepcoder', 'fetched'),
   fetch: (options) => fetchDeepCoder(options),
 };

@@ -20,6 +20,8 @@ export interface DatasetFetcher {
   readonly name: string;
   /** One line for `atk data ls`. */
   readonly description?: string;
+  /** The parts `--subset` may name; a fetcher without them refuses `--subset`. */
+  readonly subsets?: readonly string[];
   /** Where `fetch` writes without `dest` (shown by `atk data ls`). */
   defaultDest?(): string;
   /** @throws ProviderError on network/HTTP failures; InputError on a checksum mismatch or bad options. */
