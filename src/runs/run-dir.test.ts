@@ -1,12 +1,12 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
-import { CHECKPOINT_MARKER, createRunDir, findRun, listRuns, openRunDir, sha256, type RunDir } from './index.js';
+import { atkVersion, CHECKPOINT_MARKER, createRunDir, findRun, listRuns, openRunDir, sha256, type RunDir } from './index.js';
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 
@@ -39,6 +39,8 @@ describe('createRunDir', () => {
       command: manifest.command,
     }).toStrictEqual({ status: 'running', history: ['running'], seed: 7, hash: sha256('name: demo\ntrain:\n  steps: 4\n'), node: process.version, pid: process.pid, commit: head, command: ['atk', 'run', 'demo.yaml'] });
     expect(manifest.host.cpus).toBeGreaterThan(0);
+    expect([manifest.atk_version, manifest.host.os, manifest.host.memory_bytes]).toStrictEqual([atkVersion(), `${platform()} ${release()}`, totalmem()]);
+    expect(Date.parse(manifest.started_at)).toBeGreaterThan(Date.now() - 60_000);
     expect(manifest.started_at).toBe(manifest.updated_at);
   });
 
