@@ -90,7 +90,9 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
       .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
       .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
       .option('subset', { type: 'string', array: true, describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)' })
-      .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' }) as Argv<FetchArgs>,
+      .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' })
+      .example('$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it')
+      .example('$0 data fetch deepcoder --subset lcbv5 --limit 200', '200 LiveCodeBench problems per split, resumable if cut off') as Argv<FetchArgs>,
   handler: async (args) => {
     if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0)) throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
     const controller = new AbortController();
@@ -118,6 +120,7 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
 const lsCommand: CommandModule<object, object> = {
   command: 'ls',
   describe: 'List datasets and whether their data has been fetched',
+  builder: (yargs) => yargs.example('$0 data ls', 'every dataset, whether it can be fetched and where its data is'),
   handler: async () => {
     for (const line of formatListing(await runDataLs())) process.stdout.write(`${line}\n`);
   },
@@ -127,6 +130,12 @@ const lsCommand: CommandModule<object, object> = {
 export const dataCommand: CommandModule<object, object> = {
   command: 'data <command>',
   describe: 'Fetch and list datasets',
-  builder: (yargs) => yargs.command(fetchCommand as CommandModule<object, object>).command(lsCommand).demandCommand(1, 'Name a data command: fetch or ls.'),
+  builder: (yargs) =>
+    yargs
+      .command(fetchCommand as CommandModule<object, object>)
+      .command(lsCommand)
+      .demandCommand(1, 'Name a data command: fetch or ls.')
+      .example('$0 data ls', 'what can be fetched and what is present')
+      .example('$0 data fetch gsm8k', 'download GSM8K'),
   handler: () => undefined,
 };
