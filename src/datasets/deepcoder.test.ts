@@ -1,6 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
 import { describe, expect, test } from 'vitest';
 import { dataDir } from '../util/paths.js';
 import { LCB_SYSTEM_MESSAGE_GENERIC } from './code-prompt.js';
@@ -55,6 +57,39 @@ describe('deepcoderDataset', () => {
     writeFileSync(join(dir, 'taco_test.jsonl'), '');
     const tasks = await deepcoderDataset.load('train', ctx({ path: dir }));
     expect(tasks.map((t) => t.data)).toStrictEqual([{ tests: record.tests, source: 'taco', fn_name: 'add' }]);
+  });
+
+  test("returns LiveCodeBench's own rows, private tests decoded after the public ones, as the requested split", async () => {
+    // LCB code_generation_lite rows made from the shared lcbv5 problems: the first test public,
+    // the others private as base64(zlib(pickle(json))) pickled by CPython itself.
+    const lcb = JSON.parse(readFileSync(join(dataDir(), 'deepcoder', 'raw', 'rllm_test_code_livecodebench_v5_2408-2502_public.json'), 'utf8')) as { problem: string; starter_code: string; tests: unknown[] }[];
+    const pickle = (text: string): string =>
+      deflateSync(execFileSync('/usr/bin/python3', ['-c', 'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(sys.stdin.read(), protocol=4))'], { input: text })).toString('base64');
+    const picked = [0, 1, 2, 3, 4, 5].filter((i) => lcb[i].tests.length > 1).slice(0, 3);
+    const rows = picked.map((i) => ({
+      question_title: `problem ${i}`,
+      question_content: lcb[i].problem,
+      platform: 'atcoder',
+      question_id: `q${i}`,
+      starter_code: lcb[i].starter_code,
+      public_test_cases: JSON.stringify(lcb[i].tests.slice(0, 1)),
+      private_test_cases: pickle(JSON.stringify(lcb[i].tests.slice(1))),
+      metadata: '{}',
+    }));
+    const file = join(mkdtempSync(join(tmpdir(), 'atk-lcb-')), 'test5.jsonl');
+    writeFileSync(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const tasks = await deepcoderDataset.load('eval', ctx({ path: file }));
+    const sample = new Map((await deepcoderDataset.load('test', ctx({ options: { subsets: ['lcbv5'] } }))).map((t) => [t.id, t]));
+    expect(picked.length).toBe(3);
+    expect(tasks.map((t) => t.id)).toStrictEqual(picked.map((i) => `livecodebench_q${i}`));
+    tasks.forEach((task, k) => {
+      const expected = sample.get(`lcbv5_test_${picked[k]}`)!;
+      expect(task.prompt).toBe(expected.prompt);
+      expect(task.data).toStrictEqual({ ...expected.data, source: 'livecodebench', public_test_count: 1 });
+    });
+
+    writeFileSync(file, `${JSON.stringify({ ...rows[0], private_test_cases: deflateSync(Buffer.from("cos\nsystem\n(S'true'\ntR.")).toString('base64') })}\n`);
+    await expect(deepcoderDataset.load('eval', ctx({ path: file }))).rejects.toThrow(`${file}:1: pickle: refused opcode 0x63 ("c") at offset 0`);
   });
 
   test('rejects a split the sample does not have, with a hint to fetch', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
 import { parseComponentOptions } from '../util/component-options.js';
-import { recordFromLine, taskFromRecord, type CodeProblemRecord } from './code-records.js';
+import { recordFromLcbRow, recordFromLine, taskFromRecord, type CodeProblemRecord } from './code-records.js';
 import type { DatasetContext, DatasetDefinition, Task } from './types.js';
 
 const OptionsSchema = z.strictObject({
@@ -16,6 +16,8 @@ const OptionsSchema = z.strictObject({
  * `dataset.path` (a normalised .jsonl file, or a directory of `<subset>_<split>.jsonl` files as
  * `atk data fetch deepcoder` writes them); without a path, `<data>/deepcoder/fetched` when it
  * holds the split, else the shared 737-problem sample (`test` split only, public tests only).
+ * A file of LiveCodeBench's own rows (`code_generation_lite`'s `test*.jsonl`: `question_content`,
+ * `public_test_cases`, base64/zlib/pickle `private_test_cases`) is read as the requested split.
  * Option `subsets` keeps only those sources (e.g. `[lcbv5]`).
  * @throws ConfigError on bad options; InputError on unreadable or malformed data.
  */
@@ -51,7 +53,8 @@ function splitFiles(dir: string, split: string): string[] {
 }
 
 /**
- * Reads normalised code-problem jsonl files, keeping the records of `split`.
+ * Reads normalised code-problem jsonl files, keeping the records of `split`; a LiveCodeBench row
+ * (it has `question_content`) carries no split and belongs to the one asked for.
  * @throws InputError naming file and line of the first bad record.
  */
 export async function loadCodeRecords(files: readonly string[], split: string): Promise<CodeProblemRecord[]> {
@@ -75,16 +78,29 @@ export async function loadCodeRecords(files: readonly string[], split: string): 
       } catch (error) {
         throw new InputError(`${where}: invalid JSON (${(error as Error).message})`);
       }
-      const record = recordFromLineAt(value, where);
+      const record = isLcbRow(value) ? recordFromLcbRowAt(value, split, i, where) : recordFromLineAt(value, where);
       if (record.split === split) records.push(record);
     }
   }
   return records;
 }
 
+function isLcbRow(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && 'question_content' in value;
+}
+
+function recordFromLcbRowAt(row: Record<string, unknown>, split: string, line: number, where: string): CodeProblemRecord {
+  return located(() => recordFromLcbRow(row, split, line), where);
+}
+
 function recordFromLineAt(value: unknown, where: string): CodeProblemRecord {
+  return located(() => recordFromLine(value, where), where);
+}
+
+/** `read()`, with its InputError's message prefixed by `where` (file:line) when it does not start with it. */
+function located(read: () => CodeProblemRecord, where: string): CodeProblemRecord {
   try {
-    return recordFromLine(value, where);
+    return read();
   } catch (error) {
     if (error instanceof InputError && !error.message.startsWith(where)) throw new InputError(`${where}: ${error.message}`, { hint: error.hint });
     throw error;
