@@ -29,10 +29,11 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
 
 /**
  * Reopens a run directory and reloads its resolved recipe; overrides may still change it
- * (e.g. `train.steps` when resuming, `rollout.concurrency` for an eval).
+ * (e.g. `train.steps` when resuming, `rollout.concurrency` for an eval). The user's tool and
+ * reward modules and commands resolve against the original recipe's directory, as in the run.
  * @throws InputError when `dir` is not a run directory; ConfigError for an invalid override.
  */
 export async function reopenRecipeRun(dir: string, overrides: readonly string[]): Promise<RecipeRun> {
   const run = await openRunDir(dir);
-  return { loaded: await loadRecipe(run.paths.resolved, overrides), run };
+  return { loaded: await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() }), run };
 }

@@ -1,6 +1,6 @@
 /** Recipes: the schema, loading with located errors, `extends`, overrides, resolution, JSON Schema. */
 export * from './schema.js';
-export { loadRecipe, parseKeyPath, type LoadedRecipe } from './load.js';
+export { loadRecipe, parseKeyPath, type LoadedRecipe, type LoadRecipeOptions } from './load.js';
 export { resolveRecipe, resolvedYaml, modelLocation, type ResolvedRecipe, type BaseDirOf } from './resolve.js';
 export { addRecipeCheck, checkRecipe, type RecipeCheck, type RecipeCheckContext, type RecipeProblem } from './checks.js';
 export { recipeJsonSchema, type JsonSchemaNode } from './json-schema.js';

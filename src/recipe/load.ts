@@ -22,7 +22,10 @@ export interface LoadedRecipe {
   readonly sourceText: string;
   /** Absolute path of the recipe file. */
   readonly file: string;
-  /** Its directory. */
+  /**
+   * The directory the user's tool and reward modules, commands and MCP servers resolve against:
+   * the recipe file's, or `options.dir` (a run's resolved.yaml names the original recipe's).
+   */
   readonly dir: string;
   /** Where the value at a dotted key path was written (file, line, column), for later checks. */
   locate(path: string): SourceLocation;
@@ -33,13 +36,20 @@ export interface LoadedRecipe {
   relocate(error: ConfigError): ConfigError;
 }
 
+/** Options of loadRecipe. */
+export interface LoadRecipeOptions {
+  /** The directory module paths and commands resolve against, when not the recipe file's own. */
+  readonly dir?: string;
+}
+
 /**
  * Load a recipe file with its `extends` chain and `key=value` overrides, validate it against the
  * schema and the semantic checks, and resolve it.
  * @throws ConfigError listing every problem as `file:line:col  key.path: message` (exit code 2).
  */
-export async function loadRecipe(file: string, overrides: readonly string[] = []): Promise<LoadedRecipe> {
+export async function loadRecipe(file: string, overrides: readonly string[] = [], options: LoadRecipeOptions = {}): Promise<LoadedRecipe> {
   const absolute = resolve(file);
+  const dir = options.dir ?? dirname(absolute);
   const chain = await loadChain(absolute, file, []);
   const parsed = parseOverrides(overrides);
   if (!chain.root || chain.issues.length > 0) throw configError([...chain.issues, ...parsed.issues], chain.files);
@@ -52,7 +62,7 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
 
   const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, dirname(path)]));
   const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
-  const problems = await checkRecipe(recipe, { dir: dirname(absolute) });
+  const problems = await checkRecipe(recipe, { dir });
   if (problems.length > 0) {
     throw configError(
       problems.map((problem) => {
@@ -67,7 +77,7 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
     recipe,
     sourceText: chain.text,
     file: absolute,
-    dir: dirname(absolute),
+    dir,
     locate: locatePath,
     relocate: (error) =>
       new ConfigError(

@@ -120,6 +120,17 @@ export class RunDir {
     return JSON.parse(await readFile(this.paths.manifest, 'utf8')) as Manifest;
   }
 
+  /**
+   * The directory of the recipe file the run was started from, while it still exists: a resumed
+   * run or an eval of this run resolves the user's tool and reward modules and commands against it
+   * (resolved.yaml keeps them as written, relative to that recipe). Undefined when not recorded.
+   */
+  async recipeDir(): Promise<string | undefined> {
+    const file = (await this.manifest()).recipe_file;
+    if (file === undefined) return undefined;
+    return (await stat(dirname(file)).catch(() => undefined))?.isDirectory() ? dirname(file) : undefined;
+  }
+
   /** Merge `facts` into the manifest (mappings merge, anything else replaces) and write it atomically. */
   updateManifest(facts: Readonly<Record<string, unknown>>): Promise<Manifest> {
     return this.editManifest((m) => mergeRecords(m, { ...facts, updated_at: new Date().toISOString() }) as Manifest);
