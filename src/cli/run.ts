@@ -1,5 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
-import { CancelledError } from '../errors/index.js';
+import { CancelledError, InputError } from '../errors/index.js';
 import type { EvalSummary } from '../rollout/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
 import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
@@ -47,7 +47,7 @@ export async function runRun(options: RunOptions): Promise<void> {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, options.overrides) : await newRecipeRun(options.recipe!, options.overrides);
+    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options)) : await newRecipeRun(options.recipe!, options.overrides);
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../rollout/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
@@ -58,6 +58,19 @@ export async function runRun(options: RunOptions): Promise<void> {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
   }
+}
+
+/**
+ * The overrides of `atk run --resume DIR key=value ...`: the recipe comes from the run directory,
+ * so yargs' first positional (`[recipe]`) is the first override, not a recipe to ignore.
+ * @throws InputError when a recipe file is named beside --resume.
+ */
+export function resumeOverrides(options: Pick<RunOptions, 'recipe' | 'overrides'>): readonly string[] {
+  if (options.recipe === undefined) return options.overrides;
+  if (!options.recipe.includes('=')) {
+    throw new InputError(`--resume reads the recipe from the run directory; not also ${options.recipe}`, { hint: 'atk run --resume runs/<name>/<version> [key=value ...]' });
+  }
+  return [options.recipe, ...options.overrides];
 }
 
 function printBeforeAfter(evals: readonly EvalSummary[], dir: string): void {
