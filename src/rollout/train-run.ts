@@ -50,7 +50,16 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
         startStep = checkpoint.step;
       }
       await rewindRun(run, startStep);
-      for (const line of await run.readMetrics()) if (line.kind === 'eval' && typeof line.step === 'number') recordedEvals.add(line.step);
+      // What earlier sessions recorded stays in summary.json: a resume that runs no step or eval
+      // (a finished run, or one killed after its last checkpoint) must not write an empty summary.
+      for (const line of await run.readMetrics()) {
+        if (line.kind === 'eval' && typeof line.step === 'number') {
+          recordedEvals.add(line.step);
+          const { kind: _kind, step: _step, at: _at, ...summary } = line;
+          if (typeof summary.label === 'string') evals[summary.label] = summary;
+        }
+        if (line.kind === 'train') lastMetrics = line as unknown as StepMetrics;
+      }
     }
     const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, recordedEvals, signal };
     for await (const event of trainingLoop(context)) {
