@@ -41,6 +41,8 @@ export interface EngineDouble {
   readonly requests: DoubleRequest[];
   /** Destroys the sockets of the next `count` requests without answering (connection reset). */
   dropNext(count: number): void;
+  /** TCP connections accepted so far (keep-alive reuse keeps this low). */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -65,10 +67,12 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
   const requests: DoubleRequest[] = [];
   const sockets = new Set<Socket>();
   let drop = 0;
+  let accepted = 0;
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => send(res, 500, { error: { message: String(error) } }));
   });
   server.on('connection', (socket) => {
+    accepted++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -177,6 +181,7 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
     dropNext(count) {
       drop += count;
     },
+    connections: () => accepted,
     close() {
       for (const socket of sockets) socket.destroy();
       return new Promise((resolve) => server.close(() => resolve()));

@@ -33,6 +33,17 @@ describe('createVllmClient', () => {
     expect([g.tokenIds, g.finishReason]).toStrictEqual([[1, 2, 3, 4, 5], 'length']);
   });
 
+  test('returns the requests of later episodes over the kept-alive connections earlier ones opened', async () => {
+    const d = await start(() => ({ tokenIds: [7, 302] }));
+    const episode = (): ReturnType<typeof createVllmClient> => createVllmClient({ baseUrl: d.url, model: 'policy' });
+    // The pool may open a second socket while the first is being released; after that it only reuses.
+    for (let turn = 0; turn < 3; turn++) await episode().generate([1, 2], params);
+    const opened = d.connections();
+    for (let turn = 0; turn < 20; turn++) await episode().generate([1, 2], params);
+    expect([d.requests.length, d.connections()]).toStrictEqual([23, opened]);
+    expect(opened).toBeLessThanOrEqual(2);
+  });
+
   test('returns after retrying dropped connections', async () => {
     const d = await start(() => ({ tokenIds: [4] }));
     d.dropNext(2);
