@@ -39,8 +39,9 @@ describe('runReport', () => {
   test('returns evals before and after with the change, and tool use over every trajectory file', () => {
     expect(html).toContain('<tr><th>accuracy</th><td>0.500</td><td>0.750</td><td class="up">+0.250</td></tr>');
     expect(html).toContain('<p>16 episodes of steps 0..1, 16 tool calls, 1.00 per episode.</p>');
-    expect(html).toContain('<tr><th>calculator</th><td>12</td><td>75.0%</td></tr>');
-    expect(html).toContain('<tr><th>abacus</th><td>4</td><td>25.0%</td></tr>');
+    // Error results are counted per tool: the 4 calls of the unknown tool abacus all failed.
+    expect(html).toContain('<tr><th>calculator</th><td>12</td><td>75.0%</td><td>0</td></tr>');
+    expect(html).toContain('<tr><th>abacus</th><td>4</td><td>25.0%</td><td>4</td></tr>');
     expect(html).toContain('<tr><th>unknown_tool</th><td>4</td><td>25.0%</td></tr>');
     expect(html).toContain('<tr><th>1 calls</th><td>16</td><td>100.0%</td></tr>');
   });

@@ -69,13 +69,13 @@ function toolSection(data: RunReportData): string {
   if (t.episodes === 0) return '<p>No trajectories recorded.</p>';
   const steps = data.toolUseSteps;
   const histogram = Object.entries(t.callHistogram).map(([k, n]) => `<tr><th>${esc(k)} calls</th><td>${n}</td><td>${pct(n / t.episodes)}</td></tr>`).join('');
-  const tools = t.tools.map((x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td></tr>`).join('') || '<tr><td colspan="3">no tool calls</td></tr>';
+  const tools = t.tools.map((x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td><td>${x.errors}</td></tr>`).join('') || '<tr><td colspan="4">no tool calls</td></tr>';
   const errors = t.errors.map((e) => `<tr><th>${esc(e.kind)}</th><td>${e.count}</td><td>${pct(e.rate)}</td></tr>`).join('') || '<tr><td colspan="3">no tool errors</td></tr>';
   return (
     `<p>${t.episodes} episodes${steps.length ? ` of steps ${steps[0]}..${steps[steps.length - 1]}` : ''}, ${t.toolCalls} tool calls, ${t.callsPerEpisode.toFixed(2)} per episode.</p>` +
     '<div class="tables">' +
     `<table class="figures"><tr><th>calls per episode</th><th>episodes</th><th>share</th></tr>${histogram}</table>` +
-    `<table class="figures"><tr><th>tool</th><th>calls</th><th>episodes using it</th></tr>${tools}</table>` +
+    `<table class="figures"><tr><th>tool</th><th>calls</th><th>episodes using it</th><th>errors</th></tr>${tools}</table>` +
     `<table class="figures"><tr><th>error kind</th><th>count</th><th>per call</th></tr>${errors}</table>` +
     '</div>'
   );

@@ -8,8 +8,8 @@ export interface ToolUseStats {
   readonly callsPerEpisode: number;
   /** Episodes by number of tool calls: `0`, `1`, `2`, `3`, `4+`. */
   readonly callHistogram: Readonly<Record<string, number>>;
-  /** Per tool: calls, and the share of episodes that called it at least once. */
-  readonly tools: readonly { readonly name: string; readonly calls: number; readonly episodeShare: number }[];
+  /** Per tool: calls, the share of episodes that called it at least once, and error results. */
+  readonly tools: readonly { readonly name: string; readonly calls: number; readonly episodeShare: number; readonly errors: number }[];
   /** Per error kind: count, and rate per tool call. */
   readonly errors: readonly { readonly kind: string; readonly count: number; readonly rate: number }[];
 }
@@ -21,6 +21,7 @@ export class ToolUseCounter {
   private readonly histogram: Record<string, number> = { '0': 0, '1': 0, '2': 0, '3': 0, '4+': 0 };
   private readonly callsByTool = new Map<string, number>();
   private readonly episodesByTool = new Map<string, number>();
+  private readonly errorsByTool = new Map<string, number>();
   private readonly errors = new Map<string, number>();
 
   add(record: TrajectoryRecord): void {
@@ -28,7 +29,11 @@ export class ToolUseCounter {
     this.calls += record.stats.toolCalls;
     const bucket = record.stats.toolCalls >= 4 ? '4+' : String(record.stats.toolCalls);
     this.histogram[bucket] = (this.histogram[bucket] ?? 0) + 1;
-    for (const [name, n] of toolCallCounts(conversationTurns(record.messages))) {
+    const turns = conversationTurns(record.messages);
+    for (const turn of turns) {
+      for (const part of turn.parts) if (part.kind === 'toolResult' && part.status === 'error') this.errorsByTool.set(part.name, (this.errorsByTool.get(part.name) ?? 0) + 1);
+    }
+    for (const [name, n] of toolCallCounts(turns)) {
       this.callsByTool.set(name, (this.callsByTool.get(name) ?? 0) + n);
       this.episodesByTool.set(name, (this.episodesByTool.get(name) ?? 0) + 1);
     }
@@ -42,7 +47,7 @@ export class ToolUseCounter {
       toolCalls: this.calls,
       callsPerEpisode: this.episodes ? this.calls / this.episodes : 0,
       callHistogram: { ...this.histogram },
-      tools: [...this.callsByTool].sort((a, b) => b[1] - a[1]).map(([name, calls]) => ({ name, calls, episodeShare: (this.episodesByTool.get(name) ?? 0) / Math.max(1, this.episodes) })),
+      tools: [...this.callsByTool].sort((a, b) => b[1] - a[1]).map(([name, calls]) => ({ name, calls, episodeShare: (this.episodesByTool.get(name) ?? 0) / Math.max(1, this.episodes), errors: this.errorsByTool.get(name) ?? 0 })),
       errors: [...this.errors].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([kind, count]) => ({ kind, count, rate: perCall(count) })),
     };
   }
