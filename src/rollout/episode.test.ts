@@ -1,7 +1,8 @@
 import { tool } from '@strands-agents/sdk';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
-import { doubleLogprob, startEngineDouble, type EngineDouble, type ReplyScript, type ScriptedReply } from '../__fixtures__/engine-double.js';
+import { startEngineDouble, type EngineDouble, type ReplyScript, type ScriptedReply } from '../__fixtures__/engine-double.js';
+import { doubleExchanges, expectTitoInvariants } from '../__fixtures__/tito-invariants.js';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
 import { createSglangClient } from '../engines/sglang.js';
 import { createVllmClient } from '../engines/vllm.js';
@@ -39,33 +40,13 @@ function episode(engine: Engine, overrides: Partial<RunEpisodeOptions> = {}, tok
   return runEpisode({ task, spec, engine, tokenizer: tok, policyVersion: 3, timeoutMs: 10_000, ...overrides });
 }
 
-/** The TITO invariants every episode must keep, checked against what the engine actually sent and received. */
-function expectTitoInvariants(result: EpisodeResult, d: EngineDouble): void {
-  const t = result.trajectory;
-  const outputs = d.requests.map((r) => r.outputs[0] ?? []);
-  // Mask is 1 exactly on engine tokens, in engine order, and logprobs line up with them.
-  const mask = t.mask();
-  expect(t.ids.filter((_, i) => mask[i] === 1)).toStrictEqual(outputs.flat());
-  expect(t.modelLogprobs).toStrictEqual(outputs.flat().map(doubleLogprob));
-  expect(t.segments.filter((s) => s.source === 'model').map((s) => s.length)).toStrictEqual(outputs.map((o) => o.length).filter((n) => n > 0));
-  // No engine token was ever re-encoded: each prompt extends the previous prompt + output verbatim.
-  for (let i = 1; i < d.requests.length; i++) {
-    const before = [...d.requests[i - 1].promptIds, ...outputs[i - 1]];
-    expect(d.requests[i].promptIds.slice(0, before.length)).toStrictEqual(before);
-  }
-  const last = d.requests.at(-1)!;
-  if (last.outputs.length > 0) expect(t.ids).toStrictEqual([...last.promptIds, ...last.outputs[0]]);
-  expect(result.stats.generatedTokens).toBe(mask.reduce((a, b) => a + b, 0));
-  expect(result.stats.promptTokens + result.stats.generatedTokens).toBe(t.length);
-}
-
 const call = (name: string, args: string): string => `<tool_call>\n{"name": "${name}", "arguments": ${args}}\n</tool_call>`;
 
 describe('runEpisode', () => {
   test('returns a plain answer as one model turn', async () => {
     const d = await scripted(tiny, ['The answer is 5.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect(tiny.decode(result.trajectory.ids)).toBe('<|im_start|>system\nYou add.\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n'
       + '{"type": "function", "function": {"name": "add", "description": "Add two numbers", "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"], "additionalProperties": false}}}\n'
       + '{"type": "function", "function": {"name": "broken", "description": "Always fails", "parameters": {"type": "object", "properties": {}, "additionalProperties": false}}}\n'
@@ -83,7 +64,7 @@ describe('runEpisode', () => {
   test('returns a tool call, its result and the final answer with exact tokens', async () => {
     const d = await scripted(tiny, [`Let me add.\n${call('add', '{"a": 2, "b": 3}')}<|im_end|>`, 'It is 5.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     const text = tiny.decode(result.trajectory.ids);
     expect(text.slice(text.indexOf('<|im_start|>user\nWhat'))).toBe('<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n'
       + `Let me add.\n${call('add', '{"a": 2, "b": 3}')}<|im_end|>\n<|im_start|>user\n<tool_response>\n{"sum": 5}\n</tool_response><|im_end|>\n<|im_start|>assistant\nIt is 5.<|im_end|>`);
@@ -103,7 +84,7 @@ describe('runEpisode', () => {
   test('returns several calls of one turn in order, with reasoning kept apart', async () => {
     const d = await scripted(tiny, [`<think>\ntwo sums\n</think>\n\n${call('add', '{"a": 1, "b": 1}')}\n${call('add', '{"a": 2, "b": 2}')}<|im_end|>`, 'Done.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect(tiny.decode(d.requests[1].promptIds.slice(-40))).toContain('<tool_response>\n{"sum": 2}\n</tool_response>\n<tool_response>\n{"sum": 4}\n</tool_response><|im_end|>\n<|im_start|>assistant\n');
     expect((result.messages[2] as { content: unknown[] }).content.slice(0, 1)).toStrictEqual([{ reasoning: { text: 'two sums' } }]);
     expect(result.toolCalls.map((c) => c.output)).toStrictEqual(['{"sum": 2}', '{"sum": 4}']);
@@ -120,7 +101,7 @@ describe('runEpisode', () => {
     ].join('\n');
     const d = await scripted(tiny, [`${turn1}<|im_end|>`, 'Sorry.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect(result.stats.toolErrorsByKind).toStrictEqual({ bad_json: 1, bad_call: 1, unknown_tool: 1, bad_arguments: 1, tool_failed: 1, unterminated: 1 });
     expect(result.stats).toMatchObject({ toolCalls: 6, toolErrors: 6, turns: 2 });
     expect(result.toolCalls.map((c) => [c.name, c.status, c.output])).toStrictEqual([
@@ -139,7 +120,7 @@ describe('runEpisode', () => {
   test('returns truncated on a length stop, without running the calls it holds', async () => {
     const d = await scripted(tiny, [`${call('add', '{"a": 2, "b": 3}')} and then more and more text`]);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { spec: { ...spec, maxNewTokens: 40 } });
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect([result.finishReason, result.stats.truncated, result.stats.toolCalls, result.trajectory.counters.truncations]).toStrictEqual(['truncated', true, 0, 1]);
     expect(result.trajectory.segments.at(-1)).toMatchObject({ source: 'model', length: 40, finishReason: 'length' });
   });
@@ -147,7 +128,7 @@ describe('runEpisode', () => {
   test('returns limitTurns after maxTurns model calls, ending on the model tokens', async () => {
     const d = await scripted(tiny, [`${call('add', '{"a": 1, "b": 1}')}<|im_end|>`]);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { spec: { ...spec, maxTurns: 3 } });
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect([result.finishReason, result.stats.turns, d.requests.length, result.toolCalls.length]).toStrictEqual(['limitTurns', 3, 3, 3]);
     expect(result.trajectory.segments.at(-1)?.source).toBe('model');
   });
@@ -159,12 +140,12 @@ describe('runEpisode', () => {
     const [promptLength, outputLength] = [first.trajectory.promptLength, first.stats.generatedTokens];
     d.requests.length = 0;
     const clamped = await episode(engine, { spec: { ...spec, maxTotalTokens: promptLength + outputLength + 40 } });
-    expectTitoInvariants(clamped, d);
+    expectTitoInvariants(clamped, doubleExchanges(d));
     expect(d.requests[1].maxTokens).toBe(promptLength + outputLength + 40 - d.requests[1].promptIds.length);
     expect([clamped.finishReason, clamped.trajectory.length]).toStrictEqual(['truncated', promptLength + outputLength + 40]);
     d.requests.length = 0;
     const stopped = await episode(engine, { spec: { ...spec, maxTotalTokens: promptLength + outputLength + 5 } });
-    expectTitoInvariants(stopped, d);
+    expectTitoInvariants(stopped, doubleExchanges(d));
     expect([stopped.finishReason, d.requests.length, stopped.stats.turns, stopped.toolCalls.length]).toStrictEqual(['maxTotalTokens', 1, 1, 1]);
     expect(stopped.messages.filter((m) => (m as { role: string }).role === 'assistant')).toHaveLength(1);
   });
@@ -177,7 +158,7 @@ describe('runEpisode', () => {
       return asked.length === 1 ? 'And 3+4?' : null;
     };
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { user });
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect([result.finishReason, result.finalText, asked]).toStrictEqual(['userStop', '7', [3, 5]]);
     expect(result.trajectory.segments.map((s) => s.source)).toStrictEqual(['prompt', 'model', 'user', 'model']);
     expect(tiny.decode(result.trajectory.ids.slice(result.trajectory.segments[2].start))).toBe('\n<|im_start|>user\nAnd 3+4?<|im_end|>\n<|im_start|>assistant\n7<|im_end|>');
@@ -188,7 +169,7 @@ describe('runEpisode', () => {
     const viaVllm = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
     d.requests.length = 0;
     const viaSglang = await episode(createSglangClient({ baseUrl: d.url, model: 'policy' }));
-    expectTitoInvariants(viaSglang, d);
+    expectTitoInvariants(viaSglang, doubleExchanges(d));
     expect(viaSglang.trajectory.toJSON()).toStrictEqual(viaVllm.trajectory.toJSON());
   });
 
@@ -206,7 +187,7 @@ describe('runEpisode', () => {
     const d2 = await scripted(tiny, [`${call('stall', '{}')}<|im_end|>`]);
     const stalled = await episode(createVllmClient({ baseUrl: d2.url, model: 'policy' }), { timeoutMs: 300 });
     expect([stalled.finishReason, stalled.stats.turns]).toStrictEqual(['timeout', 1]);
-    expectTitoInvariants(stalled, d2);
+    expectTitoInvariants(stalled, doubleExchanges(d2));
   });
 
   test('rejects with CancelledError when the caller cancels', async () => {
@@ -226,7 +207,7 @@ describe('runEpisode', () => {
     const user = async (c: readonly unknown[]): Promise<string | null> => (c.length < 6 ? 'And 3+4?' : null);
     const qSpec = { ...spec, tools: [add], chatTemplateKwargs: { enable_thinking: true } };
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { user, spec: qSpec }, qwen);
-    expectTitoInvariants(result, d);
+    expectTitoInvariants(result, doubleExchanges(d));
     expect(result.trajectory.ids.filter((id) => id === 151667)).toHaveLength(3);
     const report = auditEpisodeDrift(result, qwen, qSpec);
     expect(report.identical).toBe(false);
