@@ -17,6 +17,8 @@ function files(tree: Record<string, string>): string {
 }
 
 const VALID = 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n';
+/** VALID with a dataset: without one the default file dataset has no data file, which the checks refuse. */
+const WITH_DATA = `${VALID}dataset:\n  name: arith\n`;
 
 async function problems(file: string, overrides: string[] = []): Promise<string[]> {
   const error = await loadRecipe(file, overrides).then(
@@ -29,11 +31,11 @@ async function problems(file: string, overrides: string[] = []): Promise<string[
 
 describe('loadRecipe', () => {
   test('returns the resolved recipe with defaults, preset settings and the source text', async () => {
-    const dir = files({ 'r.yaml': `${VALID}algorithm:\n  name: rloo\n` });
+    const dir = files({ 'r.yaml': `${WITH_DATA}algorithm:\n  name: rloo\n` });
     const loaded = await loadRecipe(join(dir, 'r.yaml'));
     expect(loaded.file).toBe(join(dir, 'r.yaml'));
     expect(loaded.dir).toBe(dir);
-    expect(loaded.sourceText).toBe(`${VALID}algorithm:\n  name: rloo\n`);
+    expect(loaded.sourceText).toBe(`${WITH_DATA}algorithm:\n  name: rloo\n`);
     expect(loaded.recipe.algorithm).toMatchObject({ name: 'rloo', group_size: 8, baseline: 'leave_one_out', std_normalize: false });
     expect(loaded.recipe.train.steps).toBe(100);
     expect(loaded.recipe.model.path).toBe('Qwen/Qwen3-0.6B');
@@ -42,7 +44,7 @@ describe('loadRecipe', () => {
 
   test('returns a deep merge of extends: maps merge, lists replace, the including file wins', async () => {
     const dir = files({
-      'base/base.yaml': 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\n  engine:\n    kind: sglang\n    gpus: [0, 1]\n    startup_timeout_s: 60\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n',
+      'base/base.yaml': 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\n  engine:\n    kind: sglang\n    gpus: [0, 1]\n    startup_timeout_s: 60\ntools:\n  - name: calculator\nreward:\n  name: math_answer\ndataset:\n  name: arith\n',
       'top.yaml': 'extends: base/base.yaml\nname: top\nmodel:\n  engine:\n    gpus: [3]\ntools: []\n',
     });
     const { recipe } = await loadRecipe(join(dir, 'top.yaml'));
@@ -54,9 +56,9 @@ describe('loadRecipe', () => {
   });
 
   test('rejects a value inherited through extends at its line in the base file', async () => {
-    const dir = files({ 'b.yaml': `${VALID}rollout:\n  top_p: 2\n`, 'sub/top.yaml': 'extends: ../b.yaml\nname: top\n' });
+    const dir = files({ 'b.yaml': `${WITH_DATA}rollout:\n  top_p: 2\n`, 'sub/top.yaml': 'extends: ../b.yaml\nname: top\n' });
     const lines = await problems(join(dir, 'sub', 'top.yaml'));
-    expect(lines).toStrictEqual([`${join(dir, 'b.yaml')}:9:10  rollout.top_p: must be <= 1, got 2`]);
+    expect(lines).toStrictEqual([`${join(dir, 'b.yaml')}:11:10  rollout.top_p: must be <= 1, got 2`]);
   });
 
   test('rejects a chain of three files that loops back, naming the cycle', async () => {
@@ -67,7 +69,7 @@ describe('loadRecipe', () => {
   });
 
   test('returns overrides parsed as YAML scalars and flow collections', async () => {
-    const dir = files({ 'r.yaml': VALID });
+    const dir = files({ 'r.yaml': WITH_DATA });
     const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_len=9']);
     expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.agent.chat_template_kwargs, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
       7,
@@ -80,7 +82,7 @@ describe('loadRecipe', () => {
   });
 
   test('rejects every bad override at once, located by argument number and column', async () => {
-    const dir = files({ 'r.yaml': VALID });
+    const dir = files({ 'r.yaml': WITH_DATA });
     const lines = await problems(join(dir, 'r.yaml'), ['train.stepz=3', 'seed=-1', 'oops', 'tools.5.name=x', 'extends=a.yaml']);
     expect(lines).toStrictEqual([
       "<overrides>:1:7  train.stepz: unknown key (did you mean 'train.steps'?)",
@@ -100,6 +102,7 @@ describe('loadRecipe', () => {
   test('returns paths resolved against the file that wrote them; hub ids stay as written', async () => {
     const dir = files({
       'shared/base.yaml': `${VALID}dataset:\n  name: file\n  path: data/train.jsonl\n`,
+      'shared/data/train.jsonl': '{"prompt": "1 + 1?"}\n',
       'exp/top.yaml': 'extends: ../shared/base.yaml\nagent:\n  system_prompt: {file: prompt.txt}\nmodel:\n  path: models/tiny-arith\n',
     });
     const { recipe } = await loadRecipe(join(dir, 'exp', 'top.yaml'), ['model.chat_template=t.jinja']);
@@ -112,7 +115,7 @@ describe('loadRecipe', () => {
   });
 
   test('rejects unregistered component names with the nearest registered one', async () => {
-    const dir = files({ 'r.yaml': VALID.replace('name: calculator', 'name: calculater') });
+    const dir = files({ 'r.yaml': WITH_DATA.replace('name: calculator', 'name: calculater') });
     const lines = await problems(join(dir, 'r.yaml'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^${join(dir, 'r.yaml')}:5:11 {2}tools\\.0\\.name: unknown tool 'calculater' \\(did you mean 'calculator'\\?\\); known: `));
@@ -120,8 +123,8 @@ describe('loadRecipe', () => {
 
   test('rejects what an added check reports, located at the key it names', async () => {
     addRecipeCheck((recipe) => (recipe.seed === 4242 ? [{ path: 'seed', message: 'seed 4242 is reserved' }] : []));
-    const dir = files({ 'r.yaml': `${VALID}seed: 4242\n` });
-    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([`${join(dir, 'r.yaml')}:8:7  seed: seed 4242 is reserved`]);
+    const dir = files({ 'r.yaml': `${WITH_DATA}seed: 4242\n` });
+    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([`${join(dir, 'r.yaml')}:10:7  seed: seed 4242 is reserved`]);
   });
 
   test('returns a relocate that moves component issues from <recipe> to their line', async () => {
