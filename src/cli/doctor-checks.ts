@@ -77,10 +77,15 @@ export function blasCheck(info: PythonInfo | null): DoctorRow {
   return { check: 'openblas', status: 'warn', detail: 'could not tell which BLAS torch uses', fix };
 }
 
-/** GPUs: optional (the embedded engine runs on CPU); vllm/sglang recipes need them. */
-export async function gpuCheck(info: PythonInfo | null): Promise<DoctorRow> {
+/** nvidia-smi's CSV, one `name, memory.total, driver_version` line per GPU; null when it is missing or fails. */
+export async function nvidiaSmi(): Promise<string | null> {
   const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], { reject: false, timeout: 30_000 });
-  const gpus = smi.exitCode === 0 ? String(smi.stdout).trim().split('\n').filter(Boolean) : [];
+  return smi.exitCode === 0 ? String(smi.stdout) : null;
+}
+
+/** GPUs: optional (the embedded engine runs on CPU); vllm/sglang recipes need them. `probe` stands in for nvidia-smi in tests. */
+export async function gpuCheck(info: PythonInfo | null, probe: () => Promise<string | null> = nvidiaSmi): Promise<DoctorRow> {
+  const gpus = (await probe())?.trim().split('\n').filter(Boolean) ?? [];
   if (gpus.length === 0) {
     return { check: 'gpus', status: 'warn', detail: 'no NVIDIA GPU found (nvidia-smi)', fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU' };
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { PythonInfo } from '../trainer/find-python.js';
-import { blasCheck, dataDirCheck, doctorChecks, nodeCheck, torchCheck } from './doctor-checks.js';
+import { blasCheck, dataDirCheck, doctorChecks, gpuCheck, nodeCheck, torchCheck } from './doctor-checks.js';
 import { runDoctor } from './doctor.js';
 
 const torch: PythonInfo = { python: '/usr/bin/python3', pythonVersion: '3.11.2', torchVersion: '1.13.0', cuda: false, gpuCount: 0, transformers: null, peft: null, blas: 'openblas', blasLibrary: '/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3' };
@@ -26,6 +26,17 @@ describe('doctor checks', () => {
   test('returns fail for the reference BLAS on CPU torch, pass for OpenBLAS', () => {
     expect(blasCheck(torch).status).toBe('pass');
     expect(blasCheck({ ...torch, blas: 'reference', blasLibrary: '/usr/lib/x86_64-linux-gnu/blas/libblas.so.3' })).toMatchObject({ status: 'fail', fix: expect.stringContaining('libopenblas0-pthread') });
+  });
+
+  test('returns warn without a GPU, warn naming the Python whose torch lacks CUDA, pass listing CUDA GPUs', async () => {
+    const smi = (stdout: string | null) => async () => stdout; // what nvidia-smi --format=csv,noheader prints; null: missing or failed
+    const h100s = 'NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15\nNVIDIA H100 80GB HBM3,81559 MiB, 550.54.15\n';
+    const listed = '2: NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15; NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15';
+    const none = { check: 'gpus', status: 'warn', detail: 'no NVIDIA GPU found (nvidia-smi)', fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU' };
+    expect(await gpuCheck(torch, smi(null))).toStrictEqual(none);
+    expect(await gpuCheck(torch, smi('\n'))).toStrictEqual(none);
+    expect(await gpuCheck(torch, smi(h100s))).toStrictEqual({ check: 'gpus', status: 'warn', detail: `${listed}; but torch in /usr/bin/python3 has no CUDA`, fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU' });
+    expect(await gpuCheck({ ...torch, torchVersion: '2.5.1+cu124', cuda: true, gpuCount: 2 }, smi(h100s))).toStrictEqual({ check: 'gpus', status: 'pass', detail: listed });
   });
 
   test('returns warn for a missing or empty data directory and pass listing the datasets', () => {
