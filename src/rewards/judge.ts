@@ -1,5 +1,5 @@
 import { ConfigError, ProviderError } from '../errors/index.js';
-import { JudgeSchema } from '../recipe/schema.js';
+import { JudgeSchema, type JudgeConfig } from '../recipe/schema.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import type { EpisodeOutcome, RewardDefinition, RewardFn } from './types.js';
 
@@ -15,17 +15,10 @@ export const judgeReward: RewardDefinition = {
   name: 'judge',
   async create(options): Promise<RewardFn> {
     const judge = parseComponentOptions(JudgeSchema, options, 'reward.judge');
-    const apiKey = judge.api_key_env === undefined ? undefined : process.env[judge.api_key_env];
-    if (judge.api_key_env !== undefined && !apiKey) {
-      throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'reward.judge.api_key_env', message: `environment variable ${judge.api_key_env} is not set` }]);
-    }
-    const endpoint = `${judge.url.replace(/\/+$/, '')}/chat/completions`;
-    const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+    const ask = judgeChat(judge, 'reward.judge');
     const system = judgeSystemPrompt(judge.rubric, judge.max_score);
     return async (outcome) => {
-      const body = { model: judge.model, messages: [{ role: 'system', content: system }, { role: 'user', content: judgeUserPrompt(outcome) }], temperature: judge.temperature, max_tokens: judge.max_tokens };
-      const reply = await postJson(endpoint, headers, body, judge.timeout_s * 1000, outcome.env?.signal);
-      const text = replyText(reply);
+      const text = await ask(system, judgeUserPrompt(outcome), outcome.env?.signal);
       const raw = parseJudgeScore(text);
       if (raw === undefined) throw new Error(`judge reply has no SCORE: ${JSON.stringify(text.slice(-200))}`);
       return { score: Math.min(1, Math.max(0, raw / judge.max_score)), info: { judge_score: raw, judge_reply: text.slice(-1000) } };
@@ -50,6 +43,28 @@ export function parseJudgeScore(text: string): number | undefined {
   const marked = [...text.matchAll(/score\s*[:=]\s*\**\s*(-?\d+(?:\.\d+)?)/gi)].at(-1);
   const value = marked ? Number(marked[1]) : /^\s*-?\d+(?:\.\d+)?\s*$/.test(text) ? Number(text) : undefined;
   return value !== undefined && Number.isFinite(value) ? value : undefined;
+}
+
+/** Where and how to reach a judge model: an OpenAI-compatible server and its sampling. */
+export type JudgeEndpoint = Pick<JudgeConfig, 'url' | 'model' | 'api_key_env' | 'temperature' | 'max_tokens' | 'timeout_s'>;
+
+/**
+ * A client for one judge: (system prompt, user prompt) -> the reply's text, one POST to
+ * `<url>/chat/completions` with the API key from `api_key_env` as a bearer token.
+ * @throws ConfigError at `where.api_key_env` when that variable is not set; the client throws
+ * ProviderError when the judge is unreachable, times out or answers an HTTP error.
+ */
+export function judgeChat(judge: JudgeEndpoint, where: string): (system: string, user: string, signal?: AbortSignal) => Promise<string> {
+  const apiKey = judge.api_key_env === undefined ? undefined : process.env[judge.api_key_env];
+  if (judge.api_key_env !== undefined && !apiKey) {
+    throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: `${where}.api_key_env`, message: `environment variable ${judge.api_key_env} is not set` }]);
+  }
+  const endpoint = `${judge.url.replace(/\/+$/, '')}/chat/completions`;
+  const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
+  return async (system, user, signal) => {
+    const body = { model: judge.model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }], temperature: judge.temperature, max_tokens: judge.max_tokens };
+    return replyText(await postJson(endpoint, headers, body, judge.timeout_s * 1000, signal));
+  };
 }
 
 /** One POST; the judge is not retried, so a flaky judge shows up as failed episodes rather than slow steps. */

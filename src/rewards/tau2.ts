@@ -1,13 +1,16 @@
 import { ConfigError } from '../errors/index.js';
 import { domainSpec, episodeDb, evaluateEpisode, parseTau2Options, terminationOf, transcriptOf, type Tau2Task } from '../domains/tau2/index.js';
+import { tau2NlJudge, type Tau2JudgeSchema } from './tau2-judge.js';
 import type { RewardDefinition, RewardFn } from './types.js';
 
 /**
- * The tau2 evaluator as a reward (options `domain`, `release`, `basis`: task | judge_free).
+ * The tau2 evaluator as a reward (options `domain`, `release`, `basis`: task | judge_free, and
+ * `judge`: an OpenAI-compatible chat endpoint, see {@link Tau2JudgeSchema}).
  * Reward = product of the task's reward_basis parts (or [DB, COMMUNICATE] with judge_free); 0 when
- * the episode did not end by a stop token. NL_ASSERTION needs an LLM judge, which this reward
- * does not have yet: it is dropped from the basis and the run warns once. Parts are returned
- * for the trajectory record.
+ * the episode did not end by a stop token. NL_ASSERTION is graded by the judge; without one it is
+ * dropped from the basis and the run warns once. A judge that cannot be reached or answers
+ * nonsense makes the episode fail with the reason (a failed rollout, not a 0). Parts and the
+ * judge's verdicts are returned for the trajectory record.
  */
 export const tau2Reward: RewardDefinition = {
   name: 'tau2',
@@ -17,6 +20,7 @@ export const tau2Reward: RewardDefinition = {
     if (basis !== 'task' && basis !== 'judge_free') {
       throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'reward.options.basis', message: `expected task or judge_free, got ${JSON.stringify(basis)}` }]);
     }
+    const judge = tau2NlJudge(options.judge, 'reward.options.judge');
     const spec = domainSpec(domain, release);
     let warned = false;
     return async (outcome) => {
@@ -30,10 +34,11 @@ export const tau2Reward: RewardDefinition = {
         transcript,
         termination: terminationOf(outcome.env.state, transcript, outcome.finishReason),
         basis,
+        ...(judge ? { judge: judge(outcome.messages, outcome.env.signal) } : {}),
       });
       if (evaluation.dropped.length > 0 && !warned) {
         warned = true;
-        ctx.warn(`tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.basis: judge_free to silence)`);
+        ctx.warn(`tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.judge to grade it, or reward.options.basis: judge_free to silence this)`);
       }
       return { score: evaluation.reward, parts: evaluation.parts, info: { basis: evaluation.basis, ...evaluation.info } };
     };

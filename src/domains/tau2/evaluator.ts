@@ -6,8 +6,15 @@ import { callTool } from './tools/common.js';
 /** How an episode ended; only the two stops are scored, anything else scores 0 as in the reference. */
 export type Termination = 'user_stop' | 'agent_stop' | (string & {});
 
-/** Judges NL assertions: one verdict per assertion, given the transcript. */
-export type NlJudge = (assertions: readonly string[], transcript: readonly TranscriptTurn[]) => Promise<readonly boolean[]>;
+/** Judges a task's NL assertions against the episode's conversation (bound by the caller): one verdict per assertion, in order. */
+export type NlJudge = (assertions: readonly string[]) => Promise<readonly NlVerdict[]>;
+
+/** A judge's verdict on one NL assertion. */
+export interface NlVerdict {
+  readonly assertion: string;
+  readonly met: boolean;
+  readonly reasoning: string;
+}
 
 export interface TranscriptTurn {
   readonly role: 'user' | 'assistant';
@@ -82,8 +89,9 @@ export async function evaluateEpisode(input: EvaluationInput): Promise<Evaluatio
       if (assertions.length > 0) info.env_assertions_unsupported = assertions.map((a) => a.func_name);
     } else {
       const assertions = criteria.nl_assertions ?? [];
-      const verdicts = assertions.length === 0 ? [] : await input.judge!(assertions, input.transcript);
-      parts.NL_ASSERTION = verdicts.every(Boolean) ? 1 : 0;
+      // As in the reference, a task without assertions meets this part without asking the judge.
+      const verdicts = assertions.length === 0 ? [] : await input.judge!(assertions);
+      parts.NL_ASSERTION = verdicts.every((v) => v.met) ? 1 : 0;
       info.nl_verdicts = verdicts;
     }
   }
