@@ -1,19 +1,86 @@
 /**
  * The CI smoke recipes, end to end through the built CLI with the real trainer and embedded
- * engine: each must leave a complete run directory.
+ * engine: each must leave a complete run directory, and the domain smokes must record what their
+ * domain is about (deepcoder: the run_python tool offered and the code_tests verdicts; tau2: the
+ * greeting and the scripted user as environment tokens, and the evaluator's basis and parts).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TokenTrajectory } from '../../src/tokens/index.js';
+import { AGENT_GREETING } from '../../src/domains/tau2/index.js';
+import { loadModelTokenizer, TokenTrajectory } from '../../src/tokens/index.js';
+import { projectRoot } from '../../src/util/paths.js';
 import { execa } from 'execa';
 import { atkRun, BIN, loadCheckpoint, onlyRun, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
-const SMOKES = [
+type StepRecord = Record<string, unknown> & { reward: number; reward_parts: Record<string, number>; reward_info?: Record<string, unknown>; finish_reason: string; messages: { role: string; content: Record<string, unknown>[] }[] };
+
+/** Each segment of a recorded trajectory: source, its tokens' mask values and its decoded text (the smokes' model is tiny-arith). */
+async function decodedSegments(record: StepRecord): Promise<{ source: string; masks: number[]; text: string }[]> {
+  const tokenizer = await loadModelTokenizer(join(projectRoot(), 'models', 'tiny-arith'));
+  const trajectory = TokenTrajectory.fromJSON(record.trajectory);
+  const mask = trajectory.mask();
+  return trajectory.segments.map((s) => ({ source: s.source, masks: [...new Set(mask.slice(s.start, s.start + s.length))], text: tokenizer.decode(trajectory.ids.slice(s.start, s.start + s.length)) }));
+}
+
+/**
+ * deepcoder: the tiny model is offered run_python but in practice never calls it (its 64 tokens
+ * are spent on a malformed call and the episode is truncated), so what the smoke can prove is that
+ * the tool reached the prompt, any run_python call got a sandbox result, and code_tests counted
+ * the task's tests and said why each unsolved answer failed.
+ */
+async function deepcoderChecks(records: StepRecord[]): Promise<void> {
+  // tiny-arith's chat template lists tools as one system line of signatures.
+  const prompt = (await decodedSegments(records[0]!))[0]!;
+  expect([prompt.source, prompt.masks, prompt.text.includes('Tools: run_python(code, stdin, tests)')]).toStrictEqual(['prompt', [0], true]);
+  const failureKinds = ['wrong_answer', 'runtime_error', 'timeout', 'memory', 'output_limit', 'killed', 'not_run'];
+  for (const record of records) {
+    const calls = record.messages.flatMap((m) => m.content.flatMap((b) => ((b.toolUse as { name?: string } | undefined)?.name === 'run_python' ? [b.toolUse] : [])));
+    const results = record.messages.flatMap((m) => m.content.filter((b) => b.toolResult !== undefined));
+    expect(results.length).toBeGreaterThanOrEqual(calls.length);
+    const { passed, total } = record.reward_parts;
+    expect(total).toBeGreaterThan(0);
+    expect(passed).toBeLessThanOrEqual(total!);
+    if (passed === total) continue;
+    const info = record.reward_info as { reason?: string; failures: { kind: string }[] };
+    // Unsolved: either no code to run (the reason) or the failed tests with their kinds.
+    if (info.reason === undefined) expect(info.failures.length > 0 && info.failures.every((f) => failureKinds.includes(f.kind))).toBe(true);
+    else expect([info.reason, info.failures]).toStrictEqual(['no fenced python code block in the final answer', []]);
+  }
+}
+
+/**
+ * tau2: every episode opens with the reference greeting and the first scripted customer line as
+ * prompt tokens (mask 0) and is scored on the judge-free basis. The tiny model is truncated in
+ * its first turn, so episodes end without a stop token and score 0 with no parts; an episode that
+ * does reach a stop must carry the DB and COMMUNICATE parts, and later user turns must be mask 0.
+ */
+async function tau2Checks(records: StepRecord[]): Promise<void> {
+  for (const record of records) {
+    expect(record.messages.slice(1, 3).map((m) => [m.role, m.content[0]!.text])).toStrictEqual([
+      ['assistant', AGENT_GREETING],
+      ['user', 'Hi, I want to cancel my pending order #W2378156 because I no longer need it.'],
+    ]);
+    const segments = await decodedSegments(record);
+    expect([segments[0]!.source, segments[0]!.masks]).toStrictEqual(['prompt', [0]]);
+    expect(segments[0]!.text).toContain(`${AGENT_GREETING}<|im_end|>\n<|im_start|>user\nHi, I want to cancel my pending order #W2378156`);
+    for (const segment of segments.filter((s) => s.source === 'user')) expect(segment.masks).toStrictEqual([0]);
+    expect(record.reward_info?.basis).toStrictEqual(['DB', 'COMMUNICATE']);
+    const note = record.reward_info?.note;
+    if (typeof note === 'string' && note.startsWith('episode ended without a stop token')) {
+      expect([record.reward, record.reward_parts]).toStrictEqual([0, {}]);
+    } else {
+      expect(Object.keys(record.reward_parts).sort()).toStrictEqual(['COMMUNICATE', 'DB']);
+      expect(record.reward).toBe(record.reward_parts.DB! * record.reward_parts.COMMUNICATE!);
+    }
+  }
+}
+
+const SMOKES: readonly { recipe: string; name: string; steps: number; check?: (records: StepRecord[]) => Promise<void> }[] = [
   { recipe: 'recipes/smoke/quickstart.yaml', name: 'smoke-quickstart', steps: 2 },
   { recipe: 'recipes/smoke/gsm8k.yaml', name: 'smoke-gsm8k', steps: 1 },
-  { recipe: 'recipes/smoke/deepcoder.yaml', name: 'smoke-deepcoder', steps: 1 },
-  { recipe: 'recipes/smoke/tau2.yaml', name: 'smoke-tau2', steps: 1 },
+  { recipe: 'recipes/smoke/deepcoder.yaml', name: 'smoke-deepcoder', steps: 1, check: deepcoderChecks },
+  { recipe: 'recipes/smoke/tau2.yaml', name: 'smoke-tau2', steps: 1, check: tau2Checks },
 ];
 
 describe('smoke recipes', () => {
@@ -45,6 +112,7 @@ describe('smoke recipes', () => {
           // logprobs exist exactly where the engine generated the token
           expect(full.map((l) => (l === null ? 0 : 1))).toStrictEqual(mask);
         }
+        await smoke.check?.(records as StepRecord[]);
       }
 
       const checkpoints = readdirSync(join(dir, 'checkpoints'));
