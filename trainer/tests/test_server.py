@@ -127,6 +127,10 @@ def test_malformed_requests_return_4xx_and_the_server_keeps_serving(server):
     assert status == 400 and "loss_mask" in reply["error"] and reply["traceback"] is None
     assert call(url, "/control/load_model", {"path": "/nonexistent"})[0] == 400
     assert call(url, "/control/save", {"dir": 5})[0] == 400
+    status, reply = call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-00001"})
+    assert status == 400 and "FileNotFoundError" in reply["error"] and "not a checkpoint written by atk_trainer" in reply["error"]
+    status, reply = call(url, "/control/load_model", {"path": "/nonexistent", "backend": "builtin", "lr": 1})
+    assert status == 400 and reply["error"].startswith("unknown key lr")
     assert completion(url, [1, 2])[0] == 200 and call(url, "/health")[0] == 200
 
 
@@ -188,6 +192,9 @@ def test_sigterm_exits_cleanly():
 
 def test_shutdown_and_parent_death_end_the_process():
     proc, url = start_server()
+    for path in ("/control/train_step", "/control/save", "/control/load_checkpoint"):
+        status, reply = call(url, path, {"dir": "/tmp/x"})
+        assert status == 409 and reply["error"] == "no model loaded: POST /control/load_model first", path
     assert call(url, "/control/shutdown", {}) == (200, {"status": "shutting down"})
     assert proc.wait(10) == 0
     parent = subprocess.Popen(["sleep", "60"])

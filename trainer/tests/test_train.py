@@ -74,6 +74,14 @@ def test_save_then_load_returns_the_identical_next_step(tmp_path, lora):
     assert all(torch.equal(x, y) for x, y in zip(params(b), expected_params))
 
 
+def test_load_rejects_a_checkpoint_whose_lora_setting_differs(tmp_path):
+    trainer({"lora": {"rank": 2}}).save(str(tmp_path / "lora"))
+    with pytest.raises(ValueError, match="checkpoint and config disagree on LoRA"):
+        trainer().load(str(tmp_path / "lora"))
+    with pytest.raises(FileNotFoundError, match="not a checkpoint written by atk_trainer"):
+        trainer().load(str(tmp_path / "nowhere"))
+
+
 def test_load_restores_rng_state(tmp_path):
     a = trainer()
     a.step(pg_batch(a.policy, FIXED_SEQUENCES))
