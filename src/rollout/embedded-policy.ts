@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { launchTrainer, trainConfigFromRecipe, type LoadModelRequest, type TrainerProcess } from '../trainer/index.js';
+import { launchTrainer, trainConfigFromRecipe, type LaunchTrainerOptions, type LoadModelRequest, type TrainerProcess } from '../trainer/index.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
@@ -32,15 +32,7 @@ export interface StartPolicyOptions {
 export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<RunningPolicy> {
   const { recipe } = options;
   const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
-  const trainerProcess: TrainerProcess = await launchTrainer({
-    ...(recipe.model.trainer.python ? { python: recipe.model.trainer.python } : {}),
-    runDir: options.runDir,
-    logFile: join(options.logsDir, 'trainer.log'),
-    threads: recipe.model.trainer.threads,
-    startupTimeoutMs: recipe.model.trainer.startup_timeout_s * 1000,
-    ...(recipe.model.trainer.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: recipe.model.trainer.gpus.join(',') } } : {}),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+  const trainerProcess: TrainerProcess = await launchTrainer(trainerLaunchOptions(recipe, options));
   try {
     const loaded = await trainerProcess.client.loadModel(loadModelRequest(recipe, modelDir));
     const engine = createVllmClient({ baseUrl: trainerProcess.engineUrl, model: loaded.model, timeoutMs: recipe.rollout.request_timeout_s * 1000 });
@@ -67,6 +59,24 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     await trainerProcess.stop(1000);
     throw error;
   }
+}
+
+/**
+ * How the recipe's `model.trainer` starts the trainer process, for both engine paths: the Python search
+ * ($ATK_PYTHON, then model.trainer.python, then python3), logs/trainer.log, the thread count, and the
+ * trainer's own GPUs as CUDA_VISIBLE_DEVICES (the engine's are set apart by the engine launcher).
+ */
+export function trainerLaunchOptions(recipe: ResolvedRecipe, options: Pick<StartPolicyOptions, 'logsDir' | 'runDir' | 'signal'>): LaunchTrainerOptions {
+  const trainer = recipe.model.trainer;
+  return {
+    ...(trainer.python ? { recipePython: trainer.python } : {}),
+    runDir: options.runDir,
+    logFile: join(options.logsDir, 'trainer.log'),
+    threads: trainer.threads,
+    startupTimeoutMs: trainer.startup_timeout_s * 1000,
+    ...(trainer.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: trainer.gpus.join(',') } } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
 }
 
 /** The trainer's `/control/load_model` request for a recipe's policy loaded from `modelDir`. */

@@ -4,7 +4,7 @@
  * after each step.
  */
 import { existsSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { isAbsolute } from 'node:path';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { fullWeightSyncApi, judgeEngineVersion, launchEngines, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
@@ -12,7 +12,7 @@ import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { hubCacheDir, hubSnapshotDir } from '../util/hub-cache.js';
-import { loadModelRequest, startEmbeddedPolicy, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+import { loadModelRequest, startEmbeddedPolicy, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */
@@ -40,15 +40,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   if (!lora) refuseFullSync(config.kind === 'url' ? config.protocol : config.kind, null);
   const modelDir = localModelDir(recipe.model.path);
   const [trainerStart, enginesStart] = await Promise.allSettled([
-    launchTrainer({
-      ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
-      runDir: options.runDir,
-      logFile: join(options.logsDir, 'trainer.log'),
-      threads: trainerConfig.threads,
-      startupTimeoutMs: trainerConfig.startup_timeout_s * 1000,
-      ...(trainerConfig.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: trainerConfig.gpus.join(',') } } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    }),
+    launchTrainer(trainerLaunchOptions(recipe, options)),
     config.kind === 'url'
       ? Promise.resolve(undefined)
       : launchEngines({

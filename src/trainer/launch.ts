@@ -10,8 +10,10 @@ import { findPython } from './find-python.js';
 import { trainerErrorFromLog } from './traceback.js';
 
 export interface LaunchTrainerOptions {
-  /** Interpreter that can import torch; default: the first that findPython() accepts. */
+  /** Interpreter to run as is; default: the first that findPython(recipePython) accepts. */
   readonly python?: string;
+  /** The recipe's model.trainer.python: tried after $ATK_PYTHON and before python3 (issue 4's order). */
+  readonly recipePython?: string;
   /** Working directory of the process (the run directory); default: the current one. */
   readonly runDir?: string;
   /** stdout and stderr are appended here (a run's logs/trainer.log). */
@@ -53,7 +55,7 @@ const HEALTH_POLL_MS = 100;
  * exception line and the log path), or health does not come within `startupTimeoutMs`.
  */
 export async function launchTrainer(options: LaunchTrainerOptions): Promise<TrainerProcess> {
-  const python = options.python ?? (await defaultPython());
+  const python = options.python ?? (await defaultPython(options.recipePython));
   const port = options.port ?? (await freePort());
   mkdirSync(dirname(options.logFile), { recursive: true });
   const args = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
@@ -135,8 +137,8 @@ async function kill(child: ResultPromise, exited: Promise<unknown>, graceMs: num
   }
 }
 
-async function defaultPython(): Promise<string> {
-  const { info, tried } = await findPython();
+async function defaultPython(recipePython?: string): Promise<string> {
+  const { info, tried } = await findPython(recipePython);
   if (!info) {
     throw new TrainerError(`no Python that can import torch (tried ${tried.join('; ')})`, undefined, {
       hint: 'install torch (Debian: apt-get install python3-torch) or set ATK_PYTHON',

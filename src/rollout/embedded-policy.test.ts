@@ -1,0 +1,32 @@
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { resolveRecipe } from '../recipe/resolve.js';
+import { RecipeSchema } from '../recipe/schema.js';
+import { loadModelRequest, trainerLaunchOptions } from './embedded-policy.js';
+
+function recipe(trainer: Record<string, unknown>) {
+  return resolveRecipe(RecipeSchema.parse({ name: 'placement', model: { path: '/models/tiny', trainer }, reward: { name: 'math_answer' } }), '/recipes');
+}
+
+describe('trainerLaunchOptions', () => {
+  test('returns the recipe python for discovery, the run log, threads, startup limit and the trainer GPUs', () => {
+    const options = trainerLaunchOptions(recipe({ python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30 }), { logsDir: '/run/logs', runDir: '/run' });
+    expect(options).toStrictEqual({
+      recipePython: '/srv/venv/bin/python', runDir: '/run', logFile: join('/run/logs', 'trainer.log'), threads: 2, startupTimeoutMs: 30_000, env: { CUDA_VISIBLE_DEVICES: '3' },
+    });
+  });
+
+  test('returns no python and no CUDA_VISIBLE_DEVICES when the recipe sets neither', () => {
+    const options = trainerLaunchOptions(recipe({}), { logsDir: '/run/logs', runDir: '/run' });
+    expect([options.recipePython, options.env, options.threads]).toStrictEqual([undefined, undefined, 1]);
+  });
+});
+
+describe('loadModelRequest', () => {
+  test('returns the backend, device and dtype the recipe forces', () => {
+    for (const backend of ['builtin', 'transformers'] as const) {
+      const request = loadModelRequest(recipe({ backend, device: 'cuda', dtype: 'bfloat16', gradient_checkpointing: true }), '/models/tiny');
+      expect([request.backend, request.device, request.dtype, request.train?.dtype, request.train?.gradient_checkpointing]).toStrictEqual([backend, 'cuda', 'bfloat16', 'bfloat16', true]);
+    }
+  });
+});
