@@ -85,8 +85,9 @@ describe('launchTrainer', () => {
   });
 
   test('returns from stop only once the process is gone', async () => {
-    const other = await launchTrainer({ logFile: join(dir, 'logs', 'other.log'), threads: 1, startupTimeoutMs: 60_000 });
+    const other = await launchTrainer({ logFile: join(dir, 'logs', 'other.log'), threads: 2, startupTimeoutMs: 60_000 });
     expect(alive(other.pid)).toBe(true);
+    expect(readFileSync(other.logFile, 'utf8')).toMatch(/serving on http:\/\/127\.0\.0\.1:\d+ \(torch .*, 2 threads\)/); // the threads setting reaches torch
     await other.stop();
     expect(alive(other.pid)).toBe(false);
     await other.stop(); // idempotent

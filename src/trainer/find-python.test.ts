@@ -1,0 +1,33 @@
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { findPython, pythonCandidates } from './find-python.js';
+
+// Issue 4's order: $ATK_PYTHON, then the recipe's model.trainer.python, then python3 and /usr/bin/python3.
+describe('pythonCandidates', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  test('returns $ATK_PYTHON, then the recipe python, then the fallbacks, each once', () => {
+    vi.stubEnv('ATK_PYTHON', '/opt/py/bin/python');
+    expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual(['/opt/py/bin/python', '/srv/venv/bin/python', 'python3', '/usr/bin/python3', 'python']);
+    vi.stubEnv('ATK_PYTHON', '');
+    expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', 'python3', 'python']);
+  });
+});
+
+describe('findPython', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  test('returns the first candidate that imports torch, with why each earlier one was passed over', async () => {
+    vi.stubEnv('ATK_PYTHON', '/nonexistent/atk-python');
+    const { info, tried } = await findPython('/usr/bin/python3'); // Debian's python3-torch, as the README installs it
+    expect(tried).toStrictEqual(['/nonexistent/atk-python: not found']);
+    expect(info?.python).toBe('/usr/bin/python3');
+    expect(info?.torchVersion).toMatch(/^\d+\.\d+/);
+    expect([typeof info?.cuda, typeof info?.gpuCount]).toStrictEqual(['boolean', 'number']);
+  });
+
+  test('returns $ATK_PYTHON ahead of the recipe python', async () => {
+    vi.stubEnv('ATK_PYTHON', '/usr/bin/python3');
+    const { info, tried } = await findPython('/nonexistent/recipe-python');
+    expect([info?.python, tried]).toStrictEqual(['/usr/bin/python3', []]);
+  });
+});
