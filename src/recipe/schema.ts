@@ -64,7 +64,7 @@ export const EngineSchema = z
 
 export const TrainerSchema = z
   .strictObject({
-    python: z.string().optional().describe('Python interpreter that can import torch; default: $ATK_PYTHON, then python3, then /usr/bin/python3.'),
+    python: z.string().optional().describe('Python interpreter that can import torch; $ATK_PYTHON is tried first, this next, then python3 and /usr/bin/python3.'),
     device: z.enum(['auto', 'cpu', 'cuda']).default('auto').describe('Where the trainer runs; auto picks cuda when available.'),
     dtype: z.enum(['auto', 'float32', 'bfloat16']).default('auto').describe('Parameter/compute dtype; auto = bfloat16 autocast on CUDA, float32 on CPU.'),
     backend: z
@@ -73,7 +73,7 @@ export const TrainerSchema = z
       .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation.'),
     threads: positiveInt.default(1).describe('torch CPU threads; one beat two on a 2-core machine for small models (see bench).'),
     gradient_checkpointing: z.boolean().default(false).describe('Recompute activations in backward to save memory at ~30% more compute.'),
-    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer; more than one launches torchrun with FSDP.'),
+    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); one at most: torchrun + FSDP over several is not implemented, atk validate refuses it.'),
     startup_timeout_s: positiveNumber.default(300).describe('Seconds to wait for the trainer process to become healthy.'),
   })
   .describe('The bundled PyTorch trainer.');
