@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
-import { alive, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
+import { alive, doubleEngineCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
@@ -59,6 +59,28 @@ describe('startLaunchedPolicy', () => {
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as Error).message).toMatch(/^full fine-tuning cannot be synced: vLLM has no HTTP endpoint/);
     expect(existsSync(logsDir)).toBe(false);
+  });
+
+  test('rejects an engine older than atk supports once it reports its version, with both processes stopped', async () => {
+    vi.stubEnv('ATK_DOUBLE_VERSION', '0.9.1');
+    try {
+      const old = resolveRecipe(RecipeSchema.parse({
+        name: 'old-engine', model: { path: modelDir, engine: { kind: 'vllm', command: doubleEngineCommand, startup_timeout_s: 60 }, trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' } },
+        reward: { name: 'math_answer' }, algorithm: { lora: { rank: 4, alpha: 8 } },
+      }), dir);
+      const runDir = join(dir, 'old');
+      const error = await startLaunchedPolicy({ recipe: old, recipeDir: dir, logsDir: join(runDir, 'logs'), runDir }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect([(error as ProviderError).message, (error as ProviderError).hint]).toStrictEqual([
+        'vllm 0.9.1 is older than 0.10.2 (return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2)',
+        'upgrade the engine; atk doctor shows the supported range',
+      ]);
+      const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
+      const pids = [...logs.matchAll(/(?:atk_trainer|engine-double:) pid (\d+)/g)].map((m) => Number(m[1]));
+      expect([pids.length, pids.some(alive)]).toStrictEqual([2, false]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 });
 
