@@ -20,7 +20,8 @@ export const ArithOptions = z
     test_fraction: z.number().gt(0).lt(1).default(0.2).describe('Share of all possible problems held out for test, chosen by a hash of the expression.'),
     seed: z.number().int().nonnegative().default(0).describe('Seed of the problem set; the run seed only orders it.'),
   })
-  .refine((o) => o.min_digits <= o.max_digits, { message: 'min_digits must not exceed max_digits', path: ['min_digits'] });
+  // Only when both counts are valid: a bad max_digits alone must not also report min_digits.
+  .refine((o) => o.min_digits <= o.max_digits, { message: 'min_digits must not exceed max_digits', path: ['min_digits'], when: (payload) => payload.issues.length === 0 });
 export type ArithOptions = z.infer<typeof ArithOptions>;
 
 /** `task.data` of an arith task; `reference` is the perfect transcript the `sft` warm start trains on. */
@@ -44,6 +45,7 @@ export type ArithData = {
  */
 export const arithDataset: DatasetDefinition = {
   name: 'arith',
+  options: ArithOptions,
   async load(split, ctx): Promise<Task[]> {
     if (split !== 'train' && split !== 'test') throw new InputError(`dataset arith has splits train and test, not '${split}'`);
     return generateArith(split, parseComponentOptions(ArithOptions, ctx.options, 'dataset.options'));

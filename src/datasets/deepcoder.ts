@@ -23,6 +23,7 @@ const OptionsSchema = z.strictObject({
  */
 export const deepcoderDataset: DatasetDefinition = {
   name: 'deepcoder',
+  options: OptionsSchema,
   async load(split: string, ctx: DatasetContext): Promise<Task[]> {
     const { subsets } = parseComponentOptions(OptionsSchema, ctx.options, 'dataset.options');
     const files = codeDataFiles(ctx, split);

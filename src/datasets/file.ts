@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { InputError } from '../errors/index.js';
 import type { DatasetConfig } from '../recipe/schema.js';
+import { NO_OPTIONS } from '../util/component-options.js';
 import { hash32, shuffled } from '../util/random.js';
 import { fillPlaceholders, placeholderNames } from '../util/template.js';
 import { readFileRows, type FileRow } from './file-rows.js';
@@ -17,6 +18,7 @@ import type { DatasetContext, DatasetDefinition, Task } from './types.js';
  */
 export const fileDataset: DatasetDefinition = {
   name: 'file',
+  options: NO_OPTIONS,
   async load(split: string, ctx: DatasetContext): Promise<Task[]> {
     if (!ctx.path) throw new InputError('dataset.path: the file dataset needs a data file', { hint: 'set dataset.path: tasks.jsonl (or .json, .csv, .parquet)' });
     const config: FileDatasetConfig = ctx.config ?? {};

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InputError } from '../errors/index.js';
+import { NO_OPTIONS } from '../util/component-options.js';
 import type { DatasetContext, DatasetDefinition, Task } from './types.js';
 
 /** Asks for the answer in both forms `math_answer` reads by default, and points at the calculator. */
@@ -18,6 +19,7 @@ export const GSM8K_SYSTEM_PROMPT =
  */
 export const gsm8kDataset: DatasetDefinition = {
   name: 'gsm8k',
+  options: NO_OPTIONS,
   systemPrompt: GSM8K_SYSTEM_PROMPT,
   async load(split, ctx): Promise<Task[]> {
     return loadGsm8k(gsm8kFile(ctx, split), split);

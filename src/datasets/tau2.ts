@@ -1,4 +1,5 @@
-import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, parseTau2Options, tau2UserSimulation, userSystemPrompt } from '../domains/tau2/index.js';
+import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, Tau2OptionsSchema, tau2UserSimulation, userSystemPrompt } from '../domains/tau2/index.js';
+import { parseComponentOptions } from '../util/component-options.js';
 import type { DatasetDefinition, Task } from './types.js';
 
 /**
@@ -10,9 +11,10 @@ import type { DatasetDefinition, Task } from './types.js';
  */
 export const tau2Dataset: DatasetDefinition = {
   name: 'tau2',
+  options: Tau2OptionsSchema,
   userSimulation: tau2UserSimulation,
   async load(split, ctx): Promise<Task[]> {
-    const { domain, release } = parseTau2Options(ctx.options, 'dataset.options');
+    const { domain, release } = parseComponentOptions(Tau2OptionsSchema, ctx.options, 'dataset.options');
     const [tasks, policy, guidelines] = await Promise.all([
       loadTau2Tasks(ctx.dataDir, domain, release, split),
       loadPolicy(ctx.dataDir, domain),

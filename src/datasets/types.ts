@@ -1,5 +1,6 @@
 import type { DatasetConfig } from '../recipe/schema.js';
 import type { EpisodeEnv } from '../tools/types.js';
+import type { ComponentOptionsSchema } from '../util/component-options.js';
 
 /** One task an episode is run on, normalised across every dataset. */
 export interface Task {
@@ -32,7 +33,7 @@ export interface DatasetContext {
 }
 
 /** A registered dataset. */
-export interface DatasetDefinition {
+export interface DatasetDefinition extends ComponentOptionsSchema {
   readonly name: string;
   /** Load one split, in a deterministic order. @throws InputError on unreadable or malformed data. */
   load(split: string, ctx: DatasetContext): Promise<Task[]>;

@@ -37,6 +37,7 @@ export interface CodeTestsResult {
  */
 export const codeTestsReward: RewardDefinition = {
   name: 'code_tests',
+  options: CodeTestsOptionsSchema,
   async create(options: Readonly<Record<string, unknown>>, ctx: RewardRunContext): Promise<RewardFn> {
     const parsed = parseComponentOptions(CodeTestsOptionsSchema, options, 'reward.code_tests.options');
     const pool = sharedSandboxPool({ size: parsed.sandbox_pool_size });

@@ -22,6 +22,7 @@ const MAX_STDOUT = 1 << 20;
  */
 export const commandReward: RewardDefinition = {
   name: 'command',
+  options: CommandRewardOptions,
   async create(options, ctx): Promise<RewardFn> {
     const { command, timeout_s } = parseComponentOptions(CommandRewardOptions, options, 'reward');
     return async (outcome) => {

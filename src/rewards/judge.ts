@@ -13,6 +13,7 @@ import type { EpisodeOutcome, RewardDefinition, RewardFn } from './types.js';
  */
 export const judgeReward: RewardDefinition = {
   name: 'judge',
+  options: JudgeSchema,
   async create(options): Promise<RewardFn> {
     const judge = parseComponentOptions(JudgeSchema, options, 'reward.judge');
     const ask = judgeChat(judge, 'reward.judge');

@@ -28,6 +28,7 @@ export type MathAnswerOptions = z.infer<typeof MathAnswerOptions>;
  */
 export const mathAnswerReward: RewardDefinition = {
   name: 'math_answer',
+  options: MathAnswerOptions,
   async create(options): Promise<RewardFn> {
     const parsed = parseComponentOptions(MathAnswerOptions, options, 'reward.options');
     return async (outcome) => {

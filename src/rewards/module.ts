@@ -24,6 +24,7 @@ export type UserRewardFunction = (outcome: EpisodeOutcome, options: Readonly<Rec
  */
 export const moduleReward: RewardDefinition = {
   name: 'module',
+  options: ModuleRewardOptions,
   async create(options, ctx): Promise<RewardFn> {
     const parsed = parseComponentOptions(ModuleRewardOptions, options, 'reward');
     const file = resolve(ctx.recipeDir, parsed.module);

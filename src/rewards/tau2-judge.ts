@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { transcriptOf, type NlJudge, type NlVerdict } from '../domains/tau2/index.js';
 import { JudgeSchema } from '../recipe/schema.js';
-import { parseComponentOptions } from '../util/component-options.js';
 import { judgeChat } from './judge.js';
 
 /**
@@ -12,19 +11,18 @@ import { judgeChat } from './judge.js';
 export const Tau2JudgeSchema = JudgeSchema.omit({ rubric: true, max_score: true }).extend({
   max_tokens: z.number().int().positive().default(1024).describe("Most tokens in the judge's reply (a short reasoning per assertion)."),
 });
+export type Tau2JudgeConfig = z.infer<typeof Tau2JudgeSchema>;
 
 /**
  * The judge of `options.judge` as a factory of per-episode {@link NlJudge}s, or undefined when the
  * recipe sets none. Graded as tau2-bench's NLAssertionsEvaluator does: one request with the
  * conversation and every assertion, a JSON reply `{"results": [{expectedOutcome, reasoning,
  * metExpectation}]}`, and the part is met only when every assertion is.
- * @throws ConfigError at `where` on bad options or an unset `api_key_env`.
+ * @throws ConfigError at `where` on an unset `api_key_env`.
  */
-export function tau2NlJudge(judge: unknown, where: string): ((messages: readonly unknown[], signal?: AbortSignal) => NlJudge) | undefined {
+export function tau2NlJudge(judge: Tau2JudgeConfig | undefined, where: string): ((messages: readonly unknown[], signal?: AbortSignal) => NlJudge) | undefined {
   if (judge === undefined) return undefined;
-  // A non-mapping fails the schema with an issue at `where` itself.
-  const options = parseComponentOptions(Tau2JudgeSchema, judge as Record<string, unknown>, where);
-  const ask = judgeChat(options, where);
+  const ask = judgeChat(judge, where);
   return (messages, signal) => async (assertions) => parseNlVerdicts(await ask(NL_SYSTEM_PROMPT, nlUserPrompt(judgeConversation(messages), assertions), signal), assertions);
 }
 

@@ -1,6 +1,7 @@
-import { ConfigError } from '../errors/index.js';
-import { domainSpec, episodeDb, evaluateEpisode, parseTau2Options, terminationOf, transcriptOf, type Tau2Task } from '../domains/tau2/index.js';
-import { tau2NlJudge, type Tau2JudgeSchema } from './tau2-judge.js';
+import { z } from 'zod';
+import { domainSpec, episodeDb, evaluateEpisode, Tau2OptionsSchema, terminationOf, transcriptOf, type Tau2Task } from '../domains/tau2/index.js';
+import { parseComponentOptions } from '../util/component-options.js';
+import { tau2NlJudge, Tau2JudgeSchema } from './tau2-judge.js';
 import type { RewardDefinition, RewardFn } from './types.js';
 
 /**
@@ -12,15 +13,17 @@ import type { RewardDefinition, RewardFn } from './types.js';
  * nonsense makes the episode fail with the reason (a failed rollout, not a 0). Parts and the
  * judge's verdicts are returned for the trajectory record.
  */
+const Tau2RewardOptions = Tau2OptionsSchema.extend({
+  basis: z.enum(['task', 'judge_free']).default('task').describe("task: the task's own reward_basis; judge_free: [DB, COMMUNICATE]."),
+  judge: Tau2JudgeSchema.optional().describe('An OpenAI-compatible chat endpoint that grades NL_ASSERTION.'),
+});
+
 export const tau2Reward: RewardDefinition = {
   name: 'tau2',
+  options: Tau2RewardOptions,
   async create(options, ctx): Promise<RewardFn> {
-    const { domain, release } = parseTau2Options(options, 'reward.options');
-    const basis = options.basis ?? 'task';
-    if (basis !== 'task' && basis !== 'judge_free') {
-      throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'reward.options.basis', message: `expected task or judge_free, got ${JSON.stringify(basis)}` }]);
-    }
-    const judge = tau2NlJudge(options.judge, 'reward.options.judge');
+    const { domain, release, basis, judge: judgeOptions } = parseComponentOptions(Tau2RewardOptions, options, 'reward.options');
+    const judge = tau2NlJudge(judgeOptions, 'reward.options.judge');
     const spec = domainSpec(domain, release);
     let warned = false;
     return async (outcome) => {

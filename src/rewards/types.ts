@@ -1,5 +1,6 @@
 import type { Task } from '../datasets/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
+import type { ComponentOptionsSchema } from '../util/component-options.js';
 
 /** One tool call the agent made, with what it got back. */
 export interface ToolCallRecord {
@@ -33,7 +34,7 @@ export interface RewardRunContext {
 }
 
 /** A registered reward. */
-export interface RewardDefinition {
+export interface RewardDefinition extends ComponentOptionsSchema {
   readonly name: string;
   /** Build once per run. @throws ConfigError on bad options. */
   create(options: Readonly<Record<string, unknown>>, ctx: RewardRunContext): Promise<RewardFn>;

@@ -22,6 +22,7 @@ const CalculatorOptions = z.strictObject({
  */
 export const calculatorTools: ToolDefinition = {
   name: 'calculator',
+  options: CalculatorOptions,
   async create(options): Promise<EpisodeTools> {
     const { max_length } = parseComponentOptions(CalculatorOptions, options, 'tools.calculator.options');
     const shared = calculatorTool({ ...DEFAULT_CALCULATOR_LIMITS, maxLength: max_length });

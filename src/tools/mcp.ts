@@ -34,6 +34,7 @@ const STDERR_LINES = 20;
  */
 export const mcpTools: ToolDefinition = {
   name: 'mcp',
+  options: McpToolOptions,
   async create(options, ctx): Promise<EpisodeTools> {
     const parsed = parseComponentOptions(McpToolOptions, options, 'tools.mcp');
     const stderr: string[] = [];

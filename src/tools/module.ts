@@ -20,6 +20,7 @@ const ModuleToolOptions = z.strictObject({
  */
 export const moduleTools: ToolDefinition = {
   name: 'module',
+  options: ModuleToolOptions,
   async create(options, ctx): Promise<EpisodeTools> {
     const { module, export: name } = parseComponentOptions(ModuleToolOptions, options, 'tools.options');
     const file = resolve(ctx.recipeDir, module);

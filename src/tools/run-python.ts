@@ -26,6 +26,7 @@ export const RUN_PYTHON_DESCRIPTION =
  */
 export const runPythonTools: ToolDefinition = {
   name: 'run_python',
+  options: RunPythonOptions,
   async create(options: Readonly<Record<string, unknown>>, ctx: ToolRunContext): Promise<EpisodeTools> {
     const config = parseComponentOptions(RunPythonOptions, options, 'tools.run_python.options');
     const pool = sharedSandboxPool({ size: config.sandbox_pool_size });

@@ -1,7 +1,17 @@
-import { baseDb, domainSpec, EpisodeDb, parseTau2Options, strandsTools, TAU2_DB_KEY, type DomainTool } from '../domains/tau2/index.js';
-import { ConfigError } from '../errors/index.js';
+import { z } from 'zod';
+import { baseDb, domainSpec, EpisodeDb, strandsTools, TAU2_DB_KEY, Tau2OptionsSchema } from '../domains/tau2/index.js';
+import { parseComponentOptions } from '../util/component-options.js';
 import { dataDir } from '../util/paths.js';
 import type { EpisodeTools, ToolDefinition } from './types.js';
+
+/** Options of the `tau2` tools: the domain and release, and `only`, names of the domain's tools the agent gets. */
+const Tau2ToolOptions = Tau2OptionsSchema.extend({
+  only: z.array(z.string()).optional().describe("Names of the domain's tools the agent gets (default: all)."),
+}).superRefine(({ domain, release, only }, ctx) => {
+  const names = domainSpec(domain, release).tools.map((t) => t.name);
+  const unknown = (only ?? []).filter((n) => !names.includes(n));
+  if (unknown.length > 0) ctx.addIssue({ code: 'custom', path: ['only'], message: `unknown tool ${unknown.join(', ')}; the domain has ${names.join(', ')}` });
+});
 
 /**
  * The agent tools of a tau2 domain (options `domain`, `release`, and `only`: a list of tool names the
@@ -11,10 +21,11 @@ import type { EpisodeTools, ToolDefinition } from './types.js';
  */
 export const tau2Tools: ToolDefinition = {
   name: 'tau2',
+  options: Tau2ToolOptions,
   async create(options): Promise<EpisodeTools> {
-    const { domain, release } = parseTau2Options(options, 'tools.tau2.options');
+    const { domain, release, only } = parseComponentOptions(Tau2ToolOptions, options, 'tools.tau2.options');
     const spec = domainSpec(domain, release);
-    const tools = onlyTools(spec.tools, options.only);
+    const tools = only ? spec.tools.filter((t) => only.includes(t.name)) : spec.tools;
     const base = await baseDb(spec, dataDir());
     return (env) => {
       const db = new EpisodeDb(spec.model, base);
@@ -23,14 +34,3 @@ export const tau2Tools: ToolDefinition = {
     };
   },
 };
-
-/** The tools named by `only` (all when absent). @throws ConfigError for a name the domain does not have. */
-function onlyTools(tools: readonly DomainTool[], only: unknown): readonly DomainTool[] {
-  if (only === undefined) return tools;
-  const names = tools.map((t) => t.name);
-  const issue = (message: string): ConfigError => new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'tools.tau2.options.only', message }]);
-  if (!Array.isArray(only) || !only.every((n) => typeof n === 'string')) throw issue('expected a list of tool names');
-  const unknown = only.filter((n) => !names.includes(n));
-  if (unknown.length > 0) throw issue(`unknown tool ${unknown.join(', ')}; the domain has ${names.join(', ')}`);
-  return tools.filter((t) => only.includes(t.name));
-}

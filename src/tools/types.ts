@@ -1,5 +1,6 @@
 import type { Tool } from '@strands-agents/sdk';
 import type { Task } from '../datasets/types.js';
+import type { ComponentOptionsSchema } from '../util/component-options.js';
 
 /**
  * Per-episode scratch space shared by the episode's tools and its reward (e.g. the tau2
@@ -30,7 +31,7 @@ export interface ToolRunContext {
 export type EpisodeTools = (env: EpisodeEnv) => Tool[];
 
 /** A registered tool (or family of tools, like a tau2 domain's). */
-export interface ToolDefinition {
+export interface ToolDefinition extends ComponentOptionsSchema {
   readonly name: string;
   /** Build once per run; the result makes each episode's tool instances. @throws ConfigError on bad options. */
   create(options: Readonly<Record<string, unknown>>, ctx: ToolRunContext): Promise<EpisodeTools>;

@@ -1,5 +1,15 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ConfigError } from '../errors/index.js';
+
+/**
+ * What every registered component (dataset, tool, reward) may declare: the zod schema of its
+ * recipe `options`. Loading a recipe (`atk validate`, and `atk run` before the run directory
+ * exists) parses the options with it, and the component's own build parses them with the same
+ * schema, so a bad option is a located recipe problem before anything starts.
+ */
+export interface ComponentOptionsSchema {
+  readonly options?: z.ZodType;
+}
 
 /**
  * Parse a registered component's free-form `options` (tool, reward, dataset) with its zod schema,
@@ -19,3 +29,6 @@ export function parseComponentOptions<S extends z.ZodType>(schema: S, options: R
     })),
   );
 }
+
+/** The options schema of a component that takes none: any key given is an unknown key. */
+export const NO_OPTIONS = z.strictObject({});

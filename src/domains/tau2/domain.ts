@@ -1,4 +1,4 @@
-import { ConfigError } from '../../errors/index.js';
+import { z } from 'zod';
 import { EpisodeDb, loadBaseDb, TAU2_DOMAINS, type BaseTables, type DomainModel, type Tau2Domain } from './db.js';
 import { TAU2_RELEASES, type Tau2Release } from './tasks.js';
 import { airlineModel, airlineTools } from './tools/airline.js';
@@ -30,26 +30,12 @@ export function baseDb(spec: DomainSpec, dataDir: string): Promise<BaseTables> {
   return loadBaseDb(spec.model, dataDir);
 }
 
-/** Recipe options every tau2 component reads: `domain` and `release`. */
-export interface Tau2Options {
-  readonly domain: Tau2Domain;
-  readonly release: Tau2Release;
-}
-
 /**
- * Read `domain` (required) and `release` (default `current`) from component options.
- * @throws ConfigError naming the option path when either is invalid.
+ * Recipe options every tau2 component reads: `domain` (required) and `release` (default
+ * `current`). Each component extends it with its own keys.
  */
-export function parseTau2Options(options: Readonly<Record<string, unknown>>, where: string): Tau2Options {
-  const domain = options.domain;
-  const release = options.release ?? 'current';
-  const issues = [];
-  if (typeof domain !== 'string' || !(TAU2_DOMAINS as readonly string[]).includes(domain)) {
-    issues.push({ file: '<recipe>', line: 1, col: 1, path: `${where}.domain`, message: `expected one of ${TAU2_DOMAINS.join(', ')}, got ${JSON.stringify(domain)}` });
-  }
-  if (typeof release !== 'string' || !(TAU2_RELEASES as readonly string[]).includes(release)) {
-    issues.push({ file: '<recipe>', line: 1, col: 1, path: `${where}.release`, message: `expected one of ${TAU2_RELEASES.join(', ')}, got ${JSON.stringify(release)}` });
-  }
-  if (issues.length > 0) throw new ConfigError(issues);
-  return { domain: domain as Tau2Domain, release: release as Tau2Release };
-}
+export const Tau2OptionsSchema = z.strictObject({
+  domain: z.enum(TAU2_DOMAINS).describe('The tau2 domain.'),
+  release: z.enum(TAU2_RELEASES).default('current').describe('Task release: current (with the τ³ fixes) or 2025-06-10.'),
+});
+export type Tau2Options = z.infer<typeof Tau2OptionsSchema>;

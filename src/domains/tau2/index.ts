@@ -1,6 +1,6 @@
 /** tau2-bench airline and retail: databases, tools, tasks, prompts, user simulator and evaluator. */
 export { dbHash, EpisodeDb, sameState, TAU2_DOMAINS, type Tau2Domain } from './db.js';
-export { baseDb, domainSpec, newEpisodeDb, parseTau2Options, type DomainSpec, type Tau2Options } from './domain.js';
+export { baseDb, domainSpec, newEpisodeDb, Tau2OptionsSchema, type DomainSpec, type Tau2Options } from './domain.js';
 export { episodeDb, TAU2_DB_KEY, TAU2_TERMINATION_KEY, terminationOf, transcriptOf } from './episode.js';
 export { evaluateEpisode, type Evaluation, type EvaluationInput, type NlJudge, type NlVerdict, type Termination, type TranscriptTurn } from './evaluator.js';
 export { firstEffectiveWrite, runPerfectAgent } from './perfect-agent.js';
