@@ -10,12 +10,19 @@ import { formatPath, locate, nodeAt, toPlain, type KeyPath, type LocatedNode } f
 
 type ZodIssue = z.core.$ZodIssue;
 
-/** Every zod issue as located ConfigIssues (an unknown-keys issue becomes one per key). */
-export function locateZodIssues(issues: readonly ZodIssue[], root: LocatedNode, base: KeyPath = []): ConfigIssue[] {
-  return issues.flatMap((issue) => locateZodIssue(issue, root, [...base, ...issue.path.map(pathSegment)]));
+/** The keys a mapping at a recipe path may hold, for did-you-mean on unknown keys. */
+export type KeysAt = (path: KeyPath) => string[];
+
+/**
+ * Every zod issue as located ConfigIssues (an unknown-keys issue becomes one per key). `base` is
+ * where the parsed value sits in the recipe; `keysAt` names the valid keys (default: the recipe
+ * schema's; a component's options schema for its options).
+ */
+export function locateZodIssues(issues: readonly ZodIssue[], root: LocatedNode, base: KeyPath = [], keysAt: KeysAt = knownKeys): ConfigIssue[] {
+  return issues.flatMap((issue) => locateZodIssue(issue, root, [...base, ...issue.path.map(pathSegment)], keysAt));
 }
 
-function locateZodIssue(issue: ZodIssue, root: LocatedNode, path: KeyPath): ConfigIssue[] {
+function locateZodIssue(issue: ZodIssue, root: LocatedNode, path: KeyPath, keysAt: KeysAt): ConfigIssue[] {
   const at = (where: KeyPath, message: string, kind: 'key' | 'value' = 'value'): ConfigIssue => ({
     ...locate(root, where, kind),
     path: formatPath(where),
@@ -25,9 +32,9 @@ function locateZodIssue(issue: ZodIssue, root: LocatedNode, path: KeyPath): Conf
   const value = node ? toPlain(node) : undefined;
   switch (issue.code) {
     case 'unrecognized_keys':
-      return issue.keys.map((key) => at([...path, key], unknownKeyMessage(path, key), 'key'));
+      return issue.keys.map((key) => at([...path, key], unknownKeyMessage(path, key, keysAt), 'key'));
     case 'invalid_union':
-      return unionIssues(issue, root, path, value) ?? [at(path, `expected ${unionExpectation(path)}, got ${describeValue(value)}`)];
+      return unionIssues(issue, root, path, value, keysAt) ?? [at(path, `expected ${unionExpectation(path)}, got ${describeValue(value)}`)];
     case 'invalid_type':
       return [at(path, node ? `expected ${typeName(issue.expected)}, got ${describeValue(value)}` : 'required key is missing')];
     case 'too_small':
@@ -44,8 +51,8 @@ function locateZodIssue(issue: ZodIssue, root: LocatedNode, path: KeyPath): Conf
 }
 
 /** `unknown key (did you mean 'group_size'?)`, naming the valid keys when none is near. */
-export function unknownKeyMessage(parent: KeyPath, key: string): string {
-  const siblings = knownKeys(parent);
+export function unknownKeyMessage(parent: KeyPath, key: string, keysAt: KeysAt = knownKeys): string {
+  const siblings = keysAt(parent);
   const near = closestName(key, siblings);
   if (near) return `unknown key (did you mean '${near}'?)`;
   return siblings.length > 0 ? `unknown key; known keys here: ${siblings.join(', ')}` : 'unknown key';
@@ -55,11 +62,11 @@ export function unknownKeyMessage(parent: KeyPath, key: string): string {
  * A union (e.g. a prompt that is a string or {file}) failed: report the problems of the branch
  * whose type matched what was written, if exactly one did.
  */
-function unionIssues(issue: Extract<ZodIssue, { code: 'invalid_union' }>, root: LocatedNode, path: KeyPath, value: unknown): ConfigIssue[] | undefined {
+function unionIssues(issue: Extract<ZodIssue, { code: 'invalid_union' }>, root: LocatedNode, path: KeyPath, value: unknown, keysAt: KeysAt): ConfigIssue[] | undefined {
   if (value === undefined) return undefined;
   const typeMatched = issue.errors.filter((branch) => !branch.some((b) => b.code === 'invalid_type' && b.path.length === 0));
   if (typeMatched.length !== 1) return undefined;
-  return locateZodIssues(typeMatched[0]!, root, path);
+  return locateZodIssues(typeMatched[0]!, root, path, keysAt);
 }
 
 function unionExpectation(path: KeyPath): string {

@@ -52,9 +52,9 @@ export function schemasAt(path: KeyPath, root: JsonSchemaNode = recipeJsonSchema
   return current;
 }
 
-/** Keys a mapping at `path` may hold; empty when it is not a mapping or takes any key. */
-export function knownKeys(path: KeyPath): string[] {
-  return [...new Set(schemasAt(path).flatMap((node) => Object.keys(node.properties ?? {})))];
+/** Keys a mapping at `path` (of the recipe, or of `root`) may hold; empty when it is not a mapping or takes any key. */
+export function knownKeys(path: KeyPath, root: JsonSchemaNode = recipeJsonSchema()): string[] {
+  return [...new Set(schemasAt(path, root).flatMap((node) => Object.keys(node.properties ?? {})))];
 }
 
 /** Whether the mapping at `path` takes keys of its own choosing (component options). */

@@ -70,14 +70,14 @@ describe('loadRecipe', () => {
 
   test('returns overrides parsed as YAML scalars and flow collections', async () => {
     const dir = files({ 'r.yaml': WITH_DATA });
-    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_len=9']);
+    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_length=9']);
     expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.agent.chat_template_kwargs, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
       7,
       2e-4,
       { enable_thinking: false, n: [1, 2] },
       false,
       'x1',
-      { max_len: 9 },
+      { max_length: 9 },
     ]);
   });
 
@@ -127,8 +127,18 @@ describe('loadRecipe', () => {
     expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([`${join(dir, 'r.yaml')}:10:7  seed: seed 4242 is reserved`]);
   });
 
+  test('rejects registered components\' options with each component\'s own schema, all at once, at their keys', async () => {
+    const text = 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ndataset:\n  name: arith\n  options: {max_digits: 0}\ntools:\n  - name: calculator\n    options: {max_lenght: 9}\nreward:\n  components:\n    - name: math_answer\n    - name: tau2\n      options: {domain: telecom}\n';
+    const dir = files({ 'r.yaml': text });
+    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([
+      `${join(dir, 'r.yaml')}:6:25  dataset.options.max_digits: must be >= 1, got 0`,
+      `${join(dir, 'r.yaml')}:9:15  tools.0.options.max_lenght: unknown key (did you mean 'max_length'?)`,
+      `${join(dir, 'r.yaml')}:14:25  reward.components.1.options.domain: must be one of: airline, retail; got 'telecom'`,
+    ]);
+  });
+
   test('returns a relocate that moves component issues from <recipe> to their line', async () => {
-    const dir = files({ 'r.yaml': `${VALID}dataset:\n  name: arith\n  options:\n    max_digits: 99\n` });
+    const dir = files({ 'r.yaml': `${VALID}dataset:\n  name: arith\n  options:\n    max_digits: 9\n` });
     const loaded = await loadRecipe(join(dir, 'r.yaml'));
     const moved = loaded.relocate(new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'dataset.options.max_digits', message: 'must be <= 12' }]));
     expect(moved.message).toBe(`${join(dir, 'r.yaml')}:11:17  dataset.options.max_digits: must be <= 12`);

@@ -1,6 +1,6 @@
 /**
  * `loadRecipe`: file -> `extends` chain -> overrides -> schema -> presets and paths -> semantic
- * checks. Every problem found at a stage is reported together, located in the file (or the
+ * checks and each component's options against the component's own schema. Every problem found at a stage is reported together, located in the file (or the
  * override) it came from; a later stage runs only when the earlier ones left something sound to
  * check, so no problem is a consequence of another.
  */
@@ -8,6 +8,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from '../errors/index.js';
 import { checkRecipe } from './checks.js';
+import { componentOptionsFailures } from './component-options.js';
 import { locateZodIssues } from './issues.js';
 import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode, type SourceLocation } from './located.js';
 import { applyOverrides, OVERRIDES_FILE, parseOverrides } from './overrides.js';
@@ -62,13 +63,16 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
 
   const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, dirname(path)]));
   const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
-  const problems = await checkRecipe(recipe, { dir });
-  if (problems.length > 0) {
+  const [problems, optionFailures] = await Promise.all([checkRecipe(recipe, { dir }), componentOptionsFailures(recipe)]);
+  if (problems.length > 0 || optionFailures.length > 0) {
     throw configError(
-      problems.map((problem) => {
-        const path = parseKeyPath(problem.path);
-        return { ...locate(root, path), path: formatPath(path), message: problem.message };
-      }),
+      [
+        ...problems.map((problem) => {
+          const path = parseKeyPath(problem.path);
+          return { ...locate(root, path), path: formatPath(path), message: problem.message };
+        }),
+        ...optionFailures.flatMap((failure) => locateZodIssues(failure.issues, root, parseKeyPath(failure.path), failure.keysAt)),
+      ],
       chain.files,
     );
   }

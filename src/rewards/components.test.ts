@@ -24,16 +24,16 @@ describe('rewardComponents', () => {
         { module: './grade.mjs', export: 'grade' },
       ],
     });
-    expect(rewardComponents(config).map(({ label, name, weight, path }) => ({ label, name, weight, path }))).toStrictEqual([
-      { label: 'grade', name: 'module', weight: 2, path: 'reward.components.0' },
-      { label: 'command', name: 'command', weight: 1, path: 'reward.components.1' },
-      { label: 'style', name: 'judge', weight: 1, path: 'reward.components.2' },
-      { label: 'math_answer', name: 'math_answer', weight: 1, path: 'reward.components.3' },
-      { label: 'other', name: 'module', weight: 1, path: 'reward.components.4' },
-      { label: 'grade_2', name: 'module', weight: 1, path: 'reward.components.5' },
+    expect(rewardComponents(config).map(({ label, name, weight, path, optionsPath }) => ({ label, name, weight, path, optionsPath }))).toStrictEqual([
+      { label: 'grade', name: 'module', weight: 2, path: 'reward.components.0', optionsPath: 'reward.components.0' },
+      { label: 'command', name: 'command', weight: 1, path: 'reward.components.1', optionsPath: 'reward.components.1' },
+      { label: 'style', name: 'judge', weight: 1, path: 'reward.components.2', optionsPath: 'reward.components.2.judge' },
+      { label: 'math_answer', name: 'math_answer', weight: 1, path: 'reward.components.3', optionsPath: 'reward.components.3.options' },
+      { label: 'other', name: 'module', weight: 1, path: 'reward.components.4', optionsPath: 'reward.components.4' },
+      { label: 'grade_2', name: 'module', weight: 1, path: 'reward.components.5', optionsPath: 'reward.components.5' },
     ]);
     expect(rewardComponents(config)[1]!.options).toStrictEqual({ command: ['python3', 'length.py'], timeout_s: 5 });
-    expect(rewardComponents(RewardSchema.parse({ module: 'g.ts' }))).toStrictEqual([{ label: 'g', name: 'module', weight: 1, options: { module: 'g.ts', options: {} }, path: 'reward' }]);
+    expect(rewardComponents(RewardSchema.parse({ module: 'g.ts' }))).toStrictEqual([{ label: 'g', name: 'module', weight: 1, options: { module: 'g.ts', options: {} }, path: 'reward', optionsPath: 'reward' }]);
   });
 
   it('rejects two sources in one entry and a tool with none', () => {

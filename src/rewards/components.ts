@@ -11,6 +11,8 @@ export interface RewardComponent {
   readonly options: Readonly<Record<string, unknown>>;
   /** Recipe key of this component, e.g. `reward` or `reward.components.1`. */
   readonly path: string;
+  /** Recipe key `options` were written under: `<path>.options`, `<path>.judge`, or `<path>` for module and command keys. */
+  readonly optionsPath: string;
 }
 
 type RewardSource = Pick<RewardComponentConfig, 'name' | 'options' | 'module' | 'export' | 'command' | 'timeout_s' | 'judge'> & { readonly label?: string };
@@ -29,19 +31,19 @@ export function rewardComponents(config: RewardConfig): RewardComponent[] {
       : [];
   const seen = new Map<string, number>();
   return entries.map(({ source, weight, path }) => {
-    const { name, options, label } = registered(source);
+    const { name, options, label, optionsKey } = registered(source);
     const count = (seen.get(label) ?? 0) + 1;
     seen.set(label, count);
-    return { label: count === 1 ? label : `${label}_${count}`, name, weight, options, path };
+    return { label: count === 1 ? label : `${label}_${count}`, name, weight, options, path, optionsPath: optionsKey ? `${path}.${optionsKey}` : path };
   });
 }
 
-function registered(source: RewardSource): { name: string; options: Readonly<Record<string, unknown>>; label: string } {
+function registered(source: RewardSource): { name: string; options: Readonly<Record<string, unknown>>; label: string; optionsKey: string } {
   if (source.module !== undefined) {
     const options = { module: source.module, ...(source.export ? { export: source.export } : {}), options: source.options };
-    return { name: 'module', options, label: source.label ?? source.export ?? basename(source.module, extname(source.module)) };
+    return { name: 'module', options, label: source.label ?? source.export ?? basename(source.module, extname(source.module)), optionsKey: '' };
   }
-  if (source.command !== undefined) return { name: 'command', options: { command: source.command, timeout_s: source.timeout_s }, label: source.label ?? 'command' };
-  if (source.judge !== undefined) return { name: 'judge', options: source.judge, label: source.label ?? 'judge' };
-  return { name: source.name ?? '', options: source.options, label: source.label ?? source.name ?? '' };
+  if (source.command !== undefined) return { name: 'command', options: { command: source.command, timeout_s: source.timeout_s }, label: source.label ?? 'command', optionsKey: '' };
+  if (source.judge !== undefined) return { name: 'judge', options: source.judge, label: source.label ?? 'judge', optionsKey: 'judge' };
+  return { name: source.name ?? '', options: source.options, label: source.label ?? source.name ?? '', optionsKey: 'options' };
 }

@@ -4,6 +4,8 @@ import type { ToolConfig } from '../recipe/schema.js';
 export interface ToolComponent {
   readonly name: string;
   readonly options: Readonly<Record<string, unknown>>;
+  /** Key of the entry `options` were written under: `options`, `mcp`, or '' (the entry itself) for `module`. */
+  readonly optionsKey: string;
 }
 
 /**
@@ -11,7 +13,7 @@ export interface ToolComponent {
  * go through the same registry as built-ins: `{module, export}` is tool `module`, `{mcp}` is tool `mcp`.
  */
 export function toolComponent(tool: ToolConfig): ToolComponent {
-  if (tool.module !== undefined) return { name: 'module', options: { module: tool.module, ...(tool.export ? { export: tool.export } : {}) } };
-  if (tool.mcp !== undefined) return { name: 'mcp', options: { ...tool.mcp, ...(tool.prefix ? { prefix: tool.prefix } : {}) } };
-  return { name: tool.name ?? '', options: tool.options };
+  if (tool.module !== undefined) return { name: 'module', options: { module: tool.module, ...(tool.export ? { export: tool.export } : {}) }, optionsKey: '' };
+  if (tool.mcp !== undefined) return { name: 'mcp', options: { ...tool.mcp, ...(tool.prefix ? { prefix: tool.prefix } : {}) }, optionsKey: 'mcp' };
+  return { name: tool.name ?? '', options: tool.options, optionsKey: 'options' };
 }
