@@ -80,6 +80,32 @@ describe('generateArith', () => {
     expect(dataOf(task!).reference).toStrictEqual(arithTranscript({ prompt: task!.prompt, expression }));
     expect(dataOf(task!).reference.at(-1)).toStrictEqual({ role: 'assistant', content: `Answer: ${task!.answer}` });
   });
+
+  test('returns references that slip on about reference_slips of the long-operand problems and on no others', () => {
+    const clean = generateArith('train', options({ train_size: 2000 }));
+    const sloppy = generateArith('train', options({ train_size: 2000, reference_slips: 0.6 }));
+    expect(sloppy.map((t) => [t.id, t.prompt, t.answer])).toStrictEqual(clean.map((t) => [t.id, t.prompt, t.answer]));
+    let long = 0;
+    let slipped = 0;
+    for (const task of sloppy) {
+      const { expression, digits, reference } = dataOf(task);
+      const call = reference[1]!.tool_calls![0]!.function.arguments as { expression: string };
+      if (digits < 3) {
+        expect(reference).toStrictEqual(arithTranscript({ prompt: task.prompt, expression }));
+        continue;
+      }
+      long++;
+      if (call.expression === expression) continue;
+      slipped++;
+      // every 3-digit operand lost its last digit; the tool output and the answer follow the slip
+      expect(call.expression).toBe(expression.replace(/\d{3,}/g, (n) => n.slice(0, -1)));
+      expect(reference[2]!.content).toBe(oracle(call.expression));
+      expect(reference[3]!.content).toBe(`Answer: ${oracle(call.expression)}`);
+    }
+    expect(long).toBeGreaterThan(1000);
+    expect(slipped / long).toBeGreaterThan(0.55);
+    expect(slipped / long).toBeLessThan(0.65);
+  });
 });
 
 describe('arithTranscript', () => {

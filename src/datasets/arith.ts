@@ -19,6 +19,14 @@ export const ArithOptions = z
     test_size: z.number().int().positive().default(200).describe('Problems in the test split.'),
     test_fraction: z.number().gt(0).lt(1).default(0.2).describe('Share of all possible problems held out for test, chosen by a hash of the expression.'),
     seed: z.number().int().nonnegative().default(0).describe('Seed of the problem set; the run seed only orders it.'),
+    reference_slips: z
+      .number()
+      .min(0)
+      .max(1)
+      .default(0)
+      .describe(
+        'Share of reference transcripts (what the sft warm start imitates) of problems with a 3-or-more-digit operand in which the demonstrator drops the last digit of each such operand when copying it into the calculator call; the result and the answer follow the slip. A sloppy teacher that RL can learn to beat. Prompts, answers and rewards are unchanged.',
+      ),
   })
   // Only when both counts are valid: a bad max_digits alone must not also report min_digits.
   .refine((o) => o.min_digits <= o.max_digits, { message: 'min_digits must not exceed max_digits', path: ['min_digits'], when: (payload) => payload.issues.length === 0 });
@@ -62,7 +70,8 @@ export function generateArith(split: 'train' | 'test', options: ArithOptions): T
     const problem = drawProblem(rng, options);
     if (arithSplit(problem.expression, options.test_fraction) !== split || tasks.has(problem.id)) continue;
     const answer = calculate(problem.expression);
-    const data: ArithData = { expression: problem.expression, level: problem.level, digits: problem.digits, reference: arithTranscript(problem) };
+    const reference = arithTranscript({ prompt: problem.prompt, expression: demonstratedExpression(problem.expression, options.reference_slips) });
+    const data: ArithData = { expression: problem.expression, level: problem.level, digits: problem.digits, reference };
     tasks.set(problem.id, { id: problem.id, prompt: problem.prompt, answer, data });
   }
   return [...tasks.values()];
@@ -71,6 +80,17 @@ export function generateArith(split: 'train' | 'test', options: ArithOptions): T
 /** The split of an expression: test for a fixed `fraction` of all expressions, by hash. */
 export function arithSplit(expression: string, fraction: number): 'train' | 'test' {
   return hash32('arith-split', expression) / 2 ** 32 < fraction ? 'test' : 'train';
+}
+
+/**
+ * The expression a sloppy demonstrator copies into the call: for a `rate` share of expressions
+ * (chosen by hash, so the same problems slip whatever the order) every operand of 3+ digits loses
+ * its last digit. A model imitating it copies long operands right only sometimes: its greedy answer
+ * is wrong there while its samples are often right, which is what RL learns from.
+ */
+export function demonstratedExpression(expression: string, rate: number): string {
+  if (rate === 0 || hash32('arith-slip', expression) / 2 ** 32 >= rate) return expression;
+  return expression.replace(/\d{3,}/g, (operand) => operand.slice(0, -1));
 }
 
 interface Problem {
