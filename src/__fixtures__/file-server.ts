@@ -49,7 +49,9 @@ export async function startFileServer(files: Readonly<Record<string, Buffer>>): 
     const cut = faults.cutAfter?.[path];
     if (cut !== undefined) {
       delete faults.cutAfter![path];
-      res.write(body.subarray(start, start + cut), () => res.destroy());
+      // A graceful FIN, not a reset: a reset can make the client's kernel drop bytes it already
+      // received, and the test would see an interruption with nothing written (a flake under load).
+      res.write(body.subarray(start, start + cut), () => res.socket?.end());
       return;
     }
     res.end(body.subarray(start));
