@@ -3,11 +3,16 @@
 Every call that changes weights runs inside `engine.exclusive()`: admissions stop, running
 generations finish, then the call runs with the model to itself, and the engine afterwards serves
 the new weights stamped with the new policy version.
+
+With more than one trainer rank (`peers`, atk_trainer.distributed) rank 0 sends each command to the
+other ranks once the request has passed the checks that need no model, and they run these same
+handlers around an engine that never starts.
 """
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional
+from contextlib import nullcontext
+from typing import Any, ContextManager, Dict, Optional
 
 from .batch import BatchError
 from .config import ConfigError, parse_config
@@ -20,10 +25,14 @@ INITS = ("pretrained", "random")
 
 
 class ControlApi:
-    def __init__(self, engine: Engine, engine_api: EngineApi):
+    def __init__(self, engine: Engine, engine_api: EngineApi, peers: Any = None):
         self.engine = engine
         self.engine_api = engine_api
+        self.peers = peers  # distributed.Peers with more than one rank, else None
         self.trainer: Any = None
+
+    def _command(self, name: str, body: Any) -> ContextManager[None]:
+        return nullcontext() if self.peers is None else self.peers.command(name, body)
 
     def health(self, _body: Any) -> Dict[str, Any]:
         return {"status": "ok", "model_loaded": self.trainer is not None, "policy_version": self.engine.policy_version, "pid": os.getpid()}
@@ -51,13 +60,13 @@ class ControlApi:
 
         try:
             config = parse_config(body.get("train"))
-            with self.engine.exclusive():
+            with self._command("load_model", body), self.engine.exclusive():
                 if init == "random":
                     policy = random_policy(read_config(path), seed=config.seed, **options)
                     policy.path = os.path.abspath(path)
                 else:
                     policy = load_policy(path, **options)
-                trainer = Trainer(policy, config)
+                trainer = Trainer(policy, config, self.peers)
                 self.trainer = trainer
                 self.engine.set_policy(policy, autocast=trainer.autocast)
                 self.engine.policy_version = trainer.policy_version
@@ -77,7 +86,7 @@ class ControlApi:
     def train_step(self, body: Any) -> Dict[str, Any]:
         trainer = self._trainer()
         try:
-            with self.engine.exclusive():
+            with self._command("train_step", body), self.engine.exclusive():
                 metrics = trainer.step(expect_object(body))
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
@@ -86,22 +95,23 @@ class ControlApi:
 
     def save(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)
-        with self.engine.exclusive():
+        with self._command("save", body), self.engine.exclusive():
             return trainer.save(directory)
 
     def load_checkpoint(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)
         try:
-            with self.engine.exclusive():
+            with self._command("load_checkpoint", body), self.engine.exclusive():
                 result = trainer.load(directory)
                 self.engine.policy_version = trainer.policy_version
         except (FileNotFoundError, ValueError) as e:
             raise bad_request(f"{type(e).__name__}: {e}") from None
         return result
 
-    def shutdown(self, _body: Any) -> Dict[str, Any]:
-        # The server stops itself once this reply is written.
-        return {"status": "shutting down"}
+    def shutdown(self, body: Any) -> Dict[str, Any]:
+        # The server stops itself once this reply is written; the other ranks end on the command.
+        with self._command("shutdown", body):
+            return {"status": "shutting down"}
 
     def _trainer(self) -> Any:
         if self.trainer is None:

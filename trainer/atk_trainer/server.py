@@ -5,6 +5,8 @@ Errors: a handler's HttpError or a malformed body is a 4xx, anything else a 500 
 exception line; the process keeps serving either way. Engine routes answer in vLLM's shape
 `{"error": {"message", "type", "code"}}`, control routes in PROTOCOL.md's `{"error", "traceback"}`.
 SIGTERM, SIGINT, POST /control/shutdown and the death of the parent process all end it cleanly.
+Under torchrun with more than one rank (distributed.py) rank 0 is this server and the other ranks
+follow its control commands; they serve nothing.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from .control import ControlApi
+from .distributed import Peers, world_size
 from .engine_api import EngineApi
 from .errors import HttpError
 from .generate import Engine
@@ -33,7 +36,10 @@ PARENT_POLL_S = 0.5
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    app = TrainerServer(args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed)
+    peers = Peers() if world_size() > 1 else None
+    if peers is not None and not peers.leader:
+        return follow(peers, args)
+    app = TrainerServer(args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     watch_parent(args.parent_pid, app.stop)
@@ -41,6 +47,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     app.serve()
     log("atk_trainer stopped")
     return 0
+
+
+def follow(peers: Peers, args: argparse.Namespace) -> int:
+    """Ranks > 0: no server and no log; run rank 0's commands until shutdown. SIGTERM (torchrun stopping
+    its workers) keeps its default action; the parent's death ends the process as it ends rank 0."""
+    watch_parent(args.parent_pid, lambda _reason: os._exit(0))
+    engine = Engine(max_batch=args.max_batch, seed=args.seed)  # never started: the handlers only need its lock
+    return peers.follow(ControlApi(engine, EngineApi(engine, args.served_model_name), peers))
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -58,10 +72,10 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 class TrainerServer:
     """The engine thread, the route table and the HTTP server; serve() blocks until stop()."""
 
-    def __init__(self, host: str, port: int, served_name: str = "policy", max_batch: int = 256, seed: int = 0):
+    def __init__(self, host: str, port: int, served_name: str = "policy", max_batch: int = 256, seed: int = 0, peers: Optional[Peers] = None):
         self.engine = Engine(max_batch=max_batch, seed=seed).start()
         self.engine_api = EngineApi(self.engine, served_name)
-        self.control = ControlApi(self.engine, self.engine_api)
+        self.control = ControlApi(self.engine, self.engine_api, peers)
         e, c = self.engine_api, self.control
         self.routes: Dict[Tuple[str, str], Callable[[Any], Any]] = {
             ("GET", "/health"): e.health,

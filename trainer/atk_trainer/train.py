@@ -7,6 +7,10 @@
 `policy` is the modeling façade (`atk_trainer.modeling.Policy`): `.module` (nn.Module), `.config`,
 `.backend`, `.logits(input_ids (B, T)) -> (B, T, V)` and `.save_pretrained(dir)`. The trainer changes
 the module's weights in place, so an engine serving the same Policy serves the new weights at once.
+
+With `peers` (atk_trainer.distributed, more than one torchrun rank) each rank trains on its share of
+the micro-batches and the gradients are summed across ranks; on CUDA `train_policy` is an FSDP-wrapped
+copy and `policy` stays the unsharded serving copy, refreshed after every step (distributed.py).
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import torch.utils.checkpoint
 from . import lora as lora_lib
 from .batch import MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig, config_dict
+from .distributed import clean_name
 from .loss import (
     kl_penalty,
     policy_gradient_loss,
@@ -40,8 +45,9 @@ STATE_FORMAT = 1
 
 
 class Trainer:
-    def __init__(self, policy: Any, config: TrainConfig):
+    def __init__(self, policy: Any, config: TrainConfig, peers: Any = None):
         self.config = config
+        self.peers = peers  # distributed.Peers with more than one rank, else None
         # -- seed, threads, device, dtype ------------------------------------------------------------
         random.seed(config.seed)
         torch.manual_seed(config.seed)
@@ -56,15 +62,26 @@ class Trainer:
             policy.module = lora_lib.apply_lora(policy.module, config.lora, use_peft)
         if config.gradient_checkpointing:
             enable_gradient_checkpointing(policy.module)
-        self.params = [p for p in policy.module.parameters() if p.requires_grad]
         # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
         self.reference: Optional[Any] = None
         if config.kl_coef > 0 and config.lora is None:
             self.reference = copy.copy(policy)
             self.reference.module = copy.deepcopy(policy.module).eval().requires_grad_(False)
+        # -- more than one GPU: train an FSDP-sharded copy; rank 0's `policy` stays whole, for serving -
+        dims = {name: p.dim() for name, p in policy.module.named_parameters()}  # before FSDP flattens them
+        self.train_policy = policy
+        self.sharded = peers is not None and self.device.type == "cuda"
+        if self.sharded:
+            self.train_policy = copy.copy(policy)
+            module = copy.deepcopy(policy.module) if peers.leader else policy.module
+            layers = _decoder_layers(module)
+            layer_cls = type(layers[0]) if layers is not None and len(layers) else None
+            self.train_policy.module = peers.shard(module, layer_cls, bf16=self.autocast)
+        named = [(clean_name(n), p) for n, p in self.train_policy.module.named_parameters() if p.requires_grad]
+        self.params = [p for _, p in named]
         # -- optimizer: AdamW, no weight decay on vectors (norm gains, biases) -----------------------
-        decay = [p for p in self.params if p.dim() >= 2]
-        no_decay = [p for p in self.params if p.dim() < 2]
+        decay = [p for n, p in named if dims[n] >= 2]
+        no_decay = [p for n, p in named if dims[n] < 2]
         groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
         self.optimizer = torch.optim.AdamW(
             [g for g in groups if g["params"]],
@@ -84,26 +101,29 @@ class Trainer:
         first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)  # trainer logprobs before the update
         ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
         totals: Dict[str, float] = {}
-        mismatch_max = 0.0
-        self.policy.module.train()
+        module = self.train_policy.module
+        module.train()
         try:
             for update in range(c.updates_per_step):
                 self.optimizer.zero_grad(set_to_none=True)
-                for i, mb in enumerate(batch.micro_batches):
-                    stats = self._micro_step(batch, mb, update, i, first_logp, ref_logp)
-                    for key, value in stats.items():
-                        if key == "mismatch_max":
-                            mismatch_max = max(mismatch_max, value)
-                        else:
-                            totals[key] = totals.get(key, 0.0) + value
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+                if self.peers is None:
+                    for i, mb in enumerate(batch.micro_batches):
+                        _add(totals, self._micro_step(batch, mb, update, i, first_logp, ref_logp))
+                    grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+                else:
+                    grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
                 totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
                 self.optimizer.step()
         finally:
             # The engine samples from the same module: LoRA dropout must be off outside training,
             # and a failed step must not leave half-accumulated gradients for the next one.
-            self.policy.module.eval()
+            module.eval()
             self.optimizer.zero_grad(set_to_none=True)
+        if self.peers is not None:
+            totals = self.peers.merge_totals(totals)
+            if self.sharded:
+                self.peers.refresh_serving(module, self.policy.module if self.peers.leader else None)
+        mismatch_max = totals.pop("mismatch_max", 0.0)
         self.scheduler.step()
         self.step_count += 1
         self.policy_version += 1
@@ -111,6 +131,28 @@ class Trainer:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         return self._metrics(batch, totals, mismatch_max, lr, seconds)
+
+    def _distributed_update(
+        self, batch: TrainBatch, update: int, first_logp: List[Optional[torch.Tensor]],
+        ref_logp: List[Optional[torch.Tensor]], totals: Dict[str, float],
+    ) -> torch.Tensor:
+        """This rank's micro-batches, then gradients summed over ranks and clipped; returns the global norm."""
+        failure: Optional[BaseException] = None
+        try:
+            for i in self.peers.my_micro_batches(len(batch.micro_batches)):
+                if i is None:  # fewer micro-batches here than on rank 0: join the collectives with nothing
+                    ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
+                    with self._autocast():
+                        (self.train_policy.logits(ids).float().sum() * 0.0).backward()
+                else:
+                    _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
+        except Exception as e:  # noqa: BLE001 - re-raised by check() on this rank, reported on the others
+            failure = e
+        self.peers.check(failure)
+        if self.sharded:
+            return self.train_policy.module.clip_grad_norm_(self.config.grad_clip)
+        self.peers.sum_gradients(self.params)
+        return torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
 
     def _micro_step(
         self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
@@ -122,7 +164,7 @@ class Trainer:
         mask = mb.loss_mask.to(self.device)  # (B, T)
         weights = mb.weights.to(self.device)  # (B, T)
         with self._autocast():
-            logits = self.policy.logits(ids)  # (B, T, V)
+            logits = self.train_policy.logits(ids)  # (B, T, V)
         logp = token_logprobs(logits, ids)  # (B, T) float32
         stats: Dict[str, float] = {}
         if update == 0:
@@ -165,8 +207,8 @@ class Trainer:
             if self.reference is not None:
                 logits = self.reference.logits(ids)  # (B, T, V)
             else:
-                with lora_lib.adapters_disabled(self.policy.module):
-                    logits = self.policy.logits(ids)
+                with lora_lib.adapters_disabled(self.train_policy.module):
+                    logits = self.train_policy.logits(ids)
         return token_logprobs(logits, ids)  # (B, T)
 
     def _autocast(self):
@@ -202,8 +244,13 @@ class Trainer:
     # -- checkpoints -------------------------------------------------------------------------------------
     def save(self, directory: str) -> Dict[str, Any]:
         """Write weights (HF layout) or the LoRA adapter (peft layout) plus trainer_state.pt, atomically:
-        everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete."""
+        everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete.
+        With several ranks only rank 0 writes: its `policy` holds the full weights (with FSDP, the serving
+        copy refreshed after every step); the FSDP optimizer state is gathered from all ranks."""
         directory = os.path.abspath(directory)
+        optimizer_state = self._optimizer_state()
+        if self.peers is not None and not self.peers.leader:
+            return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
         tmp = directory + ".tmp"
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
@@ -214,7 +261,7 @@ class Trainer:
             lora_lib.write_adapter(self.policy.module, self.config.lora, base, tmp, save_file)
         else:
             self.policy.save_pretrained(tmp)
-        torch.save(self._state(), os.path.join(tmp, STATE_FILE))
+        torch.save(self._state(optimizer_state), os.path.join(tmp, STATE_FILE))
         if os.path.exists(directory):
             old = directory + ".old"
             shutil.rmtree(old, ignore_errors=True)
@@ -226,7 +273,9 @@ class Trainer:
         return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
 
     def load(self, directory: str) -> Dict[str, Any]:
-        """Restore weights/adapter, optimizer, schedule, counters and RNG states written by `save`."""
+        """Restore weights/adapter, optimizer, schedule, counters and RNG states written by `save`.
+        Every rank reads the directory (one machine, one file system); with FSDP rank 0 reads the weights
+        into its serving copy and the shards take them from there."""
         directory = os.path.abspath(directory)
         state_path = os.path.join(directory, STATE_FILE)
         if not os.path.exists(state_path):
@@ -238,28 +287,48 @@ class Trainer:
             raise ValueError(f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with")
         from .safetensors_io import load_file
 
-        if self.config.lora is not None:
+        if self.sharded and not self.peers.leader:
+            pass  # no unsharded copy here: load_sharded below
+        elif self.config.lora is not None:
             lora_lib.read_adapter(self.policy.module, directory, load_file)
         else:
             load_full_weights(self.policy.module, directory, load_file)
-        self.optimizer.load_state_dict(state["optimizer"])
+        optimizer_state = state["optimizer"]
+        if self.sharded:
+            self.peers.load_sharded(self.train_policy.module, self.policy.module if self.peers.leader else None)
+            optimizer_state = self.peers.shard_optimizer_state(self.train_policy.module, optimizer_state)
+        self.optimizer.load_state_dict(optimizer_state)
         self.scheduler.load_state_dict(state["scheduler"])
         self.step_count = state["step"]
         self.policy_version = state["policy_version"]
         set_rng_state(state["rng"])
         return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
 
-    def _state(self) -> Dict[str, Any]:
+    def _optimizer_state(self) -> Dict[str, Any]:
+        if self.sharded:
+            return self.peers.full_optimizer_state(self.train_policy.module, self.optimizer)
+        return self.optimizer.state_dict()
+
+    def _state(self, optimizer_state: Dict[str, Any]) -> Dict[str, Any]:
         """A plain dict: everything exact resume needs, and the resolved config for the record."""
         return {
             "format": STATE_FORMAT,
             "config": config_dict(self.config),
             "step": self.step_count,
             "policy_version": self.policy_version,
-            "optimizer": self.optimizer.state_dict(),
+            "optimizer": optimizer_state,
             "scheduler": self.scheduler.state_dict(),
             "rng": get_rng_state(),
         }
+
+
+def _add(totals: Dict[str, float], stats: Dict[str, float]) -> None:
+    """Accumulate one micro-batch's stats: sums, except mismatch_max, a max."""
+    for key, value in stats.items():
+        if key == "mismatch_max":
+            totals[key] = max(totals.get(key, 0.0), value)
+        else:
+            totals[key] = totals.get(key, 0.0) + value
 
 
 def lr_factor(step: int, config: TrainConfig) -> float:

@@ -1,0 +1,148 @@
+"""Two trainer ranks under torchrun (atk_trainer.torchrun) on CPU (gloo), over real HTTP: rank 0 serves, rank 1 follows.
+
+The FSDP wrap needs CUDA and is not exercised here; everything around it is: command broadcast,
+micro-batch shares, gradient all-reduce, metric merge, rank-0-only checkpoints, errors and shutdown.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+
+from atk_trainer.config import parse_config
+from atk_trainer.modeling import load_policy, random_policy
+from atk_trainer.train import Trainer
+from test_server import CONFIG, TRAINER_DIR, call, start_server
+
+# micro_batch_tokens 16 packs the batch below into 3 micro-batches: rank 0 takes two, rank 1 one and an empty one.
+TRAIN = {"seed": 3, "learning_rate": 0.01, "micro_batch_tokens": 16, "weight_decay": 0.1}
+LOAD = {"init": "random", "backend": "builtin", "device": "cpu", "dtype": "float32", "train": TRAIN}
+
+
+def batch(shift):
+    rows = [([1, 2, 3, 4, 5, 6, 7, 8], 3, 1.0), ([1, 9, 10, 11, 12, 13, 14], 2, -0.5), ([2, 3, 5, 7, 11, 13], 4, 0.75),
+            ([4, 4, 20, 21, 22], 1, -1.25), ([30, 29, 28, 27], 2, 0.25)]
+    sequences = []
+    for ids, prompt, advantage in rows:
+        ids = [(t + shift) % 60 + 1 for t in ids]
+        mask = [0] * prompt + [1] * (len(ids) - prompt)
+        sequences.append({"token_ids": ids, "loss_mask": mask, "logprobs": [-3.5 * m for m in mask], "advantage": advantage})
+    return {"loss": "pg", "sequences": sequences}
+
+
+def start_ranks(nproc=2):
+    """`python -m atk_trainer.torchrun --standalone --nproc_per_node 2 -m atk_trainer --port 0`, as launch.ts runs it."""
+    env = {**os.environ, "PYTHONPATH": TRAINER_DIR, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    command = [sys.executable, "-m", "atk_trainer.torchrun", "--standalone", "--nproc_per_node", str(nproc),
+               "-m", "atk_trainer", "--port", "0"]
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = proc.stdout.readline()
+    match = re.search(r"serving on (http://[\d.]+:\d+)", line)
+    assert match, line
+    return proc, match.group(1)
+
+
+def workers(proc):
+    """Pids of torchrun's worker processes (its children)."""
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        return [int(pid) for pid in f.read().split()]
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory):
+    model_dir = tmp_path_factory.mktemp("model")
+    (model_dir / "config.json").write_text(json.dumps(CONFIG))
+    proc, url = start_ranks()
+    status, loaded = call(url, "/control/load_model", {"path": str(model_dir), **LOAD})
+    assert status == 200, loaded
+    yield proc, url, model_dir
+    if proc.poll() is None:
+        proc.terminate()
+        proc.wait(20)
+
+
+def single_process_trainer():
+    return Trainer(random_policy(dict(CONFIG), seed=3, backend="builtin"), parse_config(TRAIN))
+
+
+def test_two_ranks_train_to_the_weights_of_one_process_and_save_from_rank_0(ranks, tmp_path):
+    proc, url, _ = ranks
+    assert len(workers(proc)) == 2
+    trainer = single_process_trainer()
+    for shift in (0, 7):
+        status, reply = call(url, "/control/train_step", batch(shift))
+        assert status == 200, reply
+        expected = trainer.step(batch(shift))
+        assert reply["metrics"]["micro_batches"] == 3
+        for key in ("loss", "entropy", "clip_fraction", "grad_norm", "mismatch_mean", "mismatch_max", "tokens"):
+            assert reply["metrics"][key] == pytest.approx(expected[key], abs=1e-5), key
+    assert call(url, "/control/save", {"dir": str(tmp_path / "step-2")}) == (200, {"dir": str(tmp_path / "step-2"), "policy_version": 2, "step": 2})
+    assert sorted(os.listdir(tmp_path)) == ["step-2"]  # rank 1 wrote nothing beside it
+    saved = load_policy(str(tmp_path / "step-2"), backend="builtin").module.state_dict()
+    worst = max((saved[k] - v).abs().max().item() for k, v in trainer.policy.module.state_dict().items())
+    print(f"\nmax |2-rank weight - 1-process weight| after 2 steps: {worst:.2e}")
+    assert worst < 1e-5
+    # The engine on rank 0 serves the trained weights.
+    status, reply = call(url, "/v1/completions", {"model": "policy", "prompt": [1, 2, 3], "max_tokens": 2, "logprobs": 0})
+    assert status == 200 and reply["policy_version"] == 2
+
+
+def test_a_two_rank_checkpoint_resumes_in_one_process_exactly(ranks, tmp_path):
+    proc, url, model_dir = ranks
+    assert call(url, "/control/save", {"dir": str(tmp_path / "ckpt")})[0] == 200
+    assert call(url, "/control/load_checkpoint", {"dir": str(tmp_path / "ckpt")})[0] == 200  # every rank reads it
+    single, single_url = start_server()
+    try:
+        assert call(single_url, "/control/load_model", {"path": str(model_dir), **LOAD})[0] == 200
+        status, reply = call(single_url, "/control/load_checkpoint", {"dir": str(tmp_path / "ckpt")})
+        assert status == 200, reply
+        one = call(single_url, "/control/train_step", batch(3))[1]
+        two = call(url, "/control/train_step", batch(3))[1]
+        assert one["policy_version"] == two["policy_version"] == reply["policy_version"] + 1
+        for key in ("loss", "grad_norm", "entropy"):
+            assert two["metrics"][key] == pytest.approx(one["metrics"][key], abs=1e-5), key
+    finally:
+        single.terminate()
+        single.wait(10)
+
+
+def test_bad_requests_answer_4xx_or_5xx_and_leave_both_ranks_in_step(ranks):
+    proc, url, _ = ranks
+    pids = workers(proc)
+    version = call(url, "/control/health")[1]["policy_version"]
+    status, reply = call(url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]})
+    assert status == 400 and "loss_mask" in reply["error"]
+    assert call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-1"})[0] == 400
+    assert call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400  # refused before rank 1 hears of it
+    # Token 999 is out of the vocabulary in rank 1's micro-batch only: rank 0 reports rank 1's error.
+    bad = batch(0)
+    bad["sequences"][3]["token_ids"][2] = 999
+    status, reply = call(url, "/control/train_step", bad)
+    assert status == 500 and re.match(r"RuntimeError: rank 1: IndexError", reply["error"]), reply
+    assert all(alive(pid) for pid in pids)
+    status, reply = call(url, "/control/train_step", batch(1))  # both ranks still answer collectives
+    assert status == 200 and reply["policy_version"] == version + 1
+
+
+def test_shutdown_ends_every_rank(ranks):
+    proc, url, _ = ranks
+    pids = workers(proc)
+    assert call(url, "/control/shutdown", {}) == (200, {"status": "shutting down"})
+    assert proc.wait(15) == 0
+    deadline = time.time() + 5
+    while any(alive(pid) for pid in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in pids)
