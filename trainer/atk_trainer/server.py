@@ -219,4 +219,9 @@ def watch_parent(parent_pid: Optional[int], stop: Callable[[str], None]) -> None
 
 
 def log(message: str) -> None:
-    print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}", flush=True)
+    """Print a timestamped line; never raises. When atk was killed its end of our stdout pipe is gone,
+    and an EPIPE here must not stop the shutdown the line announces."""
+    try:
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}", flush=True)
+    except (OSError, ValueError):
+        pass

@@ -207,6 +207,18 @@ def test_shutdown_and_parent_death_end_the_process():
     assert "parent process exited" in proc.stdout.read()
 
 
+def test_parent_death_ends_the_process_when_its_output_pipe_is_gone_too():
+    # A SIGKILLed atk also closes the pipe the trainer logs into: logging "shutting down" then fails
+    # with EPIPE, which once killed the watcher thread and left the trainer running forever.
+    parent = subprocess.Popen(["sleep", "60"])
+    proc, url = start_server("--parent-pid", str(parent.pid))
+    assert call(url, "/health")[0] == 503
+    proc.stdout.close()
+    parent.kill()
+    parent.wait()
+    assert proc.wait(10) == 0
+
+
 def fixture(name):
     with open(os.path.join(TRAINER_DIR, "protocol", name)) as f:
         return json.load(f)
