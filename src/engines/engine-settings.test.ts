@@ -32,12 +32,23 @@ describe('checkEngineSettings', () => {
     ]);
   });
 
-  test('rejects a shared GPU at a high engine share, an unservable LoRA rank, and several trainer GPUs', () => {
+  test('rejects a shared GPU at a high engine share and an unservable LoRA rank', () => {
     expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0], gpu_memory_utilization: 0.9 }, trainer: { gpus: [0, 1] } }, 1024))).toStrictEqual([
       { path: 'model.engine.gpu_memory_utilization', message: 'GPU 0 is shared with the trainer; at 0.9 the trainer is left too little (use <= 0.8, e.g. 0.5, or give each its own GPUs)' },
       { path: 'algorithm.lora.rank', message: 'vLLM serves LoRA ranks up to 512; got 1024' },
-      { path: 'model.trainer.gpus', message: 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU' },
     ]);
+  });
+
+  test('returns no problems for two trainer GPUs on CUDA (torchrun + FSDP), with the embedded engine or beside vLLM', () => {
+    expect(checkEngineSettings(recipe({ trainer: { device: 'cuda', gpus: [0, 1] } }, false))).toStrictEqual([]);
+    expect(checkEngineSettings(recipe({ engine: { kind: 'vllm', gpus: [0] }, trainer: { device: 'cuda', dtype: 'bfloat16', gpus: [1, 2] } }))).toStrictEqual([]);
+  });
+
+  test('rejects trainer GPUs that cannot work: several with device cpu, one listed twice', () => {
+    expect(checkEngineSettings(recipe({ trainer: { device: 'cpu', gpus: [0, 1] } }, false))).toStrictEqual([
+      { path: 'model.trainer.gpus', message: 'several trainer GPUs shard the model with FSDP, which needs model.trainer.device cuda (or auto); with device cpu they do nothing' },
+    ]);
+    expect(checkEngineSettings(recipe({ trainer: { device: 'cuda', gpus: [1, 1] } }, false))).toStrictEqual([{ path: 'model.trainer.gpus', message: 'lists a GPU twice' }]);
   });
 
   test('rejects the default engine share when neither lists GPUs (both on GPU 0), and accepts a CPU trainer', () => {

@@ -22,7 +22,7 @@ const SHARED_GPU_MAX_UTILIZATION = 0.8;
  * loader: launch-only keys on engines atk does not launch, replicas without GPUs to put them on,
  * LoRA ranks vLLM cannot serve, full fine-tuning into an engine with no reload API, a GPU shared with
  * the trainer at a memory share that leaves the trainer nothing, random init with an engine that loads
- * its own weights, and more than one trainer GPU.
+ * its own weights, and trainer GPUs that cannot be used (repeated, or with device cpu).
  */
 export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingProblem[] {
   const { engine, trainer } = recipe.model;
@@ -61,7 +61,10 @@ export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingP
   if (engine.kind !== 'embedded' && recipe.model.init === 'random') {
     refuse('init', `a ${engine.kind} engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine`);
   }
-  if (trainer.gpus.length > 1) refuse('trainer.gpus', 'more than one trainer GPU (torchrun + FSDP) is not implemented in the bundled trainer yet; list one GPU');
-  if (trainer.device === 'cpu' && trainer.gpus.length) refuse('trainer.gpus', 'does nothing with model.trainer.device cpu');
+  // Several trainer GPUs start one torchrun rank each and shard the model with FSDP, which needs CUDA.
+  if (new Set(trainer.gpus).size !== trainer.gpus.length) refuse('trainer.gpus', 'lists a GPU twice');
+  if (trainer.device === 'cpu' && trainer.gpus.length) {
+    refuse('trainer.gpus', trainer.gpus.length > 1 ? 'several trainer GPUs shard the model with FSDP, which needs model.trainer.device cuda (or auto); with device cpu they do nothing' : 'does nothing with model.trainer.device cpu');
+  }
   return problems;
 }

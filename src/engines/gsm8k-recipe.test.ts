@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
+import { runValidate } from '../cli/validate.js';
 import { checkEngineSettings } from './engine-settings.js';
 import { engineCommand } from './launch/engine-command.js';
 import { projectRoot } from '../util/paths.js';
@@ -19,6 +20,13 @@ describe('recipes/gsm8k-grpo.yaml', () => {
     expect(checkEngineSettings(recipe)).toStrictEqual([]);
     const loaded = await loadRecipe(file);
     expect(loaded.recipe.algorithm.lora).toMatchObject({ rank: 32, alpha: 64 });
+  });
+
+  test('atk validate accepts two trainer GPUs on CUDA (torchrun + FSDP) and refuses them with device cpu', async () => {
+    const validate = (...overrides: string[]) => runValidate({ recipe: file, overrides, resolved: false });
+    expect(await validate('model.trainer.gpus=[1,2]', 'model.trainer.device=cuda')).toMatch(/: ok \(gsm8k-grpo: grpo, /);
+    const error = await validate('model.trainer.gpus=[1,2]', 'model.trainer.device=cpu').catch((e: unknown) => e);
+    expect(String(error)).toMatch(/model\.trainer\.gpus.*several trainer GPUs shard the model with FSDP, which needs model\.trainer\.device cuda/);
   });
 
   test('returns the vLLM command line a GPU machine would run', async () => {

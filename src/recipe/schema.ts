@@ -73,7 +73,7 @@ export const TrainerSchema = z
       .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation.'),
     threads: positiveInt.default(1).describe('torch CPU threads; one beat two on a 2-core machine for small models (see bench).'),
     gradient_checkpointing: z.boolean().default(false).describe('Recompute activations in backward to save memory at ~30% more compute.'),
-    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); one at most: torchrun + FSDP over several is not implemented, atk validate refuses it.'),
+    gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU and shards the model with FSDP.'),
     startup_timeout_s: positiveNumber.default(300).describe('Seconds to wait for the trainer process to become healthy.'),
   })
   .describe('The bundled PyTorch trainer.');

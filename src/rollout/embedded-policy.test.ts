@@ -12,13 +12,13 @@ describe('trainerLaunchOptions', () => {
   test('returns the recipe python for discovery, the run log, threads, startup limit and the trainer GPUs', () => {
     const options = trainerLaunchOptions(recipe({ python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30 }), { logsDir: '/run/logs', runDir: '/run' });
     expect(options).toStrictEqual({
-      recipePython: '/srv/venv/bin/python', runDir: '/run', logFile: join('/run/logs', 'trainer.log'), threads: 2, startupTimeoutMs: 30_000, env: { CUDA_VISIBLE_DEVICES: '3' },
+      recipePython: '/srv/venv/bin/python', runDir: '/run', logFile: join('/run/logs', 'trainer.log'), threads: 2, startupTimeoutMs: 30_000, gpus: [3],
     });
   });
 
-  test('returns no python and no CUDA_VISIBLE_DEVICES when the recipe sets neither', () => {
+  test('returns no python and no GPUs when the recipe sets neither', () => {
     const options = trainerLaunchOptions(recipe({}), { logsDir: '/run/logs', runDir: '/run' });
-    expect([options.recipePython, options.env, options.threads]).toStrictEqual([undefined, undefined, 1]);
+    expect([options.recipePython, options.gpus, options.threads]).toStrictEqual([undefined, [], 1]);
   });
 });
 

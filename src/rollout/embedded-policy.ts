@@ -64,7 +64,8 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
 /**
  * How the recipe's `model.trainer` starts the trainer process, for both engine paths: the Python search
  * ($ATK_PYTHON, then model.trainer.python, then python3), logs/trainer.log, the thread count, and the
- * trainer's own GPUs as CUDA_VISIBLE_DEVICES (the engine's are set apart by the engine launcher).
+ * trainer's own GPUs (CUDA_VISIBLE_DEVICES, and one torchrun rank each when there are several; the
+ * engine's are set apart by the engine launcher).
  */
 export function trainerLaunchOptions(recipe: ResolvedRecipe, options: Pick<StartPolicyOptions, 'logsDir' | 'runDir' | 'signal'>): LaunchTrainerOptions {
   const trainer = recipe.model.trainer;
@@ -74,7 +75,7 @@ export function trainerLaunchOptions(recipe: ResolvedRecipe, options: Pick<Start
     logFile: join(options.logsDir, 'trainer.log'),
     threads: trainer.threads,
     startupTimeoutMs: trainer.startup_timeout_s * 1000,
-    ...(trainer.gpus.length ? { env: { CUDA_VISIBLE_DEVICES: trainer.gpus.join(',') } } : {}),
+    gpus: trainer.gpus,
     ...(options.signal ? { signal: options.signal } : {}),
   };
 }

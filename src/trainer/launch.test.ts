@@ -1,12 +1,12 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { TrainerError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import type { TrainBatchInput } from './client.js';
-import { launchTrainer, type TrainerProcess } from './launch.js';
+import { launchTrainer, trainerCommand, type TrainerProcess } from './launch.js';
 
 // The real trainer (python -m atk_trainer) on a tiny random qwen2; one process shared by the tests.
 const TINY = {
@@ -91,5 +91,24 @@ describe('launchTrainer', () => {
     await other.stop();
     expect(alive(other.pid)).toBe(false);
     await other.stop(); // idempotent
+  });
+});
+
+describe('trainerCommand', () => {
+  const trainerArgs = (port: number, threads: number) => ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(threads)];
+
+  test('returns torchrun\'s module form with one rank per GPU and those GPUs visible for two trainer GPUs', () => {
+    const command = trainerCommand('/venv/bin/python', 4100, { threads: 2, gpus: [0, 1] });
+    expect(command.file).toBe('/venv/bin/python');
+    expect(command.args).toStrictEqual(['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', '2', ...trainerArgs(4100, 2)]);
+    expect([command.env.CUDA_VISIBLE_DEVICES, command.env.OMP_NUM_THREADS]).toStrictEqual(['0,1', '2']);
+    expect(command.env.PYTHONPATH?.split(delimiter)[0]).toBe(join(projectRoot(), 'trainer'));
+  });
+
+  test('returns the plain module for one GPU (made visible) or none (nothing set)', () => {
+    const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3] });
+    expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([trainerArgs(4101, 1), '3']);
+    const none = trainerCommand('python3', 4102, { threads: 1, env: { CUDA_VISIBLE_DEVICES: '7' } });
+    expect([none.args, none.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([trainerArgs(4102, 1), '7']);
   });
 });

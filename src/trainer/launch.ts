@@ -22,8 +22,10 @@ export interface LaunchTrainerOptions {
   readonly port?: number;
   /** torch CPU threads (OMP_NUM_THREADS and --threads). */
   readonly threads: number;
-  /** Extra environment (e.g. CUDA_VISIBLE_DEVICES). */
+  /** Extra environment. */
   readonly env?: Readonly<Record<string, string>>;
+  /** The trainer's GPUs (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU. */
+  readonly gpus?: readonly number[];
   /** How long to wait for /control/health. */
   readonly startupTimeoutMs: number;
   /** Aborting stops the start (the process is killed) or, later, nothing: call stop(). */
@@ -48,8 +50,38 @@ export interface TrainerProcess {
 
 const HEALTH_POLL_MS = 100;
 
+/** Executable, arguments and environment of the trainer process (see launchTrainer). */
+export interface TrainerCommand {
+  readonly file: string;
+  readonly args: string[];
+  readonly env: Record<string, string>;
+}
+
 /**
- * Starts `python -m atk_trainer` on loopback with the bundled package on PYTHONPATH and waits until
+ * `python -m atk_trainer --host 127.0.0.1 --port P ...`; with more than one GPU the same module under
+ * torchrun's module form, one rank per GPU (rank 0 serves, the others follow it; trainer/PROTOCOL.md).
+ * atk_trainer.torchrun is torch.distributed.run with torch 1.13's Python 3.11 parsing crash fixed.
+ */
+export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'env' | 'gpus'>): TrainerCommand {
+  const gpus = options.gpus ?? [];
+  const trainer = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
+  const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
+  const inheritedPath = options.env?.PYTHONPATH ?? process.env.PYTHONPATH;
+  return {
+    file: python,
+    args: gpus.length > 1 ? [...torchrun, ...trainer] : trainer,
+    env: {
+      ...options.env,
+      ...(gpus.length ? { CUDA_VISIBLE_DEVICES: gpus.join(',') } : {}),
+      PYTHONPATH: [join(projectRoot(), 'trainer'), inheritedPath].filter(Boolean).join(delimiter),
+      PYTHONUNBUFFERED: '1',
+      OMP_NUM_THREADS: String(options.threads),
+    },
+  };
+}
+
+/**
+ * Starts `python -m atk_trainer` (see trainerCommand) on loopback with the bundled package on PYTHONPATH and waits until
  * it answers /control/health. The trainer watches our pid and exits when we die.
  * @throws TrainerError when no Python can import torch, the process exits during startup (its
  * exception line and the log path), or health does not come within `startupTimeoutMs`.
@@ -58,16 +90,10 @@ export async function launchTrainer(options: LaunchTrainerOptions): Promise<Trai
   const python = options.python ?? (await defaultPython(options.recipePython));
   const port = options.port ?? (await freePort());
   mkdirSync(dirname(options.logFile), { recursive: true });
-  const args = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
-  const inheritedPath = options.env?.PYTHONPATH ?? process.env.PYTHONPATH;
-  const child = execa(python, args, {
+  const command = trainerCommand(python, port, options);
+  const child = execa(command.file, command.args, {
     cwd: options.runDir,
-    env: {
-      ...options.env,
-      PYTHONPATH: [join(projectRoot(), 'trainer'), inheritedPath].filter(Boolean).join(delimiter),
-      PYTHONUNBUFFERED: '1',
-      OMP_NUM_THREADS: String(options.threads),
-    },
+    env: command.env,
     stdin: 'ignore',
     stdout: { file: options.logFile, append: true },
     stderr: { file: options.logFile, append: true },
