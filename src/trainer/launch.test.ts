@@ -102,6 +102,7 @@ describe('trainerCommand', () => {
     expect(command.file).toBe('/venv/bin/python');
     expect(command.args).toStrictEqual(['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', '2', ...trainerArgs(4100, 2)]);
     expect([command.env.CUDA_VISIBLE_DEVICES, command.env.OMP_NUM_THREADS]).toStrictEqual(['0,1', '2']);
+    expect(command.env.MALLOC_ARENA_MAX).toBe(process.env.MALLOC_ARENA_MAX ?? '2');
     expect(command.env.PYTHONPATH?.split(delimiter)[0]).toBe(join(projectRoot(), 'trainer'));
   });
 
