@@ -49,9 +49,10 @@ export async function startFileServer(files: Readonly<Record<string, Buffer>>): 
     const cut = faults.cutAfter?.[path];
     if (cut !== undefined) {
       delete faults.cutAfter![path];
-      // A graceful FIN, not a reset: a reset can make the client's kernel drop bytes it already
-      // received, and the test would see an interruption with nothing written (a flake under load).
-      res.write(body.subarray(start, start + cut), () => res.socket?.end());
+      // The FIN comes a moment after the bytes: fetch errors its body stream on a premature end,
+      // which discards chunks still queued, so a client still opening its .part file (slow under a
+      // loaded CI) would see an interruption with nothing written.
+      res.write(body.subarray(start, start + cut), () => setTimeout(() => res.socket?.end(), 500));
       return;
     }
     res.end(body.subarray(start));
