@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -53,6 +53,35 @@ describe('loadRecipe', () => {
       engine: ['sglang', [3], 60],
       tools: [],
     });
+  });
+
+  test('returns tool and reward modules, a reward command path and an MCP cwd resolved against the base recipe that names them', async () => {
+    const tool = "export const lookup = { name: 'lookup', description: 'd', toolSpec: { name: 'lookup', description: 'd', inputSchema: { type: 'object' } }, async *stream() {} };\n";
+    const dir = files({
+      'shared/base.yaml': [
+        'name: base',
+        'model: {path: Qwen/Qwen3-0.6B}',
+        'dataset: {name: arith}',
+        'tools:',
+        '  - {module: ./tools.mjs, export: lookup}',
+        '  - {mcp: {command: node, args: [server.mjs]}}',
+        'reward:',
+        '  components:',
+        '    - {module: ./grade.mjs}',
+        '    - {command: [./grade.sh, --strict]}',
+        '    - {command: [python3, grade.py]}',
+        '',
+      ].join('\n'),
+      'shared/tools.mjs': tool,
+      'shared/grade.mjs': 'export default () => 1;\n',
+      'shared/grade.sh': '#!/bin/sh\necho 1\n',
+      'exp/top.yaml': 'extends: ../shared/base.yaml\nname: top\n',
+    });
+    chmodSync(join(dir, 'shared', 'grade.sh'), 0o755);
+    const { recipe } = await loadRecipe(join(dir, 'exp', 'top.yaml'));
+    const shared = join(dir, 'shared');
+    expect(recipe.tools.map((t) => t.module ?? t.mcp)).toStrictEqual([join(shared, 'tools.mjs'), { command: 'node', args: ['server.mjs'], cwd: shared }]);
+    expect(recipe.reward.components!.map((c) => c.module ?? c.command)).toStrictEqual([join(shared, 'grade.mjs'), [join(shared, 'grade.sh'), '--strict'], ['python3', 'grade.py']]);
   });
 
   test('rejects a value inherited through extends at its line in the base file', async () => {

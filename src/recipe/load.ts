@@ -39,7 +39,10 @@ export interface LoadedRecipe {
 
 /** Options of loadRecipe. */
 export interface LoadRecipeOptions {
-  /** The directory module paths and commands resolve against, when not the recipe file's own. */
+  /**
+   * The directory the top file's relative paths (modules, commands, data files) resolve against,
+   * when not the file's own: a run's resolved.yaml, reloaded, names the original recipe's.
+   */
   readonly dir?: string;
 }
 
@@ -61,7 +64,8 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
   const issues = [...parsed.issues, ...applied.issues, ...(result.success ? [] : locateZodIssues(result.error.issues, root))];
   if (!result.success || issues.length > 0) throw configError(issues, chain.files);
 
-  const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, dirname(path)]));
+  // Relative paths resolve against the file they are written in; the top file's may be `options.dir`.
+  const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, label === file ? dir : dirname(path)]));
   const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
   const [problems, optionFailures] = await Promise.all([checkRecipe(recipe, { dir }), componentOptionsFailures(recipe)]);
   if (problems.length > 0 || optionFailures.length > 0) {

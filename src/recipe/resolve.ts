@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { resolveAlgorithm, type ResolvedAlgorithm } from '../algorithms/presets.js';
 import { projectRoot } from '../util/paths.js';
 import type { KeyPath } from './located.js';
-import type { Recipe } from './schema.js';
+import type { Recipe, RewardComponentConfig, ToolConfig } from './schema.js';
 
 /** A recipe with every default and preset setting filled in and its paths made absolute. */
 export type ResolvedRecipe = Omit<Recipe, 'algorithm' | 'extends' | '$schema'> & { readonly algorithm: ResolvedAlgorithm };
@@ -23,10 +23,14 @@ export type BaseDirOf = (path: KeyPath) => string;
  * directory of the file each key came from (values inherited through `extends` resolve against
  * the base file; command-line overrides against the current directory).
  *
- * Path rules: `dataset.path`, `model.chat_template` and `agent.system_prompt.file` are files
- * relative to their recipe. `model.path` and `model.tokenizer` may also be hub ids: a value that
- * is absolute, starts with `./`, `../` or `~/`, or names an existing directory (beside the recipe,
- * else in the atk package, e.g. `models/tiny-arith`) becomes an absolute path; anything else is
+ * Path rules: these are files relative to the recipe that writes them: `dataset.path`,
+ * `dataset.split_by.file`, `model.chat_template`, `agent.system_prompt.file`, tool and reward
+ * `module`s, a reward `command`'s executable when it is a path (`./grade.sh`; a bare name is looked
+ * up on $PATH), and a stdio MCP server's `cwd` (default: the recipe's directory, so the server's
+ * command and arguments are found beside the recipe that names it). `model.path` and
+ * `model.tokenizer` may also be hub ids: a value that is absolute, starts with `./`, `../` or `~/`,
+ * or names an existing directory (beside the recipe, else in the atk package, e.g.
+ * `models/tiny-arith`) becomes an absolute path; anything else is
  * kept as a hub id. `output.runs_dir` resolves against the current directory.
  */
 export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): ResolvedRecipe {
@@ -34,6 +38,7 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
   const file = (value: string, path: KeyPath): string => resolvePath(value, dirOf(path));
   const { $schema: _schema, extends: _extends, ...rest } = recipe;
   const prompt = recipe.agent.system_prompt;
+  const split = recipe.dataset.split_by;
   return {
     ...rest,
     model: {
@@ -45,13 +50,40 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
     dataset: {
       ...recipe.dataset,
       ...(recipe.dataset.path !== undefined && { path: file(recipe.dataset.path, ['dataset', 'path']) }),
+      ...(split && 'file' in split && { split_by: { file: file(split.file, ['dataset', 'split_by', 'file']) } }),
     },
     agent: {
       ...recipe.agent,
       ...(typeof prompt === 'object' && { system_prompt: { file: file(prompt.file, ['agent', 'system_prompt', 'file']) } }),
     },
+    tools: recipe.tools.map((tool, i) => resolveTool(tool, (value, key) => file(value, ['tools', i, ...key]))),
+    reward: resolveRewardSource(
+      { ...recipe.reward, ...(recipe.reward.components && { components: recipe.reward.components.map((c, i) => resolveRewardSource(c, (value, key) => file(value, ['reward', 'components', i, ...key]))) }) },
+      (value, key) => file(value, ['reward', ...key]),
+    ),
     algorithm: resolveAlgorithm(recipe.algorithm),
     output: { ...recipe.output, runs_dir: resolve(recipe.output.runs_dir) },
+  };
+}
+
+/** A path written at the key path `key` (below the component) made absolute. */
+type ComponentFile = (value: string, key: KeyPath) => string;
+
+function resolveTool(tool: ToolConfig, file: ComponentFile): ToolConfig {
+  const { mcp } = tool;
+  return {
+    ...tool,
+    ...(tool.module !== undefined && { module: file(tool.module, ['module']) }),
+    ...(mcp && 'command' in mcp && { mcp: { ...mcp, cwd: file(mcp.cwd ?? '.', ['mcp', 'cwd']) } }),
+  };
+}
+
+function resolveRewardSource<T extends Pick<RewardComponentConfig, 'module' | 'command'>>(source: T, file: ComponentFile): T {
+  const [executable, ...args] = source.command ?? [];
+  return {
+    ...source,
+    ...(source.module !== undefined && { module: file(source.module, ['module']) }),
+    ...(executable?.includes('/') && { command: [file(executable, ['command', 0]), ...args] }),
   };
 }
 
