@@ -13,6 +13,10 @@ export class EpisodeLedger {
   readonly trajectory = new TokenTrajectory();
   readonly toolCalls: ToolCallRecord[] = [];
   readonly toolErrorsByKind: Partial<Record<ToolErrorKind, number>> = {};
+  /** Calls of each of the agent's tools (calls naming no tool it has are counted by kind only). */
+  readonly toolCallsByTool: Record<string, number> = {};
+  /** Error results of each of the agent's tools, whatever the kind. */
+  readonly toolErrorsByTool: Record<string, number> = {};
   /** Calls the provider could not parse, by toolUseId: the guard turns them into error results. */
   readonly rejectedCalls = new Map<string, { kind: ToolErrorKind; message: string }>();
   /** Tool names the agent has, for "unknown tool" messages. */
@@ -27,5 +31,13 @@ export class EpisodeLedger {
   countToolError(kind: ToolErrorKind): void {
     this.toolErrorsByKind[kind] = (this.toolErrorsByKind[kind] ?? 0) + 1;
     this.trajectory.counters.toolErrors++;
+  }
+
+  /** Counts one finished call of `name`, and its error result, when the agent has a tool of that name. */
+  countToolCall(name: string, status: 'success' | 'error'): void {
+    this.trajectory.counters.toolCalls++;
+    if (!this.toolNames.includes(name)) return;
+    this.toolCallsByTool[name] = (this.toolCallsByTool[name] ?? 0) + 1;
+    if (status === 'error') this.toolErrorsByTool[name] = (this.toolErrorsByTool[name] ?? 0) + 1;
   }
 }

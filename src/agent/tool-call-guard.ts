@@ -24,7 +24,7 @@ export function toolCallGuard(ledger: EpisodeLedger): Plugin {
       agent.addHook(AfterToolCallEvent, (event) => {
         const { name, toolUseId, input } = event.toolUse;
         if (event.result.status === 'error' && !rejected.has(toolUseId)) ledger.countToolError('tool_failed');
-        ledger.trajectory.counters.toolCalls++;
+        ledger.countToolCall(name, event.result.status);
         ledger.toolCalls.push({ name, input, status: event.result.status, output: toolResultText(event.result) });
       });
     },

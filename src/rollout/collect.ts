@@ -132,7 +132,7 @@ export function referenceRollout(kit: EpisodeKit, task: Task, group: number, pol
     finalText: messages.at(-1)?.content ?? '',
     toolCalls: [],
     finishReason: 'reference',
-    stats: { turns: trajectory.counters.turns, toolCalls, toolErrors: 0, toolErrorsByKind: {}, truncated: false, promptTokens: trajectory.length - generated, generatedTokens: generated, wallMs: 0, engineMs: 0 },
+    stats: { turns: trajectory.counters.turns, toolCalls, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: {}, toolErrorsByTool: {}, truncated: false, promptTokens: trajectory.length - generated, generatedTokens: generated, wallMs: 0, engineMs: 0 },
   };
   return { task, group, sample: 0, policyVersion, reward: 1, parts: {}, success: true, failed: false, episode };
 }

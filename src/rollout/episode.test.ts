@@ -9,6 +9,7 @@ import { createVllmClient } from '../engines/vllm.js';
 import type { Engine } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { guardTool } from '../tools/guard.js';
 import { runEpisode, type AgentSpec, type EpisodeResult, type RunEpisodeOptions } from './episode.js';
 import { auditEpisodeDrift } from './episode-drift.js';
 
@@ -77,7 +78,7 @@ describe('runEpisode', () => {
       { role: 'user', content: [{ toolResult: { toolUseId: 'call_0_0', status: 'success', content: [{ json: { sum: 5 } }] } }] },
       { role: 'assistant', content: [{ text: 'It is 5.' }] },
     ]);
-    expect(result.stats).toMatchObject({ turns: 2, toolCalls: 1, toolErrors: 0, toolErrorsByKind: {}, truncated: false });
+    expect(result.stats).toMatchObject({ turns: 2, toolCalls: 1, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: { add: 1 }, toolErrorsByTool: {}, truncated: false });
     expect(auditEpisodeDrift(result, tiny, spec).identical).toBe(true);
   });
 
@@ -104,6 +105,8 @@ describe('runEpisode', () => {
     expectTitoInvariants(result, doubleExchanges(d));
     expect(result.stats.toolErrorsByKind).toStrictEqual({ bad_json: 1, bad_call: 1, unknown_tool: 1, bad_arguments: 1, tool_failed: 1, unterminated: 1 });
     expect(result.stats).toMatchObject({ toolCalls: 6, toolErrors: 6, turns: 2 });
+    // Per tool: the three failed 'add' calls and the throwing 'broken'; 'mul' and the nameless call name no tool of the agent.
+    expect([result.stats.toolCallsByTool, result.stats.toolErrorsByTool]).toStrictEqual([{ add: 3, broken: 1 }, { add: 3, broken: 1 }]);
     expect(result.toolCalls.map((c) => [c.name, c.status, c.output])).toStrictEqual([
       ['add', 'error', 'Error: the tool call is not valid JSON (Expected double-quoted property name in JSON at position 37 (line 1 column 38))'],
       ['invalid_tool_call', 'error', 'Error: a tool call must be a JSON object with a string "name" and an object "arguments"'],
@@ -115,6 +118,21 @@ describe('runEpisode', () => {
     const seen = tiny.decode(d.requests[1].promptIds);
     expect(seen).toContain("<tool_response>\nError: unknown tool 'mul'; available tools: add, broken, stall\n</tool_response>");
     expect(result.finishReason).toBe('endTurn');
+  });
+
+  test('returns guarded tools that throw, hang or return something unserialisable as error results counted per tool', async () => {
+    const huge = tool({ name: 'huge', description: 'Returns a BigInt', inputSchema: z.object({}), callback: () => ({ n: 10n ** 30n }) as never });
+    const tools = [add, broken, stall, huge].map((t) => guardTool(t, 100));
+    const turn1 = [call('broken', '{}'), call('stall', '{}'), call('huge', '{}'), call('broken', '{}'), call('add', '{"a": 1, "b": 2}')].join('\n');
+    const d = await scripted(tiny, [`${turn1}<|im_end|>`, 'Sorry.<|im_end|>']);
+    const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { spec: { ...spec, tools } });
+    expect(result.toolCalls.map((c) => [c.name, c.status])).toStrictEqual([['broken', 'error'], ['stall', 'error'], ['huge', 'error'], ['broken', 'error'], ['add', 'success']]);
+    expect(result.stats).toMatchObject({
+      toolErrors: 4,
+      toolErrorsByKind: { tool_failed: 4 },
+      toolCallsByTool: { broken: 2, stall: 1, huge: 1, add: 1 },
+      toolErrorsByTool: { broken: 2, stall: 1, huge: 1 },
+    });
   });
 
   test('returns truncated on a length stop, without running the calls it holds', async () => {

@@ -34,6 +34,10 @@ export interface EpisodeStats {
   readonly toolCalls: number;
   readonly toolErrors: number;
   readonly toolErrorsByKind: Readonly<Record<string, number>>;
+  /** Calls of each of the agent's tools (a call naming no such tool counts under its kind only). */
+  readonly toolCallsByTool: Readonly<Record<string, number>>;
+  /** Error results of each of the agent's tools: it threw, hung, returned nothing usable, or its call was rejected. */
+  readonly toolErrorsByTool: Readonly<Record<string, number>>;
   readonly truncated: boolean;
   /** Environment tokens (first prompt, tool results, user turns). */
   readonly promptTokens: number;
@@ -208,6 +212,8 @@ function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: nu
       toolCalls: trajectory.counters.toolCalls,
       toolErrors: trajectory.counters.toolErrors,
       toolErrorsByKind: { ...ledger.toolErrorsByKind },
+      toolCallsByTool: { ...ledger.toolCallsByTool },
+      toolErrorsByTool: { ...ledger.toolErrorsByTool },
       truncated: finishReason === 'truncated',
       promptTokens: ledger.promptTokens,
       generatedTokens: ledger.generatedTokens,

@@ -44,6 +44,14 @@ export interface StepMetrics {
   readonly time_step_s: number;
   /** Trainer metrics (loss, entropy, clip_fraction, grad_norm, mismatch_mean, ...), prefixed `train/`. */
   readonly [trainerMetric: `train/${string}`]: number;
+  /** Calls of each tool per episode (mean over the step's episodes), prefixed `tool_calls/`. */
+  readonly [toolCalls: `tool_calls/${string}`]: number;
+  /**
+   * Error results of each tool per episode (mean over the step's episodes; the tool threw, hung
+   * past its timeout, returned nothing usable, or its call was rejected), prefixed `tool_errors/`:
+   * present for every tool called in the step, 0 when none of its calls failed.
+   */
+  readonly [toolErrors: `tool_errors/${string}`]: number;
   /** Mean of each named reward part, prefixed `reward/`. */
   readonly [rewardPart: `reward/${string}`]: number;
 }

@@ -44,10 +44,10 @@ export interface StepFacts {
 export function stepMetrics(facts: StepFacts): StepMetrics {
   const rollouts = facts.groups.flat();
   const figures = rolloutFigures(rollouts);
-  const parts: Record<`reward/${string}`, number> = {};
-  for (const name of new Set(rollouts.flatMap((r) => Object.keys(r.parts)))) {
-    parts[`reward/${name}`] = rollouts.reduce((a, r) => a + (r.parts[name] ?? 0), 0) / Math.max(1, rollouts.length);
-  }
+  const parts = meansPerEpisode(rollouts, 'reward', (r) => r.parts);
+  const toolCalls = meansPerEpisode(rollouts, 'tool_calls', (r) => r.episode.stats.toolCallsByTool);
+  // Every tool called in the step gets an error figure, 0 included, so its curve has no gaps.
+  const toolErrors = meansPerEpisode(rollouts, 'tool_errors', (r) => ({ ...zeroed(r.episode.stats.toolCallsByTool), ...r.episode.stats.toolErrorsByTool }));
   const trainer: Record<`train/${string}`, number> = {};
   for (const [k, v] of Object.entries(facts.trainerMetrics)) trainer[`train/${k}`] = v;
   const trainerVersion = facts.policyVersion;
@@ -67,9 +67,21 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     time_train_s: facts.seconds.train,
     time_sync_s: facts.seconds.sync,
     time_step_s: facts.seconds.step,
+    ...toolCalls,
+    ...toolErrors,
     ...parts,
     ...trainer,
   };
+}
+
+/** `<prefix>/<name>`: the mean over `rollouts` of each name's count (an episode without it counts 0). */
+function meansPerEpisode<P extends string>(rollouts: readonly Rollout[], prefix: P, counts: (r: Rollout) => Readonly<Record<string, number>>): Record<`${P}/${string}`, number> {
+  const names = new Set(rollouts.flatMap((r) => Object.keys(counts(r))));
+  return Object.fromEntries([...names].map((name) => [`${prefix}/${name}`, rollouts.reduce((a, r) => a + (counts(r)[name] ?? 0), 0) / Math.max(1, rollouts.length)])) as Record<`${P}/${string}`, number>;
+}
+
+function zeroed(counts: Readonly<Record<string, number>>): Record<string, number> {
+  return Object.fromEntries(Object.keys(counts).map((name) => [name, 0]));
 }
 
 /** One line of trajectories/step-NNNNN.jsonl: what the agent did, token by token, and how it scored. */

@@ -9,6 +9,8 @@ const StatsSchema = z.object({
   toolCalls: z.number(),
   toolErrors: z.number(),
   toolErrorsByKind: z.record(z.string(), z.number()).default({}),
+  toolCallsByTool: z.record(z.string(), z.number()).default({}),
+  toolErrorsByTool: z.record(z.string(), z.number()).default({}),
   truncated: z.boolean().default(false),
   promptTokens: z.number(),
   generatedTokens: z.number(),
