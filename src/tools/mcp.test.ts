@@ -1,11 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { startMcpHttpServer, type McpHttpServer } from '../__fixtures__/mcp-http-server.js';
 import { runStrandsTool } from '../domains/tau2/tools/common.js';
 import { ProviderError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
@@ -61,21 +58,14 @@ describe('mcpTools', () => {
   });
 
   describe('over HTTP', () => {
-    let http: Server | undefined;
-    afterAll(() => new Promise<void>((resolve) => (http ? http.close(() => resolve()) : resolve())));
+    let http: McpHttpServer | undefined;
+    afterAll(() => http?.close());
 
     it('returns the tools of an MCP server at a URL', async () => {
-      http = createServer(async (req, res) => {
-        const mcp = new McpServer({ name: 'atk-http-test', version: '1.0.0' });
+      http = await startMcpHttpServer((mcp) => {
         mcp.registerTool('triple', { description: 'Triple', inputSchema: { x: z.number() } }, async ({ x }) => ({ content: [{ type: 'text', text: String(3 * x) }] }));
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
-        res.on('close', () => void transport.close());
-        await mcp.connect(transport);
-        await transport.handleRequest(req, res);
       });
-      await new Promise<void>((resolve) => http!.listen(0, '127.0.0.1', resolve));
-      const { port } = http.address() as AddressInfo;
-      const run = await start({ url: `http://127.0.0.1:${port}/mcp` });
+      const run = await start({ url: http.url });
       try {
         expect(run.tools.map((t) => t.name)).toStrictEqual(['triple']);
         expect(await runStrandsTool(run.tools[0]!, { x: 5 })).toStrictEqual({ status: 'success', output: '15' });
