@@ -18,7 +18,7 @@ const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
 export async function loadUserModule(file: string): Promise<Readonly<Record<string, unknown>>> {
   const ext = extname(file).toLowerCase();
   if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) throw new InputError(`${file}: a module must be .ts, .mts, .js or .mjs`);
-  if (!existsSync(file)) throw new InputError(`${file}: no such module`, { hint: 'module paths resolve against the recipe directory' });
+  if (!existsSync(file)) throw new InputError(`${file}: no such module`, { hint: 'a relative module path resolves against the directory of the recipe file that names it' });
   installFallbackResolution();
   const url = pathToFileURL(file).href;
   try {
