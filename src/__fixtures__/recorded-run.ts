@@ -63,7 +63,7 @@ export async function recordRun(root: string, options: RecordedRunOptions = {}):
       await run.writeTrajectories(step, records);
     }
     const steps = options.metricSteps ?? 40;
-    for (let step = 0; step < steps; step++) await run.appendMetrics(syntheticStep(step, options.rewardShift ?? 0));
+    for (let step = 1; step <= steps; step++) await run.appendMetrics(syntheticStep(step, options.rewardShift ?? 0));
     await run.appendMetrics({ kind: 'eval', step: 0, ...before });
     const after: EvalSummary = { ...before, label: `step-${String(steps).padStart(5, '0')}`, accuracy: Math.min(1, before.accuracy + 0.25 + (options.rewardShift ?? 0)), reward_mean: before.reward_mean + 0.25 };
     await mkdir(join(run.evalDir, after.label), { recursive: true });
@@ -154,7 +154,7 @@ function syntheticStep(step: number, shift: number): Record<string, number | str
   return {
     kind: 'train',
     step,
-    policy_version: step + 1,
+    policy_version: step,
     reward_mean: 0.2 + 0.6 * progress + wiggle + shift,
     accuracy: Math.min(1, 0.15 + 0.65 * progress + wiggle + shift),
     episodes: 32,

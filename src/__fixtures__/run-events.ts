@@ -1,15 +1,15 @@
 // Synthetic run events shaped like the training loop's, for the dashboard's tests and its TTY demo.
 import type { EvalSummary, RunEvent, StepMetrics } from '../rollout/events.js';
 
-/** Metrics of step `step` (0-based) with a rising reward. */
+/** Metrics of step `step` (1-based, as the training loop numbers them) with a rising reward. */
 export function stepMetricsAt(step: number, overrides: Partial<StepMetrics> = {}): StepMetrics {
   return {
     kind: 'train',
     step,
     at: new Date(Date.UTC(2026, 0, 1, 0, 0, step)).toISOString(),
-    policy_version: step + 1,
-    reward_mean: 0.1 * (step + 1),
-    accuracy: 0.05 * (step + 1),
+    policy_version: step,
+    reward_mean: 0.1 * step,
+    accuracy: 0.05 * step,
     episodes: 8,
     failed_episodes: 0,
     groups: 4,
@@ -54,11 +54,11 @@ export function evalSummaryOf(label: string, accuracy: number): EvalSummary {
 export function syntheticRun(steps: number, runDir = 'runs/demo/v001'): RunEvent[] {
   const events: RunEvent[] = [{ type: 'runStarted', runDir, startStep: 0, totalSteps: steps, resumed: false }];
   events.push({ type: 'evalStarted', label: 'step-00000', tasks: 4 }, { type: 'evalFinished', label: 'step-00000', step: 0, summary: evalSummaryOf('step-00000', 0.25) });
-  for (let step = 0; step < steps; step++) {
+  for (let step = 1; step <= steps; step++) {
     events.push({ type: 'stepStarted', step, episodes: 8 });
     for (let done = 1; done <= 8; done++) events.push({ type: 'episodeFinished', step, done, total: 8, reward: done % 2, failed: false });
     events.push({ type: 'stepFinished', step, metrics: stepMetricsAt(step) });
-    if (step === 1) events.push({ type: 'warning', message: 'step 1: no group had a learning signal; nothing trained' });
+    if (step === 2) events.push({ type: 'warning', message: 'step 2: no group had a learning signal; nothing trained' });
   }
   events.push({ type: 'checkpointSaved', step: steps, path: `${runDir}/checkpoints/step-${String(steps).padStart(5, '0')}` });
   events.push({ type: 'evalStarted', label: `step-${String(steps).padStart(5, '0')}`, tasks: 4 });

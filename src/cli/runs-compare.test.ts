@@ -22,9 +22,9 @@ describe('runRunsCompare', () => {
     expect(rows.get('steps')).toStrictEqual(['10/40', '20/40']);
     // The synthetic curve: 0.2 + 0.6 (1 - e^(-step/12)) + 0.03 sin(1.7 step) (+ 0.1 for tuned).
     const curve = (step: number, shift: number): number => 0.2 + 0.6 * (1 - Math.exp(-step / 12)) + 0.03 * Math.sin(step * 1.7) + shift;
-    expect(rows.get('reward_mean final')).toStrictEqual([`${curve(9, 0).toFixed(3)} @10`, `${curve(19, 0.1).toFixed(3)} @20`]);
+    expect(rows.get('reward_mean final')).toStrictEqual([`${curve(10, 0).toFixed(3)} @10`, `${curve(20, 0.1).toFixed(3)} @20`]);
     const best = (steps: number, shift: number): string => {
-      const values = Array.from({ length: steps }, (_, s) => curve(s, shift));
+      const values = Array.from({ length: steps }, (_, s) => curve(s + 1, shift)); // steps 1..steps
       const at = values.indexOf(Math.max(...values));
       return `${values[at]!.toFixed(3)} @${at + 1}`;
     };

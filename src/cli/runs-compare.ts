@@ -54,10 +54,10 @@ function bestOf(lines: readonly MetricsLine[], key: string): string {
   return best ? `${figure(best[key])} @${stepLabel(best)}` : '-';
 }
 
-/** Training lines count steps from 0; shown as the step number a user sees (1-based), evals by the steps done. */
+/** Train and eval lines both count steps done (1-based; an eval at 0 is before training). */
 function stepLabel(line: MetricsLine): string {
   if (typeof line.step !== 'number') return '?';
-  return String(line.kind === 'eval' ? line.step : line.step + 1);
+  return String(line.step);
 }
 
 function passAtK(line: MetricsLine | undefined): Record<string, unknown> {

@@ -8,7 +8,7 @@ import { formatDuration, runRunsLs, runRunsShow } from './runs.js';
 async function runsWithOne(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'atk-cli-runs-'));
   const run = await createRunDir({ runsDir: dir, name: 'quickstart', recipeText: 'name: quickstart\n', resolvedYaml: 'train:\n  steps: 20\n', seed: 3 });
-  await run.appendMetrics({ kind: 'train', step: 0, reward_mean: 0.25 });
+  await run.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.25 }); // steps are numbered from 1
   await run.appendMetrics({ kind: 'eval', step: 1, label: 'step-00001', reward_mean: 0.5, accuracy: 0.5, tasks: 200 });
   await run.updateManifest({ engine: { kind: 'embedded' } });
   await run.setStatus('interrupted');

@@ -165,8 +165,8 @@ describe('listRuns', () => {
   test('returns each run with steps done, last reward, and stale for a running run whose process is gone', async () => {
     const dir = runsDir();
     const done = await newRun(dir);
-    await done.appendMetrics({ kind: 'train', step: 0, reward_mean: 0.25 });
-    await done.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.5 });
+    await done.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.25 }); // steps are numbered from 1
+    await done.appendMetrics({ kind: 'train', step: 2, reward_mean: 0.5 });
     await done.appendMetrics({ kind: 'eval', step: 2, reward_mean: 0.9 });
     await done.setStatus('finished');
     const orphan = await newRun(dir, 'other');

@@ -60,7 +60,7 @@ describe('renderRunEvents', () => {
     expect(live).toContain('runs/demo/v001  step 4/4  run finished');
     expect(live).toContain('reward    ▁▃▆█  0.400');
     expect(live).toContain('eval acc  ▁█  step-00004 75.0%');
-    expect(live).toContain('warning: step 1: no group had a learning signal; nothing trained');
+    expect(live).toContain('warning: step 2: no group had a learning signal; nothing trained');
     expect(live.some((l) => /^█{50} 100% {2}elapsed \d+s {2}ETA 0s$/.test(l))).toBe(true);
     // Every step line scrolled above the live area exactly once.
     expect(live.filter((l) => /^step +\d+ +reward /.test(l))).toHaveLength(4);

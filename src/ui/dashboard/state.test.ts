@@ -29,11 +29,11 @@ describe('reduceDashboard', () => {
 
   test('returns progress within a step from finished episodes, and an ETA at the pace so far', () => {
     let s = reduceDashboard(initialDashboard(), { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 4, resumed: false }, 0);
-    s = reduceDashboard(s, { type: 'stepStarted', step: 0, episodes: 8 }, 10_000);
-    s = reduceDashboard(s, { type: 'episodeFinished', step: 0, done: 4, total: 8, reward: 1, failed: false }, 12_000);
+    s = reduceDashboard(s, { type: 'stepStarted', step: 1, episodes: 8 }, 10_000);
+    s = reduceDashboard(s, { type: 'episodeFinished', step: 1, done: 4, total: 8, reward: 1, failed: false }, 12_000);
     expect(progressFraction(s)).toBe(0.125);
     expect(etaSeconds(s, 14_000)).toBe(28);
-    s = reduceDashboard(s, { type: 'stepFinished', step: 0, metrics: stepMetricsAt(0) }, 18_000);
+    s = reduceDashboard(s, { type: 'stepFinished', step: 1, metrics: stepMetricsAt(1) }, 18_000);
     s = reduceDashboard(s, { type: 'evalStarted', label: 'step-00001', tasks: 4 }, 18_000);
     // During an eval the step fraction stays at the steps finished.
     expect(progressFraction(s)).toBe(0.25);
@@ -42,7 +42,7 @@ describe('reduceDashboard', () => {
 
   test('returns progress of a resumed run counted from its checkpoint, and of a bare eval by episodes', () => {
     let s = reduceDashboard(initialDashboard(), { type: 'runStarted', runDir: 'r', startStep: 6, totalSteps: 10, resumed: true }, 0);
-    s = reduceDashboard(s, { type: 'stepFinished', step: 6, metrics: stepMetricsAt(6) }, 1);
+    s = reduceDashboard(s, { type: 'stepFinished', step: 7, metrics: stepMetricsAt(7) }, 1);
     expect([s.stepsDone, progressFraction(s), s.phase]).toStrictEqual([7, 0.25, 'step 7 done']);
     let e = reduceDashboard(initialDashboard('eval'), { type: 'evalStarted', label: 'base', tasks: 10 }, 0);
     e = reduceDashboard(e, { type: 'episodeFinished', step: 0, done: 3, total: 10, reward: 0, failed: false }, 1000);

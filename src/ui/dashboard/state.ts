@@ -61,7 +61,7 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
     case 'phase':
       return { ...state, phase: event.message };
     case 'stepStarted':
-      return { ...state, phase: `step ${event.step + 1}: collecting`, startedAt: state.startedAt ?? now, episodes: { done: 0, total: event.episodes } };
+      return { ...state, phase: `step ${event.step}: collecting`, startedAt: state.startedAt ?? now, episodes: { done: 0, total: event.episodes } };
     case 'episodeFinished':
       return { ...state, startedAt: state.startedAt ?? now, episodes: { done: event.done, total: event.total } };
     case 'stepFinished': {
@@ -69,8 +69,8 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
       return {
         ...state,
         ...logged,
-        phase: `step ${m.step + 1} done`,
-        stepsDone: m.step + 1,
+        phase: `step ${m.step} done`,
+        stepsDone: m.step,
         rewards: [...state.rewards, m.reward_mean],
         accuracies: [...state.accuracies, m.accuracy],
         last: m,

@@ -39,7 +39,7 @@ export function buildReportHtml(data: RunReportData): string {
 }
 
 function curvePlot(train: readonly MetricsLine[], curve: (typeof REPORT_CURVES)[number], color: string): string {
-  const points = train.flatMap((m) => (typeof m[curve.key] === 'number' && typeof m.step === 'number' ? [[m.step + 1, m[curve.key] as number] as const] : []));
+  const points = train.flatMap((m) => (typeof m[curve.key] === 'number' && typeof m.step === 'number' ? [[m.step, m[curve.key] as number] as const] : []));
   const series: PlotSeries[] = [{ name: curve.key, points, color }];
   return `<figure>${linePlot({ title: curve.title, series, xLabel: 'step', ...(curve.percent ? { yFormat: (y: number) => `${Math.round(y * 100)}%` } : {}) })}</figure>`;
 }
