@@ -1,3 +1,4 @@
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,7 @@ import { evalSummaryOf } from '../__fixtures__/run-events.js';
 import { AtkError, InputError } from '../errors/index.js';
 import { createRunDir, type RunDir } from '../runs/index.js';
 import { evalTable } from '../ui/eval-table.js';
-import { checkMinScore, resolveCheckpoint, runEval, type EvalOptions } from './eval.js';
+import { checkMinScore, resolveCheckpoint, runEval, unusedLabel, type EvalOptions } from './eval.js';
 
 let root: string;
 beforeAll(async () => {
@@ -67,5 +68,15 @@ describe('evalTable', () => {
     const rows = evalTable(evalSummaryOf('step-00010', 0.75), evalSummaryOf('base', 0.5), { tty: false }).split('\n');
     expect(rows[0]!.trim().split(/ {2,}/)).toStrictEqual(['step-00010', 'baseline base', 'difference']);
     expect(rows[1]!.split(/ {2,}/)).toStrictEqual(['accuracy (mean@k)', '0.750', '0.500', '+0.250']);
+  });
+});
+
+describe('unusedLabel', () => {
+  test('returns the label while it is free, then the next numbered one, so an eval never overwrites another', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-eval-labels-'));
+    expect(unusedLabel(dir, 'step-00100')).toBe('step-00100');
+    mkdirSync(join(dir, 'step-00100'));
+    mkdirSync(join(dir, 'step-00100-2'));
+    expect(unusedLabel(dir, 'step-00100')).toBe('step-00100-3');
   });
 });

@@ -69,7 +69,10 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
   const { loaded, run, isRun } = await evalTarget(options.target, options.overrides);
   const checkpoint = await resolveCheckpoint(run, options.checkpoint ?? (isRun ? 'latest' : 'base'));
   const split = options.split ?? loaded.recipe.dataset.eval_split;
-  const label = options.label ?? `${checkpoint ? stepName(checkpoint.step) : 'base'}${split === loaded.recipe.dataset.eval_split ? '' : `-${split}`}`;
+  const defaultLabel = `${checkpoint ? stepName(checkpoint.step) : 'base'}${split === loaded.recipe.dataset.eval_split ? '' : `-${split}`}`;
+  // The default label of a checkpoint is also its in-training eval's: take the next free name rather
+  // than overwrite those results (--resume continues the existing directory on purpose).
+  const label = options.label ?? (options.resume ? defaultLabel : unusedLabel(run.evalDir, defaultLabel));
   const outDir = join(run.evalDir, label);
   const controller = new AbortController();
   const interrupt = (): void => controller.abort(new CancelledError());
@@ -154,5 +157,13 @@ async function readBaseline(dir: string): Promise<EvalSummary> {
     return JSON.parse(await readFile(file, 'utf8')) as EvalSummary;
   } catch {
     throw new InputError(`--baseline ${dir}: no readable summary.json`, { hint: 'name an eval directory, e.g. runs/quickstart/v001/eval/base' });
+  }
+}
+
+/** `label`, or `label-2`, `label-3`, ... : the first that has no directory under `evalDir` yet. */
+export function unusedLabel(evalDir: string, label: string): string {
+  for (let n = 1; ; n++) {
+    const candidate = n === 1 ? label : `${label}-${n}`;
+    if (!existsSync(join(evalDir, candidate))) return candidate;
   }
 }
