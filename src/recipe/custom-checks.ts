@@ -107,9 +107,13 @@ async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): P
   return problems;
 }
 
-/** Why `command` cannot be run from `cwd`, or undefined when it can (a path, or a name on $PATH). */
+/**
+ * Why `command` cannot be run from `cwd`, or undefined when it can (a path, or a name on $PATH). A
+ * path inside `cwd` is shown as `./<relative>` (the loader makes a recipe's command paths absolute).
+ */
 async function notExecutable(command: string, cwd: string): Promise<string | undefined> {
-  const candidates = command.includes('/') ? [isAbsolute(command) ? command : resolve(cwd, command)] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  const path = isAbsolute(command) ? command : resolve(cwd, command);
+  const candidates = command.includes('/') ? [path] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
@@ -118,7 +122,8 @@ async function notExecutable(command: string, cwd: string): Promise<string | und
       // try the next $PATH entry
     }
   }
-  return command.includes('/') ? `${command} is not an executable file` : `command '${command}' is not on $PATH`;
+  const shown = displayFile(path, cwd);
+  return command.includes('/') ? `${isAbsolute(shown) ? shown : `./${shown}`} is not an executable file` : `command '${command}' is not on $PATH`;
 }
 
 /** A data file named relative to the recipe directory when it lies inside it, else absolute. */
