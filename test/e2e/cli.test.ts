@@ -44,7 +44,7 @@ describe('atk error classes', () => {
 describe('atk commands', () => {
   test('returns ok for a valid recipe and the resolved recipe with --resolved', async () => {
     const ok = await atk(['validate', 'recipes/examples/quickstart.yaml']);
-    expect([ok.exitCode, ok.stdout]).toStrictEqual([0, 'recipes/examples/quickstart.yaml: ok (quickstart: grpo, 300 steps x 16 tasks x 8 episodes, engine embedded)']);
+    expect([ok.exitCode, ok.stdout]).toStrictEqual([0, 'recipes/examples/quickstart.yaml: ok (quickstart: grpo, 100 steps x 16 tasks x 8 episodes, engine embedded)']);
     const resolved = await atk(['validate', 'recipes/examples/quickstart.yaml', 'algorithm.name=rloo', '--resolved']);
     const recipe = parse(resolved.stdout) as { algorithm: Record<string, unknown>; model: { path: string } };
     expect([recipe.algorithm.baseline, recipe.algorithm.std_normalize, recipe.model.path]).toStrictEqual(['leave_one_out', false, join(projectRoot(), 'models', 'tiny-arith')]);
@@ -73,7 +73,7 @@ describe('atk commands', () => {
   test('returns a plain runs table when stdout is not a terminal', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'atk-e2e-runs-'));
     const run = await createRunDir({ runsDir: runs, name: 'quickstart', recipeText: '', resolvedYaml: 'train:\n  steps: 10\n', seed: 0 });
-    await run.appendMetrics({ kind: 'train', step: 0, reward_mean: 0.125 });
+    await run.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.125 });
     await run.setStatus('finished');
     const result = await atk(['runs', 'ls', '--runs-dir', runs]);
     const [head, row] = result.stdout.split('\n');
