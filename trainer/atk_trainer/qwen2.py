@@ -34,6 +34,7 @@ class Qwen2Config:
     rms_norm_eps: float
     rope_theta: float
     tie_word_embeddings: bool
+    rope_linear_factor: float = 1.0  # rope_scaling {"rope_type": "linear", "factor": f}: positions are divided by f
     pad_token_id: Optional[int] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
 
     @staticmethod
@@ -42,11 +43,15 @@ class Qwen2Config:
         model_type = config.get("model_type", "qwen2")
         if model_type != "qwen2":
             raise ValueError(f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)")
-        scaling = config.get("rope_scaling")
-        if scaling and scaling.get("rope_type", scaling.get("type", "default")) != "default":
-            raise ValueError(f"config.json: rope_scaling {scaling!r} is not implemented by the built-in qwen2")
+        # Released Qwen2/2.5 checkpoints use neither YaRN/dynamic rope nor sliding windows by default; those
+        # configs go to transformers (and vLLM), which implement them, rather than half-working here.
+        use_transformers = "; load it with model.trainer.backend: transformers (pip install transformers)"
+        scaling = config.get("rope_scaling") or {}
+        rope_type = scaling.get("rope_type", scaling.get("type", "default"))
+        if rope_type not in ("default", "linear"):
+            raise ValueError(f"config.json: rope_scaling type {rope_type!r} is not implemented by the built-in qwen2 (default and linear are){use_transformers}")
         if config.get("use_sliding_window"):
-            raise ValueError("config.json: use_sliding_window is not implemented by the built-in qwen2")
+            raise ValueError(f"config.json: use_sliding_window is not implemented by the built-in qwen2{use_transformers}")
         if config.get("hidden_act", "silu") != "silu":
             raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")
         heads = int(config["num_attention_heads"])
@@ -65,6 +70,7 @@ class Qwen2Config:
             rms_norm_eps=float(config.get("rms_norm_eps", 1e-6)),
             rope_theta=float(config.get("rope_theta", 10000.0)),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
+            rope_linear_factor=float(scaling["factor"]) if rope_type == "linear" else 1.0,
             pad_token_id=_pad_token_id(config),
         )
 
@@ -102,7 +108,7 @@ class Qwen2Model(nn.Module):
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.layers = nn.ModuleList(Qwen2DecoderLayer(config) for _ in range(config.num_hidden_layers))
         self.norm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta)
+        self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_linear_factor)
 
     def forward(self, input_ids, positions=None, cache=None, new_valid=None):  # (B, T) -> (B, T, C)
         B, T = input_ids.shape
@@ -209,9 +215,10 @@ class Qwen2RMSNorm(nn.Module):
 
 
 class RotaryEmbedding(nn.Module):
-    def __init__(self, head_dim: int, theta: float):
+    def __init__(self, head_dim: int, theta: float, linear_factor: float = 1.0):
         super().__init__()
-        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
+        # Linear scaling (position interpolation) divides every position by the factor, i.e. every frequency.
+        inv_freq = 1.0 / (linear_factor * theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, positions, dtype):  # (B, T) -> cos, sin (B, 1, T, D)

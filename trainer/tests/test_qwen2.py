@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from atk_trainer.modeling import load_policy, random_policy
-from atk_trainer.qwen2 import KVCache, Qwen2Config
+from atk_trainer.qwen2 import KVCache, Qwen2Config, RotaryEmbedding
 
 GQA_UNTIED = {
     "model_type": "qwen2", "vocab_size": 40, "hidden_size": 24, "intermediate_size": 40, "num_hidden_layers": 2,
@@ -129,8 +129,10 @@ def test_save_pretrained_then_load_policy_returns_the_same_logits(tmp_path):
 
 
 def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
-    with pytest.raises(ValueError, match="rope_scaling"):
+    with pytest.raises(ValueError, match="rope_scaling type 'yarn'.*backend: transformers"):
         Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0}})
+    with pytest.raises(ValueError, match="use_sliding_window.*backend: transformers"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 4})
     with pytest.raises(ValueError, match="qwen2 only"):
         Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "llama"})
     with pytest.raises(FileNotFoundError, match="config.json"):
@@ -167,3 +169,17 @@ def test_load_policy_returns_random_weights_for_init_random(tmp_path):
     assert torch.equal(policy.logits(ids), same.logits(ids)) and policy.path == str(tmp_path)
     with pytest.raises(ValueError, match="init"):
         load_policy(str(tmp_path), init="zeros")
+
+
+def test_linear_rope_scaling_returns_the_unscaled_rotation_at_positions_divided_by_the_factor():
+    config = Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "linear", "factor": 4.0}})
+    assert config.rope_linear_factor == 4.0 and Qwen2Config.from_dict(GQA_UNTIED).rope_linear_factor == 1.0
+    scaled, plain = RotaryEmbedding(8, 10000.0, 4.0), RotaryEmbedding(8, 10000.0)
+    positions = torch.arange(0, 40, 4).unsqueeze(0)
+    for a, b in zip(scaled(positions, torch.float32), plain(positions // 4, torch.float32)):
+        assert torch.allclose(a, b, atol=1e-6)
+    # and the model uses it: same weights, different positions' logits
+    policy = random_policy({**GQA_UNTIED, "rope_scaling": {"type": "linear", "factor": 4.0}}, seed=1)
+    unscaled = random_policy(GQA_UNTIED, seed=1)
+    ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
+    assert not torch.allclose(policy.logits(ids), unscaled.logits(ids))
