@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { findRun, overview, type MetricsLine } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
-import { formatDuration } from './runs.js';
+import { figure, formatDuration } from './runs.js';
 
 /** The figures compared, by metrics.jsonl key: training lines, then evals. */
 const TRAIN_FIGURES = ['reward_mean', 'accuracy', 'response_tokens_mean', 'tool_error_rate'] as const;
@@ -63,10 +63,6 @@ function stepLabel(line: MetricsLine): string {
 function passAtK(line: MetricsLine | undefined): Record<string, unknown> {
   const value = line?.pass_at_k;
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-}
-
-function figure(value: unknown): string {
-  return typeof value === 'number' ? value.toFixed(3) : '-';
 }
 
 interface CompareArgs {

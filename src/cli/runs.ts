@@ -50,7 +50,8 @@ function steps(run: RunOverview): string {
   return run.stepsTotal === undefined ? String(run.stepsDone) : `${run.stepsDone}/${run.stepsTotal}`;
 }
 
-function figure(value: unknown): string {
+/** A metric to three decimals, `-` when absent. */
+export function figure(value: unknown): string {
   return typeof value === 'number' ? value.toFixed(3) : '-';
 }
 

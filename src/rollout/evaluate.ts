@@ -49,10 +49,14 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
   let done = 0;
   // Each finished episode is appended at once, so an interrupted eval leaves what --resume keeps.
   let appending = Promise.resolve();
+  const lines = new Map<Rollout, string>(); // serialised once: the partial file now, results.jsonl at the end
   const onDone = (_slot: unknown, rollout: Rollout): void => {
     options.onEpisode?.(++done, total, rollout);
     const reused = kept.get(resultKey(rollout.task.id, rollout.sample));
-    if (partial && !reused) appending = appending.then(() => appendFile(partial, `${JSON.stringify(trajectoryRecord(rollout, options.step, null))}\n`));
+    if (!outDir || reused) return;
+    const line = JSON.stringify(trajectoryRecord(rollout, options.step, null));
+    lines.set(rollout, line);
+    appending = appending.then(() => appendFile(partial!, `${line}\n`));
   };
   const groups = await runGroups(tasks, options.samples, options.concurrency, async ({ task, group, sample }) => {
     const previous = kept.get(resultKey(task.id, sample));
@@ -72,7 +76,7 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
   await appending;
   const summary = summarize(groups, options);
   if (outDir) {
-    await writeResults(outDir, groups, summary, options.step);
+    await writeResults(outDir, groups, summary, (r) => lines.get(r) ?? JSON.stringify(trajectoryRecord(r, options.step, null)));
     await rm(partial!, { force: true });
   }
   return summary;
@@ -102,9 +106,8 @@ export function summarize(groups: readonly (readonly Rollout[])[], options: Pick
   };
 }
 
-async function writeResults(outDir: string, groups: readonly (readonly Rollout[])[], summary: EvalSummary, step: number): Promise<void> {
-  await mkdir(outDir, { recursive: true });
-  const lines = groups.flat().map((r) => JSON.stringify(trajectoryRecord(r, step, null)));
+async function writeResults(outDir: string, groups: readonly (readonly Rollout[])[], summary: EvalSummary, lineOf: (rollout: Rollout) => string): Promise<void> {
+  const lines = groups.flat().map(lineOf);
   await writeFileAtomic(join(outDir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '');
   await writeJsonAtomic(join(outDir, 'summary.json'), summary);
 }

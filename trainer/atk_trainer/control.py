@@ -19,7 +19,7 @@ from .config import ConfigError, parse_config
 from .engine_api import EngineApi
 from .errors import HttpError, bad_request, expect_object
 from .generate import Engine
-from .modeling import load_policy, random_policy, read_config
+from .modeling import load_policy
 
 INITS = ("pretrained", "random")
 
@@ -61,11 +61,7 @@ class ControlApi:
         try:
             config = parse_config(body.get("train"))
             with self._command("load_model", body), self.engine.exclusive():
-                if init == "random":
-                    policy = random_policy(read_config(path), seed=config.seed, **options)
-                    policy.path = os.path.abspath(path)
-                else:
-                    policy = load_policy(path, **options)
+                policy = load_policy(path, init=init, seed=config.seed, **options)
                 trainer = Trainer(policy, config, self.peers)
                 self.trainer = trainer
                 self.engine.set_policy(policy, autocast=trainer.autocast)

@@ -39,7 +39,6 @@ class EngineApi:
         self.max_model_len = 0
         self.vocab_size = 0
         self.adapters: Dict[str, str] = {}  # lora_name -> lora_path (recorded; the served weights are the trainer's)
-        self.prefix_cache_resets = 0
 
     def model_loaded(self, config: Mapping[str, Any], root: Optional[str], max_model_len: Optional[int] = None) -> None:
         """`max_model_len` overrides the config's max_position_embeddings, as vLLM's --max-model-len does
@@ -108,7 +107,6 @@ class EngineApi:
     def reset_prefix_cache(self, _body: Any) -> Any:
         # Weight changes drop the engine's prefix cache by themselves; this drops it on request too.
         self.engine.reset_prefix_cache()
-        self.prefix_cache_resets += 1
         return None
 
     # -- helpers ---------------------------------------------------------------------------------------
