@@ -1,6 +1,8 @@
 """The subset of vLLM's OpenAI-compatible HTTP protocol that atk's engine client uses
 (notes/engines.md §1.1): token-ID prompts on /v1/completions with `return_token_ids` and token-ID
-logprobs, /health, /v1/models, and stand-ins for the LoRA and prefix-cache routes.
+logprobs, /health, /v1/models, LoRA adapters loaded at runtime (each served from a copy of the weights
+with the adapter merged in, so a request naming it samples from base + adapter as vLLM's would), the
+prefix-cache reset, and /collective_rpc for atk's full-weight reload extension (vllm_worker.py).
 
 No tokenizer is loaded: prompts must be token IDs, `text` is empty, and logprob keys are always
 `token_id:N` (what `return_tokens_as_token_ids` asks for). Requests that would silently change the
@@ -9,13 +11,17 @@ are refused with a 400 rather than ignored.
 """
 from __future__ import annotations
 
+import copy
 import os
 import time
 import uuid
+from dataclasses import dataclass
 from typing import Any, Dict, List, Mapping, Optional
 
+from . import lora as lora_lib
 from .errors import HttpError, bad_request, expect_object
 from .generate import Completion, Engine, SamplingParams
+from .safetensors_io import load_file
 
 MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
 MAX_N = 256
@@ -29,6 +35,12 @@ UNSUPPORTED_UNLESS = {
 }
 
 
+@dataclass
+class ServedAdapter:
+    path: str
+    engine: Engine  # its own sampler over the base weights with the adapter merged in
+
+
 class EngineApi:
     """Route handlers over one Engine; `served_name` is the model name requests must use."""
 
@@ -38,7 +50,8 @@ class EngineApi:
         self.root: Optional[str] = None  # model directory, shown in /v1/models
         self.max_model_len = 0
         self.vocab_size = 0
-        self.adapters: Dict[str, str] = {}  # lora_name -> lora_path (recorded; the served weights are the trainer's)
+        self.adapters: Dict[str, ServedAdapter] = {}  # lora_name -> its directory and sampler
+        self.worker: Any = None  # set by use_worker_extension: what /collective_rpc calls
 
     def model_loaded(self, config: Mapping[str, Any], root: Optional[str], max_model_len: Optional[int] = None) -> None:
         """`max_model_len` overrides the config's max_position_embeddings, as vLLM's --max-model-len does
@@ -61,7 +74,7 @@ class EngineApi:
                     "parent": parent, "max_model_len": self.max_model_len, "permission": []}
 
         data = [card(self.served_name, self.root, None)] if self.engine.policy is not None else []
-        data += [card(name, path, self.served_name) for name, path in sorted(self.adapters.items())]
+        data += [card(name, adapter.path, self.served_name) for name, adapter in sorted(self.adapters.items())]
         return {"object": "list", "data": data}
 
     def completions(self, body: Any) -> Any:
@@ -84,7 +97,8 @@ class EngineApi:
                     f"{total} tokens ({len(prompt)} in the messages, {params.max_tokens} in the completion). "
                     "Please reduce the length of the messages or completion."
                 )
-        requests = [self.engine.submit(prompt, params) for prompt in prompts]
+        engine = self.engine if model == self.served_name else self.adapters[model].engine
+        requests = [engine.submit(prompt, params) for prompt in prompts]
         results = [r.wait() for r in requests]
         return self._response(model, body, prompts, results)
 
@@ -95,19 +109,63 @@ class EngineApi:
             raise bad_request(f"The lora adapter '{name}' has already been loaded.")
         if not os.path.isdir(path):
             raise bad_request(f"lora_path {path!r}: no such directory")
-        self.adapters[name] = path
+        if self.engine.policy is None:
+            raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
+        if any(isinstance(m, lora_lib.LoRALinear) for m in self.engine.policy.module.modules()):
+            raise bad_request("the served model carries the trainer's own adapters; runtime adapters need a plain base model")
+        try:
+            config, tensors = lora_lib.read_adapter_dir(path, load_file)
+            with self.engine.exclusive():
+                policy = copy.deepcopy(self.engine.policy)
+            lora_lib.merge_adapter(policy.module, config, tensors)
+        except ValueError as e:
+            raise bad_request(f"Loading lora {name} failed: {e}") from None
+        engine = Engine(max_batch=self.engine.max_batch, seed=self.engine.seed).start()
+        engine.set_policy(policy, autocast=self.engine.autocast)
+        engine.policy_version = self.engine.policy_version
+        replaced = self.adapters.pop(name, None)
+        self.adapters[name] = ServedAdapter(path, engine)
+        if replaced is not None:  # load_inplace: requests already running finish on the old weights
+            replaced.engine.close()
         return f"Success: LoRA adapter '{name}' added successfully."
 
     def unload_lora_adapter(self, body: Any) -> Any:
         name = _string(expect_object(body), "lora_name")
-        if self.adapters.pop(name, None) is None:
+        adapter = self.adapters.pop(name, None)
+        if adapter is None:
             raise HttpError(404, f"The lora adapter '{name}' cannot be found.", "NotFoundError")
+        adapter.engine.close()
         return f"Success: LoRA adapter '{name}' removed successfully."
 
     def reset_prefix_cache(self, _body: Any) -> Any:
         # Weight changes drop the engine's prefix cache by themselves; this drops it on request too.
-        self.engine.reset_prefix_cache()
+        for engine in [self.engine, *(a.engine for a in self.adapters.values())]:
+            engine.reset_prefix_cache()
         return None
+
+    def collective_rpc(self, body: Any) -> Any:
+        """vLLM's dev-mode route: call `method` on every worker and answer {"results": [...]}. The one
+        worker here is the stand-in use_worker_extension made; without it every method is unknown."""
+        body = expect_object(body)
+        method = _string(body, "method")
+        args, kwargs = body.get("args") or [], body.get("kwargs") or {}
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise bad_request("args: expected a list and kwargs an object")
+        function = getattr(self.worker, method, None) if not method.startswith("_") else None
+        if not callable(function):
+            raise HttpError(500, f"Method {method!r} is not implemented by the worker (start the engine with --worker-extension-cls)", "InternalServerError")
+        try:
+            result = function(*args, **kwargs)
+        except (FileNotFoundError, ValueError, KeyError) as e:
+            raise HttpError(500, f"collective_rpc {method} failed: {type(e).__name__}: {e}", "InternalServerError") from None
+        # vLLM answers one entry per worker; None, dicts and lists as they are, anything else as str().
+        return {"results": [result if result is None or isinstance(result, (dict, list)) else str(result)]}
+
+    def use_worker_extension(self, extension: type) -> None:
+        """Mix `extension` into a stand-in of vLLM's GPU worker, as `vllm serve --worker-extension-cls` does."""
+        from .vllm_worker import StandinWorker
+
+        self.worker = type(f"StandinWorker_{extension.__name__}", (StandinWorker, extension), {})(self.engine)
 
     # -- helpers ---------------------------------------------------------------------------------------
     def _prompts(self, prompt: Any) -> List[List[int]]:

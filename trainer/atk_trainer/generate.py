@@ -92,6 +92,7 @@ class Engine:
 
     def __init__(self, max_batch: int = 256, seed: int = 0):
         self.max_batch = max_batch  # sequences decoded together; more wait in the queue
+        self.seed = seed  # of the shared generator requests without a seed draw from
         self.policy: Any = None
         self.policy_version = 0  # stamped on completions; the server bumps it after each train step
         self.eos_token_ids: List[int] = []

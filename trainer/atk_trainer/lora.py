@@ -14,7 +14,7 @@ import importlib.util
 import json
 import math
 import os
-from typing import Dict, Iterator, List
+from typing import Dict, Iterator, List, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -131,6 +131,55 @@ def read_adapter(module: nn.Module, directory: str, load_file) -> None:
             raise ValueError(f"adapter does not fit the model (unexpected {result.unexpected_keys[:3]})")
         return
     load_adapter_state_dict(module, tensors)
+
+
+def read_adapter_dir(directory: str, load_file) -> Tuple[dict, Dict[str, torch.Tensor]]:
+    """adapter_config.json and adapter_model.safetensors of a peft adapter directory.
+    @raises ValueError naming the file that is missing or unreadable."""
+    paths = [os.path.join(directory, name) for name in ("adapter_config.json", "adapter_model.safetensors")]
+    for path in paths:
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: no such file (a peft adapter directory has adapter_config.json and adapter_model.safetensors)")
+    try:
+        with open(paths[0]) as f:
+            config = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{paths[0]}: not JSON ({e})") from None
+    return config, load_file(paths[1])
+
+
+def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tensor]) -> List[str]:
+    """W += (lora_alpha / r) * B @ A for every Linear the adapter names: the weights an engine serves
+    under the adapter's name. Returns the merged module names.
+    @raises ValueError for an adapter variant this does not implement or one that does not fit the model."""
+    for flag in ("use_rslora", "use_dora"):
+        if config.get(flag):
+            raise ValueError(f"adapter_config.json: {flag} is not supported")
+    rank, alpha = config.get("r"), config.get("lora_alpha")
+    if not isinstance(rank, int) or rank < 1 or not isinstance(alpha, (int, float)):
+        raise ValueError(f"adapter_config.json: expected integer r and numeric lora_alpha, got r={rank!r}, lora_alpha={alpha!r}")
+    pairs: Dict[str, Dict[str, torch.Tensor]] = {}
+    for key, tensor in tensors.items():
+        name, sep, part = key[len(PEFT_PREFIX):].rpartition(".lora_")
+        if not key.startswith(PEFT_PREFIX) or not sep or part not in ("A.weight", "B.weight"):
+            raise ValueError(f"adapter_model.safetensors: unexpected tensor {key!r} (expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)")
+        pairs.setdefault(name, {})[part[0]] = tensor
+    scaling = alpha / rank
+    with torch.no_grad():
+        for name, pair in sorted(pairs.items()):
+            try:
+                layer = module.get_submodule(name)
+            except AttributeError:
+                raise ValueError(f"adapter_model.safetensors: the model has no module {name!r}") from None
+            if type(layer) is not nn.Linear or set(pair) != {"A", "B"}:
+                raise ValueError(f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer")
+            a, b = pair["A"], pair["B"]  # (r, in), (out, r)
+            if a.shape != (rank, layer.in_features) or b.shape != (layer.out_features, rank):
+                raise ValueError(f"adapter_model.safetensors: {name!r} has lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)}; "
+                                 f"with r={rank} the layer needs ({rank}, {layer.in_features}) and ({layer.out_features}, {rank})")
+            delta = b.to(layer.weight.device, torch.float32) @ a.to(layer.weight.device, torch.float32)
+            layer.weight.add_((delta * scaling).to(layer.weight.dtype))
+    return sorted(pairs)
 
 
 @contextlib.contextmanager

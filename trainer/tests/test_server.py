@@ -1,4 +1,5 @@
 """The trainer process over real HTTP on 127.0.0.1: the vLLM subset, the control API, errors and exits."""
+import copy
 import json
 import os
 import re
@@ -13,8 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from atk_trainer import lora as lora_lib
+from atk_trainer.config import LoraConfig
 from atk_trainer.loss import token_logprobs
 from atk_trainer.modeling import load_policy
+from atk_trainer.safetensors_io import save_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = {
@@ -150,19 +154,77 @@ def test_train_step_changes_the_served_weights_and_policy_version(server):
     assert call(url, "/control/health")[1] == {"status": "ok", "model_loaded": True, "policy_version": version + 1, "pid": call(url, "/control/health")[1]["pid"]}
 
 
-def test_models_and_lora_stand_ins_return_vllm_replies(server, tmp_path):
-    url, model_dir, loaded = server
+def served_base(url, directory):
+    """The weights the server serves now, through a checkpoint of them."""
+    assert call(url, "/control/save", {"dir": str(directory)})[0] == 200
+    return load_policy(str(directory), backend="builtin")
+
+
+def greedy_logprobs(url, prompt, model):
+    reply = completion(url, prompt, model=model, temperature=0, max_tokens=4, ignore_eos=True)[1]
+    choice = reply["choices"][0]
+    return prompt + choice["token_ids"], choice["logprobs"]["token_logprobs"]
+
+
+@torch.no_grad()
+def recompute(policy, ids, prompt_len):
+    t = torch.tensor([ids])
+    return token_logprobs(policy.logits(t), t)[0, prompt_len:].tolist()
+
+
+def test_a_lora_adapter_is_served_under_its_name_as_base_plus_adapter(server, tmp_path):
+    url, _, loaded = server
     assert loaded["model"] == "policy" and loaded["backend"] == "builtin"
-    status, models = call(url, "/v1/models")
-    assert [m["id"] for m in models["data"]] == ["policy"] and models["data"][0]["max_model_len"] == 96
-    status, text = call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(tmp_path)})
+    base = served_base(url, tmp_path / "base")
+    tuned = copy.deepcopy(base)
+    config = LoraConfig(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj", "down_proj"])
+    lora_lib.apply_lora(tuned.module, config, use_peft=False)
+    torch.manual_seed(0)
+    for layer in tuned.module.modules():
+        if isinstance(layer, lora_lib.LoRALinear):
+            torch.nn.init.normal_(layer.lora_B.weight, std=0.5)  # a trained adapter: B is no longer 0
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    lora_lib.write_adapter(tuned.module, config, str(tmp_path / "base"), str(adapter), save_file)
+
+    status, text = call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter)})
     assert (status, text) == (200, "Success: LoRA adapter 'policy@1' added successfully.")
-    assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(tmp_path)})[0] == 400
     assert [m["id"] for m in call(url, "/v1/models")[1]["data"]] == ["policy", "policy@1"]
-    assert completion(url, [1], model="policy@1")[0] == 200
+    prompt = [1, 2, 3]
+    for model, policy in (("policy@1", tuned), ("policy", base)):
+        ids, logprobs = greedy_logprobs(url, prompt, model)
+        assert max(abs(a - b) for a, b in zip(logprobs, recompute(policy, ids, len(prompt)))) < 1e-5, model
+    ids, logprobs = greedy_logprobs(url, prompt, "policy@1")
+    assert max(abs(a - b) for a, b in zip(logprobs, recompute(base, ids, len(prompt)))) > 1e-2  # the adapter matters
+
+    assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter)})[0] == 400
+    assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter), "load_inplace": True})[0] == 200
     assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 200
+    assert completion(url, prompt, model="policy@1")[0] == 404
     assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 404
     assert call(url, "/reset_prefix_cache", {})[0] == 200
+
+
+def test_an_adapter_that_does_not_fit_is_refused_with_the_reason(server, tmp_path):
+    url = server[0]
+    status, reply = call(url, "/v1/load_lora_adapter", {"lora_name": "x", "lora_path": str(tmp_path)})
+    assert status == 400 and "adapter_config.json: no such file" in reply["error"]["message"]
+    config = {"r": 4, "lora_alpha": 8}
+    (tmp_path / "adapter_config.json").write_text(json.dumps(config))
+    a, b = torch.zeros(4, 32), torch.zeros(32, 4)
+    save_file({"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": torch.zeros(4, 31),
+               "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": b}, str(tmp_path / "adapter_model.safetensors"))
+    status, reply = call(url, "/v1/load_lora_adapter", {"lora_name": "x", "lora_path": str(tmp_path)})
+    assert status == 400 and "has lora_A (4, 31) and lora_B (32, 4); with r=4 the layer needs (4, 32) and (32, 4)" in reply["error"]["message"]
+    save_file({"base_model.model.model.layers.9.mlp.up_proj.lora_A.weight": a}, str(tmp_path / "adapter_model.safetensors"))
+    status, reply = call(url, "/v1/load_lora_adapter", {"lora_name": "x", "lora_path": str(tmp_path)})
+    assert status == 400 and "the model has no module 'model.layers.9.mlp.up_proj'" in reply["error"]["message"]
+    assert [m["id"] for m in call(url, "/v1/models")[1]["data"]] == ["policy"]
+
+
+def test_collective_rpc_without_a_worker_extension_names_the_missing_flag(server):
+    status, reply = call(server[0], "/collective_rpc", {"method": "atk_weight_version"})
+    assert status == 500 and "start the engine with --worker-extension-cls" in reply["error"]["message"]
 
 
 def test_load_model_max_model_len_overrides_the_config_as_vllms_flag_does(tmp_path):
