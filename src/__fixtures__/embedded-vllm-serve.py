@@ -3,9 +3,11 @@
 Takes vLLM's command line (`<model> --host H --port P --served-model-name N ...`; flags it has no use
 for are printed and ignored), serves the trainer's engine routes on --port, and loads <model> the way
 vLLM does before /health turns 200 (ATK_STANDIN_INIT=random initialises from config.json). A model
-that fails to load ends the process with exit code 1, as vLLM's does.
+that fails to load ends the process with exit code 1, as vLLM's does. `--worker-extension-cls` is
+imported as vLLM imports it and mixed into the engine's stand-in worker, so /collective_rpc runs it.
 """
 import argparse
+import importlib
 import json
 import os
 import signal
@@ -25,10 +27,14 @@ def main() -> int:
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--served-model-name", default="policy")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--worker-extension-cls", default=None)
     args, ignored = p.parse_known_args()
     env = {k: os.environ.get(k, "") for k in ("CUDA_VISIBLE_DEVICES", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "VLLM_SERVER_DEV_MODE")}
     print(f"embedded-vllm-serve: pid {os.getpid()}, model {args.model}, ignoring {ignored}, env {json.dumps(env)}", flush=True)
     app = TrainerServer(args.host, args.port, served_name=args.served_model_name, seed=args.seed)
+    if args.worker_extension_cls:
+        module, _, name = args.worker_extension_cls.rpartition(".")
+        app.engine_api.use_worker_extension(getattr(importlib.import_module(module), name))
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     failed = threading.Event()

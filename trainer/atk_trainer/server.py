@@ -84,6 +84,7 @@ class TrainerServer:
             ("POST", "/v1/load_lora_adapter"): e.load_lora_adapter,
             ("POST", "/v1/unload_lora_adapter"): e.unload_lora_adapter,
             ("POST", "/reset_prefix_cache"): e.reset_prefix_cache,
+            ("POST", "/collective_rpc"): e.collective_rpc,
             ("GET", "/control/health"): c.health,
             ("POST", "/control/load_model"): c.load_model,
             ("POST", "/control/train_step"): c.train_step,
