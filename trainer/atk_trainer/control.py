@@ -91,8 +91,11 @@ class ControlApi:
 
     def save(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)
+        weights_only = expect_object(body).get("weights_only", False)
+        if not isinstance(weights_only, bool):
+            raise bad_request(f"weights_only: expected a boolean, got {weights_only!r}")
         with self._command("save", body), self.engine.exclusive():
-            return trainer.save(directory)
+            return trainer.save(directory, weights_only=weights_only)
 
     def load_checkpoint(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)

@@ -242,13 +242,15 @@ class Trainer:
         return metrics
 
     # -- checkpoints -------------------------------------------------------------------------------------
-    def save(self, directory: str) -> Dict[str, Any]:
+    def save(self, directory: str, weights_only: bool = False) -> Dict[str, Any]:
         """Write weights (HF layout) or the LoRA adapter (peft layout) plus trainer_state.pt, atomically:
         everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete.
+        `weights_only` leaves out trainer_state.pt: what an engine loads, not a checkpoint to resume
+        (the optimizer state is twice the weights' size, too much to write for every weight sync).
         With several ranks only rank 0 writes: its `policy` holds the full weights (with FSDP, the serving
         copy refreshed after every step); the FSDP optimizer state is gathered from all ranks."""
         directory = os.path.abspath(directory)
-        optimizer_state = self._optimizer_state()
+        optimizer_state = None if weights_only else self._optimizer_state()
         if self.peers is not None and not self.peers.leader:
             return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
         tmp = directory + ".tmp"
@@ -261,7 +263,8 @@ class Trainer:
             lora_lib.write_adapter(self.policy.module, self.config.lora, base, tmp, save_file)
         else:
             self.policy.save_pretrained(tmp)
-        torch.save(self._state(optimizer_state), os.path.join(tmp, STATE_FILE))
+        if not weights_only:
+            torch.save(self._state(optimizer_state), os.path.join(tmp, STATE_FILE))
         if os.path.exists(directory):
             old = directory + ".old"
             shutil.rmtree(old, ignore_errors=True)

@@ -306,3 +306,12 @@ def test_engine_replies_have_the_protocol_fixtures_shapes(server):
     assert shape(models) == shape(fixture("models.response.json"))
     status, error = completion(url, [1], model="atk-no-such-model")
     assert (status, error) == (404, fixture("engine_error.response.json"))
+
+
+def test_a_weights_only_save_writes_what_an_engine_loads_and_is_no_checkpoint(server, tmp_path):
+    url = server[0]
+    status, reply = call(url, "/control/save", {"dir": str(tmp_path / "sync"), "weights_only": True})
+    assert status == 200 and sorted(os.listdir(tmp_path / "sync")) == ["config.json", "model.safetensors"]
+    status, reply = call(url, "/control/load_checkpoint", {"dir": str(tmp_path / "sync")})
+    assert status == 400 and "not a checkpoint written by atk_trainer" in reply["error"]
+    assert call(url, "/control/save", {"dir": str(tmp_path / "x"), "weights_only": "yes"})[0] == 400
