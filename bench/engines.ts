@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEngineDouble } from '../src/__fixtures__/engine-double.js';
-import { launchStandinReplicas, stubAdapterSync } from '../src/__fixtures__/standin-replicas.js';
+import { launchStandinReplicas, tinyAdapterSync } from '../src/__fixtures__/standin-replicas.js';
 import { createRouterEngine } from '../src/engines/router.js';
 import { createVllmClient } from '../src/engines/vllm.js';
 
@@ -15,7 +15,7 @@ const dir = mkdtempSync(join(tmpdir(), 'atk-bench-engines-'));
 let start = performance.now();
 const engines = await launchStandinReplicas(dir);
 const readyS = (performance.now() - start) / 1000;
-const sync = stubAdapterSync(engines);
+const sync = await tinyAdapterSync(engines, dir);
 const syncs = 20;
 start = performance.now();
 for (let v = 1; v <= syncs; v++) await sync.sync(v, join(dir, 'checkpoints', `step-${v}`));

@@ -35,6 +35,7 @@ def main() -> int:
     if args.worker_extension_cls:
         module, _, name = args.worker_extension_cls.rpartition(".")
         app.engine_api.use_worker_extension(getattr(importlib.import_module(module), name))
+        print(f"embedded-vllm-serve: worker extension {args.worker_extension_cls}", flush=True)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     failed = threading.Event()

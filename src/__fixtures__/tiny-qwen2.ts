@@ -32,3 +32,27 @@ export async function writeModelWithWeights(dir: string, configDir?: string): Pr
   }
   return dir;
 }
+
+/**
+ * A peft adapter (adapter_config.json + adapter_model.safetensors) for the model whose config.json is in
+ * `modelDir`, written by the bundled trainer: rank 8, alpha 16 on `targetModules`, with B drawn at random
+ * (a trained adapter; a fresh one adds nothing). Returns `dir`.
+ */
+export async function writeTinyAdapter(modelDir: string, dir: string, targetModules: readonly string[] = ['q_proj']): Promise<string> {
+  const script = [
+    'import json, os, sys, torch',
+    'from atk_trainer import lora',
+    'from atk_trainer.config import LoraConfig',
+    'from atk_trainer.modeling import random_policy, read_config',
+    'from atk_trainer.safetensors_io import save_file',
+    'config = LoraConfig(rank=8, alpha=16.0, target_modules=json.loads(sys.argv[3]))',
+    'module = random_policy(read_config(sys.argv[1]), seed=0).module',
+    'lora.apply_lora(module, config, use_peft=False)',
+    'torch.manual_seed(0)',
+    '[torch.nn.init.normal_(m.lora_B.weight, std=0.5) for m in module.modules() if isinstance(m, lora.LoRALinear)]',
+    'os.makedirs(sys.argv[2], exist_ok=True)',
+    'lora.write_adapter(module, config, sys.argv[1], sys.argv[2], save_file)',
+  ].join('\n');
+  await execa('/usr/bin/python3', ['-c', script, modelDir, dir, JSON.stringify(targetModules)], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
+  return dir;
+}

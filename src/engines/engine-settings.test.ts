@@ -64,10 +64,7 @@ describe('checkEngineSettings', () => {
     ]);
   });
 
-  test('rejects full fine-tuning into vLLM and accepts it into SGLang', () => {
-    const [problem] = checkEngineSettings(recipe({ engine: { kind: 'vllm', gpu_memory_utilization: 0.5 } }, false));
-    expect(problem.path).toBe('algorithm.lora');
-    expect(problem.message).toMatch(/^full fine-tuning cannot be synced into vllm: vLLM has no HTTP endpoint that reloads full weights .*; set algorithm.lora, or use engine kind sglang$/);
-    expect(checkEngineSettings(recipe({ engine: { kind: 'sglang', gpu_memory_utilization: 0.5 } }, false))).toStrictEqual([]);
+  test('returns no problem for full fine-tuning into vLLM (reloaded by atk\'s worker extension) or SGLang', () => {
+    for (const kind of ['vllm', 'sglang'] as const) expect(checkEngineSettings(recipe({ engine: { kind, gpu_memory_utilization: 0.5 } }, false))).toStrictEqual([]);
   });
 });

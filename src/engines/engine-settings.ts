@@ -1,5 +1,5 @@
 import type { EngineConfig, TrainerConfig } from '../recipe/schema.js';
-import { fullWeightSyncApi, vllmLoraRank, VLLM_LORA_RANKS } from './launch/index.js';
+import { vllmLoraRank, VLLM_LORA_RANKS } from './launch/index.js';
 
 /** The parts of a recipe the engine settings depend on (a Recipe or a ResolvedRecipe). */
 export interface EngineSettingsInput {
@@ -20,9 +20,9 @@ const SHARED_GPU_MAX_UTILIZATION = 0.8;
 /**
  * Engine and placement settings the chosen engine cannot honour, for `atk validate` and the recipe
  * loader: launch-only keys on engines atk does not launch, replicas without GPUs to put them on,
- * LoRA ranks vLLM cannot serve, full fine-tuning into an engine with no reload API, a GPU shared with
- * the trainer at a memory share that leaves the trainer nothing, random init with an engine that loads
- * its own weights, and trainer GPUs that cannot be used (repeated, or with device cpu).
+ * LoRA ranks vLLM cannot serve, a GPU shared with the trainer at a memory share that leaves the trainer
+ * nothing, random init with an engine that loads its own weights, and trainer GPUs that cannot be used
+ * (repeated, or with device cpu).
  */
 export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingProblem[] {
   const { engine, trainer } = recipe.model;
@@ -46,10 +46,6 @@ export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingP
     const lora = recipe.algorithm.lora;
     if (engine.kind === 'vllm' && lora && vllmLoraRank(lora.rank) === undefined) {
       problems.push({ path: 'algorithm.lora.rank', message: `vLLM serves LoRA ranks up to ${VLLM_LORA_RANKS.at(-1)}; got ${lora.rank}` });
-    }
-    const full = fullWeightSyncApi(engine.kind, null);
-    if (!lora && full.api === null) {
-      problems.push({ path: 'algorithm.lora', message: `full fine-tuning cannot be synced into ${engine.kind}: ${full.reason}; set algorithm.lora, or use engine kind sglang` });
     }
   } else {
     const where = engine.kind === 'embedded' ? 'the embedded engine runs inside the trainer' : 'a url engine is already running';

@@ -1,9 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { alive, doubleEngineCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
+import { createVllmClient } from '../engines/index.js';
+import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
@@ -28,6 +30,25 @@ function recipe(lora: boolean): ResolvedRecipe {
   }), dir);
 }
 
+/**
+ * How far the launched engine's greedy completion of a fixed prompt is from the trainer's own embedded
+ * engine, which serves the trained weights: the largest logprob gap, Infinity when the tokens differ.
+ */
+async function servedGap(policy: RunningPolicy, runDir: string): Promise<number> {
+  const trainerUrl = /serving on (http:\/\/\S+)/.exec(readFileSync(join(runDir, 'logs', 'trainer.log'), 'utf8'))?.[1] ?? '';
+  const trained = createVllmClient({ baseUrl: trainerUrl, model: 'policy', timeoutMs: 30_000 });
+  const params = { maxTokens: 6, temperature: 0, topP: 1, topK: -1 };
+  const [a, b] = await Promise.all([policy.engine.generate([1, 2, 3], params), trained.generate([1, 2, 3], params)]);
+  if (a.tokenIds.join() !== b.tokenIds.join()) return Infinity;
+  return Math.max(...a.logprobs.map((lp, i) => Math.abs(lp - b.logprobs[i])));
+}
+
+/** One pg train step on the protocol's example batch; resolves to the new policy version. */
+async function trainOneStep(policy: RunningPolicy): Promise<number> {
+  const batch = JSON.parse(readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8')) as TrainBatchInput;
+  return (await policy.trainer.trainStep({ ...batch, loss: 'pg' } as Parameters<RunningPolicy['trainer']['trainStep']>[0])).policyVersion;
+}
+
 describe('startLaunchedPolicy', () => {
   let policy: RunningPolicy | undefined;
   beforeAll(() => writeModelWithWeights(modelDir));
@@ -37,14 +58,20 @@ describe('startLaunchedPolicy', () => {
     const runDir = join(dir, 'run');
     policy = await startLaunchedPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
     expect(policy.facts).toMatchObject({ engine: 'vllm', engine_replicas: 1, weight_sync: 'lora', backend: 'builtin', device: 'cpu' });
-    const batch = JSON.parse(readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8')) as TrainBatchInput;
-    const step = await policy.trainer.trainStep({ ...batch, loss: 'pg' } as Parameters<RunningPolicy['trainer']['trainStep']>[0]);
-    expect(step.policyVersion).toBe(1);
+    expect(await trainOneStep(policy)).toBe(1);
+    const before = await servedGap(policy, runDir);
     await policy.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
     const adapter = join(runDir, 'checkpoints', 'sync', 'step-00001');
-    expect([existsSync(join(adapter, 'adapter_config.json')), existsSync(join(adapter, 'adapter_model.safetensors'))]).toStrictEqual([true, true]);
+    expect(readdirSync(adapter).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
     expect([policy.engine.model, await policy.engine.models()]).toStrictEqual(['policy@1', ['policy', 'policy@1']]);
-    expect((await policy.engine.generate([1, 2, 3], { maxTokens: 4, temperature: 1, topP: 1, topK: -1, seed: 1 })).tokenIds).toHaveLength(4);
+    // The engine samples from base + the trained adapter: what the trainer samples, as it did not before.
+    expect([before > 1e-3, await servedGap(policy, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+    // Launched for LoRA, the engine has no weight-reload extension, like a user's own `vllm serve`: a full sync is refused.
+    const full = createEngineSync({ mode: 'full', protocol: 'vllm', engine: policy.engine, replicaUrls: [policy.engine.baseUrl], writePolicy: () => Promise.resolve() });
+    const error = await full.check().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as ProviderError).message).toMatch(/^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: Method 'atk_weight_version' is not implemented/);
+    expect((error as ProviderError).hint).toMatch(/^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/);
     const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
     const pids = [...logs.matchAll(/(?:atk_trainer|embedded-vllm-serve:) pid (\d+)/g)].map((m) => Number(m[1]));
     expect(pids).toHaveLength(2);
@@ -53,12 +80,21 @@ describe('startLaunchedPolicy', () => {
     expect(pids.map(alive)).toStrictEqual([false, false]);
   });
 
-  test('rejects full fine-tuning into vLLM before starting anything', async () => {
-    const logsDir = join(dir, 'full', 'logs');
-    const error = await startLaunchedPolicy({ recipe: recipe(false), recipeDir: dir, logsDir, runDir: join(dir, 'full') }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as Error).message).toMatch(/^full fine-tuning cannot be synced: vLLM has no HTTP endpoint/);
-    expect(existsSync(logsDir)).toBe(false);
+  test('returns a policy whose full fine-tuning step the engine serves after sync, reloaded through the worker extension', async () => {
+    const runDir = join(dir, 'full');
+    const full = await startLaunchedPolicy({ recipe: recipe(false), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    try {
+      expect(full.facts).toMatchObject({ engine: 'vllm', weight_sync: 'full' });
+      expect(readFileSync(join(runDir, 'logs', 'engine.log'), 'utf8')).toContain('worker extension atk_trainer.vllm_worker.WeightReload');
+      expect(await trainOneStep(full)).toBe(1);
+      const before = await servedGap(full, runDir);
+      await full.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
+      expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
+      expect(full.engine.model).toBe('policy'); // full weights keep the base name; the sync confirmed version policy@1
+      expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+    } finally {
+      await full.close();
+    }
   });
 
   test('rejects an engine older than atk supports once it reports its version, with both processes stopped', async () => {

@@ -36,8 +36,6 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   const { engine: config, trainer: trainerConfig } = recipe.model;
   if (config.kind === 'embedded') throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
   const lora = recipe.algorithm.lora;
-  // Refused before anything starts when no version of the engine can take full weights.
-  if (!lora) refuseFullSync(config.kind === 'url' ? config.protocol : config.kind, null);
   const modelDir = localModelDir(recipe.model.path);
   const [trainerStart, enginesStart] = await Promise.allSettled([
     launchTrainer(trainerLaunchOptions(recipe, options)),
@@ -88,8 +86,10 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     protocol,
     engine,
     replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
-    writePolicy: async (dir) => void (await client.save(dir)),
+    // Weights only: the optimizer state (twice the weights) is for resuming, which kept checkpoints do.
+    writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true })),
   });
+  await sync.check();
   return {
     engine,
     trainer: {
@@ -154,5 +154,5 @@ export function localModelDir(path: string, env: NodeJS.ProcessEnv = process.env
 
 function refuseFullSync(protocol: 'vllm' | 'sglang', version: string | null): void {
   const full = fullWeightSyncApi(protocol, version);
-  if (full.api === null) throw new ProviderError(`full fine-tuning cannot be synced: ${full.reason}`, { hint: 'set algorithm.lora, or use engine kind sglang' });
+  if (full.api === null) throw new ProviderError(`full fine-tuning cannot be synced: ${full.reason}`, { hint: 'upgrade the engine, or set algorithm.lora' });
 }

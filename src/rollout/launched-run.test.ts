@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,10 +11,14 @@ import { projectRoot } from '../util/paths.js';
 // `atk run` end to end on the launched-engine path: the smoke quickstart with kind vllm, its command
 // replaced by the embedded engine behind a `vllm serve` command line, and a LoRA trained by sft so every
 // step trains and syncs policy@<step> into the engine.
-/** The smoke quickstart on a tiny model with weights, as recipe `name` with `lines` added (model.engine lines first). */
-async function writeRecipe(name: string, lines: readonly string[]): Promise<{ dir: string; recipe: string }> {
+/**
+ * The smoke quickstart as recipe `name` with `lines` added (model.engine lines first), on the tiny-arith
+ * architecture with random weights, or with `shipped` on the shipped tiny-arith model (which GRPO has signal on).
+ */
+async function writeRecipe(name: string, lines: readonly string[], shipped = false): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
-  const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
+  const tinyArith = join(projectRoot(), 'models', 'tiny-arith');
+  const model = shipped ? tinyArith : await writeModelWithWeights(join(dir, 'model'), tinyArith);
   const recipe = join(dir, `${name}.yaml`);
   const [engine, ...rest] = lines;
   writeFileSync(recipe, [`name: ${name}`, `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`, 'model:', `  path: ${model}`, engine, '  trainer: {device: cpu}', ...rest].join('\n'));
@@ -39,6 +43,23 @@ describe('atk run with a launched vllm engine', () => {
     expect(existsSync(join(run, 'checkpoints', 'sync', 'step-00001'))).toBe(false);
     const enginePid = Number(/embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1]);
     expect(alive(enginePid)).toBe(false);
+  });
+
+  test('returns a finished full fine-tuning run whose engine sampled each step from the trainer\'s newest weights', async () => {
+    const { dir, recipe } = await writeRecipe('launched-full', [
+      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
+      'train: {eval_before: false, eval_after: false}',
+    ], true);
+    const [file, ...args] = tsScript('atk-cli.ts');
+    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
+    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const run = join(dir, 'runs', 'launched-full', 'v001');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    // Step 2's episodes ran after step 1's weights were reloaded into the engine: had the reload not
+    // taken, the trainer's logprobs would differ from the engine's by what step 1 changed.
+    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0, s['train/mismatch_max'] < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
+    expect(readdirSync(join(run, 'checkpoints', 'sync', 'step-00002')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
+    expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('worker extension atk_trainer.vllm_worker.WeightReload');
   });
 
   test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {

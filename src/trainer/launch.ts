@@ -1,10 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
 import { TrainerError } from '../errors/index.js';
-import { projectRoot } from '../util/paths.js';
+import { trainerPythonPath } from '../util/paths.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
 import { findPython } from './find-python.js';
 import { trainerErrorFromLog } from './traceback.js';
@@ -66,7 +66,6 @@ export function trainerCommand(python: string, port: number, options: Pick<Launc
   const gpus = options.gpus ?? [];
   const trainer = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
   const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
-  const inheritedPath = options.env?.PYTHONPATH ?? process.env.PYTHONPATH;
   return {
     file: python,
     args: gpus.length > 1 ? [...torchrun, ...trainer] : trainer,
@@ -76,7 +75,7 @@ export function trainerCommand(python: string, port: number, options: Pick<Launc
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...options.env,
       ...(gpus.length ? { CUDA_VISIBLE_DEVICES: gpus.join(',') } : {}),
-      PYTHONPATH: [join(projectRoot(), 'trainer'), inheritedPath].filter(Boolean).join(delimiter),
+      PYTHONPATH: trainerPythonPath(options.env?.PYTHONPATH ?? process.env.PYTHONPATH),
       PYTHONUNBUFFERED: '1',
       OMP_NUM_THREADS: String(options.threads),
     },

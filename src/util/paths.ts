@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The atk package root (holds package.json, models/, trainer/, recipes/), from src/ or dist/. */
@@ -11,6 +11,11 @@ export function projectRoot(): string {
     dir = parent;
   }
   return dir;
+}
+
+/** PYTHONPATH that makes the bundled trainer package (atk_trainer) importable, ahead of `inherited`. */
+export function trainerPythonPath(inherited: string | undefined = process.env.PYTHONPATH): string {
+  return [join(projectRoot(), 'trainer'), inherited].filter(Boolean).join(delimiter);
 }
 
 /**

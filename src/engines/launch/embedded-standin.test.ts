@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { alive } from '../../__fixtures__/engine-processes.js';
-import { launchStandinReplicas, stubAdapterSync } from '../../__fixtures__/standin-replicas.js';
+import { createVllmClient } from '../vllm.js';
+import { launchStandinReplicas, tinyAdapterSync } from '../../__fixtures__/standin-replicas.js';
 import type { EngineStartProgress } from './engine-process.js';
 import type { LaunchedEngines } from './launch-engines.js';
 
@@ -36,13 +37,17 @@ describe('launchEngines with the embedded engine as vLLM', () => {
     expect(engines.engine.inFlight()).toStrictEqual([0, 0]);
   });
 
-  test('returns with both replicas serving policy@N after a LoRA sync, and new requests using it', async () => {
-    const sync = stubAdapterSync(engines);
+  test('returns with both replicas serving policy@N after a LoRA sync, and new requests sampling from base + adapter', async () => {
+    const sync = await tinyAdapterSync(engines, dir);
     await sync.sync(1, join(dir, 'checkpoints', 'step-00001'));
     await sync.sync(2, join(dir, 'checkpoints', 'step-00002'));
     for (const replica of engines.engine.replicas) expect(await replica.models()).toStrictEqual(['policy', 'policy@2']);
     expect(engines.engine.model).toBe('policy@2');
-    expect((await engines.engine.generate([1, 2], params)).tokenIds).toHaveLength(5);
+    const greedy = { maxTokens: 5, temperature: 0, topP: 1, topK: -1 };
+    const tuned = await engines.engine.generate([1, 2], greedy);
+    const base = await createVllmClient({ baseUrl: engines.processes[0].baseUrl, model: 'policy' }).generate([1, 2], greedy);
+    expect(tuned.tokenIds).toHaveLength(5);
+    expect(tuned.logprobs).not.toStrictEqual(base.logprobs); // the adapter changes what is sampled
   });
 
   test('returns from stop with every replica process gone', async () => {

@@ -1,16 +1,20 @@
 import { describe, expect, test } from 'vitest';
+import { join } from 'node:path';
+import { projectRoot, trainerPythonPath } from '../../util/paths.js';
 import { engineCommand, type EngineLaunchSpec } from './engine-command.js';
 
 const spec: EngineLaunchSpec = { kind: 'vllm', model: 'Qwen/Qwen2.5-1.5B-Instruct', servedModelName: 'policy', port: 41000, args: ['--enforce-eager'], gpus: [], gpuMemoryUtilization: 0.85, maxModelLen: 4096 };
 
 describe('engineCommand', () => {
-  test('returns vllm serve on loopback with processed logprobs and constant sampling defaults', () => {
+  test('returns vllm serve on loopback with processed logprobs, constant sampling defaults and, for full fine-tuning, atk\'s weight-reload extension', () => {
     expect(engineCommand({ ...spec, seed: 7 })).toStrictEqual({
       file: 'vllm',
       args: ['serve', 'Qwen/Qwen2.5-1.5B-Instruct', '--host', '127.0.0.1', '--port', '41000', '--served-model-name', 'policy', '--max-model-len', '4096',
-        '--gpu-memory-utilization', '0.85', '--generation-config', 'vllm', '--logprobs-mode', 'processed_logprobs', '--return-tokens-as-token-ids', '--seed', '7', '--enforce-eager'],
-      env: { VLLM_SERVER_DEV_MODE: '1' },
+        '--gpu-memory-utilization', '0.85', '--generation-config', 'vllm', '--logprobs-mode', 'processed_logprobs', '--return-tokens-as-token-ids', '--seed', '7',
+        '--worker-extension-cls', 'atk_trainer.vllm_worker.WeightReload', '--enforce-eager'],
+      env: { VLLM_SERVER_DEV_MODE: '1', PYTHONPATH: trainerPythonPath() },
     });
+    expect(trainerPythonPath('/site')).toBe(`${join(projectRoot(), 'trainer')}:/site`);
   });
 
   test('returns runtime LoRA flags, the LoRA env var, tensor parallel and the GPUs of a LoRA replica', () => {

@@ -1,3 +1,5 @@
+import { trainerPythonPath } from '../../util/paths.js';
+
 /** What one launched engine replica is started with. */
 export interface EngineLaunchSpec {
   readonly kind: 'vllm' | 'sglang';
@@ -27,6 +29,9 @@ export interface EngineCommand {
   readonly args: readonly string[];
   readonly env: Readonly<Record<string, string>>;
 }
+
+/** The class vLLM mixes into its workers so /collective_rpc can reload full weights (trainer/atk_trainer/vllm_worker.py). */
+export const VLLM_WEIGHT_RELOAD_EXTENSION = 'atk_trainer.vllm_worker.WeightReload';
 
 /** LoRA ranks `vllm serve --max-lora-rank` accepts (its argparse choices). */
 export const VLLM_LORA_RANKS: readonly number[] = [8, 16, 32, 64, 128, 256, 320, 512];
@@ -65,9 +70,14 @@ function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
     ...(spec.gpus.length > 1 ? ['--tensor-parallel-size', String(spec.gpus.length)] : []),
     // Two CPU slots: the next step's adapter is loaded before the previous one is unloaded.
     ...(spec.lora ? ['--enable-lora', '--max-lora-rank', String(vllmLoraRank(spec.lora.rank) ?? spec.lora.rank), '--max-loras', '1', '--max-cpu-loras', '2'] : []),
+    // Full fine-tuning: full weights are reloaded by atk's worker extension through /collective_rpc.
+    ...(spec.lora ? [] : ['--worker-extension-cls', VLLM_WEIGHT_RELOAD_EXTENSION]),
   ];
-  // Dev mode registers /reset_prefix_cache, called after every weight change.
-  const env: Record<string, string> = { VLLM_SERVER_DEV_MODE: '1', ...(spec.lora ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' } : {}) };
+  // Dev mode registers /reset_prefix_cache and /collective_rpc, called after every weight change.
+  const env: Record<string, string> = {
+    VLLM_SERVER_DEV_MODE: '1',
+    ...(spec.lora ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' } : { PYTHONPATH: trainerPythonPath() }),
+  };
   return { defaultCommand: ['vllm', 'serve'], args, env };
 }
 

@@ -16,9 +16,10 @@ describe('judgeEngineVersion', () => {
     expect([compareVersions('0.10.2', '0.9.9') > 0, compareVersions('v0.5.4', '0.5.4'), compareVersions('0.5', '0.5.1') < 0]).toStrictEqual([true, 0, true]);
   });
 
-  test('returns the reload API SGLang has and the reason vLLM has none', () => {
+  test('returns SGLang\'s reload route, /collective_rpc for vLLM from 0.10.2 (or unknown), and the reason an older vLLM has none', () => {
     expect(fullWeightSyncApi('sglang', '0.5.4')).toStrictEqual({ api: 'update_weights_from_disk' });
-    expect(fullWeightSyncApi('vllm', '0.11.0')).toMatchObject({ api: null, reason: expect.stringMatching(/^vLLM 0\.11\.0 has no HTTP endpoint/) });
+    expect([fullWeightSyncApi('vllm', '0.11.0'), fullWeightSyncApi('vllm', null)]).toStrictEqual([{ api: 'collective_rpc' }, { api: 'collective_rpc' }]);
+    expect(fullWeightSyncApi('vllm', '0.10.1')).toStrictEqual({ api: null, reason: 'vLLM 0.10.1 has no /collective_rpc (added in 0.10.2), which full-weight sync drives' });
   });
 });
 

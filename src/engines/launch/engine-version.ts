@@ -34,16 +34,21 @@ export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | nu
   return { status: 'ok', message: `${kind} ${version} (atk supports ${range.min} to ${range.newestKnown})` };
 }
 
+/** How full fine-tuning's weights get into an engine: SGLang's own route, or atk's vLLM worker extension. */
+export type FullWeightSyncApi = { readonly api: 'update_weights_from_disk' | 'collective_rpc' } | { readonly api: null; readonly reason: string };
+
 /** The full-weight reload API of an engine version, or null with the reason it has none atk can drive. */
-export function fullWeightSyncApi(kind: 'vllm' | 'sglang', version: string | null): { readonly api: 'update_weights_from_disk' } | { readonly api: null; readonly reason: string } {
+export function fullWeightSyncApi(kind: 'vllm' | 'sglang', version: string | null): FullWeightSyncApi {
   if (kind === 'sglang') return { api: 'update_weights_from_disk' };
-  // vLLM 0.10-0.15 has no reload-from-directory endpoint; its native weight transfer (>= 0.16) moves tensors
-  // over NCCL/IPC from a trainer that joins the engine's process group, which the HTTP-driven sync cannot do.
-  return {
-    api: null,
-    reason: `vLLM${version ? ` ${version}` : ''} has no HTTP endpoint that reloads full weights from a directory (its weight-transfer API needs the trainer to join NCCL)`,
-  };
+  // vLLM has no route that reloads weights from a directory (its weight-transfer API needs the trainer in
+  // its NCCL group); dev mode's /collective_rpc runs atk's worker extension, which does (vllm_worker.py).
+  if (version && compareVersions(version, COLLECTIVE_RPC_SINCE) < 0) {
+    return { api: null, reason: `vLLM ${version} has no /collective_rpc (added in ${COLLECTIVE_RPC_SINCE}), which full-weight sync drives` };
+  }
+  return { api: 'collective_rpc' };
 }
+
+const COLLECTIVE_RPC_SINCE = '0.10.2';
 
 /**
  * Version of the installed engine, asked of its command line: `vllm --version`, or sglang's

@@ -31,13 +31,15 @@ export interface EngineSync {
   readonly served: string;
   /** Wall-clock seconds of the last sync (write + load + confirm). */
   readonly lastSeconds: number;
+  /** Throws, with how to fix it, unless every replica can take this sync's weights (checked before training). */
+  check(): Promise<void>;
 }
 
 /**
  * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (../shared/notes/engines.md §6.5).
  * LoRA: load `policy@N` from the new peft directory, unload `policy@N-1`, reset the prefix cache, check the
- * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: `update_weights_from_disk` with weight
- * version `policy@N` (SGLang; flushes its cache) and check the reported version. The previous sync directory
+ * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: reload with weight version `policy@N`
+ * (SGLang `update_weights_from_disk`; vLLM atk's worker extension), reset the prefix cache, check the version. The previous sync directory
  * is deleted once no replica uses it.
  */
 export function createEngineSync(options: EngineSyncOptions): EngineSync {
@@ -58,6 +60,7 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
 
   async function fullReplica(admin: ReplicaAdmin, name: string, dir: string): Promise<void> {
     await admin.reloadWeights(dir, name);
+    await admin.resetPrefixCache();
     await admin.confirmWeights(name);
   }
 
@@ -67,6 +70,9 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
     },
     get lastSeconds() {
       return lastSeconds;
+    },
+    async check() {
+      if (options.mode === 'full') await Promise.all(admins.map((admin) => admin.checkWeightReload()));
     },
     async sync(policyVersion, checkpointDir) {
       const started = performance.now();

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { ProviderError } from '../../errors/index.js';
 import { requestJson, requestText, type HttpTarget } from '../http.js';
+import { VLLM_WEIGHT_RELOAD_EXTENSION } from '../launch/engine-command.js';
 import { modelList } from '../shared.js';
+import { trainerPythonPath } from '../../util/paths.js';
 
 /** The weight-management calls of one engine replica, in its protocol's own routes. */
 export interface ReplicaAdmin {
@@ -16,11 +18,13 @@ export interface ReplicaAdmin {
   reloadWeights(dir: string, version: string): Promise<void>;
   /** Throws unless the replica reports weight version `version` (when it reports one at all). */
   confirmWeights(version: string): Promise<void>;
+  /** Throws, saying how to start it, unless the replica can take a full-weight reload. */
+  checkWeightReload(): Promise<void>;
 }
 
 /**
  * Admin calls for a vLLM (`/v1/load_lora_adapter`, `/v1/unload_lora_adapter`, dev-mode `/reset_prefix_cache`,
- * adapter listed by `/v1/models`) or SGLang replica (`/load_lora_adapter`, `/unload_lora_adapter`, `/flush_cache`,
+ * adapter listed by `/v1/models`, full weights through `/collective_rpc` and atk's worker extension) or SGLang replica (`/load_lora_adapter`, `/unload_lora_adapter`, `/flush_cache`,
  * `/update_weights_from_disk`, `/get_model_info`); shapes from ../shared/notes/engines.md §2.3, §3.3, §3.4.
  * Every method throws ProviderError with the server's message.
  */
@@ -38,9 +42,29 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
       const served = await modelList(target);
       if (!served.includes(name)) throw notServing(target, name, `/v1/models lists ${served.join(', ')}`);
     },
-    reloadWeights: () => Promise.reject(new ProviderError('vllm: full-weight reload is not supported (see fullWeightSyncApi)')),
-    confirmWeights: () => Promise.resolve(),
+    reloadWeights: async (dir, version) => void (await collectiveRpc(target, 'atk_reload_weights', [dir, version])),
+    async confirmWeights(version) {
+      const served = await collectiveRpc(target, 'atk_weight_version');
+      if (!served.every((v) => v === version)) throw notServing(target, version, `its workers report ${served.map(String).join(', ')}`);
+    },
+    async checkWeightReload() {
+      await collectiveRpc(target, 'atk_weight_version').catch((error: unknown) => {
+        throw new ProviderError(`vllm at ${target.baseUrl} cannot reload full weights: ${(error as Error).message}`, {
+          hint: `start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=${trainerPythonPath('')} vllm serve ... --worker-extension-cls ${VLLM_WEIGHT_RELOAD_EXTENSION}, or set algorithm.lora`,
+        });
+      });
+    },
   };
+}
+
+const CollectiveRpcReply = z.looseObject({ results: z.array(z.unknown()) });
+
+/** Calls `method` of atk's worker extension on every worker of a vLLM replica; one result per worker. */
+async function collectiveRpc(target: HttpTarget, method: string, args: readonly string[] = []): Promise<unknown[]> {
+  const reply = await requestJson(target, 'POST', '/collective_rpc', { method, args, timeout: target.timeoutMs / 1000 });
+  const parsed = CollectiveRpcReply.safeParse(reply);
+  if (!parsed.success) throw new ProviderError(`vllm POST /collective_rpc ${method}: expected {"results": [...]}, got ${JSON.stringify(reply).slice(0, 200)}`);
+  return parsed.data.results;
 }
 
 const SglangResult = z.looseObject({ success: z.boolean().optional(), error_message: z.string().nullable().optional(), message: z.string().optional() });
@@ -66,6 +90,7 @@ function sglangAdmin(target: HttpTarget): ReplicaAdmin {
       });
     },
     reloadWeights: async (dir, version) => void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: true })),
+    checkWeightReload: () => Promise.resolve(), // /update_weights_from_disk is in every SGLang atk supports
     async confirmWeights(version) {
       const info = SglangModelInfo.parse(await requestJson(target, 'GET', '/get_model_info'));
       if (info.weight_version && info.weight_version !== version) throw notServing(target, version, `weight_version is ${info.weight_version}`);
