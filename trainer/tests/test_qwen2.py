@@ -183,3 +183,34 @@ def test_linear_rope_scaling_returns_the_unscaled_rotation_at_positions_divided_
     unscaled = random_policy(GQA_UNTIED, seed=1)
     ids = torch.tensor([[3, 1, 4, 1, 5, 9, 2, 6]])
     assert not torch.allclose(policy.logits(ids), unscaled.logits(ids))
+
+
+def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_path(monkeypatch):
+    """torch >= 2.0 attends with scaled_dot_product_attention; torch 1.13 here has none, so a plain
+    reference stands in for it to check how atk shapes the call: a decode step folds the query heads of
+    each kv head into rows instead of repeating the cache, and every path gives the same attention."""
+    from atk_trainer import qwen2
+
+    seen = []
+
+    def reference_sdpa(q, k, v, attn_mask=None, is_causal=False):
+        seen.append(k.shape[1])
+        scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if is_causal:
+            attn_mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+        scores = scores.masked_fill(~attn_mask, float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
+
+    torch.manual_seed(0)
+    B, H, Hkv, S, D = 3, 6, 2, 5, 8
+    k, v = torch.randn(B, Hkv, S, D), torch.randn(B, Hkv, S, D)
+    cases = [(1, torch.rand(B, 1, 1, S) > 0.3), (4, torch.rand(B, 1, 4, S) > 0.3)]
+    for T, mask in cases:
+        mask[..., -1] = True  # every query may attend to something
+        q = torch.randn(B, H, T, D)
+        grouped = qwen2.attention(q, k, v, mask)  # torch 1.13's path, no SDPA
+        monkeypatch.setattr(qwen2, "HAS_SDPA", True)
+        monkeypatch.setattr(qwen2.F, "scaled_dot_product_attention", reference_sdpa, raising=False)
+        assert torch.allclose(qwen2.attention(q, k, v, mask), grouped, atol=1e-6)
+        monkeypatch.undo()
+    assert seen == [Hkv, H]  # the decode step saw the cache as it is; the 4-token step saw it repeated
