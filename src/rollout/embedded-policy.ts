@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { launchTrainer, trainConfigFromRecipe, type LaunchTrainerOptions, type LoadModelRequest, type TrainerProcess } from '../trainer/index.js';
+import { launchTrainer, trainConfigFromRecipe, type LaunchTrainerOptions, type LoadModelRequest, type TrainerClient, type TrainerProcess } from '../trainer/index.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
@@ -25,6 +25,22 @@ export interface StartPolicyOptions {
 }
 
 /**
+ * The loop's trainer calls over the trainer's control API. `afterLoad` runs once a checkpoint is restored,
+ * with its policy version (a launched engine is synced to it before rollouts resume).
+ */
+export function trainerCalls(client: TrainerClient, afterLoad?: (policyVersion: number, dir: string) => Promise<void>): PolicyTrainer {
+  return {
+    trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
+    save: async (dir) => void (await client.save(dir)),
+    async load(dir) {
+      const version = (await client.loadCheckpoint(dir)).policy_version;
+      await afterLoad?.(version, dir);
+      return version;
+    },
+  };
+}
+
+/**
  * The embedded engine: the bundled trainer serves generation from the very weights it trains, so
  * weight sync is a no-op beyond confirming the served policy version.
  * @throws TrainerError when the trainer cannot start or load the model.
@@ -39,11 +55,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     const client = trainerProcess.client;
     return {
       engine,
-      trainer: {
-        trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
-        save: async (dir) => void (await client.save(dir)),
-        load: async (dir) => (await client.loadCheckpoint(dir)).policy_version,
-      },
+      trainer: trainerCalls(client),
       sync: {
         async sync(policyVersion) {
           const health = await client.health();

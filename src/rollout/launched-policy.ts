@@ -12,7 +12,7 @@ import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { hubCacheDir, hubSnapshotDir } from '../util/hub-cache.js';
-import { loadModelRequest, startEmbeddedPolicy, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+import { loadModelRequest, startEmbeddedPolicy, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */
@@ -92,15 +92,7 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   await sync.check();
   return {
     engine,
-    trainer: {
-      trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
-      save: async (dir) => void (await client.save(dir)),
-      async load(dir) {
-        const version = (await client.loadCheckpoint(dir)).policy_version;
-        await sync.sync(version, dir);
-        return version;
-      },
-    },
+    trainer: trainerCalls(client, (version, dir) => sync.sync(version, dir)),
     sync,
     facts: {
       engine: config.kind,
