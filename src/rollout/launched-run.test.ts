@@ -62,6 +62,29 @@ describe('atk run with a launched vllm engine', () => {
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('worker extension atk_trainer.vllm_worker.WeightReload');
   });
 
+  test('returns a finished run of recipes/gsm8k-grpo.yaml as shipped but for the model, the engine command and the run size', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-gsm8k-grpo-'));
+    const [file, ...args] = tsScript('atk-cli.ts');
+    // What a GPU machine provides is swapped for what runs here: the tiny model, the stand-in for `vllm serve`,
+    // and groups without signal kept (the tiny model never solves a GSM8K problem; dropped, nothing would train or sync).
+    // The recipe's placement stays: the engine on GPU 0, the trainer on GPU 1 (on CPU here, as CUDA is absent).
+    const overrides = [
+      `model.path=${join(projectRoot(), 'models', 'tiny-arith')}`, `model.engine.command=${JSON.stringify(embeddedVllmCommand)}`, 'model.engine.startup_timeout_s=120',
+      'algorithm.drop_zero_variance_groups=false', 'train.steps=2', 'train.tasks_per_step=2', 'algorithm.group_size=2', 'dataset.eval_limit=2', 'train.eval_every=0',
+      'agent.max_new_tokens=32', 'rollout.concurrency=4', `output.runs_dir=${join(dir, 'runs')}`,
+    ];
+    const result = await execa(file, [...args, 'run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides], { reject: false, cwd: dir });
+    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const run = join(dir, 'runs', 'gsm8k-grpo', 'v001');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number | string>).filter((l) => l.kind === 'train');
+    expect(steps.map((s) => [s.policy_version, Number(s.time_sync_s) > 0, Number(s['train/mismatch_max']) < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
+    const adapter = JSON.parse(readFileSync(join(run, 'checkpoints', 'sync', 'step-00002', 'adapter_config.json'), 'utf8')) as { r: number; lora_alpha: number };
+    expect([adapter.r, adapter.lora_alpha]).toStrictEqual([32, 64]);
+    const engineLog = readFileSync(join(run, 'logs', 'engine.log'), 'utf8');
+    expect(engineLog).toContain("'--enable-lora', '--max-lora-rank', '32'");
+    expect(engineLog).toContain('"CUDA_VISIBLE_DEVICES": "0"');
+  });
+
   test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {
     const { dir, recipe } = await writeRecipe('slow', [`  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`, 'algorithm: {lora: {rank: 8}}']);
     const [file, ...args] = tsScript('atk-cli.ts');
