@@ -101,7 +101,8 @@ def random_policy(
         from transformers import AutoConfig, AutoModelForCausalLM  # type: ignore
 
         hf_config = AutoConfig.for_model(**config)
-        hf = AutoModelForCausalLM.from_config(hf_config)
+        # float32, not the config's torch_dtype (bf16 for Qwen), which would round the seeded weights.
+        hf = AutoModelForCausalLM.from_config(hf_config, torch_dtype=torch.float32)
         load_weights(hf, module.state_dict(), "random_policy")
         module = hf
     return Policy(module.to(device=torch_device, dtype=torch_dtype).eval(), config, backend)

@@ -21,6 +21,7 @@ import os
 import random
 import shutil
 import time
+import types
 from contextlib import nullcontext
 from typing import Any, Dict, List, Optional
 
@@ -28,7 +29,7 @@ import torch
 import torch.utils.checkpoint
 
 from . import lora as lora_lib
-from .batch import MicroBatch, TrainBatch, build_batch
+from .batch import BatchError, MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig, config_dict
 from .distributed import clean_name
 from .loss import (
@@ -53,6 +54,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         torch.set_num_threads(config.threads)
         self.policy = policy
+        self.vocab_size = int(policy.config["vocab_size"])
         self.device = next(policy.module.parameters()).device
         # bf16 autocast on CUDA unless float32 is forced; CPU trains in the parameters' dtype.
         self.autocast = self.device.type == "cuda" and config.dtype != "float32"
@@ -77,6 +79,9 @@ class Trainer:
             layers = _decoder_layers(module)
             layer_cls = type(layers[0]) if layers is not None and len(layers) else None
             self.train_policy.module = peers.shard(module, layer_cls, bf16=self.autocast)
+        # The loss is normalised over the whole batch, so gradients must be summed over ranks; FSDP
+        # averages them (as DDP does), so each rank's loss is scaled by the world size to undo that.
+        self.grad_scale = float(peers.size) if self.sharded else 1.0
         named = [(clean_name(n), p) for n, p in self.train_policy.module.named_parameters() if p.requires_grad]
         self.params = [p for _, p in named]
         # -- optimizer: AdamW, no weight decay on vectors (norm gains, biases) -----------------------
@@ -97,6 +102,10 @@ class Trainer:
         start = time.perf_counter()
         c = self.config
         batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant)
+        # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
+        largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
+        if largest >= self.vocab_size:
+            raise BatchError(f"batch: token id {largest} is outside the model's vocabulary (vocab_size {self.vocab_size})")
         lr = self.scheduler.get_last_lr()[0]
         first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)  # trainer logprobs before the update
         ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
@@ -143,7 +152,10 @@ class Trainer:
                 if i is None:  # fewer micro-batches here than on rank 0: join the collectives with nothing
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
                     with self._autocast():
-                        (self.train_policy.logits(ids).float().sum() * 0.0).backward()
+                        logits = self.train_policy.logits(ids)
+                    if update == 0 and self.config.kl_coef > 0 and self.reference is None:
+                        self._reference_logprobs(ids)  # with LoRA, a forward of the sharded module: its all-gathers too
+                    (logits.float().sum() * 0.0).backward()
                 else:
                     _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
         except Exception as e:  # noqa: BLE001 - re-raised by check() on this rank, reported on the others
@@ -196,7 +208,7 @@ class Trainer:
             per_token = per_token + c.kl_coef * kl
             stats["kl_sum"] = float((kl.detach() * mask).sum())
         loss = (per_token * weights).sum()
-        loss.backward()
+        (loss * self.grad_scale).backward()
         stats["loss"] = float(loss.detach())
         stats["entropy_sum"] = float((token_entropy(logits) * mask).sum())
         return stats
@@ -290,12 +302,20 @@ class Trainer:
             raise ValueError(f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with")
         from .safetensors_io import load_file
 
-        if self.sharded and not self.peers.leader:
-            pass  # no unsharded copy here: load_sharded below
-        elif self.config.lora is not None:
-            lora_lib.read_adapter(self.policy.module, directory, load_file)
-        else:
-            load_full_weights(self.policy.module, directory, load_file)
+        failure: Optional[BaseException] = None
+        try:
+            if self.sharded and not self.peers.leader:
+                pass  # no unsharded copy here: load_sharded below
+            elif self.config.lora is not None:
+                lora_lib.read_adapter(self.policy.module, directory, load_file)
+            else:
+                load_full_weights(self.policy.module, directory, load_file)
+        except Exception as e:  # noqa: BLE001 - re-raised below on this rank; the others must not all-gather alone
+            failure = e
+        if self.sharded:
+            self.peers.check(failure)
+        elif failure is not None:
+            raise failure
         optimizer_state = state["optimizer"]
         if self.sharded:
             self.peers.load_sharded(self.train_policy.module, self.policy.module if self.peers.leader else None)
@@ -353,14 +373,16 @@ def enable_gradient_checkpointing(module: torch.nn.Module) -> None:
     if layers is None:
         raise ValueError("gradient_checkpointing: the model has no `layers` ModuleList to checkpoint")
     for layer in layers:
-        forward = layer.forward
+        # Bound, not a closure: deepcopy (the KL reference, the FSDP copy, an engine's adapter copy)
+        # rebinds a bound method to the copied layer, where a closure would keep running this one.
+        layer.forward = types.MethodType(_checkpointed_forward, layer)
 
-        def checkpointed(*args, _forward=forward, **kwargs):
-            if not torch.is_grad_enabled():  # generation: nothing to save memory on
-                return _forward(*args, **kwargs)
-            return torch.utils.checkpoint.checkpoint(_forward, *args, use_reentrant=False, **kwargs)
 
-        layer.forward = checkpointed
+def _checkpointed_forward(self, *args, **kwargs):
+    forward = type(self).forward.__get__(self)  # the class's forward: the instance attribute is this function
+    if not torch.is_grad_enabled():  # generation: nothing to save memory on
+        return forward(*args, **kwargs)
+    return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
 
 
 def _decoder_layers(module: torch.nn.Module) -> Optional[torch.nn.ModuleList]:

@@ -63,6 +63,8 @@ def _served_model(runner: Any) -> Any:
 
 def _process_weights_after_loading(model: Any, runner: Any) -> None:
     """vLLM's post-load hook (repacking for quantized layers; a no-op for plain bf16 weights)."""
+    if not isinstance(model, torch.nn.Module):
+        return  # the stand-in's model (StandinWorker), also where vllm happens to be importable
     try:
         from vllm.model_executor.model_loader.utils import process_weights_after_loading  # type: ignore
     except ImportError:

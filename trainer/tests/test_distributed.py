@@ -34,9 +34,26 @@ def batch(shift):
     return {"loss": "pg", "sequences": sequences}
 
 
-def start_ranks(nproc=2):
-    """`python -m atk_trainer.torchrun --standalone --nproc_per_node 2 -m atk_trainer --port 0`, as launch.ts runs it."""
-    env = {**os.environ, "PYTHONPATH": TRAINER_DIR, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+# Imported by every rank at start-up (sitecustomize): rank 1 fails a micro-batch that holds token 61, a
+# failure on one rank alone with a valid batch (every rank refuses an invalid one before it trains).
+FAULT_ON_RANK_1 = """
+import os
+if os.environ.get("RANK") == "1":
+    from atk_trainer import train
+    real = train.Trainer._micro_step
+    def failing(self, batch, mb, *args, **kwargs):
+        if bool((mb.input_ids == 61).any()):
+            raise IndexError("injected on rank 1")
+        return real(self, batch, mb, *args, **kwargs)
+    train.Trainer._micro_step = failing
+"""
+
+
+def start_ranks(nproc=2, site=None):
+    """`python -m atk_trainer.torchrun --standalone --nproc_per_node 2 -m atk_trainer --port 0`, as launch.ts runs it;
+    `site`, a directory, goes on PYTHONPATH first (its sitecustomize.py runs in every process)."""
+    path = os.pathsep.join(p for p in (site, TRAINER_DIR) if p)
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
     command = [sys.executable, "-m", "atk_trainer.torchrun", "--standalone", "--nproc_per_node", str(nproc),
                "-m", "atk_trainer", "--port", "0"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -65,7 +82,9 @@ def alive(pid):
 def ranks(tmp_path_factory):
     model_dir = tmp_path_factory.mktemp("model")
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
-    proc, url = start_ranks()
+    site = tmp_path_factory.mktemp("site")
+    (site / "sitecustomize.py").write_text(FAULT_ON_RANK_1)
+    proc, url = start_ranks(site=str(site))
     status, loaded = call(url, "/control/load_model", {"path": str(model_dir), **LOAD})
     assert status == 200, loaded
     yield proc, url, model_dir
@@ -127,11 +146,15 @@ def test_bad_requests_answer_4xx_or_5xx_and_leave_both_ranks_in_step(ranks):
     assert status == 400 and "loss_mask" in reply["error"]
     assert call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-1"})[0] == 400
     assert call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400  # refused before rank 1 hears of it
-    # Token 999 is out of the vocabulary in rank 1's micro-batch only: rank 0 reports rank 1's error.
+    out_of_vocabulary = batch(0)
+    out_of_vocabulary["sequences"][3]["token_ids"][2] = 999
+    status, reply = call(url, "/control/train_step", out_of_vocabulary)  # refused by every rank before training
+    assert status == 400 and "token id 999 is outside the model's vocabulary (vocab_size 64)" in reply["error"], reply
+    # Token 61 fails rank 1's micro-batch only (FAULT_ON_RANK_1): rank 0 reports rank 1's error.
     bad = batch(0)
-    bad["sequences"][3]["token_ids"][2] = 999
+    bad["sequences"][3]["token_ids"][2] = 61
     status, reply = call(url, "/control/train_step", bad)
-    assert status == 500 and re.match(r"RuntimeError: rank 1: IndexError", reply["error"]), reply
+    assert status == 500 and re.match(r"RuntimeError: rank 1: IndexError: injected on rank 1", reply["error"]), reply
     assert all(alive(pid) for pid in pids)
     status, reply = call(url, "/control/train_step", batch(1))  # both ranks still answer collectives
     assert status == 200 and reply["policy_version"] == version + 1

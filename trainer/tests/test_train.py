@@ -1,4 +1,5 @@
 """The Trainer end to end on a tiny random qwen2: learning, exact resume, split invariance, metrics."""
+import copy
 import json
 import math
 import os
@@ -7,6 +8,7 @@ import random
 import pytest
 import torch
 
+from atk_trainer.batch import BatchError
 from atk_trainer.config import parse_config
 from atk_trainer.train import Trainer, lr_factor
 from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
@@ -154,9 +156,12 @@ def test_step_with_tis_takes_the_ratio_against_the_trainer_and_caps_the_weight()
     assert metrics["tis_weight_mean"] == pytest.approx(1.5)  # exp(0.5) = 1.65, capped
 
 
-def test_step_returns_kl_zero_at_the_reference_and_positive_after_updates():
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_step_returns_kl_zero_at_the_reference_and_positive_after_updates(checkpointing):
+    # With gradient checkpointing the reference is a deepcopy of checkpointed layers: it must run its own
+    # frozen weights, not the trained ones (a closure over the original layers did, and KL stayed 0).
     for lora in (None, {"rank": 4}):
-        t = trainer({"kl_coef": 0.1, "lora": lora, "learning_rate": 5e-2})
+        t = trainer({"kl_coef": 0.1, "lora": lora, "learning_rate": 5e-2, "gradient_checkpointing": checkpointing})
         batch = pg_batch(t.policy, FIXED_SEQUENCES)
         assert t.step(batch)["kl"] == pytest.approx(0.0, abs=1e-7)
         for _ in range(3):
@@ -169,6 +174,29 @@ def test_step_with_gradient_checkpointing_returns_the_same_update():
     batch = pg_batch(plain.policy, FIXED_SEQUENCES)
     assert checkpointed.step(batch)["loss"] == pytest.approx(plain.step(batch)["loss"], abs=1e-7)
     assert all(torch.allclose(x, y, atol=1e-7) for x, y in zip(params(plain), params(checkpointed)))
+
+
+def test_a_deepcopy_of_a_checkpointed_model_runs_and_trains_its_own_weights():
+    t = trainer({"gradient_checkpointing": True})
+    copy_ = copy.deepcopy(t.policy.module)
+    ids = torch.tensor([[1, 2, 3, 4]])
+    before = copy_(ids).detach()
+    with torch.no_grad():
+        for p in t.policy.module.parameters():
+            p.add_(0.5)
+    assert torch.equal(copy_(ids).detach(), before)
+    copy_(ids).sum().backward()
+    assert all(p.grad is not None for p in copy_.parameters()) and all(p.grad is None for p in t.policy.module.parameters())
+
+
+def test_step_refuses_a_token_id_outside_the_vocabulary():
+    t = trainer()
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    ids = batch["sequences"][1]["token_ids"] = list(batch["sequences"][1]["token_ids"])  # not FIXED_SEQUENCES' own list
+    ids[2] = 32  # vocab_size 32
+    with pytest.raises(BatchError, match=r"token id 32 is outside the model's vocabulary \(vocab_size 32\)"):
+        t.step(batch)
+    assert t.policy_version == 0
 
 
 def test_step_with_several_updates_moves_further():
