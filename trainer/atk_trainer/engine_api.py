@@ -111,7 +111,8 @@ class EngineApi:
             raise bad_request(f"lora_path {path!r}: no such directory")
         if self.engine.policy is None:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
-        if any(isinstance(m, lora_lib.LoRALinear) for m in self.engine.policy.module.modules()):
+        module = self.engine.policy.module
+        if hasattr(module, "peft_config") or any(isinstance(m, lora_lib.LoRALinear) for m in module.modules()):
             raise bad_request("the served model carries the trainer's own adapters; runtime adapters need a plain base model")
         try:
             config, tensors = lora_lib.read_adapter_dir(path, load_file)

@@ -12,7 +12,7 @@ import json
 import os
 import struct
 import sys
-from typing import Dict, Iterable, Mapping, Optional
+from typing import Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 import torch
 
@@ -36,11 +36,16 @@ class SafetensorsError(ValueError):
 
 def load_file(path: str, names: Optional[Iterable[str]] = None) -> Dict[str, torch.Tensor]:
     """All tensors of one .safetensors file (or just `names`), on CPU, each owning its memory."""
+    return dict(iter_file(path, names))
+
+
+def iter_file(path: str, names: Optional[Iterable[str]] = None) -> Iterator[Tuple[str, torch.Tensor]]:
+    """(name, tensor) for the tensors of one .safetensors file (or just `names`), read one at a time, so
+    a consumer that copies each one elsewhere never holds more than one in memory."""
     with open(path, "rb") as f:
         header, data_start = _read_header(f, path)
         size = os.fstat(f.fileno()).st_size
         wanted = sorted(header) if names is None else list(names)
-        tensors: Dict[str, torch.Tensor] = {}
         for name in wanted:
             if name not in header:
                 raise SafetensorsError(f"{path}: no tensor {name!r}")
@@ -57,8 +62,7 @@ def load_file(path: str, names: Optional[Iterable[str]] = None) -> Dict[str, tor
             if f.readinto(buffer) != nbytes:
                 raise SafetensorsError(f"{path}: file ends inside tensor {name!r}")
             flat = torch.frombuffer(buffer, dtype=dtype) if nbytes else torch.empty(0, dtype=dtype)
-            tensors[name] = flat.reshape(shape)
-    return tensors
+            yield name, flat.reshape(shape)
 
 
 def load_metadata(path: str) -> Dict[str, str]:

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Optional, Set, Tuple
 
 import torch
 
-from .safetensors_io import load_file
+from .safetensors_io import iter_file
 
 
 class WeightReload:
@@ -46,13 +46,14 @@ class WeightReload:
 
 
 def checkpoint_weights(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
-    """(name, tensor) for every tensor of the *.safetensors files in `directory`, one file in memory at a time.
+    """(name, tensor) for every tensor of the *.safetensors files in `directory`, read one tensor at a time
+    (every tensor-parallel worker reads the whole checkpoint; a whole file at once would be its size per worker).
     @raises FileNotFoundError when the directory holds no safetensors file."""
     files = sorted(glob.glob(os.path.join(directory, "*.safetensors")))
     if not files:
         raise FileNotFoundError(f"{directory}: no *.safetensors checkpoint to reload")
     for path in files:
-        yield from load_file(path).items()
+        yield from iter_file(path)
 
 
 def _served_model(runner: Any) -> Any:
