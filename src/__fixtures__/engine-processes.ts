@@ -18,6 +18,9 @@ export const doubleEngineCommand: readonly string[] = tsScript('engine-double-ma
 /** The bundled trainer's embedded engine behind a `vllm serve`-compatible command line (Debian's python3 has torch). */
 export const embeddedVllmCommand: readonly string[] = ['/usr/bin/python3', join(here, 'embedded-vllm-serve.py')];
 
+/** The same engine behind a `python -m sglang.launch_server`-compatible command line and SGLang's routes. */
+export const embeddedSglangCommand: readonly string[] = ['/usr/bin/python3', join(here, 'embedded-sglang-serve.py')];
+
 /** True while a process with this pid runs (a zombie, dead but not yet reaped, counts as gone). */
 export function alive(pid: number): boolean {
   try {

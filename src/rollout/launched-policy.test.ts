@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
-import { alive, doubleEngineCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
+import { alive, doubleEngineCommand, embeddedSglangCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { createVllmClient } from '../engines/index.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -19,11 +19,11 @@ import type { RunningPolicy } from './embedded-policy.js';
 const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
 const modelDir = join(dir, 'tiny');
 
-function recipe(lora: boolean): ResolvedRecipe {
+function recipe(lora: boolean, kind: 'vllm' | 'sglang' = 'vllm'): ResolvedRecipe {
   return resolveRecipe(RecipeSchema.parse({
     name: 'launched', model: {
       path: modelDir,
-      engine: { kind: 'vllm', command: embeddedVllmCommand, startup_timeout_s: 120 },
+      engine: { kind, command: kind === 'vllm' ? embeddedVllmCommand : embeddedSglangCommand, startup_timeout_s: 120 },
       trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
     },
     reward: { name: 'math_answer' }, algorithm: { learning_rate: 0.01, ...(lora ? { lora: { rank: 4, alpha: 8 } } : {}) },
@@ -94,6 +94,21 @@ describe('startLaunchedPolicy', () => {
       expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
     } finally {
       await full.close();
+    }
+  });
+
+  test.each([['LoRA', true], ['full fine-tuning', false]])('returns a policy whose %s step SGLang serves after sync', async (_name, lora) => {
+    const runDir = join(dir, `sglang-${lora ? 'lora' : 'full'}`);
+    const sglang = await startLaunchedPolicy({ recipe: recipe(lora, 'sglang'), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    try {
+      expect(sglang.facts).toMatchObject({ engine: 'sglang', engine_version: '0.5.4', weight_sync: lora ? 'lora' : 'full' });
+      expect(await trainOneStep(sglang)).toBe(1);
+      const before = await servedGap(sglang, runDir);
+      await sglang.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
+      expect(sglang.engine.model).toBe(lora ? 'policy@1' : 'policy');
+      expect([before > 1e-3, await servedGap(sglang, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+    } finally {
+      await sglang.close();
     }
   });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { alive, doubleEngineCommand, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import { alive, doubleEngineCommand, embeddedSglangCommand, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -25,7 +25,7 @@ async function writeRecipe(name: string, lines: readonly string[], shipped = fal
   return { dir, recipe };
 }
 
-describe('atk run with a launched vllm engine', () => {
+describe('atk run with a launched engine', () => {
   test('returns a finished run whose steps synced the adapter into the engine, with the engine stopped', async () => {
     const { dir, recipe } = await writeRecipe('launched', [
       `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
@@ -45,22 +45,26 @@ describe('atk run with a launched vllm engine', () => {
     expect(alive(enginePid)).toBe(false);
   });
 
-  test('returns a finished full fine-tuning run whose engine sampled each step from the trainer\'s newest weights', async () => {
-    const { dir, recipe } = await writeRecipe('launched-full', [
-      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
-      'train: {eval_before: false, eval_after: false}',
-    ], true);
-    const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
-    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
-    const run = join(dir, 'runs', 'launched-full', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
-    // Step 2's episodes ran after step 1's weights were reloaded into the engine: had the reload not
-    // taken, the trainer's logprobs would differ from the engine's by what step 1 changed.
-    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0, s['train/mismatch_max'] < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
-    expect(readdirSync(join(run, 'checkpoints', 'sync', 'step-00002')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
-    expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('worker extension atk_trainer.vllm_worker.WeightReload');
-  });
+  test.each([['vllm', embeddedVllmCommand, 'worker extension atk_trainer.vllm_worker.WeightReload'], ['sglang', embeddedSglangCommand, 'model loaded']])(
+    'returns a finished %s full fine-tuning run whose engine sampled each step from the trainer\'s newest weights',
+    async (kind, command, logged) => {
+      const name = `launched-full-${kind}`;
+      const { dir, recipe } = await writeRecipe(name, [
+        `  engine: {kind: ${kind}, command: ${JSON.stringify(command)}, startup_timeout_s: 120}`,
+        'train: {eval_before: false, eval_after: false}',
+      ], true);
+      const [file, ...args] = tsScript('atk-cli.ts');
+      const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
+      expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+      const run = join(dir, 'runs', name, 'v001');
+      const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+      // Step 2's episodes ran after step 1's weights were reloaded into the engine: had the reload not
+      // taken, the trainer's logprobs would differ from the engine's by what step 1 changed.
+      expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0, s['train/mismatch_max'] < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
+      expect(readdirSync(join(run, 'checkpoints', 'sync', 'step-00002')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
+      expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain(logged);
+    },
+  );
 
   test('returns a finished run of recipes/gsm8k-grpo.yaml as shipped but for the model, the engine command and the run size', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-gsm8k-grpo-'));
