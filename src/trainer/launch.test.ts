@@ -59,10 +59,14 @@ describe('launchTrainer', () => {
     expect((await trainer.client.health()).status).toBe('ok');
   });
 
-  test('rejects a failure inside the model with the Python exception line and the log path', async () => {
-    const error = await trainer.client.trainStep({ loss: 'sft', sequences: [{ token_ids: [1, 999], loss_mask: [0, 1] }] }).catch((e: unknown) => e);
+  test('rejects a failure inside the trainer with the Python exception line and the log path', async () => {
+    // A checkpoint whose trainer state is not a pickle: torch.load fails where no check anticipated it.
+    const checkpoint = join(dir, 'corrupt', 'step-00001');
+    mkdirSync(checkpoint, { recursive: true });
+    writeFileSync(join(checkpoint, 'trainer_state.pt'), 'not a pickle');
+    const error = await trainer.client.loadCheckpoint(checkpoint).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TrainerError);
-    expect((error as TrainerError).message).toMatch(/answered 5\d\d: IndexError: .*\(log: .*trainer\.log\)$/);
+    expect((error as TrainerError).message).toMatch(/answered 5\d\d: [\w.]*UnpicklingError: .*\(log: .*trainer\.log\)$/);
     expect((await trainer.client.health()).status).toBe('ok');
   });
 
