@@ -176,11 +176,12 @@ class Peers:
 
         return FSDP.full_optim_state_dict(sharded, optimizer, rank0_only=True)
 
-    def shard_optimizer_state(self, sharded: torch.nn.Module, state: Dict[str, Any]) -> Dict[str, Any]:
-        """This rank's part of a full optimizer state read from a checkpoint."""
+    def shard_optimizer_state(self, sharded: torch.nn.Module, state: Dict[str, Any], optimizer: torch.optim.Optimizer) -> Dict[str, Any]:
+        """This rank's part of a full optimizer state read from a checkpoint (keyed by the optimizer's own
+        parameters, not by model.parameters() order)."""
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
 
-        return FSDP.shard_full_optim_state_dict(state, sharded)
+        return FSDP.shard_full_optim_state_dict(state, sharded, optim=optimizer)
 
 
 def clean_name(name: str) -> str:

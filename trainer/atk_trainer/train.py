@@ -319,7 +319,7 @@ class Trainer:
         optimizer_state = state["optimizer"]
         if self.sharded:
             self.peers.load_sharded(self.train_policy.module, self.policy.module if self.peers.leader else None)
-            optimizer_state = self.peers.shard_optimizer_state(self.train_policy.module, optimizer_state)
+            optimizer_state = self.peers.shard_optimizer_state(self.train_policy.module, optimizer_state, self.optimizer)
         self.optimizer.load_state_dict(optimizer_state)
         self.scheduler.load_state_dict(state["scheduler"])
         self.step_count = state["step"]
