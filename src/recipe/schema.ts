@@ -262,7 +262,6 @@ export const RolloutSchema = z
     episode_timeout_s: positiveNumber.default(300).describe('Wall-clock limit for one episode; a timed-out episode is failed.'),
     request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
     on_failure: z.enum(['zero', 'exclude']).default('zero').describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
-    max_staleness: nonNegativeInt.default(0).describe('Most policy versions a trajectory may lag the trainer (0 = fully on-policy).'),
   })
   .describe('How episodes are collected.');
 
