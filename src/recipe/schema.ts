@@ -58,7 +58,7 @@ export const EngineSchema = z
     max_model_len: positiveInt.default(4096).describe('Longest sequence (prompt + generation) the engine accepts, in tokens.'),
     replicas: positiveInt.default(1).describe('Engine replicas; each engine request goes to the replica with the fewest samples in flight.'),
     startup_timeout_s: positiveNumber.default(900).describe('Seconds to wait for the engine to become healthy.'),
-    max_batch_size: positiveInt.default(64).describe('embedded: most sequences decoded together in one batch.'),
+    max_batch_size: positiveInt.default(256).describe('embedded: most sequences decoded together in one batch; more wait for a free row.'),
   })
   .describe('How generation is served.');
 

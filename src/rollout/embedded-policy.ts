@@ -86,6 +86,7 @@ export function trainerLaunchOptions(recipe: ResolvedRecipe, options: Pick<Start
     runDir: options.runDir,
     logFile: join(options.logsDir, 'trainer.log'),
     threads: trainer.threads,
+    ...(recipe.model.engine.kind === 'embedded' ? { maxBatch: recipe.model.engine.max_batch_size } : {}),
     startupTimeoutMs: trainer.startup_timeout_s * 1000,
     gpus: trainer.gpus,
     ...(options.signal ? { signal: options.signal } : {}),

@@ -111,8 +111,8 @@ describe('trainerCommand', () => {
   });
 
   test('returns the plain module for one GPU (made visible) or none (nothing set)', () => {
-    const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3] });
-    expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([trainerArgs(4101, 1), '3']);
+    const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3], maxBatch: 64 });
+    expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([[...trainerArgs(4101, 1), '--max-batch', '64'], '3']);
     const none = trainerCommand('python3', 4102, { threads: 1, env: { CUDA_VISIBLE_DEVICES: '7' } });
     expect([none.args, none.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([trainerArgs(4102, 1), '7']);
   });

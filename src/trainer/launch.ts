@@ -22,6 +22,8 @@ export interface LaunchTrainerOptions {
   readonly port?: number;
   /** torch CPU threads (OMP_NUM_THREADS and --threads). */
   readonly threads: number;
+  /** Most sequences the embedded engine decodes together (--max-batch); default the trainer's (256). */
+  readonly maxBatch?: number;
   /** Extra environment. */
   readonly env?: Readonly<Record<string, string>>;
   /** The trainer's GPUs (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU. */
@@ -62,9 +64,12 @@ export interface TrainerCommand {
  * torchrun's module form, one rank per GPU (rank 0 serves, the others follow it; trainer/PROTOCOL.md).
  * atk_trainer.torchrun is torch.distributed.run with torch 1.13's Python 3.11 parsing crash fixed.
  */
-export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'env' | 'gpus'>): TrainerCommand {
+export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus'>): TrainerCommand {
   const gpus = options.gpus ?? [];
-  const trainer = ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads)];
+  const trainer = [
+    '-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads),
+    ...(options.maxBatch === undefined ? [] : ['--max-batch', String(options.maxBatch)]),
+  ];
   const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
   return {
     file: python,
