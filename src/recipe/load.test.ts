@@ -55,7 +55,7 @@ describe('loadRecipe', () => {
     });
   });
 
-  test('returns tool and reward modules, a reward command path and an MCP cwd resolved against the base recipe that names them', async () => {
+  test('returns tool and reward modules, a reward command path, its cwd and an MCP cwd resolved against the base recipe that names them', async () => {
     const tool = "export const lookup = { name: 'lookup', description: 'd', toolSpec: { name: 'lookup', description: 'd', inputSchema: { type: 'object' } }, async *stream() {} };\n";
     const dir = files({
       'shared/base.yaml': [
@@ -82,6 +82,8 @@ describe('loadRecipe', () => {
     const shared = join(dir, 'shared');
     expect(recipe.tools.map((t) => t.module ?? t.mcp)).toStrictEqual([join(shared, 'tools.mjs'), { command: 'node', args: ['server.mjs'], cwd: shared }]);
     expect(recipe.reward.components!.map((c) => c.module ?? c.command)).toStrictEqual([join(shared, 'grade.mjs'), [join(shared, 'grade.sh'), '--strict'], ['python3', 'grade.py']]);
+    // Commands run in the base recipe's folder, so `grade.py` is the one beside base.yaml.
+    expect(recipe.reward.components!.map((c) => c.cwd)).toStrictEqual([undefined, shared, shared]);
   });
 
   test('rejects a value inherited through extends at its line in the base file', async () => {

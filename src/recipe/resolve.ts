@@ -26,8 +26,8 @@ export type BaseDirOf = (path: KeyPath) => string;
  * Path rules: these are files relative to the recipe that writes them: `dataset.path`,
  * `dataset.split_by.file`, `model.chat_template`, `agent.system_prompt.file`, tool and reward
  * `module`s, a reward `command`'s executable when it is a path (`./grade.sh`; a bare name is looked
- * up on $PATH), and a stdio MCP server's `cwd` (default: the recipe's directory, so the server's
- * command and arguments are found beside the recipe that names it). `model.path` and
+ * up on $PATH), and the `cwd` of a reward command and of a stdio MCP server (default: the directory
+ * of the recipe that names it, so the command's arguments are found beside that recipe). `model.path` and
  * `model.tokenizer` may also be hub ids: a value that is absolute, starts with `./`, `../` or `~/`,
  * or names an existing directory (beside the recipe, else in the atk package, e.g.
  * `models/tiny-arith`) becomes an absolute path; anything else is
@@ -78,12 +78,13 @@ function resolveTool(tool: ToolConfig, file: ComponentFile): ToolConfig {
   };
 }
 
-function resolveRewardSource<T extends Pick<RewardComponentConfig, 'module' | 'command'>>(source: T, file: ComponentFile): T {
+function resolveRewardSource<T extends Pick<RewardComponentConfig, 'module' | 'command' | 'cwd'>>(source: T, file: ComponentFile): T {
   const [executable, ...args] = source.command ?? [];
   return {
     ...source,
     ...(source.module !== undefined && { module: file(source.module, ['module']) }),
     ...(executable?.includes('/') && { command: [file(executable, ['command', 0]), ...args] }),
+    ...(source.command !== undefined && { cwd: file(source.cwd ?? '.', ['cwd']) }),
   };
 }
 

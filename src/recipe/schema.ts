@@ -193,7 +193,8 @@ const rewardSourceKeys = {
     .array(z.string())
     .min(1)
     .optional()
-    .describe('Command run in the recipe directory per episode: the episode as JSON on stdin, a number or JSON on stdout.'),
+    .describe('Command run per episode: the episode as JSON on stdin, a number or JSON on stdout.'),
+  cwd: z.string().min(1).optional().describe('command: working directory, relative to the recipe that names the command; default: that recipe\'s directory (so `[python3, grade.py]` finds grade.py beside it).'),
   timeout_s: positiveNumber.default(30).describe('command: seconds one scoring may take.'),
   judge: JudgeSchema.optional().describe('An LLM judge on an OpenAI-compatible URL scoring the final answer against a rubric.'),
 };

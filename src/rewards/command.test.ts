@@ -31,6 +31,12 @@ describe('commandReward', () => {
     expect(await reward(episodeOutcome('The answer is 41.'))).toBe(0);
   });
 
+  it('returns the score of the command in its cwd, not the top recipe\'s folder, when one is given', async () => {
+    // The base recipe's folder holds grade.py; the top recipe's folder (ctx.recipeDir) holds none.
+    const reward = await commandReward.create({ command: [python, 'grade.py'], cwd: dir }, { ...ctx, recipeDir: tmpdir() });
+    expect(await reward(episodeOutcome('The answer is 42.'))).toBe(1);
+  });
+
   it('returns named parts from a JSON record', async () => {
     const reward = await commandReward.create({ command: [python, 'grade.py', 'parts'] }, ctx);
     expect(await reward(episodeOutcome('42'))).toStrictEqual({ score: 3, parts: { correct: 1, calls: 1, level_easy: 1 } });

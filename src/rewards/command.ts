@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseComponentOptions } from '../util/component-options.js';
 import type { EpisodeOutcome, RewardDefinition, RewardFn, RewardResult } from './types.js';
@@ -6,6 +7,8 @@ import { userRewardResult } from './user-result.js';
 
 const CommandRewardOptions = z.strictObject({
   command: z.array(z.string()).min(1),
+  /** Absolute after recipe resolution: the directory of the recipe that names the command, unless set. */
+  cwd: z.string().min(1).optional(),
   timeout_s: z.number().positive().default(30),
 });
 
@@ -14,7 +17,7 @@ const MAX_STDOUT = 1 << 20;
 
 /**
  * Reward `command` (what `reward: {command: [python3, grade.py]}` becomes): runs the command in
- * the recipe directory once per episode, writes the episode as JSON to its stdin
+ * `cwd` (the directory of the recipe that names it; the top recipe's when unset) once per episode, writes the episode as JSON to its stdin
  * (`{task, final_text, messages, tool_calls, finish_reason}`), and reads a number or JSON (a
  * number, or a record of named parts) from its stdout. A command that fails, times out or prints
  * something else makes the episode fail with the reason (reward 0, recorded in the trajectory).
@@ -24,9 +27,9 @@ export const commandReward: RewardDefinition = {
   name: 'command',
   options: CommandRewardOptions,
   async create(options, ctx): Promise<RewardFn> {
-    const { command, timeout_s } = parseComponentOptions(CommandRewardOptions, options, 'reward');
+    const { command, cwd, timeout_s } = parseComponentOptions(CommandRewardOptions, options, 'reward');
     return async (outcome) => {
-      const stdout = await runCommand(command, ctx.recipeDir, JSON.stringify(episodeJson(outcome)), timeout_s * 1000, outcome.env?.signal);
+      const stdout = await runCommand(command, resolve(ctx.recipeDir, cwd ?? '.'), JSON.stringify(episodeJson(outcome)), timeout_s * 1000, outcome.env?.signal);
       return parseCommandOutput(stdout, command.join(' '));
     };
   },

@@ -15,7 +15,7 @@ export interface RewardComponent {
   readonly optionsPath: string;
 }
 
-type RewardSource = Pick<RewardComponentConfig, 'name' | 'options' | 'module' | 'export' | 'command' | 'timeout_s' | 'judge'> & { readonly label?: string };
+type RewardSource = Pick<RewardComponentConfig, 'name' | 'options' | 'module' | 'export' | 'command' | 'cwd' | 'timeout_s' | 'judge'> & { readonly label?: string };
 
 /**
  * The recipe's rewards as registered components, so module, command and judge rewards go through
@@ -43,7 +43,10 @@ function registered(source: RewardSource): { name: string; options: Readonly<Rec
     const options = { module: source.module, ...(source.export ? { export: source.export } : {}), options: source.options };
     return { name: 'module', options, label: source.label ?? source.export ?? basename(source.module, extname(source.module)), optionsKey: '' };
   }
-  if (source.command !== undefined) return { name: 'command', options: { command: source.command, timeout_s: source.timeout_s }, label: source.label ?? 'command', optionsKey: '' };
+  if (source.command !== undefined) {
+    const options = { command: source.command, timeout_s: source.timeout_s, ...(source.cwd === undefined ? {} : { cwd: source.cwd }) };
+    return { name: 'command', options, label: source.label ?? 'command', optionsKey: '' };
+  }
   if (source.judge !== undefined) return { name: 'judge', options: source.judge, label: source.label ?? 'judge', optionsKey: 'judge' };
   return { name: source.name ?? '', options: source.options, label: source.label ?? source.name ?? '', optionsKey: 'options' };
 }
