@@ -169,7 +169,7 @@ def attention(q, k, v, mask=None):
             # A decode step: the G query heads of a kv head become G query rows against the same k and v,
             # so the KV cache is read as it is instead of copied G times per layer per token.
             y = F.scaled_dot_product_attention(q.reshape(B, k.shape[1], groups, D), k, v, attn_mask=mask)  # (B, Hkv, G, D)
-            return y.view(B, H, 1, D)
+            return y.reshape(B, H, 1, D)  # fused kernels return a transposed, non-contiguous layout
         if groups > 1:
             k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)  # (B, H, S, D)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=mask is None)

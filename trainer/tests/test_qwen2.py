@@ -199,7 +199,8 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
         if is_causal:
             attn_mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
         scores = scores.masked_fill(~attn_mask, float("-inf"))
-        return torch.softmax(scores, dim=-1) @ v
+        out = torch.softmax(scores, dim=-1) @ v
+        return out.transpose(1, 2).contiguous().transpose(1, 2)  # the (B, L, H, D)-major layout fused kernels return
 
     torch.manual_seed(0)
     B, H, Hkv, S, D = 3, 6, 2, 5, 8
@@ -207,7 +208,7 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
     cases = [(1, torch.rand(B, 1, 1, S) > 0.3), (4, torch.rand(B, 1, 4, S) > 0.3)]
     for T, mask in cases:
         mask[..., -1] = True  # every query may attend to something
-        q = torch.randn(B, H, T, D)
+        q = torch.randn(B, T, H, D).transpose(1, 2)  # as the attention layer makes it: a transposed projection
         grouped = qwen2.attention(q, k, v, mask)  # torch 1.13's path, no SDPA
         monkeypatch.setattr(qwen2, "HAS_SDPA", True)
         monkeypatch.setattr(qwen2.F, "scaled_dot_product_attention", reference_sdpa, raising=False)
