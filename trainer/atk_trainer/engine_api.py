@@ -1,8 +1,12 @@
 """The subset of vLLM's OpenAI-compatible HTTP protocol that atk's engine client uses
 (notes/engines.md §1.1): token-ID prompts on /v1/completions with `return_token_ids` and token-ID
-logprobs, /health, /v1/models, LoRA adapters loaded at runtime (each served from a copy of the weights
-with the adapter merged in, so a request naming it samples from base + adapter as vLLM's would), the
-prefix-cache reset, and /collective_rpc for atk's full-weight reload extension (vllm_worker.py).
+logprobs, /health, /v1/models, LoRA adapters loaded at runtime, the prefix-cache reset, and
+/collective_rpc for atk's full-weight reload extension (vllm_worker.py).
+
+An adapter is served by its own sampler over a copy of the base weights with the adapter merged in, so
+a request naming it samples from base + adapter as vLLM's would. The copy is taken when the adapter is
+loaded: unlike vLLM, a later change of the base weights (a train step, a reload) does not reach adapters
+already loaded. atk's sync never needs that: it loads a new adapter after every change.
 
 No tokenizer is loaded: prompts must be token IDs, `text` is empty, and logprob keys are always
 `token_id:N` (what `return_tokens_as_token_ids` asks for). Requests that would silently change the
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -51,6 +56,8 @@ class EngineApi:
         self.max_model_len = 0
         self.vocab_size = 0
         self.adapters: Dict[str, ServedAdapter] = {}  # lora_name -> its directory and sampler
+        self._adapters_lock = threading.Lock()  # request threads look adapters up while others load or unload them
+        self._adapter_loads = 0  # seeds each adapter sampler differently
         self.worker: Any = None  # set by use_worker_extension: what /collective_rpc calls
 
     def model_loaded(self, config: Mapping[str, Any], root: Optional[str], max_model_len: Optional[int] = None) -> None:
@@ -97,8 +104,12 @@ class EngineApi:
                     f"{total} tokens ({len(prompt)} in the messages, {params.max_tokens} in the completion). "
                     "Please reduce the length of the messages or completion."
                 )
-        engine = self.engine if model == self.served_name else self.adapters[model].engine
-        requests = [engine.submit(prompt, params) for prompt in prompts]
+        with self._adapters_lock:  # a sampler being replaced drains what was submitted before the swap
+            adapter = self.adapters.get(model)
+            if model != self.served_name and adapter is None:
+                raise HttpError(404, f"The model `{model}` does not exist.", "NotFoundError")
+            engine = self.engine if adapter is None else adapter.engine
+            requests = [engine.submit(prompt, params) for prompt in prompts]
         results = [r.wait() for r in requests]
         return self._response(model, body, prompts, results)
 
@@ -111,38 +122,52 @@ class EngineApi:
             raise bad_request(f"lora_path {path!r}: no such directory")
         if self.engine.policy is None:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
-        module = self.engine.policy.module
-        if hasattr(module, "peft_config") or any(isinstance(m, lora_lib.LoRALinear) for m in module.modules()):
-            raise bad_request("the served model carries the trainer's own adapters; runtime adapters need a plain base model")
         try:
             config, tensors = lora_lib.read_adapter_dir(path, load_file)
-            with self.engine.exclusive():
+            with self.engine.exclusive():  # no train step or model load changes the base while it is copied
+                module = self.engine.policy.module
+                if hasattr(module, "peft_config") or any(isinstance(m, lora_lib.LoRALinear) for m in module.modules()):
+                    raise ValueError("the served model carries the trainer's own adapters; runtime adapters need a plain base model")
                 policy = copy.deepcopy(self.engine.policy)
             lora_lib.merge_adapter(policy.module, config, tensors)
         except ValueError as e:
             raise bad_request(f"Loading lora {name} failed: {e}") from None
-        engine = Engine(max_batch=self.engine.max_batch, seed=self.engine.seed).start()
-        engine.set_policy(policy, autocast=self.engine.autocast)
-        engine.policy_version = self.engine.policy_version
-        replaced = self.adapters.pop(name, None)
-        self.adapters[name] = ServedAdapter(path, engine)
-        if replaced is not None:  # load_inplace: requests already running finish on the old weights
-            replaced.engine.close()
+        with self._adapters_lock:
+            if name in self.adapters and not body.get("load_inplace"):  # loaded by a concurrent request meanwhile
+                raise bad_request(f"The lora adapter '{name}' has already been loaded.")
+            self._adapter_loads += 1
+            engine = Engine(max_batch=self.engine.max_batch, seed=self.engine.seed + self._adapter_loads).start()
+            engine.set_policy(policy, autocast=self.engine.autocast)
+            engine.policy_version = self.engine.policy_version
+            replaced = self.adapters.get(name)
+            self.adapters[name] = ServedAdapter(path, engine)
+        if replaced is not None:  # load_inplace: requests already submitted finish on the old weights
+            replaced.engine.close_when_idle()
         return f"Success: LoRA adapter '{name}' added successfully."
 
     def unload_lora_adapter(self, body: Any) -> Any:
         name = _string(expect_object(body), "lora_name")
-        adapter = self.adapters.pop(name, None)
+        with self._adapters_lock:
+            adapter = self.adapters.pop(name, None)
         if adapter is None:
             raise HttpError(404, f"The lora adapter '{name}' cannot be found.", "NotFoundError")
-        adapter.engine.close()
+        adapter.engine.close_when_idle()  # requests already submitted to it still finish
         return f"Success: LoRA adapter '{name}' removed successfully."
 
     def reset_prefix_cache(self, _body: Any) -> Any:
         # Weight changes drop the engine's prefix cache by themselves; this drops it on request too.
-        for engine in [self.engine, *(a.engine for a in self.adapters.values())]:
+        with self._adapters_lock:
+            engines = [self.engine, *(a.engine for a in self.adapters.values())]
+        for engine in engines:
             engine.reset_prefix_cache()
         return None
+
+    def close(self) -> None:
+        """Close the adapter samplers (the server closes the base engine itself)."""
+        with self._adapters_lock:
+            adapters, self.adapters = list(self.adapters.values()), {}
+        for adapter in adapters:
+            adapter.engine.close()
 
     def collective_rpc(self, body: Any) -> Any:
         """vLLM's dev-mode route: call `method` on every worker and answer {"results": [...]}. The one

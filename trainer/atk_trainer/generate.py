@@ -160,6 +160,17 @@ class Engine:
         with self._cond:
             self._cache_epoch += 1
 
+    def close_when_idle(self) -> None:
+        """Close once every queued and running sequence has finished, on a background thread: requests
+        already submitted complete, and the caller does not wait for them."""
+        def wait_then_close() -> None:
+            with self._cond:
+                while (self._queue or self._running) and not self._closed:
+                    self._cond.wait(timeout=1.0)
+            self.close()
+
+        threading.Thread(target=wait_then_close, name="atk-engine-drain", daemon=True).start()
+
     def close(self) -> None:
         with self._cond:
             self._closed = True

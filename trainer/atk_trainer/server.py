@@ -100,6 +100,7 @@ class TrainerServer:
         try:
             self.httpd.serve_forever(poll_interval=0.2)
         finally:
+            self.engine_api.close()
             self.engine.close()
             self.httpd.server_close()
 

@@ -35,7 +35,13 @@ class WeightReload:
         which atk_weight_version reports from then on. Prefix-cache entries computed by the old weights
         must be dropped by the caller (POST /reset_prefix_cache)."""
         model = _served_model(self.model_runner)
-        model.load_weights(checkpoint_weights(directory))
+        loaded = model.load_weights(checkpoint_weights(directory))
+        # vLLM's own loader refuses a checkpoint that leaves parameters unset; so does this, or a partial
+        # reload would report the new version with some of the old weights still in place.
+        if loaded is not None:
+            missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
+            if missing:
+                raise ValueError(f"{directory}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)")
         _process_weights_after_loading(model, self.model_runner)
         self._atk_weight_version = version
         return version
@@ -76,8 +82,10 @@ def _process_weights_after_loading(model: Any, runner: Any) -> None:
 
 class StandinWorker:
     """The part of vLLM's GPU worker an extension uses: `model_runner.model.load_weights(weights)`,
-    here over the embedded engine's policy. The weights change with no request running, as a
-    collective_rpc runs between vLLM's scheduler steps."""
+    here over the embedded engine's policy. The weights change with no request running, which is
+    stricter than vLLM: there a collective_rpc runs between scheduler steps, and requests in flight go
+    on with the new weights over KV computed by the old ones. atk syncs between rollouts, so neither
+    has requests in flight."""
 
     def __init__(self, engine: Any):
         self.model_runner = _StandinRunner(engine)
@@ -95,6 +103,9 @@ class _StandinModel:
 
     def parameters(self) -> Iterator[torch.nn.Parameter]:
         return self.engine.policy.module.parameters()
+
+    def named_parameters(self) -> Iterator[Tuple[str, torch.nn.Parameter]]:
+        return self.engine.policy.module.named_parameters()
 
     def load_weights(self, weights: Iterable[Tuple[str, torch.Tensor]]) -> Set[str]:
         """Copy checkpoint tensors into the served module by name, as vLLM models do; an unknown name or

@@ -3,6 +3,7 @@ seeds are per request, and weight changes wait for running generations."""
 import contextlib
 import time
 
+import pytest
 import torch
 
 from atk_trainer.generate import Engine, SamplingParams
@@ -89,6 +90,19 @@ def test_exclusive_waits_for_running_generations_and_holds_back_new_ones():
         (c,) = late.wait(30)
         assert events == [{"running": 0, "waiting": 1}]
         assert (first.wait()[0].policy_version, c.policy_version) == (0, 7)
+
+
+def test_close_when_idle_lets_submitted_requests_finish_then_closes():
+    with serving(5) as (_policy, e):
+        requests = [e.submit([1 + i], SamplingParams(max_tokens=100, ignore_eos=True)) for i in range(8)]
+        e.close_when_idle()  # as an adapter replaced or unloaded while its requests run
+        assert [len(r.wait(60)[0].token_ids) for r in requests] == [100] * 8
+        for _ in range(100):
+            if e._closed:
+                break
+            time.sleep(0.01)
+        with pytest.raises(RuntimeError, match="shut down"):
+            e.submit([1], SamplingParams(max_tokens=1))
 
 
 def test_generate_returns_logprobs_of_the_newest_weights():

@@ -51,6 +51,11 @@ def test_a_failed_reload_names_the_problem_and_leaves_the_weights_as_they_were(a
     with pytest.raises(HttpError, match="'model.extra.weight' is not a parameter of the served model"):
         api.collective_rpc({"method": "atk_reload_weights", "args": [str(tmp_path), "policy@1"]})
     assert all(torch.equal(v, before[k]) for k, v in served_state(api).items())
+    # A checkpoint without some parameters is refused rather than reported as the new version.
+    partial = {k: v for k, v in state.items() if not k.startswith("model.layers.1.")}
+    save_file(partial, str(tmp_path / "model.safetensors"))
+    with pytest.raises(HttpError, match=r"the checkpoint has no weights for \d+ parameters \(model\.layers\.1\."):
+        api.collective_rpc({"method": "atk_reload_weights", "args": [str(tmp_path), "policy@1"]})
     assert api.collective_rpc({"method": "atk_weight_version"}) == {"results": [None]}
     with pytest.raises(HttpError, match="'_atk_weight_version' is not implemented"):
         api.collective_rpc({"method": "_atk_weight_version"})
