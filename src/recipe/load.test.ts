@@ -86,6 +86,13 @@ describe('loadRecipe', () => {
     expect(recipe.reward.components!.map((c) => c.cwd)).toStrictEqual([undefined, shared, shared]);
   });
 
+  test('returns a resolved.yaml of an earlier atk with rollout.max_staleness 0, and rejects any other value at its line', async () => {
+    const dir = files({ 'old.yaml': `${WITH_DATA}rollout:\n  max_staleness: 0\n`, 'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n` });
+    const { recipe } = await loadRecipe(join(dir, 'old.yaml'));
+    expect(recipe.rollout.max_staleness).toBe(0);
+    expect(await problems(join(dir, 'async.yaml'))).toStrictEqual([`${join(dir, 'async.yaml')}:11:18  rollout.max_staleness: must be one of: 0; got 2`]);
+  });
+
   test('rejects a value inherited through extends at its line in the base file', async () => {
     const dir = files({ 'b.yaml': `${WITH_DATA}rollout:\n  top_p: 2\n`, 'sub/top.yaml': 'extends: ../b.yaml\nname: top\n' });
     const lines = await problems(join(dir, 'sub', 'top.yaml'));

@@ -263,6 +263,11 @@ export const RolloutSchema = z
     episode_timeout_s: positiveNumber.default(300).describe('Wall-clock limit for one episode; a timed-out episode is failed.'),
     request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
     on_failure: z.enum(['zero', 'exclude']).default('zero').describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
+    // Earlier atk versions wrote it into every resolved.yaml with its only honoured value; accepted so those runs reload.
+    max_staleness: z
+      .literal(0, { error: 'only 0: atk collects every step\'s episodes from the newest policy' })
+      .optional()
+      .describe('Retired: only 0 is accepted (every step\'s episodes come from the newest policy); kept so older runs\' resolved.yaml still loads.'),
   })
   .describe('How episodes are collected.');
 
