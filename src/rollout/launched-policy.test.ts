@@ -92,6 +92,13 @@ describe('startLaunchedPolicy', () => {
       expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
       expect(full.engine.model).toBe('policy'); // full weights keep the base name; the sync confirmed version policy@1
       expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+      // Resume: restoring a checkpoint puts its weights into the engine too, whatever it served before.
+      const kept = join(runDir, 'checkpoints', 'step-00001');
+      await full.trainer.save(kept);
+      expect(await trainOneStep(full)).toBe(2);
+      await full.sync.sync(2, join(runDir, 'checkpoints', 'step-00002'));
+      expect(await full.trainer.load(kept)).toBe(1);
+      expect(await servedGap(full, runDir)).toBeCloseTo(0, 5);
     } finally {
       await full.close();
     }

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { engineProtocols, type Engine } from '../engines/index.js';
-import { fullWeightSyncApi, judgeEngineVersion, launchEngines, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
+import { judgeEngineVersion, launchEngines, runningEngineVersion, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -73,11 +73,10 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   const config = recipe.model.engine;
   const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
   const lora = recipe.algorithm.lora;
-  if (engines) {
-    const verdict = judgeEngineVersion(protocol, engines.version);
-    if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  }
-  if (!lora) refuseFullSync(protocol, engines?.version ?? null);
+  // A url engine is asked its version too: it must speak the API atk's clients and sync were written for.
+  const version = engines ? engines.version : await runningEngineVersion(protocol, config.url ?? '');
+  const verdict = judgeEngineVersion(protocol, version);
+  if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
   const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
   const client = trainerProcess.client;
   const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
@@ -96,7 +95,7 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     sync,
     facts: {
       engine: config.kind,
-      engine_version: engines?.version ?? null,
+      engine_version: version,
       engine_replicas: engines?.processes.length ?? 1,
       weight_sync: lora ? 'lora' : 'full',
       python: trainerProcess.python,
@@ -142,9 +141,4 @@ export function localModelDir(path: string, env: NodeJS.ProcessEnv = process.env
   throw new InputError(`model.path ${path}: not a local directory, and not in the Hugging Face cache (${hubCacheDir(env)})`, {
     hint: `download it first: huggingface-cli download ${path} (or point model.path at a local Hugging Face directory)`,
   });
-}
-
-function refuseFullSync(protocol: 'vllm' | 'sglang', version: string | null): void {
-  const full = fullWeightSyncApi(protocol, version);
-  if (full.api === null) throw new ProviderError(`full fine-tuning cannot be synced: ${full.reason}`, { hint: 'upgrade the engine, or set algorithm.lora' });
 }

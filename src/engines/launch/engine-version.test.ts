@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { engineVersionCheck } from './engine-doctor.js';
-import { compareVersions, fullWeightSyncApi, installedEngineVersion, judgeEngineVersion } from './engine-version.js';
+import { compareVersions, installedEngineVersion, judgeEngineVersion } from './engine-version.js';
 
 describe('judgeEngineVersion', () => {
   test('returns ok inside the range, too-old below it, newer above it, unknown without a version', () => {
@@ -14,12 +14,6 @@ describe('judgeEngineVersion', () => {
 
   test('returns numeric, not lexical, order from compareVersions', () => {
     expect([compareVersions('0.10.2', '0.9.9') > 0, compareVersions('v0.5.4', '0.5.4'), compareVersions('0.5', '0.5.1') < 0]).toStrictEqual([true, 0, true]);
-  });
-
-  test('returns SGLang\'s reload route, /collective_rpc for vLLM from 0.10.2 (or unknown), and the reason an older vLLM has none', () => {
-    expect(fullWeightSyncApi('sglang', '0.5.4')).toStrictEqual({ api: 'update_weights_from_disk' });
-    expect([fullWeightSyncApi('vllm', '0.11.0'), fullWeightSyncApi('vllm', null)]).toStrictEqual([{ api: 'collective_rpc' }, { api: 'collective_rpc' }]);
-    expect(fullWeightSyncApi('vllm', '0.10.1')).toStrictEqual({ api: null, reason: 'vLLM 0.10.1 has no /collective_rpc (added in 0.10.2), which full-weight sync drives' });
   });
 });
 

@@ -3,7 +3,8 @@ import { requestJson, type HttpTarget } from '../http.js';
 
 /** Versions atk's engine clients and sync were written against (../shared/notes/engines.md). */
 export const ENGINE_VERSION_RANGES: Readonly<Record<'vllm' | 'sglang', { readonly min: string; readonly newestKnown: string; readonly why: string }>> = {
-  // 0.10.2: return_token_ids and temperature-scaled processed logprobs; 0.33.0 is the newest release the notes cover.
+  // 0.10.2: return_token_ids, temperature-scaled processed logprobs and /collective_rpc (full-weight sync);
+  // 0.33.0 is the newest release the notes cover.
   vllm: { min: '0.10.2', newestKnown: '0.33.0', why: 'return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2' },
   // The native /generate, LoRA and update_weights_from_disk shapes atk speaks are those of 0.5.x.
   sglang: { min: '0.5.0', newestKnown: '0.5.23', why: 'atk speaks the 0.5 /generate and weight-update API' },
@@ -33,22 +34,6 @@ export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | nu
   }
   return { status: 'ok', message: `${kind} ${version} (atk supports ${range.min} to ${range.newestKnown})` };
 }
-
-/** How full fine-tuning's weights get into an engine: SGLang's own route, or atk's vLLM worker extension. */
-export type FullWeightSyncApi = { readonly api: 'update_weights_from_disk' | 'collective_rpc' } | { readonly api: null; readonly reason: string };
-
-/** The full-weight reload API of an engine version, or null with the reason it has none atk can drive. */
-export function fullWeightSyncApi(kind: 'vllm' | 'sglang', version: string | null): FullWeightSyncApi {
-  if (kind === 'sglang') return { api: 'update_weights_from_disk' };
-  // vLLM has no route that reloads weights from a directory (its weight-transfer API needs the trainer in
-  // its NCCL group); dev mode's /collective_rpc runs atk's worker extension, which does (vllm_worker.py).
-  if (version && compareVersions(version, COLLECTIVE_RPC_SINCE) < 0) {
-    return { api: null, reason: `vLLM ${version} has no /collective_rpc (added in ${COLLECTIVE_RPC_SINCE}), which full-weight sync drives` };
-  }
-  return { api: 'collective_rpc' };
-}
-
-const COLLECTIVE_RPC_SINCE = '0.10.2';
 
 /**
  * Version of the installed engine, asked of its command line: `vllm --version`, or sglang's

@@ -5,7 +5,6 @@ export { launchEngines, replicaGpus, type LaunchEnginesOptions, type LaunchedEng
 export {
   ENGINE_VERSION_RANGES,
   compareVersions,
-  fullWeightSyncApi,
   installedEngineVersion,
   judgeEngineVersion,
   runningEngineVersion,

@@ -45,7 +45,8 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
     reloadWeights: async (dir, version) => void (await collectiveRpc(target, 'atk_reload_weights', [dir, version])),
     async confirmWeights(version) {
       const served = await collectiveRpc(target, 'atk_weight_version');
-      if (!served.every((v) => v === version)) throw notServing(target, version, `its workers report ${served.map(String).join(', ')}`);
+      // One result per worker (tensor-parallel ranks): every one must have reloaded, and there must be one.
+      if (served.length === 0 || !served.every((v) => v === version)) throw notServing(target, version, `its workers report [${served.map(String).join(', ')}]`);
     },
     async checkWeightReload() {
       await collectiveRpc(target, 'atk_weight_version').catch((error: unknown) => {
