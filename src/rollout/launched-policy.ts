@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { engineProtocols, type Engine } from '../engines/index.js';
-import { judgeEngineVersion, launchEngines, runningEngineVersion, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
+import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -79,14 +79,16 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
   const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
   const client = trainerProcess.client;
+  const syncDtype = config.kind === 'url' ? undefined : servedWeightDtype(config.args, modelDir);
   const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
     engine,
     replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
-    // Weights only: the optimizer state (twice the weights) is for resuming, which kept checkpoints do.
-    writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true })),
+    // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
+    // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
+    writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
   });
   await sync.check();
   return {

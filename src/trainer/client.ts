@@ -66,8 +66,11 @@ export interface TrainerClient {
   loadModel(request: LoadModelRequest): Promise<LoadModelResponse>;
   /** One update; the embedded engine serves the new weights once this resolves. */
   trainStep(batch: TrainBatchInput): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
-  /** Writes weights or adapter plus optimizer/RNG state to `dir`, atomically; `weightsOnly` leaves the state out (what an engine loads). */
-  save(dir: string, options?: { readonly weightsOnly?: boolean }): Promise<CheckpointResponse>;
+  /**
+   * Writes weights or adapter plus optimizer/RNG state to `dir`, atomically. `weightsOnly` leaves the state
+   * out (what an engine loads), and `dtype` then writes full weights in the dtype the engine serves.
+   */
+  save(dir: string, options?: { readonly weightsOnly?: boolean; readonly dtype?: 'float32' | 'bfloat16' | 'float16' }): Promise<CheckpointResponse>;
   /** Restores a `save`d directory into the loaded model. */
   loadCheckpoint(dir: string): Promise<CheckpointResponse>;
   /** Asks the process to exit; resolves when it has answered. */
@@ -112,7 +115,11 @@ export function createTrainerClient(options: TrainerClientOptions): TrainerClien
       const reply = await call(TrainStepResponse, 'POST', '/control/train_step', { loss: batch.loss, sequences: batch.sequences });
       return { metrics: reply.metrics, policyVersion: reply.policy_version };
     },
-    save: (dir, options) => call(CheckpointResponse, 'POST', '/control/save', options?.weightsOnly ? { dir, weights_only: true } : { dir }),
+    save: (dir, options) => call(CheckpointResponse, 'POST', '/control/save', {
+      dir,
+      ...(options?.weightsOnly ? { weights_only: true } : {}),
+      ...(options?.weightsOnly && options.dtype ? { dtype: options.dtype } : {}),
+    }),
     loadCheckpoint: (dir) => call(CheckpointResponse, 'POST', '/control/load_checkpoint', { dir }),
     async shutdown() {
       await call(z.unknown(), 'POST', '/control/shutdown', {});

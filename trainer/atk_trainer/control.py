@@ -19,9 +19,12 @@ from .config import ConfigError, parse_config
 from .engine_api import EngineApi
 from .errors import HttpError, bad_request, expect_object
 from .generate import Engine
-from .modeling import load_policy
+from .modeling import DTYPES, load_policy
 
 INITS = ("pretrained", "random")
+
+
+SAVE_DTYPES = {name: dtype for name, dtype in DTYPES.items() if dtype is not None}  # no "auto"
 
 
 class ControlApi:
@@ -94,8 +97,11 @@ class ControlApi:
         weights_only = expect_object(body).get("weights_only", False)
         if not isinstance(weights_only, bool):
             raise bad_request(f"weights_only: expected a boolean, got {weights_only!r}")
+        dtype = body.get("dtype")
+        if dtype is not None and (not weights_only or dtype not in SAVE_DTYPES):
+            raise bad_request(f"dtype: one of {', '.join(SAVE_DTYPES)}, with weights_only true; got {dtype!r}")
         with self._command("save", body), self.engine.exclusive():
-            return trainer.save(directory, weights_only=weights_only)
+            return trainer.save(directory, weights_only=weights_only, dtype=None if dtype is None else SAVE_DTYPES[dtype])
 
     def load_checkpoint(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)

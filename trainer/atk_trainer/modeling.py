@@ -45,13 +45,16 @@ class Policy:
             return self.module(input_ids=input_ids, use_cache=False).logits
         return self.module(input_ids)
 
-    def save_pretrained(self, out_dir: str) -> None:
+    def save_pretrained(self, out_dir: str, dtype: Optional[torch.dtype] = None) -> None:
         """config.json and model.safetensors in Hugging Face layout, written by atk_trainer.safetensors_io
-        in both backends (tokenizer files are the caller's). A tied lm_head is left out, as transformers does."""
+        in both backends (tokenizer files are the caller's). A tied lm_head is left out, as transformers does.
+        `dtype` casts the floating-point weights (an engine serving bf16 needs no more)."""
         os.makedirs(out_dir, exist_ok=True)
         state = self.module.state_dict()
         if self.config.get("tie_word_embeddings", False):
             state.pop("lm_head.weight", None)
+        if dtype is not None:
+            state = {k: v.to(dtype) if v.is_floating_point() else v for k, v in state.items()}
         config = dict(self.config)
         config["torch_dtype"] = str(next(iter(state.values())).dtype).replace("torch.", "")
         with open(os.path.join(out_dir, "config.json"), "w") as f:

@@ -254,11 +254,12 @@ class Trainer:
         return metrics
 
     # -- checkpoints -------------------------------------------------------------------------------------
-    def save(self, directory: str, weights_only: bool = False) -> Dict[str, Any]:
+    def save(self, directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None) -> Dict[str, Any]:
         """Write weights (HF layout) or the LoRA adapter (peft layout) plus trainer_state.pt, atomically:
         everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete.
         `weights_only` leaves out trainer_state.pt: what an engine loads, not a checkpoint to resume
-        (the optimizer state is twice the weights' size, too much to write for every weight sync).
+        (the optimizer state is twice the weights' size, too much to write for every weight sync), and
+        `dtype` (weights only) writes full weights in the dtype the engine serves (half the bytes in bf16).
         With several ranks only rank 0 writes: its `policy` holds the full weights (with FSDP, the serving
         copy refreshed after every step); the FSDP optimizer state is gathered from all ranks."""
         directory = os.path.abspath(directory)
@@ -274,7 +275,7 @@ class Trainer:
             base = getattr(self.policy, "path", None) or ""
             lora_lib.write_adapter(self.policy.module, self.config.lora, base, tmp, save_file)
         else:
-            self.policy.save_pretrained(tmp)
+            self.policy.save_pretrained(tmp, dtype=dtype if weights_only else None)
         if not weights_only:
             torch.save(self._state(optimizer_state), os.path.join(tmp, STATE_FILE))
         if os.path.exists(directory):

@@ -18,7 +18,7 @@ from atk_trainer import lora as lora_lib
 from atk_trainer.config import LoraConfig
 from atk_trainer.loss import token_logprobs
 from atk_trainer.modeling import load_policy
-from atk_trainer.safetensors_io import save_file
+from atk_trainer.safetensors_io import load_file, save_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = {
@@ -315,3 +315,11 @@ def test_a_weights_only_save_writes_what_an_engine_loads_and_is_no_checkpoint(se
     status, reply = call(url, "/control/load_checkpoint", {"dir": str(tmp_path / "sync")})
     assert status == 400 and "not a checkpoint written by atk_trainer" in reply["error"]
     assert call(url, "/control/save", {"dir": str(tmp_path / "x"), "weights_only": "yes"})[0] == 400
+    # In the dtype the engine serves: bf16 halves the bytes, and the engine would round to bf16 anyway.
+    assert call(url, "/control/save", {"dir": str(tmp_path / "bf16"), "weights_only": True, "dtype": "bfloat16"})[0] == 200
+    fp32, bf16 = (load_file(str(tmp_path / d / "model.safetensors")) for d in ("sync", "bf16"))
+    assert {t.dtype for t in bf16.values()} == {torch.bfloat16}
+    assert all(torch.equal(bf16[k], v.to(torch.bfloat16)) for k, v in fp32.items())
+    assert json.loads((tmp_path / "bf16" / "config.json").read_text())["torch_dtype"] == "bfloat16"
+    status, reply = call(url, "/control/save", {"dir": str(tmp_path / "y"), "dtype": "bfloat16"})
+    assert status == 400 and "with weights_only true" in reply["error"]  # a resumable checkpoint keeps fp32 weights

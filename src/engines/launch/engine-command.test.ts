@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot, trainerPythonPath } from '../../util/paths.js';
-import { engineCommand, type EngineLaunchSpec } from './engine-command.js';
+import { engineCommand, servedWeightDtype, type EngineLaunchSpec } from './engine-command.js';
 
 const spec: EngineLaunchSpec = { kind: 'vllm', model: 'Qwen/Qwen2.5-1.5B-Instruct', servedModelName: 'policy', port: 41000, args: ['--enforce-eager'], gpus: [], gpuMemoryUtilization: 0.85, maxModelLen: 4096 };
 
@@ -34,5 +36,22 @@ describe('engineCommand', () => {
     });
     const wrapped = engineCommand({ ...spec, command: ['/opt/wrap.sh', '--verbose'] });
     expect([wrapped.file, wrapped.args.slice(0, 3)]).toStrictEqual(['/opt/wrap.sh', ['--verbose', 'Qwen/Qwen2.5-1.5B-Instruct', '--host']]);
+  });
+});
+
+describe('servedWeightDtype', () => {
+  const model = (config: Record<string, unknown>): string => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-dtype-'));
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(config));
+    return dir;
+  };
+
+  test('returns --dtype from the engine arguments, else the bf16/fp16 a config declares, else nothing', () => {
+    const bf16 = model({ torch_dtype: 'bfloat16' });
+    expect([
+      servedWeightDtype(['--dtype', 'half'], bf16), servedWeightDtype(['--dtype=float32'], bf16), servedWeightDtype(['--dtype', 'auto'], bf16),
+      servedWeightDtype([], bf16), servedWeightDtype([], model({ dtype: 'float16' })), servedWeightDtype([], model({ torch_dtype: 'float32' })),
+      servedWeightDtype([], join(bf16, 'missing')),
+    ]).toStrictEqual(['float16', 'float32', 'bfloat16', 'bfloat16', 'float16', undefined, undefined]);
   });
 });

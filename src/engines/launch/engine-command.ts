@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { trainerPythonPath } from '../../util/paths.js';
 
 /** What one launched engine replica is started with. */
@@ -102,4 +104,27 @@ function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
 /** The smallest `--max-lora-rank` choice that holds `rank`, or undefined when none does. */
 export function vllmLoraRank(rank: number): number | undefined {
   return VLLM_LORA_RANKS.find((r) => r >= rank);
+}
+
+const DTYPE_NAMES: Readonly<Record<string, 'float32' | 'bfloat16' | 'float16'>> = {
+  float32: 'float32', float: 'float32', bfloat16: 'bfloat16', float16: 'float16', half: 'float16',
+};
+
+/**
+ * The dtype a launched vLLM/SGLang serves the weights in: `--dtype` in the engine's extra arguments, else
+ * (`auto`) the bf16/fp16 of the model's config.json. Weight syncs write full weights in it, which the
+ * engine would round them to anyway. Undefined (write as trained) when neither says: an fp32 config is
+ * served in a dtype that differs between engine versions.
+ */
+export function servedWeightDtype(args: readonly string[], modelDir: string): 'float32' | 'bfloat16' | 'float16' | undefined {
+  const at = args.findIndex((a) => a === '--dtype' || a.startsWith('--dtype='));
+  const flag = at < 0 ? undefined : args[at]!.includes('=') ? args[at]!.split('=')[1] : args[at + 1];
+  if (flag !== undefined && flag !== 'auto') return DTYPE_NAMES[flag];
+  try {
+    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as { torch_dtype?: unknown; dtype?: unknown };
+    const dtype = DTYPE_NAMES[String(config.torch_dtype ?? config.dtype)];
+    return dtype === 'float32' ? undefined : dtype;
+  } catch {
+    return undefined;
+  }
 }
