@@ -5,7 +5,7 @@ no use for are printed and ignored) and serves the routes atk's SGLang client an
 SGLang 0.5's shapes (../shared/notes/engines.md §3), by translating them to the embedded engine:
 native `/generate` (input_ids, sampling_params, return_logprob; `lora_path` names a loaded adapter),
 `/load_lora_adapter` and `/unload_lora_adapter` (served as base + adapter, engine_api.py),
-`/flush_cache`, `/update_weights_from_disk` (the checkpoint's tensors copied into the served weights),
+`/flush_cache`, `/update_weights_from_disk` (the stand-in worker's reload, vllm_worker.WeightReload),
 `/get_model_info` with the weight version, and `/get_server_info` with the version below.
 """
 import argparse
@@ -15,7 +15,7 @@ import sys
 
 from standin_serve import TrainerServer, serve
 from atk_trainer.errors import HttpError, expect_object  # noqa: E402 (standin_serve put the trainer on sys.path)
-from atk_trainer.vllm_worker import StandinWorker, checkpoint_weights  # noqa: E402
+from atk_trainer.vllm_worker import WeightReload  # noqa: E402
 
 VERSION = "0.5.4"
 
@@ -27,6 +27,8 @@ class SglangRoutes:
         self.weight_version = "default"
 
     def install(self) -> None:
+        # The reload vLLM's extension does is what update_weights_from_disk does: the same stand-in worker runs it.
+        self.app.engine_api.use_worker_extension(WeightReload)
         self.app.routes.update({
             ("POST", "/generate"): self.generate,
             ("POST", "/load_lora_adapter"): self.load_lora_adapter,
@@ -84,7 +86,7 @@ class SglangRoutes:
         if not os.path.isfile(os.path.join(path, "config.json")):
             raise HttpError(400, f"Failed to update weights: no config.json in {path}")
         try:
-            StandinWorker(self.app.engine).model_runner.model.load_weights(checkpoint_weights(path))
+            self.app.engine_api.worker.atk_reload_weights(path, str(body.get("weight_version")))
         except (FileNotFoundError, KeyError, ValueError) as e:
             raise HttpError(400, f"Failed to update weights: {e}") from None
         self.model_path = path

@@ -89,8 +89,6 @@ class EngineApi:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
         body = expect_object(body)
         model = body.get("model") or self.served_name
-        if model != self.served_name and model not in self.adapters:
-            raise HttpError(404, f"The model `{model}` does not exist.", "NotFoundError")
         for key, unused in UNSUPPORTED_UNLESS.items():
             if body.get(key, unused) not in (unused, [], {}, ""):
                 raise bad_request(f"{key}: not supported by the embedded engine (send {unused!r} or leave it out)")

@@ -96,8 +96,14 @@ def save_file(tensors: Mapping[str, torch.Tensor], path: str, metadata: Optional
 
 
 def load_dir(directory: str) -> Dict[str, torch.Tensor]:
-    """Every weight of a Hugging Face model directory: the shards of model.safetensors.index.json,
-    else model.safetensors, else every *.safetensors file."""
+    """Every weight of a Hugging Face model directory (see iter_dir)."""
+    return dict(iter_dir(directory))
+
+
+def iter_dir(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
+    """(name, tensor) for every weight of a Hugging Face model directory, one tensor at a time: the
+    shards of model.safetensors.index.json, else model.safetensors, else every *.safetensors file.
+    @raises FileNotFoundError (when iterated) if there is none."""
     index = os.path.join(directory, INDEX_FILE)
     if os.path.exists(index):
         with open(index) as f:
@@ -105,20 +111,17 @@ def load_dir(directory: str) -> Dict[str, torch.Tensor]:
         by_file: Dict[str, list] = {}
         for name, file in weight_map.items():
             by_file.setdefault(file, []).append(name)
-        tensors: Dict[str, torch.Tensor] = {}
         for file, names in sorted(by_file.items()):
-            tensors.update(load_file(os.path.join(directory, file), names))
-        return tensors
+            yield from iter_file(os.path.join(directory, file), names)
+        return
     single = os.path.join(directory, "model.safetensors")
     files = [single] if os.path.exists(single) else sorted(
         os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".safetensors")
     )
     if not files:
         raise FileNotFoundError(f"{directory}: no model.safetensors, {INDEX_FILE} or *.safetensors")
-    tensors = {}
     for path in files:
-        tensors.update(load_file(path))
-    return tensors
+        yield from iter_file(path)
 
 
 def _read_header(f, path: str, keep_metadata: bool = False):

@@ -15,7 +15,6 @@ copy and `policy` stays the unsharded serving copy, refreshed after every step (
 from __future__ import annotations
 
 import copy
-import glob
 import math
 import os
 import random
@@ -32,6 +31,7 @@ from . import lora as lora_lib
 from .batch import BatchError, MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig, config_dict
 from .distributed import clean_name
+from .safetensors_io import load_dir
 from .loss import (
     kl_penalty,
     policy_gradient_loss,
@@ -310,7 +310,7 @@ class Trainer:
             elif self.config.lora is not None:
                 lora_lib.read_adapter(self.policy.module, directory, load_file)
             else:
-                load_full_weights(self.policy.module, directory, load_file)
+                load_full_weights(self.policy.module, directory)
         except Exception as e:  # noqa: BLE001 - re-raised below on this rank; the others must not all-gather alone
             failure = e
         if self.sharded:
@@ -393,14 +393,10 @@ def _decoder_layers(module: torch.nn.Module) -> Optional[torch.nn.ModuleList]:
     return None
 
 
-def load_full_weights(module: torch.nn.Module, directory: str, load_file) -> None:
-    """Copy the weights of every *.safetensors file in `directory` into `module` (HF key names).
+def load_full_weights(module: torch.nn.Module, directory: str) -> None:
+    """Copy the weights of the Hugging Face checkpoint in `directory` into `module` (HF key names).
     Only a tied lm_head may be missing from the files."""
-    tensors: Dict[str, torch.Tensor] = {}
-    for path in sorted(glob.glob(os.path.join(directory, "*.safetensors"))):
-        tensors.update(load_file(path))
-    if not tensors:
-        raise FileNotFoundError(f"{directory}: no *.safetensors weights")
+    tensors = load_dir(directory)
     own = module.state_dict()
     unexpected = sorted(set(tensors) - set(own))
     missing = [k for k in sorted(set(own) - set(tensors)) if not _tied(module, k)]

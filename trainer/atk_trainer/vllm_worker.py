@@ -24,7 +24,7 @@ from typing import Any, Iterable, Iterator, Optional, Set, Tuple
 
 import torch
 
-from .safetensors_io import iter_file
+from .safetensors_io import iter_dir
 
 
 class WeightReload:
@@ -52,14 +52,12 @@ class WeightReload:
 
 
 def checkpoint_weights(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
-    """(name, tensor) for every tensor of the *.safetensors files in `directory`, read one tensor at a time
+    """(name, tensor) for every weight of the HF checkpoint in `directory`, read one tensor at a time
     (every tensor-parallel worker reads the whole checkpoint; a whole file at once would be its size per worker).
     @raises FileNotFoundError when the directory holds no safetensors file."""
-    files = sorted(glob.glob(os.path.join(directory, "*.safetensors")))
-    if not files:
+    if not glob.glob(os.path.join(directory, "*.safetensors")):
         raise FileNotFoundError(f"{directory}: no *.safetensors checkpoint to reload")
-    for path in files:
-        yield from iter_file(path)
+    return iter_dir(directory)
 
 
 def _served_model(runner: Any) -> Any:
