@@ -20,10 +20,12 @@ async function* stream(events: readonly RunEvent[], failWith?: Error): AsyncGene
   if (failWith) throw failWith;
 }
 
-const socket = `atk-dashboard-test-${process.pid}`;
-const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+// One tmux server per screen: a new session on a socket whose server is still
+// exiting after kill-server fails with "server exited unexpectedly".
+const sockets: string[] = [];
+const tmux = (socket: string, ...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
 afterEach(() => {
-  spawnSync('tmux', ['-L', socket, 'kill-server']);
+  for (const socket of sockets.splice(0)) spawnSync('tmux', ['-L', socket, 'kill-server']);
 });
 
 describe('renderRunEvents', () => {
@@ -45,12 +47,13 @@ describe('renderRunEvents', () => {
   test('returns the live dashboard on a real pseudo-terminal (tmux), plain lines there with --no-tui', () => {
     const main = fileURLToPath(new URL('../../__fixtures__/dashboard-tty-main.ts', import.meta.url));
     const screen = (flags: string): string => {
-      spawnSync('tmux', ['-L', socket, 'kill-server']);
+      const socket = `atk-dashboard-test-${process.pid}-${sockets.length}`;
+      sockets.push(socket);
       // CI is unset: ink (and atk) draw plain lines in CI even on a terminal.
-      tmux('new-session', '-d', '-x', '100', '-y', '50', `env -u CI ${process.execPath} --import tsx ${main} ${flags}; sleep 60`);
+      tmux(socket, 'new-session', '-d', '-x', '100', '-y', '50', `env -u CI ${process.execPath} --import tsx ${main} ${flags}; sleep 60`);
       const deadline = Date.now() + 40_000;
       for (;;) {
-        const pane = tmux('capture-pane', '-p', '-J');
+        const pane = tmux(socket, 'capture-pane', '-p', '-J');
         if (pane.includes('tui=') || Date.now() > deadline) return pane;
         execFileSync('sleep', ['0.3']);
       }
