@@ -70,7 +70,7 @@ export const TrainerSchema = z
     backend: z
       .enum(['auto', 'transformers', 'builtin'])
       .default('auto')
-      .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation.'),
+      .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation (rope default, linear, dynamic or YaRN; sliding-window attention).'),
     threads: positiveInt.default(1).describe('torch CPU threads; one beat two on a 2-core machine for small models (see bench).'),
     gradient_checkpointing: z.boolean().default(false).describe('Recompute activations in backward to save memory at ~30% more compute.'),
     gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU and shards the model with FSDP.'),

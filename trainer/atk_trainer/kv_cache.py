@@ -80,6 +80,15 @@ class KVCache:
         diagonal[:, start:] = torch.eye(T, dtype=torch.bool, device=self.valid.device)
         return (mask | diagonal).unsqueeze(1)
 
+    def recent(self, window: int) -> torch.Tensor:
+        """(B, 1, T, S) bool: for each of the forward's T new tokens, the slots holding its row's last
+        `window` real tokens, itself included. Slots are not positions (rows have masked gaps), but a
+        row's real slots are its tokens in order, so counting them gives the distance."""
+        B, S = self.rows, self.used
+        seen = self.valid[:B, :S].long().cumsum(-1)  # (B, S): real tokens up to each slot
+        distance = seen[:, S - self._new:].unsqueeze(-1) - seen.unsqueeze(1)  # (B, T, S)
+        return (distance < window).unsqueeze(1)
+
     def layer(self, i: int) -> "_LayerCache":
         return _LayerCache(self, i)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -20,6 +20,83 @@ from .kv_cache import KVCache  # noqa: F401 (the cache forward() takes; re-expor
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32
+
+
+@dataclass(frozen=True)
+class RopeScaling:
+    """config.json's rope_scaling, as vLLM applies it (the engine whose logprobs the trainer must match).
+
+    linear: every position divided by `factor`. dynamic (NTK): the base raised once for a context of
+    `factor` x max_position_embeddings, at every length, as vLLM does; transformers raises it only past
+    max_position_embeddings, so its short-sequence logits differ. yarn: frequencies whose wavelength
+    fits `beta_fast` rotations into the original context kept, those under `beta_slow` rotations
+    divided by `factor`, a ramp between, and cos/sin scaled by the attention factor."""
+
+    type: str = "default"  # default | linear | dynamic | yarn
+    factor: float = 1.0
+    original_max_position: int = 0  # yarn: the context the model was trained with
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    attention_factor: Optional[float] = None  # yarn, transformers' key: replaces 0.1 ln(factor) + 1
+    attn_factor: float = 1.0  # yarn, vLLM's key: multiplies it
+    truncate: bool = True  # yarn: round the correction range outwards to whole dimensions
+
+    KEYS = {
+        "default": set(),
+        "linear": {"factor"},
+        "dynamic": {"factor", "original_max_position_embeddings"},  # transformers accepts the latter; neither engine reads it
+        "yarn": {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "attn_factor", "truncate"},
+    }
+
+    @staticmethod
+    def from_config(config: Mapping[str, Any]) -> "RopeScaling":
+        scaling = dict(config.get("rope_scaling") or {})
+        rope_type = scaling.pop("rope_type", scaling.pop("type", "default"))
+        if rope_type not in RopeScaling.KEYS:
+            raise ValueError(f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, yarn); load it with model.trainer.backend: transformers")
+        unknown = sorted(set(scaling) - RopeScaling.KEYS[rope_type])
+        if unknown:
+            raise ValueError(f"config.json: rope_scaling key {unknown[0]!r} does not apply to rope type {rope_type!r} (it takes {', '.join(sorted(RopeScaling.KEYS[rope_type])) or 'no keys'})")
+        if rope_type == "default":
+            return RopeScaling()
+        if not isinstance(scaling.get("factor"), (int, float)) or scaling["factor"] < 1:
+            raise ValueError(f"config.json: rope_scaling factor must be a number >= 1, got {scaling.get('factor')!r}")
+        max_position = int(config.get("max_position_embeddings", 32768))
+        return RopeScaling(
+            type=rope_type,
+            factor=float(scaling["factor"]),
+            original_max_position=int(scaling.get("original_max_position_embeddings") or max_position),
+            beta_fast=float(scaling.get("beta_fast") or 32),
+            beta_slow=float(scaling.get("beta_slow") or 1),
+            attention_factor=None if scaling.get("attention_factor") is None else float(scaling["attention_factor"]),
+            attn_factor=float(scaling.get("attn_factor", 1.0)),
+            truncate=bool(scaling.get("truncate", True)),
+        )
+
+    def frequencies(self, head_dim: int, theta: float) -> "tuple[torch.Tensor, float]":
+        """(inv_freq (D/2,), the factor cos and sin are multiplied by)."""
+        exponents = torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim  # (D/2,)
+        if self.type == "dynamic":
+            theta = theta * (self.factor * self.factor - self.factor + 1) ** (head_dim / (head_dim - 2))
+        inv_freq = 1.0 / theta ** exponents  # (D/2,)
+        if self.type == "linear":
+            return inv_freq / self.factor, 1.0
+        if self.type != "yarn":
+            return inv_freq, 1.0
+        low, high = self._yarn_correction_range(head_dim, theta)
+        ramp = ((torch.arange(head_dim // 2, dtype=torch.float32) - low) / max(high - low, 0.001)).clamp(0, 1)  # 0: keep, 1: scale
+        inv_freq = inv_freq / self.factor * ramp + inv_freq * (1 - ramp)
+        scale = self.attention_factor if self.attention_factor is not None else 0.1 * math.log(self.factor) + 1.0
+        return inv_freq, scale * self.attn_factor
+
+    def _yarn_correction_range(self, head_dim: int, theta: float) -> "tuple[float, float]":
+        def dim_with(rotations: float) -> float:  # the dimension whose wavelength turns `rotations` times in the original context
+            return head_dim * math.log(self.original_max_position / (rotations * 2 * math.pi)) / (2 * math.log(theta))
+
+        low, high = dim_with(self.beta_fast), dim_with(self.beta_slow)
+        if self.truncate:
+            low, high = math.floor(low), math.ceil(high)
+        return max(low, 0), min(high, head_dim - 1)
 
 
 @dataclass
@@ -34,24 +111,17 @@ class Qwen2Config:
     rms_norm_eps: float
     rope_theta: float
     tie_word_embeddings: bool
-    rope_linear_factor: float = 1.0  # rope_scaling {"rope_type": "linear", "factor": f}: positions are divided by f
+    rope_scaling: RopeScaling = RopeScaling()
     pad_token_id: Optional[int] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
+    sliding_window: Optional[int] = None  # tokens a sliding layer attends to, itself included; None: no layer slides
+    sliding_layers: Tuple[bool, ...] = ()  # per layer: attends to the last sliding_window tokens only
 
     @staticmethod
     def from_dict(config: Mapping[str, Any]) -> "Qwen2Config":
-        """The fields this implementation uses; refuses configs whose features it lacks."""
+        """The fields this implementation uses; refuses configs of other architectures."""
         model_type = config.get("model_type", "qwen2")
         if model_type != "qwen2":
             raise ValueError(f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)")
-        # Released Qwen2/2.5 checkpoints use neither YaRN/dynamic rope nor sliding windows by default; those
-        # configs go to transformers (and vLLM), which implement them, rather than half-working here.
-        use_transformers = "; load it with model.trainer.backend: transformers (pip install transformers)"
-        scaling = config.get("rope_scaling") or {}
-        rope_type = scaling.get("rope_type", scaling.get("type", "default"))
-        if rope_type not in ("default", "linear"):
-            raise ValueError(f"config.json: rope_scaling type {rope_type!r} is not implemented by the built-in qwen2 (default and linear are){use_transformers}")
-        if config.get("use_sliding_window"):
-            raise ValueError(f"config.json: use_sliding_window is not implemented by the built-in qwen2{use_transformers}")
         if config.get("hidden_act", "silu") != "silu":
             raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")
         heads = int(config["num_attention_heads"])
@@ -59,20 +129,43 @@ class Qwen2Config:
         if heads % kv_heads:
             raise ValueError(f"config.json: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
         hidden = int(config["hidden_size"])
+        layers = int(config["num_hidden_layers"])
+        window, sliding = _sliding_window(config, layers)
         return Qwen2Config(
             vocab_size=int(config["vocab_size"]),
             hidden_size=hidden,
             intermediate_size=int(config["intermediate_size"]),
-            num_hidden_layers=int(config["num_hidden_layers"]),
+            num_hidden_layers=layers,
             num_attention_heads=heads,
             num_key_value_heads=kv_heads,
             head_dim=int(config.get("head_dim") or hidden // heads),
             rms_norm_eps=float(config.get("rms_norm_eps", 1e-6)),
             rope_theta=float(config.get("rope_theta", 10000.0)),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
-            rope_linear_factor=float(scaling["factor"]) if rope_type == "linear" else 1.0,
+            rope_scaling=RopeScaling.from_config(config),
             pad_token_id=_pad_token_id(config),
+            sliding_window=window,
+            sliding_layers=sliding,
         )
+
+
+def _sliding_window(config: Mapping[str, Any], layers: int) -> "tuple[Optional[int], Tuple[bool, ...]]":
+    """Which layers slide, as transformers and vLLM decide it: `layer_types` when config.json lists
+    them, else layers from `max_window_layers` on (default 28), and none without use_sliding_window."""
+    window = config.get("sliding_window")
+    if not config.get("use_sliding_window") or window is None:
+        return None, (False,) * layers
+    if not isinstance(window, int) or window < 1:
+        raise ValueError(f"config.json: sliding_window must be a positive integer, got {window!r}")
+    types = config.get("layer_types")
+    if types is not None:
+        if len(types) != layers or set(types) - {"sliding_attention", "full_attention"}:
+            raise ValueError(f"config.json: layer_types must list {layers} of sliding_attention/full_attention")
+        sliding = tuple(t == "sliding_attention" for t in types)
+    else:
+        first = int(config.get("max_window_layers", 28))
+        sliding = tuple(i >= first for i in range(layers))
+    return (window if any(sliding) else None), sliding
 
 
 def _pad_token_id(config: Mapping[str, Any]) -> Optional[int]:
@@ -108,7 +201,8 @@ class Qwen2Model(nn.Module):
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.layers = nn.ModuleList(Qwen2DecoderLayer(config) for _ in range(config.num_hidden_layers))
         self.norm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_linear_factor)
+        self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_scaling)
+        self.config = config
 
     def forward(self, input_ids, positions=None, cache=None, new_valid=None):  # (B, T) -> (B, T, C)
         B, T = input_ids.shape
@@ -117,9 +211,23 @@ class Qwen2Model(nn.Module):
         x = self.embed_tokens(input_ids)  # (B, T, C)
         cos, sin = self.rotary(positions, x.dtype)  # (B, 1, T, D) each
         mask = None if cache is None else cache.begin(input_ids, new_valid)  # (B, 1, T, S) bool
+        window = self.config.sliding_window
+        window_mask = None if window is None else sliding_window_mask(T, window, mask, cache, input_ids.device)
         for i, layer in enumerate(self.layers):
-            x = layer(x, cos, sin, mask, None if cache is None else cache.layer(i))
+            layer_mask = window_mask if window is not None and self.config.sliding_layers[i] else mask
+            x = layer(x, cos, sin, layer_mask, None if cache is None else cache.layer(i))
         return self.norm(x)
+
+
+def sliding_window_mask(T: int, window: int, mask, cache, device):
+    """The mask of a layer that attends to the last `window` tokens, itself included: (T, T) bool for
+    a plain causal pass (None while T <= window: causal is the same), (B, 1, T, S) with a KV cache."""
+    if cache is not None:
+        return mask & cache.recent(window)
+    if T <= window:
+        return None
+    causal = torch.ones(T, T, dtype=torch.bool, device=device).tril()
+    return causal & ~causal.tril(-window)  # (T, T): key k where q - window < k <= q
 
 
 class Qwen2DecoderLayer(nn.Module):
@@ -220,16 +328,18 @@ class Qwen2RMSNorm(nn.Module):
 
 
 class RotaryEmbedding(nn.Module):
-    def __init__(self, head_dim: int, theta: float, linear_factor: float = 1.0):
+    def __init__(self, head_dim: int, theta: float, scaling: RopeScaling = RopeScaling()):
         super().__init__()
-        # Linear scaling (position interpolation) divides every position by the factor, i.e. every frequency.
-        inv_freq = 1.0 / (linear_factor * theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))  # (D/2,)
+        inv_freq, self.scale = scaling.frequencies(head_dim, theta)  # (D/2,), YaRN's attention factor
         self.register_buffer("inv_freq", inv_freq, persistent=False)
 
     def forward(self, positions, dtype):  # (B, T) -> cos, sin (B, 1, T, D)
         freqs = positions.float().unsqueeze(-1) * self.inv_freq.float()  # (B, T, D/2)
         emb = torch.cat((freqs, freqs), dim=-1)  # (B, T, D)
-        return emb.cos().to(dtype).unsqueeze(1), emb.sin().to(dtype).unsqueeze(1)
+        cos, sin = emb.cos(), emb.sin()
+        if self.scale != 1.0:
+            cos, sin = cos * self.scale, sin * self.scale
+        return cos.to(dtype).unsqueeze(1), sin.to(dtype).unsqueeze(1)
 
 
 def apply_rotary(x, cos, sin):  # (B, H, T, D): the rotate-half form transformers and vLLM use for qwen2

@@ -3,6 +3,7 @@ full forward pass over its own sequence; a prompt that continues a finished sequ
 new tokens, in the decoder and through the engine, until the weights change."""
 import random
 
+import pytest
 import torch
 
 from atk_trainer.decoders import BuiltinDecoder
@@ -13,6 +14,9 @@ CONFIG = {
     "model_type": "qwen2", "vocab_size": 40, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
     "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256, "tie_word_embeddings": False,
 }
+# Layer 1 attends to its last 5 tokens only: the window has to follow each row through joins, masked gaps and compaction.
+SLIDING = {**CONFIG, "use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1}
+CONFIGS = pytest.mark.parametrize("config", [CONFIG, SLIDING], ids=["full", "sliding-window"])
 
 
 def recording(module):
@@ -34,9 +38,10 @@ def check(policy, logits, seqs):
         assert torch.allclose(row, full, atol=1e-5), (seq, (row - full).abs().max())
 
 
+@CONFIGS
 @torch.no_grad()
-def test_decoder_returns_full_forward_logits_while_rows_retire_and_join():
-    policy = random_policy(CONFIG, seed=7)
+def test_decoder_returns_full_forward_logits_while_rows_retire_and_join(config):
+    policy = random_policy(config, seed=7)
     rng = random.Random(0)
     decoder = BuiltinDecoder(policy.module)
     running = []  # token sequences of the running rows, in the decoder's row order
@@ -71,9 +76,10 @@ def test_decoder_returns_full_forward_logits_while_rows_retire_and_join():
     assert decoder.cache is None and all(seq in parked for seq in running)  # all parked for their continuations
 
 
+@CONFIGS
 @torch.no_grad()
-def test_decoder_returns_continuations_computing_only_their_new_tokens():
-    policy = random_policy(CONFIG, seed=8)
+def test_decoder_returns_continuations_computing_only_their_new_tokens(config):
+    policy = random_policy(config, seed=8)
     decoder = BuiltinDecoder(policy.module)
     widths = recording(policy.module)
     first = [[1, 2, 3, 4, 5, 6, 7], [8, 9], [10, 11, 12]]

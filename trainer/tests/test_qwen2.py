@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from atk_trainer.modeling import load_policy, random_policy
-from atk_trainer.qwen2 import KVCache, Qwen2Config, RotaryEmbedding
+from atk_trainer.qwen2 import KVCache, Qwen2Config, RopeScaling, RotaryEmbedding
 
 GQA_UNTIED = {
     "model_type": "qwen2", "vocab_size": 40, "hidden_size": 24, "intermediate_size": 40, "num_hidden_layers": 2,
@@ -14,6 +14,9 @@ GQA_UNTIED = {
     "rope_theta": 500.0, "tie_word_embeddings": False,
 }
 MHA_TIED = {**GQA_UNTIED, "num_key_value_heads": 6, "tie_word_embeddings": True, "rope_theta": 1e6}
+# Layer 0 attends fully, layer 1 to its last 3 tokens (transformers: layers from max_window_layers on slide).
+SLIDING = {**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}
+YARN = {**GQA_UNTIED, "rope_theta": 1e4, "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}}
 
 
 def perturbed(policy, seed=1):
@@ -26,8 +29,10 @@ def perturbed(policy, seed=1):
     return policy
 
 
-def reference_logits(sd, cfg, ids):
-    """Qwen2 written out per head and per rotary pair, in float64."""
+def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
+    """Qwen2 written out per head and per rotary pair, in float64. `inv_freq` (D/2 numbers) and `scale`
+    (cos and sin multiplied by it) stand for a scaled rope; a sliding layer attends to its last
+    `sliding_window` tokens."""
     sd = {k: v.double() for k, v in sd.items()}
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
     D = C // H
@@ -39,14 +44,16 @@ def reference_logits(sd, cfg, ids):
     def rotate(v, pos):  # v (D,): pairs (i, i + D/2) rotate by pos * theta^(-2i/D)
         out = v.clone()
         for i in range(D // 2):
-            angle = pos * cfg["rope_theta"] ** (-2 * i / D)
+            angle = pos * (cfg["rope_theta"] ** (-2 * i / D) if inv_freq is None else float(inv_freq[i]))
+            cos, sin = scale * math.cos(angle), scale * math.sin(angle)
             a, b = v[i], v[i + D // 2]
-            out[i], out[i + D // 2] = a * math.cos(angle) - b * math.sin(angle), b * math.cos(angle) + a * math.sin(angle)
+            out[i], out[i + D // 2] = a * cos - b * sin, b * cos + a * sin
         return out
 
     x = sd["model.embed_tokens.weight"][ids]  # (T, C)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
+        sliding = cfg.get("use_sliding_window") and layer >= cfg["max_window_layers"]
         h = rms(x, sd[p + "input_layernorm.weight"])
         q = h @ sd[p + "self_attn.q_proj.weight"].T + sd[p + "self_attn.q_proj.bias"]
         k = h @ sd[p + "self_attn.k_proj.weight"].T + sd[p + "self_attn.k_proj.bias"]
@@ -59,8 +66,9 @@ def reference_logits(sd, cfg, ids):
             vs = v[:, kv * D:(kv + 1) * D]
             out = torch.zeros(T, D, dtype=torch.float64)
             for t in range(T):
-                scores = torch.stack([qs[t] @ ks[s] / math.sqrt(D) for s in range(t + 1)])
-                out[t] = torch.softmax(scores, 0) @ vs[: t + 1]
+                first = max(0, t - cfg["sliding_window"] + 1) if sliding else 0
+                scores = torch.stack([qs[t] @ ks[s] / math.sqrt(D) for s in range(first, t + 1)])
+                out[t] = torch.softmax(scores, 0) @ vs[first: t + 1]
             heads.append(out)
         x = x + torch.cat(heads, -1) @ sd[p + "self_attn.o_proj.weight"].T
         h = rms(x, sd[p + "post_attention_layernorm.weight"])
@@ -71,19 +79,21 @@ def reference_logits(sd, cfg, ids):
     return x @ head.T
 
 
-@pytest.mark.parametrize("cfg", [GQA_UNTIED, MHA_TIED], ids=["gqa-untied", "mha-tied"])
+@pytest.mark.parametrize("cfg", [GQA_UNTIED, MHA_TIED, SLIDING, YARN], ids=["gqa-untied", "mha-tied", "sliding-window", "yarn"])
 def test_logits_returns_the_reference_computation(cfg):
     policy = perturbed(random_policy(cfg, seed=3))
+    rotary = policy.module.model.rotary
     ids = [5, 0, 39, 7, 7, 12, 1, 30, 2]
     with torch.no_grad():
         got = policy.logits(torch.tensor([ids, ids[::-1]]))  # (2, T, V)
-    want = reference_logits(policy.module.state_dict(), cfg, ids)
-    assert (got[0].double() - want).abs().max().item() < 1e-4
-    assert (got[1].double() - reference_logits(policy.module.state_dict(), cfg, ids[::-1])).abs().max().item() < 1e-4
+    for row, seq in zip(got, (ids, ids[::-1])):
+        want = reference_logits(policy.module.state_dict(), cfg, seq, rotary.inv_freq.tolist(), rotary.scale)
+        assert (row.double() - want).abs().max().item() < 1e-4
 
 
-def test_kv_cache_returns_the_full_forward_logits_for_rows_of_different_lengths():
-    policy = perturbed(random_policy(GQA_UNTIED, seed=4))
+@pytest.mark.parametrize("cfg", [GQA_UNTIED, SLIDING], ids=["full", "sliding-window"])
+def test_kv_cache_returns_the_full_forward_logits_for_rows_of_different_lengths(cfg):
+    policy = perturbed(random_policy(cfg, seed=4))
     module = policy.module
     prompts = [[1, 2, 3, 4, 5], [6, 7], [8, 9, 10]]
     follow = [[11, 12], [13, 14], [15, 16]]
@@ -129,16 +139,79 @@ def test_save_pretrained_then_load_policy_returns_the_same_logits(tmp_path):
 
 
 def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
-    with pytest.raises(ValueError, match="rope_scaling type 'yarn'.*backend: transformers"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0}})
-    with pytest.raises(ValueError, match="use_sliding_window.*backend: transformers"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 4})
+    with pytest.raises(ValueError, match="rope_scaling type 'llama3' is not a qwen2 rope type.*backend: transformers"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})
+    with pytest.raises(ValueError, match="rope_scaling key 'mscale' does not apply to rope type 'yarn'"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0, "mscale": 0.7}})
+    with pytest.raises(ValueError, match="factor must be a number >= 1, got 0.5"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "dynamic", "factor": 0.5}})
+    with pytest.raises(ValueError, match="sliding_window must be a positive integer, got 0"):
+        Qwen2Config.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 0})
+    with pytest.raises(ValueError, match="layer_types must list 2"):
+        Qwen2Config.from_dict({**SLIDING, "layer_types": ["sliding_attention"]})
     with pytest.raises(ValueError, match="qwen2 only"):
         Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "llama"})
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_policy(str(tmp_path), backend="builtin")
     with pytest.raises(ValueError, match="backend"):
         load_policy(str(tmp_path), backend="vllm")
+
+
+def test_sliding_layers_returns_transformers_choice_of_layers():
+    def layers(**keys):
+        return Qwen2Config.from_dict({**GQA_UNTIED, "num_hidden_layers": 4, **keys}).sliding_layers
+
+    assert layers(use_sliding_window=True, sliding_window=3, max_window_layers=1) == (False, True, True, True)
+    assert layers(use_sliding_window=True, sliding_window=3) == (False,) * 4  # max_window_layers defaults to 28
+    assert layers(use_sliding_window=False, sliding_window=3, max_window_layers=0) == (False,) * 4  # released Qwen2.5
+    types = ["full_attention", "sliding_attention", "full_attention", "sliding_attention"]
+    assert layers(use_sliding_window=True, sliding_window=3, max_window_layers=0, layer_types=types) == (False, True, False, True)
+
+
+def test_sliding_window_returns_logits_blind_to_tokens_out_of_reach():
+    """Two sliding layers of window 3: position p sees tokens p-4..p, so a change at position 0 reaches
+    positions 0..4 only; with full attention it reaches every position."""
+    ids = torch.tensor([[5, 0, 39, 7, 7, 12, 1, 30, 2]])
+    changed = ids.clone()
+    changed[0, 0] = 6
+    for cfg, reached in (({**SLIDING, "max_window_layers": 0}, 5), (GQA_UNTIED, 9)):
+        policy = perturbed(random_policy(cfg, seed=5))
+        with torch.no_grad():
+            moved = (policy.logits(ids) - policy.logits(changed)).abs().amax(-1)[0]  # (T,)
+        assert (moved > 1e-6).tolist() == [True] * reached + [False] * (9 - reached)
+    # every layer at or past max_window_layers: no layer slides, the same model as without the window
+    no_window, plain = random_policy({**SLIDING, "max_window_layers": 2}, seed=5), random_policy(GQA_UNTIED, seed=5)
+    assert torch.equal(no_window.logits(ids), plain.logits(ids))
+
+
+def test_yarn_returns_qwen25s_long_context_frequencies():
+    """Qwen2.5's documented YaRN setting (head_dim 128, theta 1e6, factor 4 over a 32768 context). In the
+    original context, dimensions up to 23 turn more than beta_fast = 32 times and keep their frequency,
+    dimensions from 40 turn less than beta_slow = 1 time and are divided by the factor, and the ones
+    between are interpolated linearly in the dimension index; cos and sin are scaled by 0.1 ln 4 + 1."""
+    yarn = RopeScaling.from_config({"max_position_embeddings": 32768, "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})
+    inv_freq, scale = yarn.frequencies(128, 1e6)
+    plain, _ = RopeScaling().frequencies(128, 1e6)
+    rotations = 32768 * plain / (2 * math.pi)  # turns of each dimension over the original context
+    assert rotations[23] > 32 > rotations[24] and rotations[39] > 1 > rotations[40]
+    assert torch.equal(inv_freq[:24], plain[:24]) and torch.allclose(inv_freq[40:], plain[40:] / 4, rtol=1e-6)
+    kept = 1 - (31 - 23) / (40 - 23)
+    assert torch.allclose(inv_freq[31], plain[31] * kept + plain[31] / 4 * (1 - kept), rtol=1e-6)
+    assert scale == pytest.approx(1 + 0.1 * math.log(4))
+    # transformers' attention_factor replaces the scale; vLLM's attn_factor multiplies it
+    assert RopeScaling("yarn", 4.0, 32768, attention_factor=1.0).frequencies(128, 1e6)[1] == 1.0
+    assert RopeScaling("yarn", 4.0, 32768, attn_factor=2.0).frequencies(128, 1e6)[1] == pytest.approx(2 * scale)
+
+
+def test_dynamic_rope_returns_vllms_frequencies_for_the_extended_context():
+    """vLLM's dynamic NTK raises the base once, for factor x max_position_embeddings: the highest
+    frequency stays, the lowest is divided by factor^2 - factor + 1."""
+    dynamic = RopeScaling.from_config({"max_position_embeddings": 64, "rope_scaling": {"type": "dynamic", "factor": 2.0}})
+    inv_freq, scale = dynamic.frequencies(8, 1e4)
+    plain, _ = RopeScaling().frequencies(8, 1e4)
+    assert inv_freq[0] == plain[0] == 1.0 and scale == 1.0
+    assert inv_freq[-1].item() == pytest.approx(plain[-1].item() / 3, rel=1e-5)
+    assert (inv_freq[1:] < plain[1:]).all()
 
 
 def test_random_policy_returns_the_transformers_logits():
@@ -173,8 +246,8 @@ def test_load_policy_returns_random_weights_for_init_random(tmp_path):
 
 def test_linear_rope_scaling_returns_the_unscaled_rotation_at_positions_divided_by_the_factor():
     config = Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "linear", "factor": 4.0}})
-    assert config.rope_linear_factor == 4.0 and Qwen2Config.from_dict(GQA_UNTIED).rope_linear_factor == 1.0
-    scaled, plain = RotaryEmbedding(8, 10000.0, 4.0), RotaryEmbedding(8, 10000.0)
+    assert (config.rope_scaling.type, config.rope_scaling.factor) == ("linear", 4.0) and Qwen2Config.from_dict(GQA_UNTIED).rope_scaling == RopeScaling()
+    scaled, plain = RotaryEmbedding(8, 10000.0, config.rope_scaling), RotaryEmbedding(8, 10000.0)
     positions = torch.arange(0, 40, 4).unsqueeze(0)
     for a, b in zip(scaled(positions, torch.float32), plain(positions // 4, torch.float32)):
         assert torch.allclose(a, b, atol=1e-6)
