@@ -85,13 +85,14 @@ class SglangRoutes:
         path = str(body.get("model_path"))
         if not os.path.isfile(os.path.join(path, "config.json")):
             raise HttpError(400, f"Failed to update weights: no config.json in {path}")
+        version = body.get("weight_version")
         try:
-            self.app.engine_api.worker.atk_reload_weights(path, str(body.get("weight_version")))
+            self.app.engine_api.worker.atk_reload_weights(path, version if isinstance(version, str) else self.weight_version)
         except (FileNotFoundError, KeyError, ValueError) as e:
             raise HttpError(400, f"Failed to update weights: {e}") from None
         self.model_path = path
-        if isinstance(body.get("weight_version"), str):
-            self.weight_version = body["weight_version"]
+        if isinstance(version, str):
+            self.weight_version = version
         return {"success": True, "message": "Succeeded to update model weights.", "num_paused_requests": 0}
 
     def model_info(self, _body):

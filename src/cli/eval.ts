@@ -3,10 +3,8 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { AtkError, CancelledError, InputError } from '../errors/index.js';
-import { evalRun } from '../rollout/eval-run.js';
 import type { EvalSummary } from '../rollout/events.js';
 import { CHECKPOINT_MARKER, stepName, type RunDir } from '../runs/index.js';
-import { renderRunEvents, wantsTui } from '../ui/dashboard/index.js';
 import { evalFigures, evalTable } from '../ui/eval-table.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 
@@ -43,7 +41,7 @@ export const evalCommand: CommandModule<object, EvalOptions> = {
       .option('concurrency', { type: 'number', describe: 'Episodes at once (default: rollout.concurrency)' })
       .option('temperature', { type: 'number', default: 0, describe: 'Sampling temperature; 0 = greedy' })
       .option('min-score', { type: 'number', describe: 'Exit with code 1 when --metric is below this (a CI gate)' })
-      .option('metric', { type: 'string', default: 'accuracy', describe: 'Figure --min-score checks: accuracy, reward, pass@k' })
+      .option('metric', { type: 'string', default: 'accuracy', describe: 'Figure --min-score checks: accuracy, reward, pass@k, tool_calls, tool_error_rate, turns, tokens, failed_episodes' })
       .option('baseline', { type: 'string', describe: 'An eval directory (eval/<label>) to compare with' })
       .option('resume', { type: 'boolean', default: false, describe: 'Keep finished episodes of the same eval and run only missing or errored ones' })
       .option('label', { type: 'string', describe: 'Name of the eval directory (default: from the checkpoint and split)' })
@@ -53,7 +51,7 @@ export const evalCommand: CommandModule<object, EvalOptions> = {
       .example('$0 eval recipes/quickstart.yaml --limit 50 --samples 4', 'the base model, pass@1..4 on 50 tasks')
       .example('$0 eval runs/quickstart/v001 --baseline runs/quickstart/v001/eval/base --min-score 0.6', 'gate CI on accuracy, against a baseline') as unknown as Argv<EvalOptions>,
   handler: async (argv) => {
-    const result = await runEval({ ...argv, tui: wantsTui(argv.tui) });
+    const result = await runEval(argv);
     process.stdout.write(result.text);
   },
 };
@@ -67,17 +65,21 @@ export const evalCommand: CommandModule<object, EvalOptions> = {
 export async function runEval(options: EvalOptions): Promise<{ readonly summary: EvalSummary; readonly dir: string; readonly text: string }> {
   const baseline = options.baseline ? await readBaseline(options.baseline) : undefined;
   const { loaded, run, isRun } = await evalTarget(options.target, options.overrides);
-  const checkpoint = await resolveCheckpoint(run, options.checkpoint ?? (isRun ? 'latest' : 'base'));
-  const split = options.split ?? loaded.recipe.dataset.eval_split;
-  const defaultLabel = `${checkpoint ? stepName(checkpoint.step) : 'base'}${split === loaded.recipe.dataset.eval_split ? '' : `-${split}`}`;
-  // The default label of a checkpoint is also its in-training eval's: take the next free name rather
-  // than overwrite those results (--resume continues the existing directory on purpose).
-  const label = options.label ?? (options.resume ? defaultLabel : unusedLabel(run.evalDir, defaultLabel));
-  const outDir = join(run.evalDir, label);
   const controller = new AbortController();
   const interrupt = (): void => controller.abort(new CancelledError());
   process.once('SIGINT', interrupt);
   try {
+    // Inside the try: a recipe target's fresh run directory is marked failed when its checkpoint is bad.
+    const checkpoint = await resolveCheckpoint(run, options.checkpoint ?? (isRun ? 'latest' : 'base'));
+    const split = options.split ?? loaded.recipe.dataset.eval_split;
+    const defaultLabel = `${checkpoint ? stepName(checkpoint.step) : 'base'}${split === loaded.recipe.dataset.eval_split ? '' : `-${split}`}`;
+    // The default label of a checkpoint is also its in-training eval's: take the next free name rather
+    // than overwrite those results (--resume continues the existing directory on purpose).
+    const label = options.label ?? (options.resume ? defaultLabel : unusedLabel(run.evalDir, defaultLabel));
+    const outDir = join(run.evalDir, label);
+    // Imported here so every other command starts without loading the agent and trainer stack.
+    const { evalRun } = await import('../rollout/eval-run.js');
+    const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
     const events = evalRun({
       recipe: loaded.recipe,
       recipeDir: loaded.dir,
@@ -95,7 +97,7 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
       resume: options.resume,
       signal: controller.signal,
     });
-    const state = await renderRunEvents(events, { tui: options.tui, json: options.json, title: `eval ${label}`, concurrency: options.concurrency ?? loaded.recipe.rollout.concurrency });
+    const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `eval ${label}`, concurrency: options.concurrency ?? loaded.recipe.rollout.concurrency });
     const summary = state.evals[state.evals.length - 1]?.summary;
     if (!summary) throw new CancelledError('eval interrupted');
     if (isRun) await run.appendMetrics({ kind: 'eval', step: checkpoint?.step ?? 0, ...summary });
@@ -139,7 +141,7 @@ export async function resolveCheckpoint(run: RunDir, spec: string): Promise<{ re
 /** @throws AtkError (exit 1) when the figure named `metric` is below `minScore`. */
 export function checkMinScore(summary: EvalSummary, metric: string, minScore: number | undefined): void {
   if (minScore === undefined) return;
-  const figures = new Map(evalFigures(summary).map(([name, v]) => [name.split(' ')[0]!, v]));
+  const figures = new Map(evalFigures(summary).map(([, v, key]) => [key, v]));
   const value = figures.get(metric);
   if (value === undefined) throw new InputError(`--metric ${metric}: not a figure of this eval`, { hint: `one of ${[...figures.keys()].join(', ')}` });
   if (value < minScore) throw new AtkError('E_MIN_SCORE', `eval ${summary.label}: ${metric} ${value.toFixed(3)} is below --min-score ${minScore}`, 1, { hint: 'the eval ran; its results are in the table above and in results.jsonl' });

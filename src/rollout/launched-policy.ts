@@ -80,7 +80,6 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
   const client = trainerProcess.client;
   const syncDtype = config.kind === 'url' ? undefined : servedWeightDtype(config.args, modelDir);
-  const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
@@ -90,7 +89,9 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
   });
+  // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
   await sync.check();
+  const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   return {
     engine,
     trainer: trainerCalls(client, (version, dir) => sync.sync(version, dir)),

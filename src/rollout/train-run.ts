@@ -42,7 +42,6 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
 
     let startStep = 0;
     let startPolicyVersion = 0;
-    const recordedEvals = new Set<number>();
     if (options.resume) {
       const checkpoint = await run.latestCheckpoint();
       if (checkpoint) {
@@ -54,13 +53,14 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       // (a finished run, or one killed after its last checkpoint) must not write an empty summary.
       for (const line of await run.readMetrics()) {
         if (line.kind === 'eval' && typeof line.step === 'number') {
-          recordedEvals.add(line.step);
           const { kind: _kind, step: _step, at: _at, ...summary } = line;
           if (typeof summary.label === 'string') evals[summary.label] = summary;
         }
         if (line.kind === 'train') lastMetrics = line as unknown as StepMetrics;
       }
     }
+    // By label: `atk eval` of a checkpoint writes under another label (step-00010-2) and does not stand in for the run's own.
+    const recordedEvals = new Set(Object.keys(evals));
     const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, recordedEvals, signal };
     for await (const event of trainingLoop(context)) {
       if (event.type === 'evalFinished') evals[event.label] = event.summary;

@@ -46,8 +46,8 @@ export interface TrainingContext {
   readonly startStep: number;
   /** Policy version of the starting weights (the checkpoint's on resume). */
   readonly startPolicyVersion: number;
-  /** Steps whose eval a resumed run already recorded (the eval before training, or after the last step), so it is not repeated. */
-  readonly recordedEvals?: ReadonlySet<number>;
+  /** Labels of the evals a resumed run already recorded (the eval before training, or after the last step), so they are not repeated. */
+  readonly recordedEvals?: ReadonlySet<string>;
   readonly signal: AbortSignal;
 }
 
@@ -142,7 +142,7 @@ function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMe
 }
 
 async function* runEval(ctx: TrainingContext, label: string, step: number, policyVersion: number): AsyncGenerator<RunEvent> {
-  if (ctx.evalTasks.length === 0 || ctx.recordedEvals?.has(step)) return;
+  if (ctx.evalTasks.length === 0 || ctx.recordedEvals?.has(label)) return;
   yield { type: 'evalStarted', label, tasks: ctx.evalTasks.length };
   const channel = new EventChannel<RunEvent>();
   const summary = yield* channel.drainUntil(

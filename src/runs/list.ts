@@ -59,7 +59,7 @@ export async function overview(run: RunDir): Promise<RunOverview> {
     startedAt: manifest.started_at,
     finishedAt: manifest.finished_at,
     durationS: Math.max(0, (Date.parse(end) - Date.parse(manifest.started_at)) / 1000),
-    stepsDone: train.length === 0 ? 0 : Math.max(...train.map(stepOf)), // steps are numbered from 1
+    stepsDone: Math.max(0, ...train.map(stepOf)), // steps are numbered from 1; a line without one counts none
     stepsTotal,
     lastReward: typeof last?.reward_mean === 'number' ? last.reward_mean : undefined,
   };

@@ -1,23 +1,23 @@
 import type { EvalSummary } from '../rollout/events.js';
 import { renderTable, type TableStyle } from './table.js';
 
-/** The figures `atk eval` shows, by name, read off a summary. */
-export function evalFigures(summary: EvalSummary): [string, number][] {
+/** The figures `atk eval` shows, read off a summary: (table label, value, the key `--metric` names it by). */
+export function evalFigures(summary: EvalSummary): [label: string, value: number, key: string][] {
   return [
-    ['accuracy (mean@k)', summary.accuracy],
-    ['reward', summary.reward_mean],
-    ...Object.entries(summary.pass_at_k).map(([k, v]) => [k, v] as [string, number]),
-    ['tool calls / episode', summary.tool_calls_per_episode],
-    ['tool error rate', summary.tool_error_rate],
-    ['turns', summary.mean_turns],
-    ['generated tokens', summary.mean_tokens],
-    ['failed episodes', summary.failed_episodes],
+    ['accuracy (mean@k)', summary.accuracy, 'accuracy'],
+    ['reward', summary.reward_mean, 'reward'],
+    ...Object.entries(summary.pass_at_k).map(([k, v]): [string, number, string] => [k, v, k]),
+    ['tool calls / episode', summary.tool_calls_per_episode, 'tool_calls'],
+    ['tool error rate', summary.tool_error_rate, 'tool_error_rate'],
+    ['turns', summary.mean_turns, 'turns'],
+    ['generated tokens', summary.mean_tokens, 'tokens'],
+    ['failed episodes', summary.failed_episodes, 'failed_episodes'],
   ];
 }
 
 /** The eval's figures as a table; with a baseline, its figures and the difference beside them. */
 export function evalTable(summary: EvalSummary, baseline: EvalSummary | undefined, style: TableStyle = {}): string {
-  const base = new Map(baseline ? evalFigures(baseline) : []);
+  const base = new Map(baseline ? evalFigures(baseline).map(([label, value]) => [label, value]) : []);
   const head = baseline ? ['', summary.label, `baseline ${baseline.label}`, 'difference'] : ['', summary.label];
   const rows = evalFigures(summary).map(([name, value]) => {
     if (!baseline) return [name, fmt(value)];

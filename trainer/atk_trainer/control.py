@@ -19,9 +19,8 @@ from .config import ConfigError, parse_config
 from .engine_api import EngineApi
 from .errors import HttpError, bad_request, expect_object
 from .generate import Engine
-from .modeling import DTYPES, load_policy
+from .modeling import DTYPES, INITS, load_policy
 
-INITS = ("pretrained", "random")
 
 
 SAVE_DTYPES = {name: dtype for name, dtype in DTYPES.items() if dtype is not None}  # no "auto"
@@ -63,7 +62,7 @@ class ControlApi:
 
         try:
             config = parse_config(body.get("train"))
-            with self._command("load_model", body), self.engine.exclusive():
+            with self.engine.exclusive(), self._command("load_model", body):
                 policy = load_policy(path, init=init, seed=config.seed, **options)
                 trainer = Trainer(policy, config, self.peers)
                 self.trainer = trainer
@@ -85,7 +84,7 @@ class ControlApi:
     def train_step(self, body: Any) -> Dict[str, Any]:
         trainer = self._trainer()
         try:
-            with self._command("train_step", body), self.engine.exclusive():
+            with self.engine.exclusive(), self._command("train_step", body):
                 metrics = trainer.step(expect_object(body))
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
@@ -100,13 +99,13 @@ class ControlApi:
         dtype = body.get("dtype")
         if dtype is not None and (not weights_only or dtype not in SAVE_DTYPES):
             raise bad_request(f"dtype: one of {', '.join(SAVE_DTYPES)}, with weights_only true; got {dtype!r}")
-        with self._command("save", body), self.engine.exclusive():
+        with self.engine.exclusive(), self._command("save", body):
             return trainer.save(directory, weights_only=weights_only, dtype=None if dtype is None else SAVE_DTYPES[dtype])
 
     def load_checkpoint(self, body: Any) -> Dict[str, Any]:
         trainer, directory = self._trainer(), _dir(body)
         try:
-            with self._command("load_checkpoint", body), self.engine.exclusive():
+            with self.engine.exclusive(), self._command("load_checkpoint", body):
                 result = trainer.load(directory)
                 self.engine.policy_version = trainer.policy_version
         except (FileNotFoundError, ValueError) as e:

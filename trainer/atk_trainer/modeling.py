@@ -21,6 +21,8 @@ import torch
 from . import qwen2
 from .safetensors_io import load_dir, save_file
 
+INITS = ("pretrained", "random")  # what load_policy starts from: the checkpoint's weights, or a seeded random init
+
 BACKENDS = ("auto", "builtin", "transformers")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = {"auto": None, "float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -73,7 +75,7 @@ def load_policy(
     @raises ValueError for an unknown backend/device/dtype/init or a config the built-in model lacks;
     FileNotFoundError without config.json or weights; ImportError for backend "transformers" without it.
     """
-    if init not in ("pretrained", "random"):
+    if init not in INITS:
         raise ValueError(f"init: expected pretrained or random, got {init!r}")
     if init == "random":
         policy = random_policy(read_config(path), seed=seed, backend=backend, device=device, dtype=dtype)

@@ -39,7 +39,7 @@ export interface EngineSync {
  * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (../shared/notes/engines.md §6.5).
  * LoRA: load `policy@N` from the new peft directory, unload `policy@N-1`, reset the prefix cache, check the
  * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: reload with weight version `policy@N`
- * (SGLang `update_weights_from_disk`; vLLM atk's worker extension), reset the prefix cache, check the version. The previous sync directory
+ * (SGLang `update_weights_from_disk`; vLLM atk's worker extension, then `reset_prefix_cache`), check the version. The previous sync directory
  * is deleted once no replica uses it.
  */
 export function createEngineSync(options: EngineSyncOptions): EngineSync {
@@ -59,8 +59,7 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   }
 
   async function fullReplica(admin: ReplicaAdmin, name: string, dir: string): Promise<void> {
-    await admin.reloadWeights(dir, name);
-    await admin.resetPrefixCache();
+    await admin.reloadWeights(dir, name); // the prefix cache goes with the old weights
     await admin.confirmWeights(name);
   }
 

@@ -6,7 +6,7 @@ import { replicaAdmin } from './replica-admin.js';
 // A vLLM replica's /collective_rpc as vLLM answers it: one result per worker. The stand-in engines have
 // one worker; a tensor-parallel vLLM has several, and each must report the reloaded version.
 let results: unknown[] = [];
-const bodies: unknown[] = [];
+const requests: Array<{ path: string | undefined; body: unknown }> = [];
 let server: Server;
 let url = '';
 
@@ -15,7 +15,7 @@ beforeAll(async () => {
     let raw = '';
     req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
     req.on('end', () => {
-      bodies.push(JSON.parse(raw || 'null'));
+      requests.push({ path: req.url, body: JSON.parse(raw || 'null') });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results }));
     });
   });
@@ -29,7 +29,11 @@ describe('replicaAdmin (vllm) full-weight reload', () => {
   test('returns from confirmWeights only when every worker reports the version', async () => {
     const admin = replicaAdmin('vllm', url, 5_000);
     await admin.reloadWeights('/ckpt/sync/step-00003', 'policy@3');
-    expect(bodies.at(-1)).toStrictEqual({ method: 'atk_reload_weights', args: ['/ckpt/sync/step-00003', 'policy@3'], timeout: 5 });
+    // The reload, then the prefix cache the old weights computed goes (vLLM's extension cannot drop it).
+    expect(requests.slice(-2)).toStrictEqual([
+      { path: '/collective_rpc', body: { method: 'atk_reload_weights', args: ['/ckpt/sync/step-00003', 'policy@3'], timeout: 5 } },
+      { path: '/reset_prefix_cache', body: null },
+    ]);
     results = ['policy@3', 'policy@3'];
     await expect(admin.confirmWeights('policy@3')).resolves.toBeUndefined();
     for (const [reported, shown] of [[['policy@3', null], '[policy@3, null]'], [[], '[]']] as const) {

@@ -42,7 +42,11 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
       const served = await modelList(target);
       if (!served.includes(name)) throw notServing(target, name, `/v1/models lists ${served.join(', ')}`);
     },
-    reloadWeights: async (dir, version) => void (await collectiveRpc(target, 'atk_reload_weights', [dir, version])),
+    reloadWeights: async (dir, version) => {
+      await collectiveRpc(target, 'atk_reload_weights', [dir, version]);
+      // SGLang's reload flushes its own cache (flush_cache: true); vLLM's worker extension cannot.
+      await requestText(target, 'POST', '/reset_prefix_cache');
+    },
     async confirmWeights(version) {
       const served = await collectiveRpc(target, 'atk_weight_version');
       // One result per worker (tensor-parallel ranks): every one must have reloaded, and there must be one.
