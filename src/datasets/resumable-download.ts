@@ -148,6 +148,6 @@ export function progressLines(name: string, expectedBytes: number | undefined, s
 }
 
 /** Bytes as megabytes with one decimal, e.g. `4.2 MB`. */
-export function megabytes(bytes: number): string {
+function megabytes(bytes: number): string {
   return `${(bytes / 1e6).toFixed(1)} MB`;
 }

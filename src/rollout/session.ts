@@ -3,7 +3,6 @@
  * engine), and the episode kit (tools, reward, prompts). One place, so the two cannot drift apart.
  */
 import { datasets } from '../datasets/index.js';
-import type { DatasetDefinition } from '../datasets/types.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
@@ -26,7 +25,6 @@ export interface SessionOptions {
 
 /** A started policy with everything episodes need; `close()` stops what the session started. */
 export interface Session {
-  readonly dataset: DatasetDefinition;
   readonly tokenizer: ModelTokenizer;
   readonly policy: RunningPolicy;
   readonly kit: EpisodeKit;
@@ -69,7 +67,6 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   }
   for (const message of warnings) yield { type: 'warning', message };
   return {
-    dataset,
     tokenizer,
     policy,
     kit,

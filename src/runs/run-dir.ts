@@ -128,7 +128,8 @@ export class RunDir {
   async recipeDir(): Promise<string | undefined> {
     const file = (await this.manifest()).recipe_file;
     if (file === undefined) return undefined;
-    return (await stat(dirname(file)).catch(() => undefined))?.isDirectory() ? dirname(file) : undefined;
+    const dir = dirname(resolve(file));
+    return (await stat(dir).catch(() => undefined))?.isDirectory() ? dir : undefined;
   }
 
   /** Merge `facts` into the manifest (mappings merge, anything else replaces) and write it atomically. */

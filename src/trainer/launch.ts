@@ -80,7 +80,7 @@ export function trainerCommand(python: string, port: number, options: Pick<Launc
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
       ...options.env,
       ...(gpus.length ? { CUDA_VISIBLE_DEVICES: gpus.join(',') } : {}),
-      PYTHONPATH: trainerPythonPath(options.env?.PYTHONPATH ?? process.env.PYTHONPATH),
+      PYTHONPATH: trainerPythonPath(options.env?.PYTHONPATH),
       PYTHONUNBUFFERED: '1',
       OMP_NUM_THREADS: String(options.threads),
     },

@@ -52,7 +52,7 @@ class TrainBatch(NamedTuple):
 
 def build_batch(
     data: Any, default_loss: str, aggregation: str, micro_batch_tokens: int, norm_constant: Optional[int] = None,
-    min_fill: Optional[float] = None,
+    min_fill: float = MIN_FILL,
 ) -> TrainBatch:
     """Parse, check and pack a train_step body; raises BatchError naming the first problem."""
     loss = _parse_loss(data, default_loss)
@@ -61,7 +61,7 @@ def build_batch(
     if norm_constant is None:
         # No constant given: the longest trained span in this batch stands in for the generation budget.
         norm_constant = max(sum(s.loss_mask) for s in sequences)
-    groups = pack([len(s.token_ids) for s in sequences], micro_batch_tokens, MIN_FILL if min_fill is None else min_fill)
+    groups = pack([len(s.token_ids) for s in sequences], micro_batch_tokens, min_fill)
     micro_batches = [
         _collate([sequences[i] for i in group], aggregation, tokens, len(sequences), norm_constant) for group in groups
     ]

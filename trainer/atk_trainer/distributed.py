@@ -119,20 +119,11 @@ class Peers:
             p.grad = flat[offset:offset + g.numel()].view_as(g)
             offset += g.numel()
 
-    def merge_totals(self, totals: Dict[str, float]) -> Dict[str, float]:
-        """The step's metric sums over all ranks; grad_norm is already global, mismatch_max a max."""
+    def gather_totals(self, totals: Dict[str, float]) -> List[Dict[str, float]]:
+        """Every rank's metric totals of the step, in rank order."""
         parts: List[Any] = [None] * self.size
         dist.all_gather_object(parts, totals, group=self.objects)
-        merged: Dict[str, float] = {}
-        for part in parts:
-            for key, value in part.items():
-                if key == "mismatch_max":
-                    merged[key] = max(merged.get(key, 0.0), value)
-                elif key == "grad_norm":
-                    merged[key] = value
-                else:
-                    merged[key] = merged.get(key, 0.0) + value
-        return merged
+        return parts
 
     # -- FSDP (CUDA only) --------------------------------------------------------------------------------------
     def shard(self, module: torch.nn.Module, layer_cls: Optional[type], bf16: bool) -> torch.nn.Module:

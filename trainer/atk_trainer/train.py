@@ -129,7 +129,11 @@ class Trainer:
             module.eval()
             self.optimizer.zero_grad(set_to_none=True)
         if self.peers is not None:
-            totals = self.peers.merge_totals(totals)
+            parts = self.peers.gather_totals(totals)
+            totals = {}
+            for part in parts:
+                _add(totals, part)
+            totals["grad_norm"] = parts[0]["grad_norm"]  # already global: every rank computed the same
             if self.sharded:
                 self.peers.refresh_serving(module, self.policy.module if self.peers.leader else None)
         mismatch_max = totals.pop("mismatch_max", 0.0)

@@ -37,7 +37,8 @@ class WeightReload:
         model = _served_model(self.model_runner)
         loaded = model.load_weights(checkpoint_weights(directory))
         # vLLM's own loader refuses a checkpoint that leaves parameters unset; so does this, or a partial
-        # reload would report the new version with some of the old weights still in place.
+        # reload would report the new version. The weights it did load stay (vLLM copies as it streams):
+        # the version is not advanced, so atk's check fails the sync and the run stops on it.
         if loaded is not None:
             missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
             if missing:

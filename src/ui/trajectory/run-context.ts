@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parse } from 'yaml';
 import { z } from 'zod';
@@ -9,6 +9,7 @@ import { ToolSchema } from '../../recipe/schema.js';
 import { loadModelTokenizer, type ChatTool, type ModelTokenizer } from '../../tokens/index.js';
 import { toolComponent } from '../../tools/components.js';
 import { tools as toolRegistry } from '../../tools/index.js';
+import { RunDir } from '../../runs/index.js';
 import { projectRoot } from '../../util/paths.js';
 import '../../builtins.js';
 
@@ -44,7 +45,8 @@ export async function readRunModel(runDir: string): Promise<RunModel> {
   });
   const parsed = ResolvedPartsSchema.safeParse(parse(text));
   if (!parsed.success) throw new InputError(`${file}: no model.path`, { hint: 'pass --model <dir> to name the tokenizer directly' });
-  const recipeDir = await recipeDirOf(runDir);
+  // A viewer also opens runs whose manifest is missing or unreadable: those resolve against the run itself.
+  const recipeDir = (await new RunDir(runDir).recipeDir().catch(() => undefined)) ?? runDir;
   const place = (p: string): string => locate(p, [recipeDir, runDir, process.cwd(), projectRoot()]);
   const { model, tools, agent } = parsed.data;
   return {
@@ -87,11 +89,6 @@ export async function runToolSpecs(model: RunModel): Promise<ChatTool[]> {
   } finally {
     await Promise.all(closers.map((close) => close().catch(() => undefined)));
   }
-}
-
-async function recipeDirOf(runDir: string): Promise<string> {
-  const manifest = await readFile(join(runDir, 'manifest.json'), 'utf8').then((t) => JSON.parse(t) as { recipe_file?: unknown }).catch(() => undefined);
-  return typeof manifest?.recipe_file === 'string' ? dirname(resolve(manifest.recipe_file)) : runDir;
 }
 
 function locate(path: string, bases: readonly string[]): string {
