@@ -31,6 +31,16 @@ describe('runEval', () => {
     expect(error).toBeInstanceOf(AtkError);
     expect([(error as AtkError).exitCode, (error as AtkError).message]).toStrictEqual([1, `eval base: accuracy ${first.summary.accuracy.toFixed(3)} is below --min-score 1.01`]);
   }, 120_000);
+
+  test('returns the recipe\'s eval_limit tasks without --limit, and a recipe eval with a bad --checkpoint ends failed', async () => {
+    const overrides = [`output.runs_dir=${join(root, 'limited')}`, 'dataset.eval_limit=3'];
+    const { limit: _limit, ...unlimited } = base;
+    const scored = await runEval({ ...unlimited, samples: 1, target: 'recipes/smoke/quickstart.yaml', overrides });
+    expect(scored.summary).toMatchObject({ tasks: 3, samples: 1 });
+    await expect(runEval({ ...unlimited, target: 'recipes/smoke/quickstart.yaml', overrides, checkpoint: 'latest' })).rejects.toThrow('has no complete checkpoint');
+    const manifest = JSON.parse(await readFile(join(root, 'limited', 'smoke-quickstart-eval', 'v002', 'manifest.json'), 'utf8')) as { status: string };
+    expect(manifest.status).toBe('failed');
+  }, 120_000);
 });
 
 describe('resolveCheckpoint', () => {

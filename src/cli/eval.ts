@@ -36,7 +36,7 @@ export const evalCommand: CommandModule<object, EvalOptions> = {
       .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value recipe overrides' })
       .option('checkpoint', { type: 'string', describe: 'base | latest | step-N | <dir> (default: latest for a run, base for a recipe)' })
       .option('split', { type: 'string', describe: 'Dataset split (default: the recipe\'s dataset.eval_split)' })
-      .option('limit', { type: 'number', describe: 'Evaluate only the first N tasks' })
+      .option('limit', { type: 'number', describe: 'Evaluate only the first N tasks (default: dataset.eval_limit on the eval split)' })
       .option('samples', { type: 'number', default: 1, describe: 'Samples per task (k of pass@k)' })
       .option('concurrency', { type: 'number', describe: 'Episodes at once (default: rollout.concurrency)' })
       .option('temperature', { type: 'number', default: 0, describe: 'Sampling temperature; 0 = greedy' })

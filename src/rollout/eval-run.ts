@@ -33,7 +33,9 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     yield { type: 'phase', message: `loading ${recipe.dataset.name} ${options.split}` };
     const dataset = await datasets.get(recipe.dataset.name);
     const all = await dataset.load(options.split, datasetContext(recipe, options.recipeDir));
-    const tasks = options.limit ? all.slice(0, options.limit) : all;
+    // The recipe's eval_limit holds on its eval split, so a checkpoint scores on the tasks its run's evals used.
+    const limit = options.limit ?? (options.split === recipe.dataset.eval_split ? recipe.dataset.eval_limit : undefined);
+    const tasks = limit ? all.slice(0, limit) : all;
     session = yield* openSession(options);
     const { policy, kit } = session;
     let policyVersion = 0;
