@@ -120,7 +120,10 @@ class BuiltinDecoder:
         kept = set(rows)
         finished = [r for i, r in enumerate(self.live) if i not in kept]
         for r in finished:
-            self._park(self.tokens.pop(r), self.cache.extract(r))
+            tokens = self.tokens.pop(r)
+            # One over the whole budget would push every parked sequence out, then itself: not copied at all.
+            if len(tokens) * self.cache.slot_bytes <= self.PARKED_BYTES:
+                self._park(tokens, self.cache.extract(r))
         self.live = [self.live[i] for i in rows]
         if not self.live:
             self.cache, self.lengths = None, torch.zeros(0, dtype=torch.long)

@@ -53,6 +53,11 @@ class KVCache:
         return self.rows
 
     @property
+    def slot_bytes(self) -> int:
+        """Bytes one token of one row takes, keys and values of every layer."""
+        return sum(t.shape[1] * t.shape[3] * t.element_size() for t in self.keys + self.values)
+
+    @property
     def capacity(self) -> int:
         return self.valid.shape[1]
 

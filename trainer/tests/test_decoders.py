@@ -131,3 +131,15 @@ def test_engine_reuses_a_finished_turn_for_the_next_until_the_weights_change():
         assert widths[0] == len(context) + len(c.token_ids)
     finally:
         engine.close()
+
+
+@torch.no_grad()
+def test_decoder_parks_no_sequence_larger_than_the_whole_budget():
+    policy = random_policy(CONFIG, seed=10)
+    decoder = BuiltinDecoder(policy.module)
+    decoder.prefill([[1, 2, 3], list(range(1, 30))])
+    decoder.PARKED_BYTES = 10 * decoder.cache.slot_bytes  # room for the short row, not the long one
+    decoder.keep([1])  # the short row finishes: parked
+    decoder.keep([])  # the long one finishes: too big to park, and the short one stays
+    assert [entry.tokens for entry in decoder.parked.values()] == [[1, 2, 3]]
+    assert decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4  # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
