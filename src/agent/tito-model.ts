@@ -5,7 +5,8 @@ import type { ChatMessage } from '../tokens/chat-types.js';
 import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { SegmentSource } from '../tokens/trajectory.js';
-import type { ParsedToolCall, ToolCallParser } from '../tokens/tool-calls/types.js';
+import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../tokens/tool-calls/types.js';
+import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
 import type { EpisodeLedger } from './episode-ledger.js';
 
@@ -125,8 +126,10 @@ export class TitoModel extends Model<BaseModelConfig> {
     }
     for (const [i, call] of parsed.calls.entries()) {
       const toolUseId = `call_${this.turn}_${i}`;
-      if (!call.ok) ledger.rejectedCalls.set(toolUseId, { kind: call.kind, message: call.message });
-      yield* toolUseEvents(call, toolUseId);
+      const input = toolInput(call);
+      const problem = call.ok ? input.problem : { kind: call.kind, message: call.message };
+      if (problem) ledger.rejectedCalls.set(toolUseId, problem);
+      yield* toolUseEvents(call, toolUseId, input.json);
     }
     const truncated = generation.finishReason === 'length';
     const stopReason = truncated ? TITO_STOP.truncated : generation.finishReason === 'abort' ? TITO_STOP.engineAbort : parsed.calls.length > 0 ? 'toolUse' : 'endTurn';
@@ -140,9 +143,23 @@ export class TitoModel extends Model<BaseModelConfig> {
 }
 
 /** A call as a Strands toolUse block; a malformed one gets `{}` input (the SDK throws on invalid JSON) and is rejected by the guard. */
-function* toolUseEvents(call: ParsedToolCall, toolUseId: string): Iterable<ModelStreamEvent> {
+function* toolUseEvents(call: ParsedToolCall, toolUseId: string, inputJson: string): Iterable<ModelStreamEvent> {
   const name = call.ok ? call.name : (call.name ?? 'invalid_tool_call');
   yield { type: 'modelContentBlockStartEvent', start: { type: 'toolUseStart', name, toolUseId } };
-  yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'toolUseInputDelta', input: JSON.stringify(call.ok ? call.arguments : {}) } };
+  yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'toolUseInputDelta', input: inputJson } };
   yield { type: 'modelContentBlockStopEvent' };
+}
+
+/**
+ * The call's arguments as the JSON the SDK re-parses. Serialising arguments the parser accepted can
+ * still fail (a nesting past the stack, should a parser not bound it); such a call is rejected like
+ * a malformed one instead of failing the episode.
+ */
+function toolInput(call: ParsedToolCall): { json: string; problem?: { kind: ToolCallErrorKind; message: string } } {
+  if (!call.ok) return { json: '{}' };
+  try {
+    return { json: JSON.stringify(call.arguments) };
+  } catch (error) {
+    return { json: '{}', problem: { kind: 'bad_call', message: `the arguments of the call to '${clipEcho(call.name)}' cannot be serialised (${(error as Error).message})` } };
+  }
 }

@@ -1,4 +1,5 @@
 import { AfterToolCallEvent, BeforeToolCallEvent, type Plugin } from '@strands-agents/sdk';
+import { clipEcho } from '../util/clip.js';
 import { toolResultText } from './chat-messages.js';
 import type { EpisodeLedger, ToolErrorKind } from './episode-ledger.js';
 import { checkJsonSchema } from './json-schema-check.js';
@@ -32,7 +33,7 @@ export function toolCallGuard(ledger: EpisodeLedger): Plugin {
 }
 
 function validate(name: string, input: unknown, schema: unknown, known: boolean, toolNames: readonly string[]): { kind: ToolErrorKind; message: string } | undefined {
-  if (!known) return { kind: 'unknown_tool', message: `unknown tool '${name}'; available tools: ${toolNames.join(', ') || '(none)'}` };
+  if (!known) return { kind: 'unknown_tool', message: `unknown tool '${clipEcho(name)}'; available tools: ${toolNames.join(', ') || '(none)'}` };
   const problem = checkJsonSchema(input, schema);
-  return problem ? { kind: 'bad_arguments', message: `invalid arguments for '${name}': ${problem}` } : undefined;
+  return problem ? { kind: 'bad_arguments', message: `invalid arguments for '${clipEcho(name)}': ${clipEcho(problem)}` } : undefined;
 }

@@ -51,4 +51,20 @@ describe('hermesParser', () => {
       calls: [],
     });
   });
+
+  test('returns reasoning ended by the first </think> outside a tool call, not one quoted inside it', () => {
+    const raw = '<tool_call>\n{"name": "calc", "arguments": {"e": "</think>1"}}\n</tool_call>';
+    expect(hermesParser.parse(`<think>plan <tool_call>{}</tool_call></think>ok ${raw}`)).toStrictEqual({
+      reasoning: 'plan <tool_call>{}</tool_call>',
+      text: 'ok',
+      calls: [{ ok: true, name: 'calc', arguments: { e: '</think>1' }, raw }],
+    });
+    expect(hermesParser.parse('<tool_call>{"name": "calc", "arguments": {"e": "</think>')).toMatchObject({ reasoning: '', text: '', calls: [{ ok: false, kind: 'unterminated', name: 'calc' }] });
+  });
+
+  test('returns bad_call for arguments nested deeper than 64 levels, and accepts 64', () => {
+    const nested = (depth: number): string => `<tool_call>{"name": "f", "arguments": {"x": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}}</tool_call>`;
+    expect(hermesParser.parse(nested(64)).calls[0]?.ok).toBe(true);
+    expect(hermesParser.parse(nested(65)).calls).toMatchObject([{ ok: false, kind: 'bad_call', name: 'f', message: "the arguments of the call to 'f' nest deeper than 64 levels" }]);
+  });
 });

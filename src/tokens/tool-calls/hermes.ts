@@ -1,9 +1,17 @@
+import { clipEcho } from '../../util/clip.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
 
 const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
 const CALL = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
 const NAME = /"name"\s*:\s*"([^"\\]+)"/;
+const MARKUP = /<tool_call>|<\/tool_call>|<\/think>/g;
+/**
+ * Deepest nesting of arrays and objects accepted in a call's arguments. Real tool arguments stay
+ * within a handful of levels; thousands overflow the stack of every recursive consumer after the
+ * parser (JSON.stringify in the SDK, schema checks), so deeper calls are rejected here.
+ */
+export const MAX_ARGUMENT_DEPTH = 64;
 
 /**
  * Hermes format (Qwen2.5, Qwen3): `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, any number
@@ -22,9 +30,13 @@ export const hermesParser: ToolCallParser = {
   },
 };
 
-/** A leading `<think>…</think>` block; an unclosed one (cut by the length limit) is all reasoning. */
+/**
+ * A leading `<think>…</think>` block; an unclosed one (cut by the length limit) is all reasoning.
+ * Reasoning ends at the first `</think>` outside a tool call: one inside a call's JSON (an argument
+ * that quotes the tag) is part of the call, which runs or is answered like any other.
+ */
 function splitReasoning(text: string): { reasoning: string; rest: string } {
-  const close = text.indexOf(THINK_CLOSE);
+  const close = reasoningEnd(text);
   if (close >= 0) {
     const before = text.slice(0, close);
     const open = before.indexOf(THINK_OPEN);
@@ -35,12 +47,23 @@ function splitReasoning(text: string): { reasoning: string; rest: string } {
   return { reasoning: '', rest: text };
 }
 
+/** Index of the first `</think>` not inside a `<tool_call>` (closed or running to the end, as CALL reads it), or -1. */
+function reasoningEnd(text: string): number {
+  let inCall = false;
+  for (const match of text.matchAll(MARKUP)) {
+    if (match[0] === '<tool_call>') inCall = true;
+    else if (match[0] === '</tool_call>') inCall = false;
+    else if (!inCall) return match.index;
+  }
+  return -1;
+}
+
 function parseCall(body: string, raw: string): ParsedToolCall {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (error) {
-    return { ok: false, kind: 'bad_json', ...salvageName(body), raw, message: `the tool call is not valid JSON (${(error as Error).message})` };
+    return { ok: false, kind: 'bad_json', ...salvageName(body), raw, message: `the tool call is not valid JSON (${clipEcho((error as Error).message)})` };
   }
   const call = value as { name?: unknown; arguments?: unknown } | null;
   if (typeof call !== 'object' || call === null || Array.isArray(call) || typeof call.name !== 'string' || call.name === '') {
@@ -48,9 +71,26 @@ function parseCall(body: string, raw: string): ParsedToolCall {
   }
   const args = call.arguments ?? {};
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return { ok: false, kind: 'bad_call', name: call.name, raw, message: `"arguments" of the call to '${call.name}' must be a JSON object` };
+    return { ok: false, kind: 'bad_call', name: call.name, raw, message: `"arguments" of the call to '${clipEcho(call.name)}' must be a JSON object` };
+  }
+  if (nestingDepth(args) > MAX_ARGUMENT_DEPTH) {
+    return { ok: false, kind: 'bad_call', name: call.name, raw, message: `the arguments of the call to '${clipEcho(call.name)}' nest deeper than ${MAX_ARGUMENT_DEPTH} levels` };
   }
   return { ok: true, name: call.name, arguments: args as Record<string, unknown>, raw };
+}
+
+/** Deepest nesting of arrays and objects in a parsed JSON value, counted without recursion (the value may nest thousands deep). */
+function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth);
+    if (deepest > MAX_ARGUMENT_DEPTH) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function unterminated(body: string, raw: string): ParsedToolCall {
