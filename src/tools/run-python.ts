@@ -2,7 +2,7 @@ import { tool, type Tool } from '@strands-agents/sdk';
 import { z } from 'zod';
 import type { CodeTaskData, CodeTest } from '../datasets/code-tests.js';
 import { parseComponentOptions } from '../util/component-options.js';
-import { runCodeTests, sharedSandboxPool, type SandboxLimits, type SandboxPool, type SandboxResult, type TestRunSummary } from './sandbox/index.js';
+import { DEFAULT_LIMITS, runCodeTests, sharedSandboxPool, type SandboxLimits, type SandboxPool, type SandboxResult, type TestRunSummary } from './sandbox/index.js';
 import type { EpisodeEnv, EpisodeTools, ToolDefinition, ToolRunContext } from './types.js';
 
 const RunPythonOptions = z.strictObject({
@@ -88,6 +88,8 @@ function statusLine(result: SandboxResult, limits: Partial<SandboxLimits>): stri
       return `memory (limit of ${limits.memoryMb} MB exceeded)`;
     case 'output_limit':
       return 'output_limit (the program wrote too much output and was stopped)';
+    case 'file_limit':
+      return `file_limit (a file grew past the limit of ${limits.fileMb ?? DEFAULT_LIMITS.fileMb} MB)`;
     default:
       return `killed (${result.signal ?? 'stopped'})`;
   }

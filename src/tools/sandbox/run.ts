@@ -203,11 +203,14 @@ export function parseReport(text: string): { rc: number; cpuMs: number | null } 
 }
 
 const MEMORY_PATTERNS = /MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|memory allocation failed/;
+/** EFBIG as CPython reports it: it ignores SIGXFSZ, so a write past RLIMIT_FSIZE fails and the program dies of the OSError. */
+const FILE_SIZE_PATTERNS = /File too large/;
 
 function classify(rc: number, signal: string | null, stderr: string, cpuMs: number | null, limits: SandboxLimits): SandboxStatus {
   if (signal === 'SIGXCPU') return 'timeout';
   if (signal === 'SIGKILL' && cpuMs !== null && cpuMs >= limits.cpuMs) return 'timeout';
-  if (signal === 'SIGXFSZ') return 'output_limit';
+  if (signal === 'SIGXFSZ') return 'file_limit';
+  if (rc !== 0 && FILE_SIZE_PATTERNS.test(stderr.slice(-2000))) return 'file_limit';
   if (rc !== 0 && MEMORY_PATTERNS.test(stderr.slice(-2000))) return 'memory';
   if (signal) return 'killed';
   return rc === 0 ? 'ok' : 'runtime_error';

@@ -4,7 +4,7 @@ import type { SandboxPool } from './pool.js';
 import type { SandboxLimits, SandboxResult } from './types.js';
 
 /** How one test went. `not_run`: skipped after an earlier failure or past the total time limit. */
-export type TestVerdict = 'passed' | 'wrong_answer' | 'runtime_error' | 'timeout' | 'memory' | 'output_limit' | 'killed' | 'not_run';
+export type TestVerdict = 'passed' | 'wrong_answer' | 'runtime_error' | 'timeout' | 'memory' | 'output_limit' | 'file_limit' | 'killed' | 'not_run';
 
 export interface TestOutcome {
   /** Position of the test in the list given. */
@@ -84,6 +84,8 @@ function failureDetail(result: SandboxResult): string {
       return `memory limit exceeded${tail ? `: ${tail.split('\n').at(-1)}` : ''}`;
     case 'output_limit':
       return 'output limit exceeded';
+    case 'file_limit':
+      return 'file size limit exceeded';
     case 'killed':
       return 'killed';
     default:

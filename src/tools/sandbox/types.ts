@@ -10,12 +10,12 @@ export interface SandboxLimits {
   readonly processes: number;
   /** Bytes kept of stdout and of stderr each; a program writing more is killed (`output_limit`). */
   readonly outputBytes: number;
-  /** Largest file the program may write (RLIMIT_FSIZE) and size of each scratch tmpfs, in MiB. */
+  /** Largest file the program may write (RLIMIT_FSIZE) and size of each scratch tmpfs, in MiB; a program past it ends `file_limit`. */
   readonly fileMb: number;
 }
 
 /** What a finished run came to. */
-export type SandboxStatus = 'ok' | 'runtime_error' | 'timeout' | 'memory' | 'output_limit' | 'killed';
+export type SandboxStatus = 'ok' | 'runtime_error' | 'timeout' | 'memory' | 'output_limit' | 'file_limit' | 'killed';
 
 /** One program to run. */
 export interface SandboxRequest {
