@@ -3,6 +3,8 @@
  *   create <runsDir> <name> <startAtMs>   wait until startAtMs, create a run, print its version
  *   churn <runDir> <bytes>                rewrite the manifest and a large trajectory file forever,
  *                                         printing "wrote N" after each round, until killed
+ *   hold <runDir>                         take the run's writer lock, print "locked", wait until killed
+ *   lock <runDir>                         take the run's writer lock, print "locked" and exit normally
  */
 import { createRunDir, openRunDir } from '../runs/index.js';
 
@@ -22,4 +24,9 @@ if (mode === 'create') {
     await run.appendMetrics({ kind: 'train', step: i, padding: big.slice(0, 4096) });
     process.stdout.write(`wrote ${i}\n`);
   }
+} else if (mode === 'hold' || mode === 'lock') {
+  const run = await openRunDir(a!);
+  await run.lock();
+  process.stdout.write('locked\n');
+  if (mode === 'hold') setInterval(() => undefined, 60_000);
 }

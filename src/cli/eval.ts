@@ -110,6 +110,7 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
     throw error;
   } finally {
     process.removeListener('SIGINT', interrupt);
+    await run.release();
   }
 }
 

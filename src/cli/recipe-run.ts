@@ -1,5 +1,5 @@
 import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
-import { createRunDir, openRunDir, type RunDir } from '../runs/index.js';
+import { createRunDir, openRunDir, type LockOptions, type RunDir } from '../runs/index.js';
 
 /** A validated recipe and the run directory it runs in. */
 export interface RecipeRun {
@@ -28,12 +28,13 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
 }
 
 /**
- * Reopens a run directory and reloads its resolved recipe; overrides may still change it
- * (e.g. `train.steps` when resuming, `rollout.concurrency` for an eval). The user's tool and
- * reward modules and commands resolve against the original recipe's directory, as in the run.
- * @throws InputError when `dir` is not a run directory; ConfigError for an invalid override.
+ * Reopens a run directory, takes its writer lock and reloads its resolved recipe; overrides may
+ * still change it (e.g. `train.steps` when resuming, `rollout.concurrency` for an eval). The user's
+ * tool and reward modules and commands resolve against the original recipe's directory, as in the run.
+ * @throws InputError when `dir` is not a run directory or another live atk writes it; ConfigError for an invalid override.
  */
-export async function reopenRecipeRun(dir: string, overrides: readonly string[]): Promise<RecipeRun> {
+export async function reopenRecipeRun(dir: string, overrides: readonly string[], lock: LockOptions = {}): Promise<RecipeRun> {
   const run = await openRunDir(dir);
+  await run.lock(lock);
   return { loaded: await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() }), run };
 }

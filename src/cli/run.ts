@@ -2,12 +2,14 @@ import type { Argv, CommandModule } from 'yargs';
 import { CancelledError, InputError } from '../errors/index.js';
 import type { EvalSummary } from '../rollout/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
-import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
+import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 
 export interface RunOptions {
   readonly recipe?: string;
   readonly overrides: readonly string[];
   readonly resume?: string;
+  /** Take over the writer lock of a run directory held by a process on another host. */
+  readonly force?: boolean;
   readonly json: boolean;
   readonly tui: boolean;
 }
@@ -20,6 +22,7 @@ export const runCommand: CommandModule<object, RunOptions> = {
       .positional('recipe', { type: 'string', describe: 'Recipe YAML file' })
       .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value overrides, e.g. train.steps=50' })
       .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
+      .option('force', { type: 'boolean', default: false, describe: 'With --resume: take over the run directory from an atk on another host that is gone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
       .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)' })
       .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
@@ -46,8 +49,10 @@ export async function runRun(options: RunOptions): Promise<void> {
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
+  let opened: RecipeRun | undefined;
   try {
-    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options)) : await newRecipeRun(options.recipe!, options.overrides);
+    opened = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options), { force: options.force ?? false }) : await newRecipeRun(options.recipe!, options.overrides);
+    const { loaded, run } = opened;
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../rollout/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
@@ -57,6 +62,7 @@ export async function runRun(options: RunOptions): Promise<void> {
   } finally {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
+    await opened?.run.release();
   }
 }
 

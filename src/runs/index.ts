@@ -5,3 +5,4 @@ export { readMetricsFile, type MetricsLine } from './metrics.js';
 export { listRuns, overview, findRun, type RunOverview } from './list.js';
 export { allocateVersion, listVersions, updateLatest, readLatest, formatVersion } from './versions.js';
 export { writeFileAtomic, writeJsonAtomic } from './atomic.js';
+export { lockRunDir, LOCK_FILE, type LockHolder, type LockOptions, type RunLock } from './run-lock.js';

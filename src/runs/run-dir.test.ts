@@ -25,7 +25,7 @@ describe('createRunDir', () => {
     expect([run.name, run.version, run.dir]).toStrictEqual(['demo', 'v001', join(dir, 'demo', 'v001')]);
     expect(readFileSync(run.paths.recipe, 'utf8')).toBe('# as written\nname: demo\n');
     expect(readFileSync(run.paths.resolved, 'utf8')).toBe('name: demo\ntrain:\n  steps: 4\n');
-    expect(readdirSync(run.dir).sort()).toStrictEqual(['checkpoints', 'eval', 'logs', 'manifest.json', 'recipe.yaml', 'resolved.yaml', 'trajectories']);
+    expect(readdirSync(run.dir).sort()).toStrictEqual(['checkpoints', 'eval', 'logs', 'manifest.json', 'recipe.yaml', 'resolved.yaml', 'trajectories', 'writer.lock']);
     const manifest = await run.manifest();
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
     expect({

@@ -13,6 +13,7 @@ import { InputError } from '../errors/index.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { buildManifest, type Manifest, type RunStatus } from './manifest.js';
 import { readMetricsFile, type MetricsLine } from './metrics.js';
+import { lockRunDir, type LockOptions, type RunLock } from './run-lock.js';
 import { allocateVersion, updateLatest } from './versions.js';
 
 /** What `createRunDir` needs. */
@@ -42,13 +43,14 @@ export function stepName(step: number): string {
 }
 
 /**
- * Create the next version directory for `name`, write recipe.yaml, resolved.yaml and
+ * Create the next version directory for `name`, take its writer lock, write recipe.yaml, resolved.yaml and
  * manifest.json (status running), create the subdirectories and move `latest` to it.
  */
 export async function createRunDir(options: CreateRunOptions): Promise<RunDir> {
   const nameDir = resolve(options.runsDir, options.name);
   const version = await allocateVersion(nameDir);
   const run = new RunDir(join(nameDir, version));
+  await run.lock();
   await writeFileAtomic(run.paths.recipe, options.recipeText);
   await writeFileAtomic(run.paths.resolved, options.resolvedYaml);
   await Promise.all([run.trajectoriesDir, run.checkpointsDir, run.logsDir, run.evalDir].map((d) => mkdir(d, { recursive: true })));
@@ -97,6 +99,7 @@ export class RunDir {
   // Writes of one kind are chained so a read-modify-write never loses a concurrent update.
   private manifestQueue: Promise<unknown> = Promise.resolve();
   private metricsQueue: Promise<unknown> = Promise.resolve();
+  private writerLock: RunLock | undefined;
 
   constructor(dir: string) {
     this.dir = dir;
@@ -113,6 +116,23 @@ export class RunDir {
     this.checkpointsDir = join(dir, 'checkpoints');
     this.logsDir = join(dir, 'logs');
     this.evalDir = join(dir, 'eval');
+  }
+
+  /**
+   * Take the run's writer lock (see run-lock.ts) before writing anything; a lock taken over from a
+   * process that is gone is noted in the manifest's status history.
+   * @throws InputError (exit 2) naming the holder when another live atk writes this run.
+   */
+  async lock(options: LockOptions = {}): Promise<void> {
+    this.writerLock = await lockRunDir(this.dir, options);
+    const previous = this.writerLock.tookOver;
+    if (previous) await this.noteHistory(`took over the writer lock of atk pid ${previous.pid} on ${previous.host} (started ${previous.started_at})${options.force ? ' with --force' : ': that process is gone'}`);
+  }
+
+  /** Release the writer lock, if this RunDir holds it. */
+  async release(): Promise<void> {
+    await this.writerLock?.release();
+    this.writerLock = undefined;
   }
 
   /** The current manifest. */
@@ -151,6 +171,11 @@ export class RunDir {
         status_history: [...m.status_history, { status, at, ...(message !== undefined && { message }) }],
       };
     });
+  }
+
+  /** Add an entry to the status history that keeps the current status. */
+  private noteHistory(message: string): Promise<Manifest> {
+    return this.editManifest((m) => ({ ...m, status_history: [...m.status_history, { status: m.status, at: new Date().toISOString(), message }] }));
   }
 
   /** Append one line to metrics.jsonl. */
