@@ -8,6 +8,7 @@ import type { SegmentSource } from '../tokens/trajectory.js';
 import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../tokens/tool-calls/types.js';
 import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
+import { blame, blameAsync } from './episode-failure.js';
 import type { EpisodeLedger } from './episode-ledger.js';
 
 /** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
@@ -44,7 +45,7 @@ export class TitoModel extends Model<BaseModelConfig> {
   constructor(private readonly options: TitoModelOptions) {
     super();
     this.config = { modelId: options.engine.model, maxTokens: options.maxNewTokens, temperature: options.sampling.temperature, topP: options.sampling.topP };
-    this.renderer = incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {});
+    this.renderer = blame('template', () => incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {}));
   }
 
   override updateConfig(modelConfig: BaseModelConfig): void {
@@ -63,7 +64,7 @@ export class TitoModel extends Model<BaseModelConfig> {
   override async *stream(messages: Message[], streamOptions: StreamOptions = {}): AsyncIterable<ModelStreamEvent> {
     const { ledger, engine, tokenizer } = this.options;
     const trajectory = ledger.trajectory;
-    const { source, ids: environmentIds } = this.renderNew(messages, streamOptions);
+    const { source, ids: environmentIds } = blame('template', () => this.renderNew(messages, streamOptions));
     // Strands appends the assistant message this call produces right after the current history.
     this.cursor = messages.length + 1;
 
@@ -77,7 +78,8 @@ export class TitoModel extends Model<BaseModelConfig> {
     }
 
     const started = performance.now();
-    const generation = await engine.generate(trajectory.ids.concat(environmentIds), { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds }, streamOptions.cancelSignal);
+    const prompt = trajectory.ids.concat(environmentIds);
+    const generation = await blameAsync('engine', () => engine.generate(prompt, { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds }, streamOptions.cancelSignal));
     const latencyMs = performance.now() - started;
     // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
     trajectory.appendEnvironment(source, environmentIds, this.turn);
@@ -111,7 +113,7 @@ export class TitoModel extends Model<BaseModelConfig> {
     const { tokenizer, parser, ledger } = this.options;
     const ids = generation.tokenIds;
     const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]) ? ids.slice(0, -1) : ids;
-    const parsed = parser.parse(tokenizer.decode(visible));
+    const parsed = blame('parser', () => parser.parse(tokenizer.decode(visible)));
 
     yield { type: 'modelMessageStartEvent', role: 'assistant' };
     if (parsed.reasoning) {

@@ -3,11 +3,12 @@ import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
 import type { EpisodeEnv, EpisodeTools } from '../tools/types.js';
-import { toChatTools } from '../agent/index.js';
-import { InputError } from '../errors/index.js';
+import { describeFailure, errorMessage, toChatTools, type EpisodeErrorKind } from '../agent/index.js';
+import { CancelledError, InputError } from '../errors/index.js';
 import type { ChatMessage, ModelTokenizer } from '../tokens/index.js';
-import { runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
+import { failedEpisode, runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
 import { referenceTrajectory } from './reference.js';
+import type { EpisodeSlot } from './scheduler.js';
 import type { EpisodeUser } from './user-simulation.js';
 
 /** Everything an episode needs that is the same for the whole run. */
@@ -37,9 +38,11 @@ export interface Rollout {
   readonly parts: Readonly<Record<string, number>>;
   readonly rewardInfo?: Readonly<Record<string, unknown>>;
   readonly success: boolean;
-  /** The episode failed (engine error, timeout, reward crash): recorded with its reason. */
+  /** The episode failed (anything it threw, its timeout, a reward crash): recorded with its reason. */
   readonly failed: boolean;
   readonly error?: string;
+  /** The layer that failed, with `error`. */
+  readonly errorKind?: EpisodeErrorKind;
   readonly episode: EpisodeResult;
 }
 
@@ -56,15 +59,28 @@ export interface EpisodeRequest {
 }
 
 /**
- * Run one episode and score it. Never throws for episode-level failures: an engine error, a
- * timeout or a reward that throws becomes a failed rollout with its reason and reward 0.
+ * Run one episode and score it. Never throws for what one episode does: anything thrown while it
+ * runs (tool set-up, the simulated user, the engine, the template, the parser, the SDK, the reward)
+ * and its timeout become a failed rollout with reward 0 and the failing layer and message.
+ * @throws CancelledError when the request's signal aborts.
  */
 export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
   const { task } = request;
+  const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion };
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
-  const tools: Tool[] = kit.tools.flatMap((make) => make(env));
+  let tools: Tool[];
+  let user: EpisodeUser | undefined;
+  try {
+    tools = kit.tools.flatMap((make) => make(env));
+  } catch (error) {
+    return failedRollout(base, failedEpisode('tool', `tool set-up failed: ${errorMessage(error)}`));
+  }
+  try {
+    user = kit.user?.(task, env);
+  } catch (error) {
+    return failedRollout(base, failedEpisode('user', `user simulator set-up failed: ${errorMessage(error)}`));
+  }
   const systemPrompt = kit.systemPrompt(task);
-  const user = kit.user?.(task, env);
   const episode = await runEpisode({
     task,
     spec: {
@@ -82,11 +98,12 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     ...(request.signal ? { signal: request.signal } : {}),
     ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
   });
-  user?.finish(episode.finishReason);
-  const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion, episode };
-  if (episode.error !== undefined) {
-    return { ...base, reward: 0, parts: {}, success: false, failed: true, error: episode.error };
+  try {
+    user?.finish(episode.finishReason);
+  } catch (error) {
+    return failedRollout(base, { ...episode, error: `user simulator failed: ${errorMessage(error)}`, errorKind: 'user' });
   }
+  if (episode.error !== undefined) return failedRollout(base, episode);
   try {
     const scored = await kit.reward({
       task,
@@ -98,6 +115,7 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     });
     return {
       ...base,
+      episode,
       reward: scored.score,
       parts: scored.parts,
       ...(scored.info ? { rewardInfo: scored.info } : {}),
@@ -105,8 +123,25 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
       failed: false,
     };
   } catch (error) {
-    return { ...base, reward: 0, parts: {}, success: false, failed: true, error: `reward failed: ${error instanceof Error ? error.message : String(error)}` };
+    return { ...base, episode, reward: 0, parts: {}, success: false, failed: true, error: `reward failed: ${errorMessage(error)}`, errorKind: 'reward' };
   }
+}
+
+/**
+ * The scheduler's `onError` for episode slots: what escaped collectRollout (a bug in the harness)
+ * becomes a failed rollout with the layer the error names, or `scheduler`, so the step and the eval
+ * go on. Cancellation still ends them.
+ */
+export function rolloutOnThrow(policyVersion: number): (slot: EpisodeSlot<Task>, error: unknown) => Rollout {
+  return ({ task, group, sample }, error) => {
+    if (error instanceof CancelledError) throw error;
+    const failure = describeFailure(error, 'scheduler');
+    return failedRollout({ task, group, sample, policyVersion }, failedEpisode(failure.kind, failure.message));
+  };
+}
+
+function failedRollout(base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>, episode: EpisodeResult): Rollout {
+  return { ...base, episode, reward: 0, parts: {}, success: false, failed: true, ...(episode.error === undefined ? {} : { error: episode.error }), ...(episode.errorKind ? { errorKind: episode.errorKind } : {}) };
 }
 
 /**

@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { AfterToolsEvent, Message, TextBlock, type Agent, type Tool } from '@strands-agents/sdk';
-import { createTitoAgent } from '../agent/create-agent.js';
-import type { EpisodeLedger } from '../agent/episode-ledger.js';
+import { createTitoAgent, type TitoAgent } from '../agent/create-agent.js';
+import { blame, blameAsync, describeFailure, EpisodeFailure, type EpisodeErrorKind } from '../agent/episode-failure.js';
+import { EpisodeLedger } from '../agent/episode-ledger.js';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
-import { CancelledError, ProviderError } from '../errors/index.js';
+import { CancelledError } from '../errors/index.js';
 import type { ToolCallRecord } from '../rewards/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -57,8 +58,10 @@ export interface EpisodeResult {
   /** endTurn | truncated | limitTurns | maxTotalTokens | maxSteps | maxToolErrors | userStop | engineAbort | timeout | error. */
   readonly finishReason: string;
   readonly stats: EpisodeStats;
-  /** Set when the episode failed (engine error after retries, timeout); such episodes are not thrown. */
+  /** Set when the episode failed (anything it threw, the timeout); such episodes are not thrown. */
   readonly error?: string;
+  /** The layer that failed, with `error`. */
+  readonly errorKind?: EpisodeErrorKind;
 }
 
 export interface RunEpisodeOptions {
@@ -92,28 +95,22 @@ class EpisodeTimeout extends Error {}
 
 /**
  * Runs one agent episode on the engine and returns its messages, exact token trajectory and stats.
- * Training and evaluation both call it. Engine failures and the timeout are results (`error` set),
- * not exceptions.
- * @throws CancelledError when `signal` aborts; Error on programming errors (e.g. an unknown tool-call format).
+ * Training and evaluation both call it. Whatever the episode throws (engine, chat template, parser,
+ * SDK, user) and the timeout are results (`error` and `errorKind` set), not exceptions.
+ * @throws CancelledError when `signal` aborts.
  */
 export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeResult> {
-  const { spec, task } = options;
+  const { spec } = options;
   const started = performance.now();
   if (options.signal?.aborted) throw new CancelledError('episode cancelled before it started');
-  const parser = toolCallParsers[spec.toolCallFormat];
-  if (!parser) throw new Error(`no tool-call parser for format '${spec.toolCallFormat}'`);
-  const { agent, ledger } = createTitoAgent({
-    engine: options.engine,
-    tokenizer: options.tokenizer,
-    parser,
-    policyVersion: options.policyVersion,
-    maxNewTokens: spec.maxNewTokens,
-    ...(spec.maxTotalTokens === undefined ? {} : { maxTotalTokens: spec.maxTotalTokens }),
-    sampling: spec.sampling,
-    ...(spec.chatTemplateKwargs ? { chatTemplateKwargs: spec.chatTemplateKwargs } : {}),
-    tools: spec.tools,
-    ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
-  });
+  let built: TitoAgent;
+  try {
+    built = buildAgent(options);
+  } catch (caught) {
+    const failure = describeFailure(caught, 'sdk');
+    return failedEpisode(failure.kind, failure.message, performance.now() - started);
+  }
+  const { agent, ledger } = built;
   if (options.opening !== undefined) agent.messages.push(new Message({ role: 'assistant', content: [new TextBlock(options.opening)] }));
   const seeded = agent.messages.length;
 
@@ -121,24 +118,53 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   const timer = setTimeout(() => timeout.abort(new EpisodeTimeout(`episode timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
   const cancelSignal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
   let finishReason = 'endTurn';
-  let error: string | undefined;
+  let failure: { kind: EpisodeErrorKind; message: string } | undefined;
   try {
     finishReason = await converse(agent, ledger, options, cancelSignal, seeded);
   } catch (caught) {
     if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
-    if (timeout.signal.aborted) {
-      finishReason = 'timeout';
-      error = (timeout.signal.reason as Error).message;
-    } else if (providerError(caught)) {
-      finishReason = 'error';
-      error = providerError(caught)?.message;
-    } else {
-      throw caught;
-    }
+    finishReason = timeout.signal.aborted ? 'timeout' : 'error';
+    failure = timeout.signal.aborted ? { kind: 'timeout', message: (timeout.signal.reason as Error).message } : describeFailure(caught, 'sdk');
   } finally {
     clearTimeout(timer);
   }
-  return result(agent, ledger, spec, seeded, finishReason, error, performance.now() - started);
+  return result(agent, ledger, spec, seeded, finishReason, failure, performance.now() - started);
+}
+
+function buildAgent(options: RunEpisodeOptions): TitoAgent {
+  const { spec } = options;
+  const parser = toolCallParsers[spec.toolCallFormat];
+  if (!parser) throw new EpisodeFailure('parser', new Error(`no tool-call parser for format '${spec.toolCallFormat}'`));
+  return blame('sdk', () =>
+    createTitoAgent({
+      engine: options.engine,
+      tokenizer: options.tokenizer,
+      parser,
+      policyVersion: options.policyVersion,
+      maxNewTokens: spec.maxNewTokens,
+      ...(spec.maxTotalTokens === undefined ? {} : { maxTotalTokens: spec.maxTotalTokens }),
+      sampling: spec.sampling,
+      ...(spec.chatTemplateKwargs ? { chatTemplateKwargs: spec.chatTemplateKwargs } : {}),
+      tools: spec.tools,
+      ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
+    }),
+  );
+}
+
+/** An episode that failed before its agent could run: no messages, no tokens. */
+export function failedEpisode(kind: EpisodeErrorKind, message: string, wallMs = 0): EpisodeResult {
+  const ledger = new EpisodeLedger();
+  const { trajectory } = ledger;
+  return {
+    messages: [],
+    trajectory,
+    finalText: '',
+    toolCalls: [],
+    finishReason: 'error',
+    stats: { turns: 0, toolCalls: 0, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: {}, toolErrorsByTool: {}, truncated: false, promptTokens: 0, generatedTokens: 0, wallMs, engineMs: 0 },
+    error: message,
+    errorKind: kind,
+  };
 }
 
 /** The agent loop plus user turns; returns the finish reason. */
@@ -159,7 +185,8 @@ async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisode
     event.endTurn = true;
   });
   const conversation = (): unknown[] => plainMessages(agent, ledger, spec.systemPrompt, seeded);
-  let prompt: string | null = options.task.prompt === '' && options.user ? await untilAborted(options.user(conversation()), signal) : options.task.prompt;
+  const askUser = (): Promise<string | null> => untilAborted(blameAsync('user', () => options.user!(conversation())), signal);
+  let prompt: string | null = options.task.prompt === '' && options.user ? await askUser() : options.task.prompt;
   for (;;) {
     if (prompt === null) return 'userStop';
     userTurns++;
@@ -174,16 +201,8 @@ async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisode
     if (reason !== 'endTurn' || !options.user) return reason;
     const limitedBeforeUser = limitReached();
     if (limitedBeforeUser) return limitedBeforeUser;
-    prompt = await untilAborted(options.user(conversation()), signal);
+    prompt = await askUser();
   }
-}
-
-/** The ProviderError behind a failure (the SDK wraps model errors in its own ModelError). */
-function providerError(error: unknown): ProviderError | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 4; e = e.cause, depth++) {
-    if (e instanceof ProviderError) return e;
-  }
-  return undefined;
 }
 
 /** Settles with `work`, or rejects with the signal's reason as soon as it aborts (a tool may ignore it). */
@@ -196,7 +215,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: number, finishReason: string, error: string | undefined, wallMs: number): EpisodeResult {
+function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: number, finishReason: string, failure: { kind: EpisodeErrorKind; message: string } | undefined, wallMs: number): EpisodeResult {
   const trajectory = ledger.trajectory;
   const messages = plainMessages(agent, ledger, spec.systemPrompt, seeded);
   const last = [...modelMessages(agent, ledger, seeded)].at(-1);
@@ -220,7 +239,7 @@ function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: nu
       wallMs,
       engineMs: ledger.engineMs,
     },
-    ...(error === undefined ? {} : { error }),
+    ...(failure === undefined ? {} : { error: failure.message, errorKind: failure.kind }),
   };
 }
 

@@ -2,7 +2,7 @@ import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../runs/index.js';
 import type { Task } from '../datasets/types.js';
-import { collectRollout, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
 import { runGroups } from './scheduler.js';
@@ -72,7 +72,7 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
       policyVersion: options.policyVersion,
       ...(options.signal ? { signal: options.signal } : {}),
     });
-  }, onDone);
+  }, onDone, rolloutOnThrow(options.policyVersion));
   await appending;
   const summary = summarize(groups, options);
   if (outDir) {

@@ -52,6 +52,8 @@ export interface StepMetrics {
    * present for every tool called in the step, 0 when none of its calls failed.
    */
   readonly [toolErrors: `tool_errors/${string}`]: number;
+  /** Failed episodes by the layer that failed (engine, timeout, template, parser, sdk, tool, reward, user, scheduler), prefixed `failed/`. */
+  readonly [failedByKind: `failed/${string}`]: number;
   /** Mean of each named reward part, prefixed `reward/`. */
   readonly [rewardPart: `reward/${string}`]: number;
 }

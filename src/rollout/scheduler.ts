@@ -11,26 +11,49 @@ export interface EpisodeSlot<T> {
   readonly sample: number;
 }
 
+/**
+ * Runs every slot and returns results by (group, sample). `onError` turns what `runOne` throws into
+ * that slot's result, so one episode cannot end the step; should it rethrow (cancellation) or be
+ * absent, no further slot starts, the running ones settle, and the first error is thrown.
+ */
 export async function runGroups<T, R>(
   tasks: readonly T[],
   groupSize: number,
   concurrency: number,
   runOne: (slot: EpisodeSlot<T>) => Promise<R>,
   onDone?: (slot: EpisodeSlot<T>, result: R) => void,
+  onError?: (slot: EpisodeSlot<T>, error: unknown) => R,
 ): Promise<R[][]> {
   const slots: EpisodeSlot<T>[] = tasks.flatMap((task, group) =>
     Array.from({ length: groupSize }, (_, sample) => ({ task, group, sample })),
   );
   const results: R[][] = tasks.map(() => new Array<R>(groupSize));
   let next = 0;
+  let stopped = false;
+  const settle = async (slot: EpisodeSlot<T>): Promise<R> => {
+    try {
+      return await runOne(slot);
+    } catch (error) {
+      if (!onError) throw error;
+      return onError(slot, error);
+    }
+  };
   const worker = async (): Promise<void> => {
-    while (next < slots.length) {
+    while (!stopped && next < slots.length) {
       const slot = slots[next++]!;
-      const result = await runOne(slot);
+      let result: R;
+      try {
+        result = await settle(slot);
+      } catch (error) {
+        stopped = true;
+        throw error;
+      }
       results[slot.group]![slot.sample] = result;
       onDone?.(slot, result);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, slots.length) }, worker));
+  const outcomes = await Promise.allSettled(Array.from({ length: Math.min(concurrency, slots.length) }, worker));
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed) throw failed.reason;
   return results;
 }

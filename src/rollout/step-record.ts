@@ -67,11 +67,22 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     time_train_s: facts.seconds.train,
     time_sync_s: facts.seconds.sync,
     time_step_s: facts.seconds.step,
+    ...failuresByKind(rollouts),
     ...toolCalls,
     ...toolErrors,
     ...parts,
     ...trainer,
   };
+}
+
+/** `failed/<kind>`: the step's failed episodes by the layer that failed (only kinds that occurred). */
+export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${string}`, number> {
+  const counts: Record<`failed/${string}`, number> = {};
+  for (const r of rollouts.filter((x) => x.failed)) {
+    const key = `failed/${r.errorKind ?? 'unknown'}` as const;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
 }
 
 /** `<prefix>/<name>`: the mean over `rollouts` of each name's count (an episode without it counts 0). */
@@ -100,6 +111,7 @@ export function trajectoryRecord(rollout: Rollout, step: number, advantage: numb
     advantage,
     failed: rollout.failed,
     ...(rollout.error ? { error: rollout.error } : {}),
+    ...(rollout.errorKind ? { error_kind: rollout.errorKind } : {}),
     finish_reason: episode.finishReason,
     stats: episode.stats,
     messages: episode.messages,

@@ -7,7 +7,7 @@ import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../algorithms/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
-import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
@@ -128,6 +128,7 @@ async function collectStep(ctx: TrainingContext, step: number, tasks: readonly T
         signal: ctx.signal,
       }),
     (_slot, rollout) => channel.push({ type: 'episodeFinished', step, done: ++done, total, reward: rollout.reward, failed: rollout.failed }),
+    rolloutOnThrow(policyVersion),
   );
 }
 
