@@ -16,7 +16,6 @@ import { createRunDir } from '../runs/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import { startEngineDouble, type EngineDouble, type ScriptedReply } from './engine-double.js';
 import { TINY_TOKENIZER_DIR } from './tokenizers.js';
-import '../builtins.js';
 
 /** Problems the scripted model sees; its answers are right except where `wrong` says otherwise. */
 export const RECORDED_TASKS: readonly Task[] = [

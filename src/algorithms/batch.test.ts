@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assembleBatch, type GroupMember } from './batch.js';
-import { PRESETS, resolveAlgorithm } from './presets.js';
+import { PRESETS, resolveAlgorithm } from '../recipe/presets.js';
 import { AlgorithmSchema } from '../recipe/schema.js';
 
 const member = (reward: number, opts: { excluded?: boolean; masked?: boolean } = {}): GroupMember => ({

@@ -1,5 +1,5 @@
 import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
-import type { ResolvedAlgorithm } from './presets.js';
+import type { ResolvedAlgorithm } from '../recipe/presets.js';
 
 /** The token view of one episode that training needs (a subset of TokenTrajectory). */
 export interface TrainableTokens {

@@ -11,7 +11,6 @@ import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
 import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
-import '../builtins.js';
 
 export interface SessionOptions {
   readonly recipe: ResolvedRecipe;

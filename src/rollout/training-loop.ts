@@ -4,7 +4,7 @@
  */
 import { join } from 'node:path';
 import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
-import type { ResolvedAlgorithm } from '../algorithms/presets.js';
+import type { ResolvedAlgorithm } from '../recipe/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
 import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';

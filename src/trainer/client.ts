@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AtkError, TrainerError } from '../errors/index.js';
-import { requestJson, type HttpTarget } from '../engines/http.js';
+import { requestJson, type HttpTarget } from '../util/http.js';
 import type { TrainConfigInput } from './train-config.js';
 import { trainerErrorFromLog } from './traceback.js';
 
