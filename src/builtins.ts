@@ -7,9 +7,9 @@
 import { componentNames, componentOptionsFailures, customComponents } from './components/recipe-checks.js';
 import { fetchers } from './datasets/fetchers.js';
 import { datasets } from './datasets/index.js';
-import { checkEngineSettings } from './engines/engine-settings.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
+import { checkEngineSettings } from './run/engine-kinds/index.js';
 import { tools } from './tools/index.js';
 
 let registered = false;

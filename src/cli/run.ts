@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CancelledError, InputError } from '../errors/index.js';
-import type { EvalSummary } from '../rollout/events.js';
+import type { EvalSummary } from '../run/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
 import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
 
@@ -49,7 +49,7 @@ export async function runRun(options: RunOptions): Promise<void> {
   try {
     const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options)) : await newRecipeRun(options.recipe!, options.overrides);
     // Imported here so every other command starts without loading the agent and trainer stack.
-    const { trainRun } = await import('../rollout/train-run.js');
+    const { trainRun } = await import('../run/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
     const events = trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal });
     const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `run ${run.name}/${run.version}`, concurrency: loaded.recipe.rollout.concurrency });

@@ -23,7 +23,7 @@ export interface RecipeCheckContext {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [engineUrl, scheduleLength];
+const checks: RecipeCheck[] = [userSettings, scheduleLength];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -64,10 +64,9 @@ export async function checkOptions(recipe: ResolvedRecipe): Promise<ComponentOpt
   return results.flat();
 }
 
-function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {
-  const { engine } = recipe.model;
+/** The simulated user's keys that depend on its kind. */
+function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
   const problems: RecipeProblem[] = [];
-  if (engine.kind === 'url' && engine.url === undefined) problems.push({ path: 'model.engine.kind', message: 'kind url needs model.engine.url' });
   const { user } = recipe;
   if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
   if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });

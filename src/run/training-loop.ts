@@ -7,15 +7,15 @@ import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../recipe/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
-import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
-import { runGroups } from './scheduler.js';
+import { runGroups } from '../rollout/scheduler.js';
 import { stepMetrics, trajectoryRecord } from './step-record.js';
-import { episodeSeed, tasksForStep } from './task-stream.js';
+import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
 
 export interface TrainingPlan {
   readonly seed: number;
