@@ -137,7 +137,7 @@ function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMe
     reward: rollout.reward,
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
-    tokens: { tokenIds: t.ids, lossMask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
+    tokens: { token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
   };
 }
 

@@ -9,7 +9,7 @@ export {
   type TrainerClient,
   type TrainerClientOptions,
   type TrainBatchInput,
-  type TrainSequenceInput,
+  type TrainSequence,
   type LoadModelRequest,
   type LoadModelResponse,
   type CheckpointResponse,
