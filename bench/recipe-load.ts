@@ -6,8 +6,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { registerBuiltins } from '../src/builtins.js';
 import { loadRecipe } from '../src/recipe/index.js';
 import { projectRoot } from '../src/util/paths.js';
+
+registerBuiltins();
 
 const DEPTH = 16;
 const dir = mkdtempSync(join(tmpdir(), 'atk-bench-recipe-'));

@@ -3,7 +3,7 @@
 // with 64 episodes in flight, over every airline and retail task.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import '../src/builtins.js';
+import { registerBuiltins } from '../src/builtins.js';
 import { perfectToolCalls } from '../src/__fixtures__/tau2-perfect.js';
 import { baseDb, domainSpec, EpisodeDb, type Tau2Domain } from '../src/domains/tau2/index.js';
 import { datasets } from '../src/datasets/index.js';
@@ -12,6 +12,8 @@ import { rewards } from '../src/rewards/index.js';
 import { tools } from '../src/tools/index.js';
 import type { EpisodeEnv } from '../src/tools/types.js';
 import { dataDir } from '../src/util/paths.js';
+
+registerBuiltins();
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;

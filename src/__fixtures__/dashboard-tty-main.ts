@@ -1,7 +1,7 @@
 // Child process of the dashboard's pseudo-terminal test: draws a synthetic run with renderRunEvents
 // exactly as `atk run` does (the TUI when stdout is a terminal), then reports what it chose on stderr.
 import { renderRunEvents, wantsTui } from '../ui/dashboard/index.js';
-import type { RunEvent } from '../rollout/events.js';
+import type { RunEvent } from '../run/events.js';
 import { syntheticRun } from './run-events.js';
 
 async function* slowly(events: readonly RunEvent[]): AsyncGenerator<RunEvent> {

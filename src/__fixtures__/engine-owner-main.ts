@@ -1,7 +1,7 @@
 // A stand-in for atk itself: launches the engine double through launchEngineProcess, prints the engine's
 // pid, then dies the way argv[2] says: `throw` (an uncaught error) or `hang` (waits to be SIGKILLed).
 import { launchEngineProcess } from '../engines/launch/engine-process.js';
-import { freePort } from '../trainer/launch.js';
+import { freePort } from '../util/free-port.js';
 import { doubleEngineCommand } from './engine-processes.js';
 
 const [mode, logFile] = process.argv.slice(2);

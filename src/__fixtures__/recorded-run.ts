@@ -8,15 +8,14 @@ import { datasets } from '../datasets/index.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { loadRecipe, resolvedYaml } from '../recipe/index.js';
 import { collectRollout, type EpisodeKit } from '../rollout/collect.js';
-import { evaluate } from '../rollout/evaluate.js';
-import type { EvalSummary } from '../rollout/events.js';
+import { evaluate } from '../run/evaluate.js';
+import type { EvalSummary } from '../run/events.js';
 import { buildEpisodeKit } from '../rollout/kit.js';
-import { trajectoryRecord } from '../rollout/step-record.js';
+import { trajectoryRecord } from '../run/step-record.js';
 import { createRunDir } from '../runs/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import { startEngineDouble, type EngineDouble, type ScriptedReply } from './engine-double.js';
 import { TINY_TOKENIZER_DIR } from './tokenizers.js';
-import '../builtins.js';
 
 /** Problems the scripted model sees; its answers are right except where `wrong` says otherwise. */
 export const RECORDED_TASKS: readonly Task[] = [

@@ -1,5 +1,5 @@
 // Synthetic run events shaped like the training loop's, for the dashboard's tests and its TTY demo.
-import type { EvalSummary, RunEvent, StepMetrics } from '../rollout/events.js';
+import type { EvalSummary, RunEvent, StepMetrics } from '../run/events.js';
 
 /** Metrics of step `step` (1-based, as the training loop numbers them) with a rising reward. */
 export function stepMetricsAt(step: number, overrides: Partial<StepMetrics> = {}): StepMetrics {

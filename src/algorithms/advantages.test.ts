@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
-import { PRESETS } from './presets.js';
+import { PRESETS } from '../recipe/presets.js';
 
 const episodes = (rewards: number[], excluded: number[] = []): ScoredEpisode[] =>
   rewards.map((reward, i) => ({ reward, excluded: excluded.includes(i), success: reward >= 1 }));

@@ -1,4 +1,4 @@
-import type { PresetSettings } from './presets.js';
+import type { PresetSettings } from '../recipe/presets.js';
 
 /** What an advantage estimator needs of one episode. */
 export interface ScoredEpisode {

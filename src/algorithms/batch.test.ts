@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { assembleBatch, type GroupMember } from './batch.js';
-import { PRESETS, resolveAlgorithm } from './presets.js';
+import { PRESETS, resolveAlgorithm } from '../recipe/presets.js';
 import { AlgorithmSchema } from '../recipe/schema.js';
 
 const member = (reward: number, opts: { excluded?: boolean; masked?: boolean } = {}): GroupMember => ({
   reward,
   excluded: opts.excluded ?? false,
   success: reward >= 1,
-  tokens: { tokenIds: [1, 2, 3], lossMask: opts.masked === false ? [0, 0, 0] : [0, 1, 1], logprobs: [0, -0.5, -0.1] },
+  tokens: { token_ids: [1, 2, 3], loss_mask: opts.masked === false ? [0, 0, 0] : [0, 1, 1], logprobs: [0, -0.5, -0.1] },
 });
 
 const algorithm = (name: string) => resolveAlgorithm(AlgorithmSchema.parse({ name }));

@@ -1,26 +1,17 @@
 import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
-import type { ResolvedAlgorithm } from './presets.js';
+import type { ResolvedAlgorithm } from '../recipe/presets.js';
+import type { TrainSequence } from '../trainer/client.js';
 
-/** The token view of one episode that training needs (a subset of TokenTrajectory). */
-export interface TrainableTokens {
-  readonly tokenIds: readonly number[];
-  /** 1 on tokens the engine generated, 0 on everything the environment added. */
-  readonly lossMask: readonly number[];
-  /** Behaviour logprobs aligned with tokenIds; 0 where the mask is 0. */
-  readonly logprobs: readonly number[];
-}
+/**
+ * The token view of one episode that training needs (a subset of TokenTrajectory), named as the
+ * trainer's wire names it: token ids, the loss mask (1 on tokens the engine generated) and the
+ * behaviour logprobs (0 where the mask is 0).
+ */
+export type TrainableTokens = Pick<TrainSequence, 'token_ids' | 'loss_mask'> & { readonly logprobs: readonly number[] };
 
 /** One scored episode of a group, ready for batch assembly. */
 export interface GroupMember extends ScoredEpisode {
   readonly tokens: TrainableTokens;
-}
-
-/** One training sequence as the trainer's train_step takes it. */
-export interface TrainSequence {
-  readonly token_ids: readonly number[];
-  readonly loss_mask: readonly number[];
-  readonly logprobs: readonly number[];
-  readonly advantage: number;
 }
 
 /** A step's batch and what was left out of it. */
@@ -83,9 +74,9 @@ function assembleFilteredSft(groups: readonly (readonly GroupMember[])[]): Assem
 }
 
 function hasTrainableTokens(tokens: TrainableTokens): boolean {
-  return tokens.lossMask.some((m) => m === 1);
+  return tokens.loss_mask.some((m) => m === 1);
 }
 
 function toSequence(tokens: TrainableTokens, advantage: number): TrainSequence {
-  return { token_ids: tokens.tokenIds, loss_mask: tokens.lossMask, logprobs: tokens.logprobs, advantage };
+  return { ...tokens, advantage };
 }

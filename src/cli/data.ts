@@ -1,6 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
-import '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';
 import { CancelledError, InputError } from '../errors/index.js';

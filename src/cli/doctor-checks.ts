@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { execa } from 'execa';
-import { engineVersionCheck } from '../engines/launch/index.js';
+import { engineDoctorRows } from '../run/engine-kinds/index.js';
 import { sandboxCapabilities } from '../tools/sandbox/index.js';
 import { findPython, type PythonInfo } from '../trainer/find-python.js';
 import { dataDir } from '../util/paths.js';
@@ -26,17 +26,16 @@ const NODE22 = 'npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=
 /** Run every check. */
 export async function doctorChecks(): Promise<DoctorRow[]> {
   const python = findPython();
-  const rows = await Promise.all([
+  const [node, torch, blas, gpu, engines, sandbox, data] = await Promise.all([
     nodeCheck(process.versions.node),
     python.then(({ info, tried }) => torchCheck(info, tried)),
     python.then(({ info }) => blasCheck(info)),
     python.then(({ info }) => gpuCheck(info)),
-    engineVersionCheck('vllm'),
-    python.then(({ info }) => engineVersionCheck('sglang', info?.python)),
+    python.then(({ info }) => engineDoctorRows(info?.python)),
     sandboxCheck(),
     dataDirCheck(dataDir()),
   ]);
-  return rows;
+  return [node, torch, blas, gpu, ...engines, sandbox, data];
 }
 
 /** Node >= 22 is required (the Strands SDK, ink, execa). */

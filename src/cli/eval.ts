@@ -3,7 +3,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { AtkError, CancelledError, InputError } from '../errors/index.js';
-import type { EvalSummary } from '../rollout/events.js';
+import type { EvalSummary } from '../run/events.js';
 import { CHECKPOINT_MARKER, stepName, type RunDir } from '../runs/index.js';
 import { evalFigures, evalTable } from '../ui/eval-table.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
@@ -78,7 +78,7 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
     const label = options.label ?? (options.resume ? defaultLabel : unusedLabel(run.evalDir, defaultLabel));
     const outDir = join(run.evalDir, label);
     // Imported here so every other command starts without loading the agent and trainer stack.
-    const { evalRun } = await import('../rollout/eval-run.js');
+    const { evalRun } = await import('../run/eval-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
     const events = evalRun({
       recipe: loaded.recipe,

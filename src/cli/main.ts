@@ -2,11 +2,13 @@
  * The CLI entry point: the only place that catches errors and sets the exit code.
  */
 import yargs, { type CommandModule } from 'yargs';
+import { registerBuiltins } from '../builtins.js';
 import { AtkError } from '../errors/index.js';
 import { commands } from './commands.js';
 
 /** Parse argv and run one command. Resolves after setting process.exitCode. */
 export async function main(argv: readonly string[]): Promise<void> {
+  registerBuiltins();
   try {
     const parser = yargs([...argv])
       .scriptName('atk')

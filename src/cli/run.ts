@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { CancelledError, InputError } from '../errors/index.js';
-import type { EvalSummary } from '../rollout/events.js';
+import type { EvalSummary } from '../run/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 
@@ -54,7 +54,7 @@ export async function runRun(options: RunOptions): Promise<void> {
     opened = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options), { force: options.force ?? false }) : await newRecipeRun(options.recipe!, options.overrides);
     const { loaded, run } = opened;
     // Imported here so every other command starts without loading the agent and trainer stack.
-    const { trainRun } = await import('../rollout/train-run.js');
+    const { trainRun } = await import('../run/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
     const events = trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal });
     const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `run ${run.name}/${run.version}`, concurrency: loaded.recipe.rollout.concurrency });

@@ -1,7 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { findRun, overview, type MetricsLine } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
-import { figure, formatDuration } from './runs.js';
+import { figure, formatDuration } from '../ui/format.js';
 
 /** The figures compared, by metrics.jsonl key: training lines, then evals. */
 const TRAIN_FIGURES = ['reward_mean', 'accuracy', 'response_tokens_mean', 'tool_error_rate'] as const;

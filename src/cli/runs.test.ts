@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { createRunDir } from '../runs/index.js';
-import { formatDuration, runRunsLs, runRunsShow } from './runs.js';
+import { formatDuration } from '../ui/format.js';
+import { runRunsLs, runRunsShow } from './runs.js';
 
 async function runsWithOne(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'atk-cli-runs-'));

@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { findRun, listRuns, overview, type RunOverview } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
+import { figure, formatDuration } from '../ui/format.js';
 import { compareCommand } from './runs-compare.js';
 
 /** `atk runs ls`: one table row per run under `runsDir`. */
@@ -50,24 +51,11 @@ function steps(run: RunOverview): string {
   return run.stepsTotal === undefined ? String(run.stepsDone) : `${run.stepsDone}/${run.stepsTotal}`;
 }
 
-/** A metric to three decimals, `-` when absent. */
-export function figure(value: unknown): string {
-  return typeof value === 'number' ? value.toFixed(3) : '-';
-}
-
 /** `2025-01-31 14:05` in local time. */
 function localTime(iso: string): string {
   const d = new Date(iso);
   const p = (n: number): string => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
-}
-
-/** `42s`, `3m 05s`, `2h 07m`. */
-export function formatDuration(seconds: number): string {
-  const s = Math.round(seconds);
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
-  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
 interface RunsArgs {

@@ -1,5 +1,5 @@
 import type { ChatMessage } from '../tokens/chat-types.js';
-import { calculate } from '../tools/calculator-eval.js';
+import { calculate } from '../util/calculator-eval.js';
 
 /** What a transcript needs from a problem: the question and the expression the calculator gets. */
 export interface ArithProblemText {

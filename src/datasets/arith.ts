@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
-import { calculate } from '../tools/calculator-eval.js';
+import { calculate } from '../util/calculator-eval.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import { createRng, hash32 } from '../util/random.js';
 import { arithTranscript } from './arith-transcripts.js';

@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
-import '../builtins.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import { rewards } from '../rewards/index.js';
 import { tools } from '../tools/index.js';

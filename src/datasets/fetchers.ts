@@ -28,8 +28,5 @@ export interface DatasetFetcher {
   fetch(options: FetchOptions): Promise<{ readonly dest: string }>;
 }
 
-/** Every dataset `atk data fetch` can download: one lazy registration line each. */
+/** Every dataset `atk data fetch` can download: one lazy registration line each, in src/builtins.ts. */
 export const fetchers = new Registry<DatasetFetcher>('dataset fetcher');
-
-fetchers.register('gsm8k', async () => (await import('./fetch-gsm8k.js')).gsm8kFetcher);
-fetchers.register('deepcoder', async () => (await import('./fetch-deepcoder.js')).deepcoderFetcher);

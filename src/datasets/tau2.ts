@@ -1,6 +1,6 @@
-import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, Tau2OptionsSchema, tau2UserSimulation, userSystemPrompt } from '../domains/tau2/index.js';
+import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, TAU2_TERMINATION_KEY, Tau2OptionsSchema, userSystemPrompt } from '../domains/tau2/index.js';
 import { parseComponentOptions } from '../util/component-options.js';
-import type { DatasetDefinition, Task } from './types.js';
+import type { DatasetDefinition, Task, UserSimulationHooks } from './types.js';
 
 /**
  * tau2-bench airline/retail tasks (options `domain`, `release`: current | 2025-06-10; splits
@@ -12,7 +12,7 @@ import type { DatasetDefinition, Task } from './types.js';
 export const tau2Dataset: DatasetDefinition = {
   name: 'tau2',
   options: Tau2OptionsSchema,
-  userSimulation: tau2UserSimulation,
+  userSimulation: tau2UserSimulation(),
   async load(split, ctx): Promise<Task[]> {
     const { domain, release } = parseComponentOptions(Tau2OptionsSchema, ctx.options, 'dataset.options');
     const [tasks, policy, guidelines] = await Promise.all([
@@ -35,3 +35,14 @@ export const tau2Dataset: DatasetDefinition = {
     }));
   },
 };
+
+/**
+ * tau2's side of a simulated-user conversation. The user plays from `data.user_system_prompt`, the
+ * agent opens with `data.greeting` and the three stop tokens end the conversation: the defaults of
+ * {@link UserSimulationHooks}. What tau2 adds is where the ending goes: {@link TAU2_TERMINATION_KEY},
+ * read by the `tau2` reward (user_stop and agent_stop are scored; max_steps and too_many_errors
+ * score 0, as in the reference).
+ */
+function tau2UserSimulation(): UserSimulationHooks {
+  return { onEnd: (end, env) => void env.state.set(TAU2_TERMINATION_KEY, end) };
+}

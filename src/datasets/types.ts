@@ -1,5 +1,4 @@
 import type { DatasetConfig } from '../recipe/schema.js';
-import type { EpisodeEnv } from '../tools/types.js';
 import type { ComponentOptionsSchema } from '../util/component-options.js';
 
 /** One task an episode is run on, normalised across every dataset. */
@@ -59,4 +58,16 @@ export interface UserSimulationHooks {
   isStop?(text: string): boolean;
   /** Told how the runner ended the conversation, to record it where the reward reads it (e.g. `env.state`). */
   onEnd?(end: ConversationEnd, env: EpisodeEnv): void;
+}
+
+/**
+ * Per-episode scratch space shared by the episode's tools and its reward (e.g. the tau2
+ * database copy the tools changed and the evaluator reads).
+ */
+export interface EpisodeEnv {
+  readonly episodeId: string;
+  readonly task: Task;
+  readonly state: Map<string, unknown>;
+  /** Aborted when the episode times out or the run is cancelled. */
+  readonly signal: AbortSignal;
 }

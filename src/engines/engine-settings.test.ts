@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { RecipeSchema, type RecipeInput } from '../recipe/schema.js';
-import { checkEngineSettings } from './engine-settings.js';
+import { checkEngineSettings } from '../run/engine-kinds/index.js';
 
 const recipe = (model: Partial<RecipeInput['model']>, lora: boolean | number = true): ReturnType<typeof RecipeSchema.parse> =>
   RecipeSchema.parse({ name: 't', model: { path: 'Qwen/Qwen2.5-1.5B-Instruct', ...model }, reward: { name: 'math_answer' }, algorithm: lora === false ? {} : { lora: typeof lora === 'number' ? { rank: lora } : {} } });

@@ -18,45 +18,61 @@ export interface EngineSettingProblem {
 const SHARED_GPU_MAX_UTILIZATION = 0.8;
 
 /**
- * Engine and placement settings the chosen engine cannot honour, for `atk validate` and the recipe
- * loader: launch-only keys on engines atk does not launch, replicas without GPUs to put them on,
- * LoRA ranks vLLM cannot serve, a GPU shared with the trainer at a memory share that leaves the trainer
- * nothing, random init with an engine that loads its own weights, and trainer GPUs that cannot be used
- * (repeated, or with device cpu).
+ * Settings a launched vLLM/SGLang engine cannot honour: a URL (it gets its own), replicas without GPUs
+ * to put them on, a GPU shared with the trainer at a memory share that leaves the trainer nothing.
  */
-export function checkEngineSettings(recipe: EngineSettingsInput): EngineSettingProblem[] {
+export function launchedEngineProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
   const { engine, trainer } = recipe.model;
   const problems: EngineSettingProblem[] = [];
   const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
-  if (engine.kind === 'vllm' || engine.kind === 'sglang') {
-    if (engine.url !== undefined) refuse('engine.url', `a launched ${engine.kind} engine gets its own loopback URL; use kind url to attach to a running server`);
-    if (new Set(engine.gpus).size !== engine.gpus.length) refuse('engine.gpus', 'lists a GPU twice');
-    if (engine.replicas > 1 && (engine.gpus.length === 0 || engine.gpus.length % engine.replicas !== 0)) {
-      refuse('engine.replicas', `${engine.replicas} replicas need model.engine.gpus to list a multiple of ${engine.replicas} GPUs (each replica gets an equal share); it lists ${engine.gpus.length}`);
-    }
-    // Empty lists mean the CUDA default device, GPU 0, for both processes.
-    const engineGpus = engine.gpus.length ? engine.gpus : [0];
-    const trainerGpus = trainer.device === 'cpu' ? [] : trainer.gpus.length ? trainer.gpus : [0];
-    const shared = [...new Set(engineGpus.filter((g) => trainerGpus.includes(g)))];
-    if (shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
-      const unset = [!engine.gpus.length && 'model.engine.gpus', !trainer.gpus.length && 'model.trainer.gpus'].filter(Boolean);
-      const how = unset.length ? ` (${unset.join(' and ')} ${unset.length > 1 ? 'are' : 'is'} not set: GPU 0)` : '';
-      refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer${how}; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5, or give each its own GPUs)`);
-    }
-    const lora = recipe.algorithm.lora;
-    if (engine.kind === 'vllm' && lora && vllmLoraRank(lora.rank) === undefined) {
-      problems.push({ path: 'algorithm.lora.rank', message: `vLLM serves LoRA ranks up to ${VLLM_LORA_RANKS.at(-1)}; got ${lora.rank}` });
-    }
-  } else {
-    const where = engine.kind === 'embedded' ? 'the embedded engine runs inside the trainer' : 'a url engine is already running';
-    if (engine.command) refuse('engine.command', `only vllm and sglang engines are launched by atk; ${where}`);
-    if (engine.args.length) refuse('engine.args', `only vllm and sglang engines are launched by atk; ${where}`);
-    if (engine.replicas > 1) refuse('engine.replicas', `replicas are launched vllm/sglang servers; ${where}`);
-    if (engine.gpus.length) refuse('engine.gpus', engine.kind === 'embedded' ? 'the embedded engine uses the trainer\'s GPUs: set model.trainer.gpus' : 'a url engine is already placed');
+  if (engine.url !== undefined) refuse('engine.url', `a launched ${engine.kind} engine gets its own loopback URL; use kind url to attach to a running server`);
+  if (new Set(engine.gpus).size !== engine.gpus.length) refuse('engine.gpus', 'lists a GPU twice');
+  if (engine.replicas > 1 && (engine.gpus.length === 0 || engine.gpus.length % engine.replicas !== 0)) {
+    refuse('engine.replicas', `${engine.replicas} replicas need model.engine.gpus to list a multiple of ${engine.replicas} GPUs (each replica gets an equal share); it lists ${engine.gpus.length}`);
   }
-  if (engine.kind !== 'embedded' && recipe.model.init === 'random') {
-    refuse('init', `a ${engine.kind} engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine`);
+  // Empty lists mean the CUDA default device, GPU 0, for both processes.
+  const engineGpus = engine.gpus.length ? engine.gpus : [0];
+  const trainerGpus = trainer.device === 'cpu' ? [] : trainer.gpus.length ? trainer.gpus : [0];
+  const shared = [...new Set(engineGpus.filter((g) => trainerGpus.includes(g)))];
+  if (shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
+    const unset = [!engine.gpus.length && 'model.engine.gpus', !trainer.gpus.length && 'model.trainer.gpus'].filter(Boolean);
+    const how = unset.length ? ` (${unset.join(' and ')} ${unset.length > 1 ? 'are' : 'is'} not set: GPU 0)` : '';
+    refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer${how}; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5, or give each its own GPUs)`);
   }
+  return problems;
+}
+
+/** A LoRA rank vLLM cannot serve. */
+export function vllmLoraProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
+  const lora = recipe.algorithm.lora;
+  if (!lora || vllmLoraRank(lora.rank) !== undefined) return [];
+  return [{ path: 'algorithm.lora.rank', message: `vLLM serves LoRA ranks up to ${VLLM_LORA_RANKS.at(-1)}; got ${lora.rank}` }];
+}
+
+/** Launch-only keys on an engine atk does not launch (the embedded one, or a url engine); `where` says why. */
+export function notLaunchedProblems(recipe: EngineSettingsInput, where: string, gpus: string): EngineSettingProblem[] {
+  const { engine } = recipe.model;
+  const problems: EngineSettingProblem[] = [];
+  const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
+  if (engine.command) refuse('engine.command', `only vllm and sglang engines are launched by atk; ${where}`);
+  if (engine.args.length) refuse('engine.args', `only vllm and sglang engines are launched by atk; ${where}`);
+  if (engine.replicas > 1) refuse('engine.replicas', `replicas are launched vllm/sglang servers; ${where}`);
+  if (engine.gpus.length) refuse('engine.gpus', gpus);
+  return problems;
+}
+
+/** Random init with an engine that loads its own weights from model.path. */
+export function randomInitProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
+  if (recipe.model.init !== 'random') return [];
+  const { kind } = recipe.model.engine;
+  return [{ path: 'model.init', message: `a ${kind} engine loads the weights in model.path, so a randomly initialised trainer would train a different model; random init needs the embedded engine` }];
+}
+
+/** Trainer GPUs that cannot be used: repeated, or with device cpu. Every engine kind shares this check. */
+export function trainerGpuProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
+  const { trainer } = recipe.model;
+  const problems: EngineSettingProblem[] = [];
+  const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
   // Several trainer GPUs start one torchrun rank each and shard the model with FSDP, which needs CUDA.
   if (new Set(trainer.gpus).size !== trainer.gpus.length) refuse('trainer.gpus', 'lists a GPU twice');
   if (trainer.device === 'cpu' && trainer.gpus.length) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
-import { probe, requestJson, type HttpTarget } from './http.js';
+import { probe, requestJson, type HttpTarget } from '../util/http.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 
 /** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */

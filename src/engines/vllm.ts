@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
-import { requestJson, type HttpTarget } from './http.js';
+import { requestJson, type HttpTarget } from '../util/http.js';
 import { engineTarget, protocolClient, samePrompt } from './shared.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 

@@ -1,15 +1,11 @@
 /**
- * Checks that need more than the schema: registered component names, keys that depend on each
- * other. Other parts add their own with `addRecipeCheck`; the loader locates each problem at the
- * key it names, so it prints like any schema problem.
+ * Checks that need more than the schema: keys that depend on each other here; registered
+ * component names, component options and engine settings from the components themselves, which
+ * add theirs with `addRecipeCheck`/`addOptionsCheck` (the entry point registers the built-ins).
+ * The loader locates each problem at the key it names, so it prints like any schema problem.
  */
-import '../builtins.js';
-import { datasets } from '../datasets/index.js';
-import { checkEngineSettings } from '../engines/engine-settings.js';
-import { rewards } from '../rewards/index.js';
-import { tools } from '../tools/index.js';
-import type { Registry } from '../util/registry.js';
-import { validateCustomComponents } from './custom-checks.js';
+import type { z } from 'zod';
+import type { KeyPath } from './located.js';
 import type { ResolvedRecipe } from './resolve.js';
 
 /** One problem a check found: a dotted key path (`tools.0.name`) and a one-line message. */
@@ -27,7 +23,7 @@ export interface RecipeCheckContext {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents];
+const checks: RecipeCheck[] = [userSettings, scheduleLength];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -43,31 +39,34 @@ export async function checkRecipe(recipe: ResolvedRecipe, context: RecipeCheckCo
   return results.flat();
 }
 
-function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
-  const problems: RecipeProblem[] = [];
-  const check = (registry: Registry<unknown>, name: string | undefined, path: string): void => {
-    if (name !== undefined && !registry.has(name)) problems.push({ path, message: registry.unknownMessage(name) });
-  };
-  check(datasets, recipe.dataset.name, 'dataset.name');
-  recipe.tools.forEach((tool, i) => check(tools, tool.name, `tools.${i}.name`));
-  check(rewards, recipe.reward.name, 'reward.name');
-  recipe.reward.components?.forEach((component, i) => check(rewards, component.name, `reward.components.${i}.name`));
-  return problems;
+/** One component whose options failed its schema: where they were written and what was wrong. */
+export interface ComponentOptionsFailure {
+  /** Recipe key the options were written under, e.g. `reward.components.1.options`. */
+  readonly path: string;
+  readonly issues: readonly z.core.$ZodIssue[];
+  /** The valid keys of a mapping at a path inside the options, for did-you-mean. */
+  keysAt(path: KeyPath): string[];
 }
 
-/**
- * The user's own modules, commands and data files (see validateCustomComponents), so `atk validate`
- * and `atk run` refuse a missing module or export, a command that cannot run or a missing column
- * before anything starts, at the key that names it.
- */
-function customComponents(recipe: ResolvedRecipe, { dir }: RecipeCheckContext): Promise<RecipeProblem[]> {
-  return validateCustomComponents(recipe, dir);
+/** A check of the options a recipe gives its components, against the schema each declares. */
+export type OptionsCheck = (recipe: ResolvedRecipe) => Promise<readonly ComponentOptionsFailure[]>;
+
+const optionsChecks: OptionsCheck[] = [];
+
+/** Add a check of component options that every loaded recipe must pass; located like schema issues. */
+export function addOptionsCheck(check: OptionsCheck): void {
+  optionsChecks.push(check);
 }
 
-function engineUrl(recipe: ResolvedRecipe): RecipeProblem[] {
-  const { engine } = recipe.model;
+/** Run every options check; all failures, in check order. */
+export async function checkOptions(recipe: ResolvedRecipe): Promise<ComponentOptionsFailure[]> {
+  const results = await Promise.all(optionsChecks.map((check) => check(recipe)));
+  return results.flat();
+}
+
+/** The simulated user's keys that depend on its kind. */
+function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
   const problems: RecipeProblem[] = [];
-  if (engine.kind === 'url' && engine.url === undefined) problems.push({ path: 'model.engine.kind', message: 'kind url needs model.engine.url' });
   const { user } = recipe;
   if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
   if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });

@@ -7,8 +7,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from '../errors/index.js';
-import { checkRecipe } from './checks.js';
-import { componentOptionsFailures } from './component-options.js';
+import { checkOptions, checkRecipe } from './checks.js';
 import { locateZodIssues } from './issues.js';
 import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode, type SourceLocation } from './located.js';
 import { applyOverrides, OVERRIDES_FILE, parseOverrides } from './overrides.js';
@@ -67,7 +66,7 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
   // Relative paths resolve against the file they are written in; the top file's may be `options.dir`.
   const dirOfFile = new Map([...chain.files].map(([label, path]) => [label, label === file ? dir : dirname(path)]));
   const recipe = resolveRecipe(result.data, (path) => dirOfFile.get(locate(root, path).file) ?? process.cwd());
-  const [problems, optionFailures] = await Promise.all([checkRecipe(recipe, { dir }), componentOptionsFailures(recipe)]);
+  const [problems, optionFailures] = await Promise.all([checkRecipe(recipe, { dir }), checkOptions(recipe)]);
   if (problems.length > 0 || optionFailures.length > 0) {
     throw configError(
       [

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { resolveAlgorithm, type ResolvedAlgorithm } from '../algorithms/presets.js';
+import { resolveAlgorithm, type ResolvedAlgorithm } from './presets.js';
 import { projectRoot } from '../util/paths.js';
 import type { KeyPath } from './located.js';
 import type { Recipe, RewardComponentConfig, ToolConfig } from './schema.js';

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { episodeOutcome } from '../__fixtures__/episode-outcome.js';
-import '../builtins.js';
 import { RecipeSchema, RewardSchema } from '../recipe/schema.js';
 import { rewardComponents } from './components.js';
 import { composeReward } from './compose.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { evaluateExpression, type Rational } from '../tools/calculator-eval.js';
+import { evaluateExpression, type Rational } from '../util/calculator-eval.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import type { RewardDefinition, RewardFn } from './types.js';
 

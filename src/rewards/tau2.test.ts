@@ -1,7 +1,6 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
 import { perfectToolCalls } from '../__fixtures__/tau2-perfect.js';

@@ -11,7 +11,7 @@ import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokeniz
 import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
 import { runEpisode, type AgentSpec, type EpisodeResult, type RunEpisodeOptions } from './episode.js';
 import { runGroups } from './scheduler.js';
-import { stepMetrics, trajectoryRecord } from './step-record.js';
+import { stepMetrics, trajectoryRecord } from '../run/step-record.js';
 
 // Anything thrown while an episode runs ends that episode as failed, with the layer and message in
 // its record; the episodes beside it and the step go on. One test per layer that can throw.

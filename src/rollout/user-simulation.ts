@@ -9,7 +9,7 @@ import { InputError } from '../errors/index.js';
 import type { UserSimulatorConfig } from '../recipe/schema.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
-import { localModelDir } from './launched-policy.js';
+import { localModelDir } from '../util/hub-cache.js';
 
 /** One episode's simulated user, in the form collectRollout hands to runEpisode. */
 export interface EpisodeUser {

@@ -1,10 +1,10 @@
 import { tool, type Tool } from '@strands-agents/sdk';
 import { z } from 'zod';
 import { parseComponentOptions } from '../util/component-options.js';
-import { calculate, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits } from './calculator-eval.js';
+import { calculate, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits } from '../util/calculator-eval.js';
 import type { EpisodeTools, ToolDefinition } from './types.js';
 
-export { calculate, CalculatorError, evaluateExpression, formatRational, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits, type Rational } from './calculator-eval.js';
+export { calculate, CalculatorError, evaluateExpression, formatRational, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits, type Rational } from '../util/calculator-eval.js';
 
 /** What the model is told; the tiny model's template shows only the name and argument names. */
 export const CALCULATOR_DESCRIPTION =

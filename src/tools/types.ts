@@ -1,18 +1,8 @@
 import type { Tool } from '@strands-agents/sdk';
-import type { Task } from '../datasets/types.js';
+import type { EpisodeEnv } from '../datasets/types.js';
 import type { ComponentOptionsSchema } from '../util/component-options.js';
 
-/**
- * Per-episode scratch space shared by the episode's tools and its reward (e.g. the tau2
- * database copy the tools changed and the evaluator reads).
- */
-export interface EpisodeEnv {
-  readonly episodeId: string;
-  readonly task: Task;
-  readonly state: Map<string, unknown>;
-  /** Aborted when the episode times out or the run is cancelled. */
-  readonly signal: AbortSignal;
-}
+export type { EpisodeEnv } from '../datasets/types.js';
 
 /** What a tool factory is given once per run. */
 export interface ToolRunContext {

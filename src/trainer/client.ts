@@ -1,11 +1,14 @@
 import { z } from 'zod';
 import { AtkError, TrainerError } from '../errors/index.js';
-import { requestJson, type HttpTarget } from '../engines/http.js';
+import { requestJson, type HttpTarget } from '../util/http.js';
 import type { TrainConfigInput } from './train-config.js';
 import { trainerErrorFromLog } from './traceback.js';
 
-/** One training sequence as `/control/train_step` takes it (trainer/PROTOCOL.md). */
-export interface TrainSequenceInput {
+/**
+ * One training sequence as `/control/train_step` takes it (trainer/PROTOCOL.md, trainer/protocol/
+ * train_step.request.json): the one declaration batch assembly builds and the client sends.
+ */
+export interface TrainSequence {
   readonly token_ids: readonly number[];
   /** 1 on engine-generated tokens. */
   readonly loss_mask: readonly number[];
@@ -20,7 +23,7 @@ export interface TrainSequenceInput {
 /** A train step's batch; extra fields (e.g. an assembled batch's bookkeeping) are not sent. */
 export interface TrainBatchInput {
   readonly loss: 'pg' | 'sft';
-  readonly sequences: readonly TrainSequenceInput[];
+  readonly sequences: readonly TrainSequence[];
 }
 
 /** What `/control/load_model` takes. */

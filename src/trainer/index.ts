@@ -3,13 +3,13 @@
  * `python -m atk_trainer` on loopback, drive its control API, and read its engine URL.
  */
 export { findPython, pythonCandidates, type PythonInfo } from './find-python.js';
-export { launchTrainer, freePort, type LaunchTrainerOptions, type TrainerProcess } from './launch.js';
+export { launchTrainer, type LaunchTrainerOptions, type TrainerProcess } from './launch.js';
 export {
   createTrainerClient,
   type TrainerClient,
   type TrainerClientOptions,
   type TrainBatchInput,
-  type TrainSequenceInput,
+  type TrainSequence,
   type LoadModelRequest,
   type LoadModelResponse,
   type CheckpointResponse,

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
 import { TrainerError } from '../errors/index.js';
+import { freePort } from '../util/free-port.js';
 import { trainerPythonPath } from '../util/paths.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
 import { findPython } from './find-python.js';
@@ -178,17 +178,4 @@ async function defaultPython(recipePython?: string): Promise<string> {
     });
   }
   return info.python;
-}
-
-/** A port the OS just handed out on 127.0.0.1 (free unless someone takes it in the next moment). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
 }

@@ -1,4 +1,4 @@
-import type { EvalSummary } from '../rollout/events.js';
+import type { EvalSummary } from '../run/events.js';
 import { renderTable, type TableStyle } from './table.js';
 
 /** The figures `atk eval` shows, read off a summary: (table label, value, the key `--metric` names it by). */

@@ -1,4 +1,4 @@
-import type { EvalSummary, RunEvent } from '../rollout/events.js';
+import type { EvalSummary, RunEvent } from '../run/events.js';
 
 /**
  * The plain, one-line-per-thing rendering of a run's events (CI logs, pipes, `--no-tui`).

@@ -6,7 +6,6 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { beforeAll, describe, expect, test } from 'vitest';
-import '../../src/builtins.js';
 import { datasets } from '../../src/datasets/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 

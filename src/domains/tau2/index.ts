@@ -7,5 +7,4 @@ export { firstEffectiveWrite, runPerfectAgent } from './perfect-agent.js';
 export { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadUserGuidelines, userSystemPrompt } from './prompts.js';
 export { loadTau2Tasks, TAU2_RELEASES, type Tau2Release, type Tau2Task } from './tasks.js';
 export { callTool, runStrandsTool, strandsTools, type DomainTool, type ToolOutcome } from './tools/common.js';
-export { tau2UserSimulation } from './user-simulation.js';
 export { ChatUrlUser, EngineUser, isStopMessage, ScriptedUser, STOP_TOKENS, userModelMessages, type UserSimulator } from './user-simulator.js';

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { alive, doubleEngineCommand, tsScript } from '../../__fixtures__/engine-processes.js';
-import { freePort } from '../../trainer/launch.js';
+import { freePort } from '../../util/free-port.js';
 import { createVllmClient } from '../vllm.js';
 import { engineCommand } from './engine-command.js';
 import { EngineStartError, launchEngineProcess, type EngineProcess, type EngineStartProgress } from './engine-process.js';

@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { ProviderError } from '../../errors/index.js';
-import { probe, requestJson, type HttpTarget } from '../http.js';
+import { probe, requestJson, type HttpTarget } from '../../util/http.js';
 import type { EngineCommand } from './engine-command.js';
 import { killGroup, startWatchdog, trackGroup } from './process-group.js';
 

@@ -1,5 +1,5 @@
 import { execa } from 'execa';
-import { requestJson, type HttpTarget } from '../http.js';
+import { requestJson, type HttpTarget } from '../../util/http.js';
 
 /** Versions atk's engine clients and sync were written against (../shared/notes/engines.md). */
 export const ENGINE_VERSION_RANGES: Readonly<Record<'vllm' | 'sglang', { readonly min: string; readonly newestKnown: string; readonly why: string }>> = {

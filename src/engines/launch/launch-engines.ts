@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { EngineConfig } from '../../recipe/schema.js';
-import { freePort } from '../../trainer/launch.js';
+import { freePort } from '../../util/free-port.js';
 import { engineProtocols } from '../index.js';
 import { createRouterEngine, type RoutedEngine } from '../router.js';
 import type { Engine } from '../types.js';

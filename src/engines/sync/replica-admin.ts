@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../../errors/index.js';
-import { requestJson, requestText, type HttpTarget } from '../http.js';
+import { requestJson, requestText, type HttpTarget } from '../../util/http.js';
 import { VLLM_WEIGHT_RELOAD_EXTENSION } from '../launch/engine-command.js';
 import { modelList } from '../shared.js';
 import { trainerPythonPath } from '../../util/paths.js';

@@ -1,7 +1,7 @@
 import { render } from 'ink-testing-library';
 import { describe, expect, test } from 'vitest';
 import { stepMetricsAt, syntheticRun } from '../../__fixtures__/run-events.js';
-import type { RunEvent } from '../../rollout/events.js';
+import type { RunEvent } from '../../run/events.js';
 import { Dashboard } from './dashboard.js';
 import { initialDashboard, reduceDashboard, type DashboardState } from './state.js';
 

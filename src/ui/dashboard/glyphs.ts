@@ -1,4 +1,4 @@
-import { formatDuration } from '../../cli/runs.js';
+import { formatDuration } from '../format.js';
 
 const BLOCKS = '▁▂▃▄▅▆▇█';
 

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
 import { syntheticRun } from '../../__fixtures__/run-events.js';
-import type { RunEvent } from '../../rollout/events.js';
+import type { RunEvent } from '../../run/events.js';
 import { formatEvent } from '../progress-lines.js';
 import { renderRunEvents, wantsTui } from './render-run-events.js';
 

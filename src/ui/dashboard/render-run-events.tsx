@@ -1,5 +1,5 @@
 import { render } from 'ink';
-import type { RunEvent } from '../../rollout/events.js';
+import type { RunEvent } from '../../run/events.js';
 import { formatEvent } from '../progress-lines.js';
 import { Dashboard } from './dashboard.js';
 import { initialDashboard, reduceDashboard, type DashboardState } from './state.js';

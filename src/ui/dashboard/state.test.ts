@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { evalSummaryOf, stepMetricsAt, syntheticRun } from '../../__fixtures__/run-events.js';
-import type { RunEvent } from '../../rollout/events.js';
+import type { RunEvent } from '../../run/events.js';
 import { formatEvent } from '../progress-lines.js';
 import { formatSeconds, progressBar, sparkline } from './glyphs.js';
 import { etaSeconds, initialDashboard, progressFraction, reduceDashboard, type DashboardState } from './state.js';

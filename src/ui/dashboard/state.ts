@@ -1,4 +1,4 @@
-import type { EvalSummary, RunEvent, StepMetrics } from '../../rollout/events.js';
+import type { EvalSummary, RunEvent, StepMetrics } from '../../run/events.js';
 import { formatEvent } from '../progress-lines.js';
 
 /** Everything the dashboard shows, folded from the event stream (pure data, so tests can build it). */

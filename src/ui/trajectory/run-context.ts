@@ -11,7 +11,6 @@ import { toolComponent } from '../../tools/components.js';
 import { tools as toolRegistry } from '../../tools/index.js';
 import { RunDir } from '../../runs/index.js';
 import { projectRoot } from '../../util/paths.js';
-import '../../builtins.js';
 
 /** The parts of a run's resolved.yaml that the viewers need. */
 const ResolvedPartsSchema = z.object({

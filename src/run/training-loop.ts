@@ -4,18 +4,18 @@
  */
 import { join } from 'node:path';
 import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
-import type { ResolvedAlgorithm } from '../algorithms/presets.js';
+import type { ResolvedAlgorithm } from '../recipe/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
-import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
-import { runGroups } from './scheduler.js';
+import { runGroups } from '../rollout/scheduler.js';
 import { stepMetrics, trajectoryRecord } from './step-record.js';
-import { episodeSeed, tasksForStep } from './task-stream.js';
+import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
 
 export interface TrainingPlan {
   readonly seed: number;
@@ -138,7 +138,7 @@ function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMe
     reward: rollout.reward,
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
-    tokens: { tokenIds: t.ids, lossMask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
+    tokens: { token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
   };
 }
 

@@ -4,7 +4,9 @@
  * with), so a bad option is a recipe problem at its key before anything starts.
  */
 import { z } from 'zod';
-import '../builtins.js';
+import type { ComponentOptionsFailure } from '../recipe/checks.js';
+import { knownKeys, type JsonSchemaNode } from '../recipe/json-schema.js';
+import type { ResolvedRecipe } from '../recipe/resolve.js';
 import { datasets } from '../datasets/index.js';
 import { rewardComponents } from '../rewards/components.js';
 import { rewards } from '../rewards/index.js';
@@ -12,18 +14,6 @@ import { toolComponent } from '../tools/components.js';
 import { tools } from '../tools/index.js';
 import type { ComponentOptionsSchema } from '../util/component-options.js';
 import type { Registry } from '../util/registry.js';
-import { knownKeys, type JsonSchemaNode } from './json-schema.js';
-import type { KeyPath } from './located.js';
-import type { ResolvedRecipe } from './resolve.js';
-
-/** One component whose options failed its schema: where they were written and what was wrong. */
-export interface ComponentOptionsFailure {
-  /** Recipe key the options were written under, e.g. `reward.components.1.options`. */
-  readonly path: string;
-  readonly issues: readonly z.core.$ZodIssue[];
-  /** The valid keys of a mapping at a path inside the options, for did-you-mean. */
-  keysAt(path: KeyPath): string[];
-}
 
 interface Entry {
   readonly registry: Registry<ComponentOptionsSchema>;

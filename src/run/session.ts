@@ -6,12 +6,12 @@ import { datasets } from '../datasets/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
-import type { EpisodeKit } from './collect.js';
-import { resolveModelDir, type RunningPolicy } from './embedded-policy.js';
+import type { EpisodeKit } from '../rollout/collect.js';
+import type { RunningPolicy } from './embedded-policy.js';
 import type { RunEvent } from './events.js';
-import { buildEpisodeKit } from './kit.js';
-import { engineProgressLines, localModelDir, startPolicy } from './launched-policy.js';
-import '../builtins.js';
+import { buildEpisodeKit } from '../rollout/kit.js';
+import { engineKind } from './engine-kinds/index.js';
+import { engineProgressLines } from './launched-policy.js';
 
 export interface SessionOptions {
   readonly recipe: ResolvedRecipe;
@@ -40,7 +40,8 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   const { recipe, signal } = options;
   const warnings: string[] = [];
   const dataset = await datasets.get(recipe.dataset.name);
-  const modelDir = recipe.model.engine.kind === 'embedded' ? resolveModelDir(recipe.model.path, options.recipeDir) : localModelDir(recipe.model.path);
+  const kind = engineKind(recipe);
+  const modelDir = kind.modelDir(recipe, options.recipeDir);
   const tokenizer = await loadModelTokenizer(modelDir, {
     ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
     ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
@@ -48,7 +49,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
   const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
-  const policy = yield* starting.drainUntil(startPolicy({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
+  const policy = yield* starting.drainUntil(kind.start({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
   let kit: EpisodeKit;
   try {
     kit = await buildEpisodeKit({

@@ -2,12 +2,12 @@ import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../runs/index.js';
 import type { Task } from '../datasets/types.js';
-import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
+import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
-import { runGroups } from './scheduler.js';
+import { runGroups } from '../rollout/scheduler.js';
 import { rolloutFigures, trajectoryRecord } from './step-record.js';
-import { episodeSeed } from './task-stream.js';
+import { episodeSeed } from '../rollout/task-stream.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 
 export interface EvalOptions {

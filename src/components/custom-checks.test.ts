@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { runStrandsTool } from '../domains/tau2/tools/common.js';
 import { episodeOutcome } from '../__fixtures__/episode-outcome.js';
-import '../builtins.js';
 import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
 import { composeReward } from '../rewards/compose.js';
@@ -14,7 +13,7 @@ import { tools } from '../tools/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
 import { projectRoot } from '../util/paths.js';
 import { validateCustomComponents } from './custom-checks.js';
-import { RecipeSchema } from './schema.js';
+import { RecipeSchema } from '../recipe/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atk-custom-checks-'));
 writeFileSync(join(dir, 'tasks.jsonl'), '{"q": "1+1?", "a": 2}\n{"q": "2+2?"}\n');

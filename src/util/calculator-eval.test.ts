@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
-import { createRng } from '../util/random.js';
+import { createRng } from './random.js';
 import { calculate, CalculatorError, evaluateExpression, formatRational } from './calculator-eval.js';
 
 function rejects(expression: string, message: RegExp): void {

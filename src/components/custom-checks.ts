@@ -7,7 +7,7 @@ import { rewardComponents } from '../rewards/components.js';
 import { rewardFunction } from '../rewards/module.js';
 import { toolsFromExports } from '../tools/module.js';
 import { loadUserModule } from '../util/load-module.js';
-import type { Recipe } from './schema.js';
+import type { Recipe } from '../recipe/schema.js';
 
 /** One problem with a user's own component, at a dotted recipe key (`tools.0.export`). */
 export interface CustomComponentProblem {

@@ -8,7 +8,6 @@ import { EventChannel } from '../util/event-channel.js';
 import { evaluate } from './evaluate.js';
 import { openSession, type Session, type SessionOptions } from './session.js';
 import type { EvalSummary, RunEvent } from './events.js';
-import '../builtins.js';
 
 /** The session to open (the run or eval directory as `runDir`) and what to evaluate with it. */
 export interface EvalRunOptions extends SessionOptions {

@@ -11,7 +11,8 @@ import { resolveRecipe, type ResolvedRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import type { TrainBatchInput } from '../trainer/index.js';
 import { projectRoot } from '../util/paths.js';
-import { engineProgressLines, localModelDir, startLaunchedPolicy } from './launched-policy.js';
+import { localModelDir } from '../util/hub-cache.js';
+import { engineProgressLines, startLaunchedPolicy } from './launched-policy.js';
 import type { RunningPolicy } from './embedded-policy.js';
 
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):

@@ -1,5 +1,5 @@
 import type { AssembledBatch } from '../algorithms/batch.js';
-import type { Rollout } from './collect.js';
+import type { Rollout } from '../rollout/collect.js';
 import type { StepMetrics } from './events.js';
 
 /** Figures shared by training steps and evals: means over a set of rollouts. */

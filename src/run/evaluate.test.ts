@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EngineDouble } from '../__fixtures__/engine-double.js';
 import { RECORDED_TASKS, scriptedKit, writeFixtureRecipe } from '../__fixtures__/recorded-run.js';
-import type { EpisodeKit } from './collect.js';
+import type { EpisodeKit } from '../rollout/collect.js';
 import { evaluate, PARTIAL_RESULTS, type EvalOptions } from './evaluate.js';
 
 let root: string;

@@ -13,7 +13,6 @@ import { rewindRun } from './rewind.js';
 import { openSession, type Session } from './session.js';
 import type { RunDir } from '../runs/index.js';
 import { trainingLoop, type TrainingPlan } from './training-loop.js';
-import '../builtins.js';
 
 export interface TrainRunOptions {
   readonly recipe: ResolvedRecipe;

@@ -1,4 +1,4 @@
-import type { AlgorithmConfig } from '../recipe/schema.js';
+import type { AlgorithmConfig } from './schema.js';
 
 /** The settings a preset decides; a recipe may still set any of them explicitly. */
 export interface PresetSettings {

@@ -3,25 +3,18 @@
  * by the bundled trainer on its own GPUs, with the trainer's newest policy pushed into every replica
  * after each step.
  */
-import { existsSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync } from '../engines/sync/index.js';
-import { InputError, ProviderError } from '../errors/index.js';
+import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
-import { hubCacheDir, hubSnapshotDir } from '../util/hub-cache.js';
+import { localModelDir } from '../util/hub-cache.js';
 import { loadModelRequest, startEmbeddedPolicy, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */
   readonly onEngineProgress?: (progress: EngineStartProgress) => void;
-}
-
-/** Starts the policy the recipe's `model.engine.kind` names: embedded, launched vllm/sglang, or a url engine. */
-export function startPolicy(options: StartLaunchedPolicyOptions): Promise<RunningPolicy> {
-  return options.recipe.model.engine.kind === 'embedded' ? startEmbeddedPolicy(options) : startLaunchedPolicy(options);
 }
 
 /**
@@ -35,6 +28,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   const { recipe } = options;
   const { engine: config, trainer: trainerConfig } = recipe.model;
   if (config.kind === 'embedded') throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
+  const protocol = config.kind === 'url' ? config.protocol : config.kind;
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
   const [trainerStart, enginesStart] = await Promise.allSettled([
@@ -61,17 +55,16 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   try {
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
-    return await assemble(options, modelDir, trainerStart.value, engines, stopAll);
+    return await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll);
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
-async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
+async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 'sglang', modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;
-  const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
   const lora = recipe.algorithm.lora;
   // A url engine is asked its version too: it must speak the API atk's clients and sync were written for.
   const version = engines ? engines.version : await runningEngineVersion(protocol, config.url ?? '');
@@ -130,18 +123,4 @@ export function engineProgressLines(kind: string, emit: (message: string) => voi
     last.set(p.replica, { phase: p.phase, at: p.elapsedS });
     emit(`${kind} replica ${p.replica}: ${PHASE_WORDS[p.phase]} after ${Math.round(p.elapsedS)} s (limit ${p.timeoutS} s)`);
   };
-}
-
-/**
- * The model directory both the trainer and the engines load: model.path when it is a directory (the
- * resolved recipe made it absolute), else the hub id's snapshot in the local Hugging Face cache.
- * @throws InputError when a hub id was never downloaded (the trainer needs the files on disk).
- */
-export function localModelDir(path: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (isAbsolute(path) && existsSync(path)) return path;
-  const cached = hubSnapshotDir(path, env);
-  if (cached) return cached;
-  throw new InputError(`model.path ${path}: not a local directory, and not in the Hugging Face cache (${hubCacheDir(env)})`, {
-    hint: `download it first: huggingface-cli download ${path} (or point model.path at a local Hugging Face directory)`,
-  });
 }
