@@ -11,11 +11,10 @@ import sys
 import time
 
 import pytest
-import torch
 
-from atk_trainer.config import parse_config
-from atk_trainer.modeling import load_policy, random_policy
-from atk_trainer.train import Trainer
+from atk_trainer.train.config import parse_config
+from atk_trainer.model.modeling import load_policy, random_policy
+from atk_trainer.train.train import Trainer
 from test_server import CONFIG, TRAINER_DIR, call, start_server
 
 # micro_batch_tokens 16 packs the batch below into 3 micro-batches: rank 0 takes two, rank 1 one and an empty one.
@@ -39,7 +38,7 @@ def batch(shift):
 FAULT_ON_RANK_1 = """
 import os
 if os.environ.get("RANK") == "1":
-    from atk_trainer import train
+    from atk_trainer.train import train
     real = train.Trainer._micro_step
     def failing(self, batch, mb, *args, **kwargs):
         if bool((mb.input_ids == 61).any()):

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from atk_trainer.sampling import processed_logprobs, sample
+from atk_trainer.serve.sampling import processed_logprobs, sample
 
 LOGITS = torch.tensor([[2.0, 1.0, 0.0, -1.0, 0.5]])
 

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from atk_trainer import lora as lora_lib
-from atk_trainer.config import LoraConfig
-from atk_trainer.loss import token_logprobs
-from atk_trainer.modeling import load_policy
-from atk_trainer.safetensors_io import load_file, save_file
+from atk_trainer.train import lora as lora_lib
+from atk_trainer.train.config import LoraConfig
+from atk_trainer.train.loss import token_logprobs
+from atk_trainer.model.modeling import load_policy
+from atk_trainer.model.safetensors_io import load_file, save_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = {

@@ -16,7 +16,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import torch
 
 from .kv_cache import KVCache, RowKV
-from .qwen2 import Qwen2ForCausalLM
+from ..model.qwen2 import Qwen2ForCausalLM
 
 
 def make_decoder(policy: Any):
@@ -40,7 +40,7 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
+    """atk_trainer.model.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
     continues a finished sequence (an agent's next turn: the previous context, its completion, a tool
     result) reuses that sequence's keys and values and computes only the new tokens, as vLLM's prefix
     cache does.

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import torch
 import torch.distributed as dist
 
-from .errors import HttpError
+from ..errors import HttpError
 
 # Followers wait in a broadcast for rank 0's next command through whole rollout phases.
 COMMAND_TIMEOUT = datetime.timedelta(days=365)

@@ -88,7 +88,7 @@ class _Sequence:
 
 
 class Engine:
-    """Continuous-batching sampler over a Policy (atk_trainer.modeling); start() runs its thread."""
+    """Continuous-batching sampler over a Policy (atk_trainer.model.modeling); start() runs its thread."""
 
     def __init__(self, max_batch: int = 256, seed: int = 0):
         self.max_batch = max_batch  # sequences decoded together; more wait in the queue

@@ -4,7 +4,7 @@
     policy.logits(input_ids)          # (B, T) -> (B, T, V), right-padded batches, causal
     policy.save_pretrained(out_dir)   # config.json + model.safetensors (HF layout)
 
-backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.qwen2 (no dependencies);
+backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.qwen2 (no dependencies);
 "auto" picks transformers when it is importable. Both read and write the same directory layout and
 parameter names. The Trainer updates `policy.module` in place (or replaces it with a PeftModel), so
 code that samples must read `policy.module` on every use.
@@ -48,7 +48,7 @@ class Policy:
         return self.module(input_ids)
 
     def save_pretrained(self, out_dir: str, dtype: Optional[torch.dtype] = None) -> None:
-        """config.json and model.safetensors in Hugging Face layout, written by atk_trainer.safetensors_io
+        """config.json and model.safetensors in Hugging Face layout, written by atk_trainer.model.safetensors_io
         in both backends (tokenizer files are the caller's). A tied lm_head is left out, as transformers does.
         `dtype` casts the floating-point weights (an engine serving bf16 needs no more)."""
         os.makedirs(out_dir, exist_ok=True)

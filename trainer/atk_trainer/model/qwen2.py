@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .kv_cache import KVCache  # noqa: F401 (the cache forward() takes; re-exported for callers)
+if TYPE_CHECKING:  # the cache forward() takes lives with the engine that drives it
+    from ..serve.kv_cache import KVCache
+
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32

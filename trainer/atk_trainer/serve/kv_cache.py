@@ -1,4 +1,4 @@
-"""The built-in qwen2's KV cache for batched generation (atk_trainer.decoders drives it).
+"""The built-in qwen2's KV cache for batched generation (atk_trainer.serve.decoders drives it).
 
 Rows are sequences, slots (the S axis) positions in the cache shared by all rows; see KVCache.
 """
@@ -43,7 +43,7 @@ class KVCache:
         self._new = 0  # tokens of the forward in progress
 
     @staticmethod
-    def for_model(module: Any, batch: int) -> "KVCache":  # an atk_trainer.qwen2.Qwen2ForCausalLM
+    def for_model(module: Any, batch: int) -> "KVCache":  # an atk_trainer.model.qwen2.Qwen2ForCausalLM
         c = module.config
         weight = module.model.embed_tokens.weight
         return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype)
