@@ -19,7 +19,7 @@ import math
 import random
 import time
 from contextlib import nullcontext
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
@@ -67,6 +67,8 @@ class Trainer:
         dims = {name: p.dim() for name, p in policy.module.named_parameters()}  # before FSDP flattens them
         self.train_policy = policy
         self.sharded = peers is not None and self.device.type == "cuda"
+        if config.pack_sequences and (policy.backend != "builtin" or self.sharded):
+            raise ValueError("pack_sequences: packed rows need the builtin backend on one device (not transformers, not FSDP)")
         if self.sharded:
             self.train_policy = copy.copy(policy)
             module = copy.deepcopy(policy.module) if peers.leader else policy.module
@@ -95,7 +97,8 @@ class Trainer:
         """Train on one batch (`updates_per_step` optimizer updates); returns the step's metrics."""
         start = time.perf_counter()
         c = self.config
-        batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant)
+        batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant,
+                            pack_sequences=c.pack_sequences)
         # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
         largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
         if largest >= self.vocab_size:
@@ -149,11 +152,10 @@ class Trainer:
             for i in self.peers.my_micro_batches(len(batch.micro_batches)):
                 if i is None:  # fewer micro-batches here than on rank 0: join the collectives with nothing
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
-                    with self._autocast():
-                        logits = self.train_policy.logits(ids)
+                    logp, _ = self._token_stats(self.train_policy, ids, None)
                     if update == 0 and self.config.kl_coef > 0 and self.reference is None:
-                        self._reference_logprobs(ids)  # with LoRA, a forward of the sharded module: its all-gathers too
-                    (logits.float().sum() * 0.0).backward()
+                        self._reference_logprobs(ids, None)  # with LoRA, a forward of the sharded module: its all-gathers too
+                    (logp.sum() * 0.0).backward()
                 else:
                     _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
         except Exception as e:  # noqa: BLE001 - re-raised by check() on this rank, reported on the others
@@ -173,9 +175,8 @@ class Trainer:
         ids = mb.input_ids.to(self.device)  # (B, T)
         mask = mb.loss_mask.to(self.device)  # (B, T)
         weights = mb.weights.to(self.device)  # (B, T)
-        with self._autocast():
-            logits = self.train_policy.logits(ids)  # (B, T, V)
-        logp = token_logprobs(logits, ids)  # (B, T) float32
+        segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
+        logp, entropy = self._token_stats(self.train_policy, ids, segments)  # (B, T) float32 each
         stats: Dict[str, float] = {}
         if update == 0:
             first_logp[i] = logp.detach()
@@ -201,25 +202,31 @@ class Trainer:
                 stats["mismatch_max"] = float(gap.max())
         if c.kl_coef > 0:
             if ref_logp[i] is None:
-                ref_logp[i] = self._reference_logprobs(ids)
+                ref_logp[i] = self._reference_logprobs(ids, segments)
             kl = kl_penalty(logp, ref_logp[i], c.kl_estimator)  # (B, T)
             per_token = per_token + c.kl_coef * kl
             stats["kl_sum"] = float((kl.detach() * mask).sum())
         loss = (per_token * weights).sum()
         (loss * self.grad_scale).backward()
         stats["loss"] = float(loss.detach())
-        stats["entropy_sum"] = float((token_entropy(logits) * mask).sum())
+        stats["entropy_sum"] = float((entropy * mask).sum())
         return stats
 
     @torch.no_grad()
-    def _reference_logprobs(self, ids: torch.Tensor) -> torch.Tensor:
+    def _reference_logprobs(self, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> torch.Tensor:
+        if self.reference is not None:
+            return self._token_stats(self.reference, ids, segments)[0]  # (B, T)
+        with lora_lib.adapters_disabled(self.train_policy.module):
+            return self._token_stats(self.train_policy, ids, segments)[0]
+
+    def _token_stats(self, policy: Any, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(logp, entropy) (B, T) float32: chunked from the hidden states (Policy.token_stats), except
+        under FSDP, whose sharded lm_head is only gathered for the module's own forward: full logits there."""
         with self._autocast():
-            if self.reference is not None:
-                logits = self.reference.logits(ids)  # (B, T, V)
-            else:
-                with lora_lib.adapters_disabled(self.train_policy.module):
-                    logits = self.train_policy.logits(ids)
-        return token_logprobs(logits, ids)  # (B, T)
+            if not self.sharded:
+                return policy.token_stats(ids, segments)
+            logits = policy.logits(ids)  # (B, T, V)
+        return token_logprobs(logits, ids), token_entropy(logits)
 
     def _autocast(self):
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else nullcontext()
