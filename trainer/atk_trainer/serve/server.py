@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from ..errors import HttpError
-from ..train.distributed import Peers, world_size
+from ..train.distributed import Peers, RankError, world_size
 from .control import ControlApi
 from .engine_api import EngineApi
 from .generate import Engine
@@ -37,7 +37,11 @@ PARENT_POLL_S = 0.5
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    peers = Peers() if world_size() > 1 else None
+    try:
+        peers = Peers() if world_size() > 1 else None
+    except RankError as e:
+        sys.stderr.write(f"atk_trainer: {e}\n")
+        return 2
     if peers is not None and not peers.leader:
         return follow(peers, args)
     app = TrainerServer(args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers)
