@@ -21,6 +21,7 @@ from ..model.modeling import DTYPES, INITS, load_policy
 from ..train.batch import BatchError
 from ..train.config import ConfigError, parse_config
 from ..train.distributed import Peers
+from ..train.memory import TrainerOutOfMemory
 from .engine_api import EngineApi
 from .generate import Engine
 from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply
@@ -84,6 +85,7 @@ class ControlApi:
             "parameters": _count(module, trainable=False),
             "trainable_parameters": _count(module, trainable=True),
             "policy_version": self.trainer.policy_version,
+            "micro_batch_tokens": self.trainer.micro_batch_tokens,
         }
 
     def train_step(self, body: Body) -> TrainStepReply:
@@ -94,6 +96,8 @@ class ControlApi:
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
             raise bad_request(str(e)) from None
+        except TrainerOutOfMemory as e:
+            raise HttpError(507, str(e), "OutOfMemoryError") from None
         return {"policy_version": trainer.policy_version, "metrics": metrics}
 
     def save(self, body: Body) -> CheckpointReply:

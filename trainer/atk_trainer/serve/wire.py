@@ -27,6 +27,7 @@ class LoadModelReply(TypedDict):
     parameters: int
     trainable_parameters: int
     policy_version: int
+    micro_batch_tokens: int  # as set, or as chosen when the config left it unset (8192 on CPU, from free memory on CUDA)
 
 
 class TrainStepReply(TypedDict):

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from . import checkpoint
+from . import checkpoint, memory
 from . import lora as lora_lib
 from .batch import BatchError, MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig
@@ -58,6 +58,8 @@ class Trainer:
             policy.module = lora_lib.apply_lora(policy.module, config.lora, use_peft)
         if config.gradient_checkpointing:
             enable_gradient_checkpointing(policy.module)
+        if config.compile:
+            memory.compile_layers(policy.module)
         # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
         self.reference: Optional[Any] = None
         if config.kl_coef > 0 and config.lora is None:
@@ -89,6 +91,10 @@ class Trainer:
             lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2), eps=config.adam_eps,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, config))
+        # Unset: sized from the memory left once gradients and AdamW's two fp32 moments exist (CUDA).
+        optimizer_bytes = 12 * sum(p.numel() for p in self.params)
+        self.micro_batch_tokens = memory.resolve_micro_batch_tokens(
+            config.micro_batch_tokens, self.device, policy.config, config.gradient_checkpointing, optimizer_bytes)
         self.step_count = 0  # train steps done (the schedule's position)
         self.policy_version = 0  # bumps once per train step; stamped on the engine's outputs
 
@@ -97,7 +103,7 @@ class Trainer:
         """Train on one batch (`updates_per_step` optimizer updates); returns the step's metrics."""
         start = time.perf_counter()
         c = self.config
-        batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant,
+        batch = build_batch(batch_json, c.loss, c.loss_aggregation, self.micro_batch_tokens, c.loss_norm_constant,
                             pack_sequences=c.pack_sequences)
         # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
         largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
@@ -110,16 +116,10 @@ class Trainer:
         module = self.train_policy.module
         module.train()
         try:
-            for update in range(c.updates_per_step):
-                self.optimizer.zero_grad(set_to_none=True)
-                if self.peers is None:
-                    for i, mb in enumerate(batch.micro_batches):
-                        _add(totals, self._micro_step(batch, mb, update, i, first_logp, ref_logp))
-                    grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
-                else:
-                    grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
-                totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
-                self.optimizer.step()
+            # Out of memory in a micro-batch names its shape; in the optimizer (its state is allocated
+            # on the first step) or the gradient sum, the knobs alone.
+            with memory.out_of_memory_names_the_knobs(self.micro_batch_tokens):
+                self._updates(batch, first_logp, ref_logp, totals)
         finally:
             # The engine samples from the same module: LoRA dropout must be off outside training,
             # and a failed step must not leave half-accumulated gradients for the next one.
@@ -141,6 +141,23 @@ class Trainer:
             torch.cuda.synchronize()
         seconds = time.perf_counter() - start
         return self._metrics(batch, totals, mismatch_max, lr, seconds)
+
+    def _updates(
+        self, batch: TrainBatch, first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+        totals: Dict[str, float],
+    ) -> None:
+        """`updates_per_step` optimizer updates on the batch: micro-batches, gradient clip, step."""
+        c = self.config
+        for update in range(c.updates_per_step):
+            self.optimizer.zero_grad(set_to_none=True)
+            if self.peers is None:
+                for i, mb in enumerate(batch.micro_batches):
+                    _add(totals, self._micro_step(batch, mb, update, i, first_logp, ref_logp))
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+            else:
+                grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
+            totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
+            self.optimizer.step()
 
     def _distributed_update(
         self, batch: TrainBatch, update: int, first_logp: List[Optional[torch.Tensor]],
@@ -171,6 +188,13 @@ class Trainer:
         first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
     ) -> Dict[str, float]:
         """Forward, loss and backward of one micro-batch; returns sums that become the step's metrics."""
+        with memory.out_of_memory_names_the_knobs(self.micro_batch_tokens, tuple(mb.input_ids.shape)):
+            return self._forward_backward(batch, mb, update, i, first_logp, ref_logp)
+
+    def _forward_backward(
+        self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
+        first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+    ) -> Dict[str, float]:
         c = self.config
         ids = mb.input_ids.to(self.device)  # (B, T)
         mask = mb.loss_mask.to(self.device)  # (B, T)
