@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "trainer"))
 
 import torch  # noqa: E402
 
-from atk_trainer.generate import Engine, SamplingParams  # noqa: E402
-from atk_trainer.modeling import random_policy  # noqa: E402
+from atk_trainer.serve.generate import Engine, SamplingParams  # noqa: E402
+from atk_trainer.model.modeling import random_policy  # noqa: E402
 
 # The probe's model and the matmul ceiling are defined once, in the training bench.
 _spec = importlib.util.spec_from_file_location("trainer_train_bench", os.path.join(HERE, "trainer-train.py"))

@@ -13,9 +13,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import torch  # noqa: E402
 
-from atk_trainer.config import parse_config  # noqa: E402
-from atk_trainer.modeling import random_policy  # noqa: E402
-from atk_trainer.train import Trainer  # noqa: E402
+from atk_trainer.train.config import parse_config  # noqa: E402
+from atk_trainer.model.modeling import random_policy  # noqa: E402
+from atk_trainer.train.train import Trainer  # noqa: E402
 
 SMALL = {
     "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 263, "hidden_size": 128,

@@ -11,7 +11,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer"))
 
-from atk_trainer.server import TrainerServer  # noqa: E402
+from atk_trainer.serve.server import TrainerServer  # noqa: E402
 
 
 def serve(prog: str, app: TrainerServer, model: str, served_name: str) -> int:

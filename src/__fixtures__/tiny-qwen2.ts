@@ -25,7 +25,7 @@ export function writeTinyModel(dir: string): string {
  */
 export async function writeModelWithWeights(dir: string, configDir?: string): Promise<string> {
   const source = configDir ?? writeTinyModel(`${dir}.config`);
-  const script = 'import sys\nfrom atk_trainer.modeling import random_policy, read_config\nrandom_policy(read_config(sys.argv[1]), seed=0).save_pretrained(sys.argv[2])';
+  const script = 'import sys\nfrom atk_trainer.model.modeling import random_policy, read_config\nrandom_policy(read_config(sys.argv[1]), seed=0).save_pretrained(sys.argv[2])';
   await execa('/usr/bin/python3', ['-c', script, source, dir], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
   for (const file of ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'generation_config.json']) {
     if (existsSync(join(source, file))) copyFileSync(join(source, file), join(dir, file));
@@ -41,10 +41,10 @@ export async function writeModelWithWeights(dir: string, configDir?: string): Pr
 export async function writeTinyAdapter(modelDir: string, dir: string, targetModules: readonly string[] = ['q_proj']): Promise<string> {
   const script = [
     'import json, os, sys, torch',
-    'from atk_trainer import lora',
-    'from atk_trainer.config import LoraConfig',
-    'from atk_trainer.modeling import random_policy, read_config',
-    'from atk_trainer.safetensors_io import save_file',
+    'from atk_trainer.train import lora',
+    'from atk_trainer.train.config import LoraConfig',
+    'from atk_trainer.model.modeling import random_policy, read_config',
+    'from atk_trainer.model.safetensors_io import save_file',
     'config = LoraConfig(rank=8, alpha=16.0, target_modules=json.loads(sys.argv[3]))',
     'module = random_policy(read_config(sys.argv[1]), seed=0).module',
     'lora.apply_lora(module, config, use_peft=False)',

@@ -37,7 +37,7 @@ export interface LoadModelRequest {
   readonly dtype?: 'auto' | 'float32' | 'bfloat16';
   /** Longest prompt + completion the embedded engine accepts; default: config.json's max_position_embeddings. */
   readonly max_model_len?: number;
-  /** TrainConfig overrides (trainer/atk_trainer/config.py); unknown keys are rejected. */
+  /** TrainConfig overrides (trainer/atk_trainer/train/config.py); unknown keys are rejected. */
   readonly train?: TrainConfigInput;
 }
 

@@ -1,7 +1,7 @@
 import type { AlgorithmConfig, TrainerConfig } from '../recipe/schema.js';
 
 /**
- * The Python trainer's TrainConfig (trainer/atk_trainer/config.py) as JSON: same snake_case keys
+ * The Python trainer's TrainConfig (trainer/atk_trainer/train/config.py) as JSON: same snake_case keys
  * as the recipe. Every key is optional; the trainer rejects unknown keys and wrong types.
  */
 export interface TrainConfigInput {

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from atk_trainer.batch import BatchError, build_batch, pack
+from atk_trainer.train.batch import BatchError, build_batch, pack
 
 
 def seq(n, trained, advantage=1.0):

@@ -1,6 +1,6 @@
 import pytest
 
-from atk_trainer.config import ConfigError, LoraConfig, TrainConfig, parse_config
+from atk_trainer.train.config import ConfigError, LoraConfig, TrainConfig, parse_config
 
 
 def test_parse_config_returns_defaults_for_no_overrides():

@@ -6,9 +6,9 @@ import random
 import pytest
 import torch
 
-from atk_trainer.decoders import BuiltinDecoder
-from atk_trainer.generate import Engine, SamplingParams
-from atk_trainer.modeling import random_policy
+from atk_trainer.serve.decoders import BuiltinDecoder
+from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
     "model_type": "qwen2", "vocab_size": 40, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,

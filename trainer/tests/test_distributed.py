@@ -13,9 +13,11 @@ import time
 import pytest
 import torch
 
-from atk_trainer.config import parse_config
-from atk_trainer.modeling import load_policy, random_policy
-from atk_trainer.train import Trainer
+from atk_trainer.serve import server
+from atk_trainer.train.config import parse_config
+from atk_trainer.train.distributed import RankError, check_ranks
+from atk_trainer.model.modeling import load_policy, random_policy
+from atk_trainer.train.train import Trainer
 from test_server import CONFIG, TRAINER_DIR, call, start_server
 
 # micro_batch_tokens 16 packs the batch below into 3 micro-batches: rank 0 takes two, rank 1 one and an empty one.
@@ -39,7 +41,7 @@ def batch(shift):
 FAULT_ON_RANK_1 = """
 import os
 if os.environ.get("RANK") == "1":
-    from atk_trainer import train
+    from atk_trainer.train import train
     real = train.Trainer._micro_step
     def failing(self, batch, mb, *args, **kwargs):
         if bool((mb.input_ids == 61).any()):
@@ -53,7 +55,8 @@ def start_ranks(nproc=2, site=None):
     """`python -m atk_trainer.torchrun --standalone --nproc_per_node 2 -m atk_trainer --port 0`, as launch.ts runs it;
     `site`, a directory, goes on PYTHONPATH first (its sitecustomize.py runs in every process)."""
     path = os.pathsep.join(p for p in (site, TRAINER_DIR) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1"}
+    # Pinned to CPU (gloo): on a GPU machine the ranks would otherwise pick CUDA, one GPU each.
+    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
     command = [sys.executable, "-m", "atk_trainer.torchrun", "--standalone", "--nproc_per_node", str(nproc),
                "-m", "atk_trainer", "--port", "0"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -169,3 +172,26 @@ def test_shutdown_ends_every_rank(ranks):
     while any(alive(pid) for pid in pids) and time.time() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in pids)
+
+
+def test_check_ranks_rejects_more_ranks_than_visible_gpus_in_one_line(monkeypatch):
+    check_ranks(2, cuda=True, gpus=2)
+    check_ranks(4, cuda=False, gpus=0)  # CPU ranks (gloo) need no GPU
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    with pytest.raises(RankError, match=r"^WORLD_SIZE 2 is more than the 1 visible GPU \(CUDA_VISIBLE_DEVICES=0\): start at most one rank per GPU"):
+        check_ranks(2, cuda=True, gpus=1)
+
+
+def test_server_exits_2_with_one_line_when_ranks_outnumber_gpus(monkeypatch, capsys):
+    # What a one-GPU machine shows the trainer under `torchrun --nproc_per_node 2`: it stops before
+    # set_device or init_process_group, with one line on stderr and no traceback.
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "set_device", lambda _: pytest.fail("set_device reached"))
+    assert server.main(["--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU (model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"

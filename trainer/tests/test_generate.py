@@ -6,8 +6,8 @@ import time
 import pytest
 import torch
 
-from atk_trainer.generate import Engine, SamplingParams
-from atk_trainer.modeling import random_policy
+from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
     "model_type": "qwen2", "vocab_size": 48, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,

@@ -7,12 +7,12 @@ import json
 import pytest
 import torch
 
-from atk_trainer import lora as lora_lib
-from atk_trainer import modeling
-from atk_trainer.config import parse_config
-from atk_trainer.generate import Engine, SamplingParams
-from atk_trainer.loss import token_logprobs
-from atk_trainer.train import Trainer
+from atk_trainer.train import lora as lora_lib
+from atk_trainer.model import modeling
+from atk_trainer.train.config import parse_config
+from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.train.loss import token_logprobs
+from atk_trainer.train.train import Trainer
 from tiny import FIXED_SEQUENCES, TINY_CONFIG, pg_batch, tiny_policy
 
 
@@ -40,8 +40,7 @@ def test_step_under_bf16_autocast_keeps_float32_weights_and_returns_the_float32_
     mixed.autocast = True  # what a CUDA policy with dtype auto gets
     batch = pg_batch(plain.policy, FIXED_SEQUENCES)
     dtypes = []
-    forward = mixed.policy.logits
-    mixed.policy.logits = lambda ids: dtypes.append(forward(ids).dtype) or forward(ids)
+    mixed.policy.module.lm_head.register_forward_hook(lambda module, inputs, out: dtypes.append(out.dtype))
     a, b = plain.step(batch), mixed.step(batch)
     assert set(dtypes) == {torch.bfloat16}  # the forward really ran in bf16
     assert {p.dtype for p in mixed.policy.module.parameters()} == {torch.float32}  # master weights stay fp32

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from atk_trainer.loss import (
+from atk_trainer.train.loss import (
     aggregation_weights,
     kl_penalty,
     policy_gradient_loss,

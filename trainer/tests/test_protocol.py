@@ -2,9 +2,9 @@
 import json
 import os
 
-from atk_trainer.batch import build_batch
-from atk_trainer.config import parse_config
-from atk_trainer.train import Trainer
+from atk_trainer.train.batch import build_batch
+from atk_trainer.train.config import parse_config
+from atk_trainer.train.train import Trainer
 from tiny import tiny_policy
 
 PROTOCOL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "protocol")

@@ -5,8 +5,9 @@ import math
 import pytest
 import torch
 
-from atk_trainer.modeling import load_policy, random_policy
-from atk_trainer.qwen2 import KVCache, Qwen2Config, RopeScaling, RotaryEmbedding
+from atk_trainer.model.modeling import load_policy, random_policy
+from atk_trainer.model.qwen2 import Qwen2Config, RopeScaling, RotaryEmbedding
+from atk_trainer.serve.kv_cache import KVCache
 
 GQA_UNTIED = {
     "model_type": "qwen2", "vocab_size": 40, "hidden_size": 24, "intermediate_size": 40, "num_hidden_layers": 2,
@@ -262,7 +263,7 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
     """torch >= 2.0 attends with scaled_dot_product_attention; torch 1.13 here has none, so a plain
     reference stands in for it to check how atk shapes the call: a decode step folds the query heads of
     each kv head into rows instead of repeating the cache, and every path gives the same attention."""
-    from atk_trainer import qwen2
+    from atk_trainer.model import qwen2
 
     seen = []
 

@@ -5,7 +5,7 @@ import struct
 import pytest
 import torch
 
-from atk_trainer.safetensors_io import SafetensorsError, load_dir, load_file, load_metadata, save_file
+from atk_trainer.model.safetensors_io import SafetensorsError, load_dir, load_file, load_metadata, save_file
 
 
 def test_save_then_load_returns_equal_tensors_of_every_dtype(tmp_path):

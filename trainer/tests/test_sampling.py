@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from atk_trainer.sampling import processed_logprobs, sample
+from atk_trainer.serve.sampling import exponential_noise, processed_logprobs, sample
 
 LOGITS = torch.tensor([[2.0, 1.0, 0.0, -1.0, 0.5]])
 
@@ -53,20 +53,47 @@ def test_processed_logprobs_returns_each_rows_own_settings():
     assert_close(got[2], log_softmax_over(LOGITS[0].tolist(), {0, 1}))
 
 
+def test_processed_logprobs_returns_each_rows_own_top_p_and_the_same_with_the_host_flag():
+    logits = torch.randn(4, 40, generator=torch.Generator().manual_seed(0))
+    settings = (torch.tensor([1.0, 0.7, 0.0, 1.3]), torch.tensor([-1, 5, -1, 0]), torch.tensor([1.0, 1.0, 0.6, 0.9]))
+    batched = processed_logprobs(logits, *settings)
+    assert torch.equal(processed_logprobs(logits, *settings, truncate=True), batched)
+    for i in range(4):  # each row alone: what a batch of one would get
+        alone = processed_logprobs(logits[i:i + 1], *(t[i:i + 1] for t in settings))[0]
+        assert torch.allclose(batched[i], alone, atol=1e-6) and torch.equal(batched[i].isinf(), alone.isinf())
+    assert not batched[0].isinf().any()  # no top-k, no top-p: the whole vocabulary, whatever the other rows use
+
+
+def draw(logp, seeds, steps=None):
+    B = logp.shape[0]
+    steps = torch.zeros(B, dtype=torch.long) if steps is None else steps
+    return sample(logp, torch.zeros(B, dtype=torch.bool), torch.tensor(seeds, dtype=torch.long), steps)
+
+
 def test_sample_returns_frequencies_of_the_processed_distribution_and_greedy_argmax():
     logp = processed(top_k=3).unsqueeze(0).repeat(20000, 1)
-    shared = torch.Generator().manual_seed(0)
-    tokens = sample(logp, torch.zeros(20000, dtype=torch.bool), [None] * 20000, shared)
+    tokens = draw(logp, list(range(20000)))  # 20000 sequences' first draws
     freq = torch.bincount(tokens, minlength=5).float() / 20000
     assert torch.allclose(freq, logp[0].exp(), atol=0.015)
     assert freq[2] == 0 and freq[3] == 0  # outside the top 3
-    assert sample(logp[:2], torch.ones(2, dtype=torch.bool), [None, None], shared).tolist() == [0, 0]
+    one = logp[:1].repeat(4000, 1)  # one sequence's successive draws are as random as many sequences' first
+    steps = torch.bincount(draw(one, [7] * 4000, torch.arange(4000)), minlength=5).float() / 4000
+    assert torch.allclose(steps, logp[0].exp(), atol=0.03)
+    assert sample(logp[:2], torch.ones(2, dtype=torch.bool), torch.tensor([1, 2]), torch.zeros(2, dtype=torch.long)).tolist() == [0, 0]
 
 
-def test_sample_returns_the_same_token_for_the_same_seed_whatever_the_batch():
+def test_sample_returns_the_same_token_for_the_same_seed_and_step_whatever_the_batch():
     logp = torch.log_softmax(torch.randn(6, 50), -1)
-    picks = []
-    for others in (0, 5):
-        rows = [None] * others + [torch.Generator().manual_seed(42)]
-        picks.append([sample(logp[-1 - others:], torch.zeros(others + 1, dtype=torch.bool), rows, torch.Generator())[-1].item()])
-    assert picks[0] == picks[1]
+    alone = draw(logp[-1:], [42], torch.tensor([3]))
+    crowded = draw(logp, [1, 2, 3, 4, 5, 42], torch.tensor([0, 9, 3, 3, 1, 3]))
+    assert alone.item() == crowded[-1].item()
+    many = draw(logp[-1:].repeat(64, 1), [42] * 32 + [43] * 32, torch.arange(64) % 32)
+    assert not torch.equal(many[:32], many[32:])  # another seed, other draws
+    assert len(set(many[:32].tolist())) > 1  # successive steps of one seed differ
+
+
+def test_exponential_noise_is_exp1_and_depends_only_on_seed_step_and_token():
+    q = exponential_noise(torch.tensor([1, 2**62, -5]), torch.tensor([0, 7, 100]), 200000)
+    assert q.min() > 0 and torch.isfinite(q).all()
+    assert torch.allclose(q.mean(-1), torch.ones(3), atol=0.01) and torch.allclose(q.var(-1), torch.ones(3), atol=0.03)
+    assert torch.equal(exponential_noise(torch.tensor([2**62]), torch.tensor([7]), 300)[0], q[1, :300])

@@ -8,9 +8,9 @@ import random
 import pytest
 import torch
 
-from atk_trainer.batch import BatchError
-from atk_trainer.config import parse_config
-from atk_trainer.train import Trainer, lr_factor
+from atk_trainer.train.batch import BatchError
+from atk_trainer.train.config import parse_config
+from atk_trainer.train.train import Trainer, lr_factor
 from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
 
 
@@ -107,7 +107,7 @@ def test_save_writes_hf_layout_atomically(tmp_path):
 
 
 def test_save_writes_a_peft_layout_adapter(tmp_path):
-    from atk_trainer.safetensors_io import load_file
+    from atk_trainer.model.safetensors_io import load_file
 
     t = trainer({"lora": {"rank": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"]}})
     t.save(str(tmp_path / "a"))

@@ -3,10 +3,10 @@ engine's stand-in of vLLM's worker: the extension's own code on real weights; vL
 import pytest
 import torch
 
-from atk_trainer.engine_api import EngineApi
+from atk_trainer.serve.engine_api import EngineApi
 from atk_trainer.errors import HttpError
-from atk_trainer.generate import Engine
-from atk_trainer.safetensors_io import save_file
+from atk_trainer.serve.generate import Engine
+from atk_trainer.model.safetensors_io import save_file
 from atk_trainer.vllm_worker import WeightReload, checkpoint_weights
 from tiny import tiny_policy
 

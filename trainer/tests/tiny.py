@@ -1,8 +1,8 @@
 """A tiny random qwen2 policy and batches for fast trainer tests."""
 import torch
 
-from atk_trainer.loss import token_logprobs
-from atk_trainer.modeling import random_policy
+from atk_trainer.train.loss import token_logprobs
+from atk_trainer.model.modeling import random_policy
 
 TINY_CONFIG = {
     "architectures": ["Qwen2ForCausalLM"],

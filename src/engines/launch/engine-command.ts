@@ -32,7 +32,7 @@ export interface EngineCommand {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** The class vLLM mixes into its workers so /collective_rpc can reload full weights (trainer/atk_trainer/vllm_worker.py). */
+/** The class vLLM mixes into its workers so /collective_rpc can reload full weights (trainer/atk_trainer/serve/vllm_worker.py). */
 export const VLLM_WEIGHT_RELOAD_EXTENSION = 'atk_trainer.vllm_worker.WeightReload';
 
 /** LoRA ranks `vllm serve --max-lora-rank` accepts (its argparse choices). */

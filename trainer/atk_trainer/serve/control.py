@@ -4,7 +4,7 @@ Every call that changes weights runs inside `engine.exclusive()`: admissions sto
 generations finish, then the call runs with the model to itself, and the engine afterwards serves
 the new weights stamped with the new policy version.
 
-With more than one trainer rank (`peers`, atk_trainer.distributed) rank 0 sends each command to the
+With more than one trainer rank (`peers`, atk_trainer.train.distributed) rank 0 sends each command to the
 other ranks once the request has passed the checks that need no model, and they run these same
 handlers around an engine that never starts.
 """
@@ -12,34 +12,40 @@ from __future__ import annotations
 
 import os
 from contextlib import nullcontext
-from typing import Any, ContextManager, Dict, Optional
+from typing import TYPE_CHECKING, ContextManager, Optional
 
-from .batch import BatchError
-from .config import ConfigError, parse_config
+import torch
+
+from ..errors import HttpError, bad_request, expect_object
+from ..model.modeling import DTYPES, INITS, load_policy
+from ..train.batch import BatchError
+from ..train.config import ConfigError, parse_config
+from ..train.distributed import Peers
+from ..train.memory import TrainerOutOfMemory
 from .engine_api import EngineApi
-from .errors import HttpError, bad_request, expect_object
 from .generate import Engine
-from .modeling import DTYPES, INITS, load_policy
+from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply
 
-
+if TYPE_CHECKING:
+    from ..train.train import Trainer
 
 SAVE_DTYPES = {name: dtype for name, dtype in DTYPES.items() if dtype is not None}  # no "auto"
 
 
 class ControlApi:
-    def __init__(self, engine: Engine, engine_api: EngineApi, peers: Any = None):
+    def __init__(self, engine: Engine, engine_api: EngineApi, peers: Optional[Peers] = None):
         self.engine = engine
         self.engine_api = engine_api
-        self.peers = peers  # distributed.Peers with more than one rank, else None
-        self.trainer: Any = None
+        self.peers = peers  # with more than one rank, else None
+        self.trainer: Optional["Trainer"] = None
 
-    def _command(self, name: str, body: Any) -> ContextManager[None]:
+    def _command(self, name: str, body: Body) -> ContextManager[None]:
         return nullcontext() if self.peers is None else self.peers.command(name, body)
 
-    def health(self, _body: Any) -> Dict[str, Any]:
+    def health(self, _body: Body) -> HealthReply:
         return {"status": "ok", "model_loaded": self.trainer is not None, "policy_version": self.engine.policy_version, "pid": os.getpid()}
 
-    def load_model(self, body: Any) -> Dict[str, Any]:
+    def load_model(self, body: Body) -> LoadModelReply:
         body = expect_object(body)
         known = {"path", "init", "backend", "device", "dtype", "max_model_len", "train"}
         unknown = sorted(set(body) - known)
@@ -58,7 +64,7 @@ class ControlApi:
         max_model_len = body.get("max_model_len")
         if max_model_len is not None and (isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1):
             raise bad_request(f"max_model_len: expected a positive integer, got {max_model_len!r}")
-        from .train import Trainer  # imported here so the engine runs even if training code is missing
+        from ..train.train import Trainer  # imported here so the engine runs even if training code is missing
 
         try:
             config = parse_config(body.get("train"))
@@ -79,9 +85,10 @@ class ControlApi:
             "parameters": _count(module, trainable=False),
             "trainable_parameters": _count(module, trainable=True),
             "policy_version": self.trainer.policy_version,
+            "micro_batch_tokens": self.trainer.micro_batch_tokens,
         }
 
-    def train_step(self, body: Any) -> Dict[str, Any]:
+    def train_step(self, body: Body) -> TrainStepReply:
         trainer = self._trainer()
         try:
             with self.engine.exclusive(), self._command("train_step", body):
@@ -89,11 +96,13 @@ class ControlApi:
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
             raise bad_request(str(e)) from None
+        except TrainerOutOfMemory as e:
+            raise HttpError(507, str(e), "OutOfMemoryError") from None
         return {"policy_version": trainer.policy_version, "metrics": metrics}
 
-    def save(self, body: Any) -> Dict[str, Any]:
-        trainer, directory = self._trainer(), _dir(body)
-        weights_only = expect_object(body).get("weights_only", False)
+    def save(self, body: Body) -> CheckpointReply:
+        trainer, directory, body = self._trainer(), _dir(body), expect_object(body)
+        weights_only = body.get("weights_only", False)
         if not isinstance(weights_only, bool):
             raise bad_request(f"weights_only: expected a boolean, got {weights_only!r}")
         dtype = body.get("dtype")
@@ -102,7 +111,7 @@ class ControlApi:
         with self.engine.exclusive(), self._command("save", body):
             return trainer.save(directory, weights_only=weights_only, dtype=None if dtype is None else SAVE_DTYPES[dtype])
 
-    def load_checkpoint(self, body: Any) -> Dict[str, Any]:
+    def load_checkpoint(self, body: Body) -> CheckpointReply:
         trainer, directory = self._trainer(), _dir(body)
         try:
             with self.engine.exclusive(), self._command("load_checkpoint", body):
@@ -112,24 +121,23 @@ class ControlApi:
             raise bad_request(f"{type(e).__name__}: {e}") from None
         return result
 
-    def shutdown(self, body: Any) -> Dict[str, Any]:
+    def shutdown(self, body: Body) -> ShutdownReply:
         # The server stops itself once this reply is written; the other ranks end on the command.
         with self._command("shutdown", body):
             return {"status": "shutting down"}
 
-    def _trainer(self) -> Any:
+    def _trainer(self) -> "Trainer":
         if self.trainer is None:
             raise HttpError(409, "no model loaded: POST /control/load_model first", "ConflictError")
         return self.trainer
 
 
-
-def _dir(body: Any) -> str:
-    directory: Optional[str] = expect_object(body).get("dir")
+def _dir(body: Body) -> str:
+    directory = expect_object(body).get("dir")
     if not isinstance(directory, str) or not directory:
         raise bad_request(f"dir: expected a directory path, got {directory!r}")
     return directory
 
 
-def _count(module: Any, trainable: bool) -> int:
+def _count(module: torch.nn.Module, trainable: bool) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable)

@@ -4,11 +4,11 @@
     metrics = trainer.step(batch_json)               # forward, loss, backward, clip, step -> metrics
     trainer.save(dir); trainer.load(dir)             # weights or adapter + trainer_state.pt, exact resume
 
-`policy` is the modeling façade (`atk_trainer.modeling.Policy`): `.module` (nn.Module), `.config`,
+`policy` is the modeling façade (`atk_trainer.model.modeling.Policy`): `.module` (nn.Module), `.config`,
 `.backend`, `.logits(input_ids (B, T)) -> (B, T, V)` and `.save_pretrained(dir)`. The trainer changes
 the module's weights in place, so an engine serving the same Policy serves the new weights at once.
 
-With `peers` (atk_trainer.distributed, more than one torchrun rank) each rank trains on its share of
+With `peers` (atk_trainer.train.distributed, more than one torchrun rank) each rank trains on its share of
 the micro-batches and the gradients are summed across ranks; on CUDA `train_policy` is an FSDP-wrapped
 copy and `policy` stays the unsharded serving copy, refreshed after every step (distributed.py).
 """
@@ -16,22 +16,19 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 import random
-import shutil
 import time
-import types
 from contextlib import nullcontext
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
-import torch.utils.checkpoint
 
+from . import checkpoint, memory
 from . import lora as lora_lib
 from .batch import BatchError, MicroBatch, TrainBatch, build_batch
-from .config import TrainConfig, config_dict
+from .config import TrainConfig
 from .distributed import clean_name
-from .safetensors_io import load_dir
+from .grad_checkpoint import decoder_layers, enable_gradient_checkpointing
 from .loss import (
     kl_penalty,
     policy_gradient_loss,
@@ -40,9 +37,6 @@ from .loss import (
     token_entropy,
     token_logprobs,
 )
-
-STATE_FILE = "trainer_state.pt"
-STATE_FORMAT = 1
 
 
 class Trainer:
@@ -64,6 +58,8 @@ class Trainer:
             policy.module = lora_lib.apply_lora(policy.module, config.lora, use_peft)
         if config.gradient_checkpointing:
             enable_gradient_checkpointing(policy.module)
+        if config.compile:
+            memory.compile_layers(policy.module)
         # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
         self.reference: Optional[Any] = None
         if config.kl_coef > 0 and config.lora is None:
@@ -73,10 +69,12 @@ class Trainer:
         dims = {name: p.dim() for name, p in policy.module.named_parameters()}  # before FSDP flattens them
         self.train_policy = policy
         self.sharded = peers is not None and self.device.type == "cuda"
+        if config.pack_sequences and (policy.backend != "builtin" or self.sharded):
+            raise ValueError("pack_sequences: packed rows need the builtin backend on one device (not transformers, not FSDP)")
         if self.sharded:
             self.train_policy = copy.copy(policy)
             module = copy.deepcopy(policy.module) if peers.leader else policy.module
-            layers = _decoder_layers(module)
+            layers = decoder_layers(module)
             layer_cls = type(layers[0]) if layers is not None and len(layers) else None
             self.train_policy.module = peers.shard(module, layer_cls, bf16=self.autocast)
         # The loss is normalised over the whole batch, so gradients must be summed over ranks; FSDP
@@ -93,6 +91,10 @@ class Trainer:
             lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2), eps=config.adam_eps,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, config))
+        # Unset: sized from the memory left once gradients and AdamW's two fp32 moments exist (CUDA).
+        optimizer_bytes = 12 * sum(p.numel() for p in self.params)
+        self.micro_batch_tokens = memory.resolve_micro_batch_tokens(
+            config.micro_batch_tokens, self.device, policy.config, config.gradient_checkpointing, optimizer_bytes)
         self.step_count = 0  # train steps done (the schedule's position)
         self.policy_version = 0  # bumps once per train step; stamped on the engine's outputs
 
@@ -101,7 +103,8 @@ class Trainer:
         """Train on one batch (`updates_per_step` optimizer updates); returns the step's metrics."""
         start = time.perf_counter()
         c = self.config
-        batch = build_batch(batch_json, c.loss, c.loss_aggregation, c.micro_batch_tokens, c.loss_norm_constant)
+        batch = build_batch(batch_json, c.loss, c.loss_aggregation, self.micro_batch_tokens, c.loss_norm_constant,
+                            pack_sequences=c.pack_sequences)
         # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
         largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
         if largest >= self.vocab_size:
@@ -113,16 +116,10 @@ class Trainer:
         module = self.train_policy.module
         module.train()
         try:
-            for update in range(c.updates_per_step):
-                self.optimizer.zero_grad(set_to_none=True)
-                if self.peers is None:
-                    for i, mb in enumerate(batch.micro_batches):
-                        _add(totals, self._micro_step(batch, mb, update, i, first_logp, ref_logp))
-                    grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
-                else:
-                    grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
-                totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
-                self.optimizer.step()
+            # Out of memory in a micro-batch names its shape; in the optimizer (its state is allocated
+            # on the first step) or the gradient sum, the knobs alone.
+            with memory.out_of_memory_names_the_knobs(self.micro_batch_tokens):
+                self._updates(batch, first_logp, ref_logp, totals)
         finally:
             # The engine samples from the same module: LoRA dropout must be off outside training,
             # and a failed step must not leave half-accumulated gradients for the next one.
@@ -145,6 +142,23 @@ class Trainer:
         seconds = time.perf_counter() - start
         return self._metrics(batch, totals, mismatch_max, lr, seconds)
 
+    def _updates(
+        self, batch: TrainBatch, first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+        totals: Dict[str, float],
+    ) -> None:
+        """`updates_per_step` optimizer updates on the batch: micro-batches, gradient clip, step."""
+        c = self.config
+        for update in range(c.updates_per_step):
+            self.optimizer.zero_grad(set_to_none=True)
+            if self.peers is None:
+                for i, mb in enumerate(batch.micro_batches):
+                    _add(totals, self._micro_step(batch, mb, update, i, first_logp, ref_logp))
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+            else:
+                grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
+            totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
+            self.optimizer.step()
+
     def _distributed_update(
         self, batch: TrainBatch, update: int, first_logp: List[Optional[torch.Tensor]],
         ref_logp: List[Optional[torch.Tensor]], totals: Dict[str, float],
@@ -155,11 +169,10 @@ class Trainer:
             for i in self.peers.my_micro_batches(len(batch.micro_batches)):
                 if i is None:  # fewer micro-batches here than on rank 0: join the collectives with nothing
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
-                    with self._autocast():
-                        logits = self.train_policy.logits(ids)
+                    logp, _ = self._token_stats(self.train_policy, ids, None)
                     if update == 0 and self.config.kl_coef > 0 and self.reference is None:
-                        self._reference_logprobs(ids)  # with LoRA, a forward of the sharded module: its all-gathers too
-                    (logits.float().sum() * 0.0).backward()
+                        self._reference_logprobs(ids, None)  # with LoRA, a forward of the sharded module: its all-gathers too
+                    (logp.sum() * 0.0).backward()
                 else:
                     _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
         except Exception as e:  # noqa: BLE001 - re-raised by check() on this rank, reported on the others
@@ -175,13 +188,19 @@ class Trainer:
         first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
     ) -> Dict[str, float]:
         """Forward, loss and backward of one micro-batch; returns sums that become the step's metrics."""
+        with memory.out_of_memory_names_the_knobs(self.micro_batch_tokens, tuple(mb.input_ids.shape)):
+            return self._forward_backward(batch, mb, update, i, first_logp, ref_logp)
+
+    def _forward_backward(
+        self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
+        first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+    ) -> Dict[str, float]:
         c = self.config
         ids = mb.input_ids.to(self.device)  # (B, T)
         mask = mb.loss_mask.to(self.device)  # (B, T)
         weights = mb.weights.to(self.device)  # (B, T)
-        with self._autocast():
-            logits = self.train_policy.logits(ids)  # (B, T, V)
-        logp = token_logprobs(logits, ids)  # (B, T) float32
+        segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
+        logp, entropy = self._token_stats(self.train_policy, ids, segments)  # (B, T) float32 each
         stats: Dict[str, float] = {}
         if update == 0:
             first_logp[i] = logp.detach()
@@ -207,25 +226,31 @@ class Trainer:
                 stats["mismatch_max"] = float(gap.max())
         if c.kl_coef > 0:
             if ref_logp[i] is None:
-                ref_logp[i] = self._reference_logprobs(ids)
+                ref_logp[i] = self._reference_logprobs(ids, segments)
             kl = kl_penalty(logp, ref_logp[i], c.kl_estimator)  # (B, T)
             per_token = per_token + c.kl_coef * kl
             stats["kl_sum"] = float((kl.detach() * mask).sum())
         loss = (per_token * weights).sum()
         (loss * self.grad_scale).backward()
         stats["loss"] = float(loss.detach())
-        stats["entropy_sum"] = float((token_entropy(logits) * mask).sum())
+        stats["entropy_sum"] = float((entropy * mask).sum())
         return stats
 
     @torch.no_grad()
-    def _reference_logprobs(self, ids: torch.Tensor) -> torch.Tensor:
+    def _reference_logprobs(self, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> torch.Tensor:
+        if self.reference is not None:
+            return self._token_stats(self.reference, ids, segments)[0]  # (B, T)
+        with lora_lib.adapters_disabled(self.train_policy.module):
+            return self._token_stats(self.train_policy, ids, segments)[0]
+
+    def _token_stats(self, policy: Any, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(logp, entropy) (B, T) float32: chunked from the hidden states (Policy.token_stats), except
+        under FSDP, whose sharded lm_head is only gathered for the module's own forward: full logits there."""
         with self._autocast():
-            if self.reference is not None:
-                logits = self.reference.logits(ids)  # (B, T, V)
-            else:
-                with lora_lib.adapters_disabled(self.train_policy.module):
-                    logits = self.train_policy.logits(ids)
-        return token_logprobs(logits, ids)  # (B, T)
+            if not self.sharded:
+                return policy.token_stats(ids, segments)
+            logits = policy.logits(ids)  # (B, T, V)
+        return token_logprobs(logits, ids), token_entropy(logits)
 
     def _autocast(self):
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else nullcontext()
@@ -257,97 +282,14 @@ class Trainer:
             metrics["kl"] = totals["kl_sum"] / per_token
         return metrics
 
-    # -- checkpoints -------------------------------------------------------------------------------------
+    # -- checkpoints (checkpoint.py) ---------------------------------------------------------------------
     def save(self, directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None) -> Dict[str, Any]:
-        """Write weights (HF layout) or the LoRA adapter (peft layout) plus trainer_state.pt, atomically:
-        everything goes into `<dir>.tmp`, which is renamed to `<dir>` only when complete.
-        `weights_only` leaves out trainer_state.pt: what an engine loads, not a checkpoint to resume
-        (the optimizer state is twice the weights' size, too much to write for every weight sync), and
-        `dtype` (weights only) writes full weights in the dtype the engine serves (half the bytes in bf16).
-        With several ranks only rank 0 writes: its `policy` holds the full weights (with FSDP, the serving
-        copy refreshed after every step); the FSDP optimizer state is gathered from all ranks."""
-        directory = os.path.abspath(directory)
-        optimizer_state = None if weights_only else self._optimizer_state()
-        if self.peers is not None and not self.peers.leader:
-            return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
-        tmp = directory + ".tmp"
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.makedirs(tmp)
-        if self.config.lora is not None:
-            from .safetensors_io import save_file
-
-            base = getattr(self.policy, "path", None) or ""
-            lora_lib.write_adapter(self.policy.module, self.config.lora, base, tmp, save_file)
-        else:
-            self.policy.save_pretrained(tmp, dtype=dtype if weights_only else None)
-        if not weights_only:
-            torch.save(self._state(optimizer_state), os.path.join(tmp, STATE_FILE))
-        if os.path.exists(directory):
-            old = directory + ".old"
-            shutil.rmtree(old, ignore_errors=True)
-            os.rename(directory, old)
-            os.rename(tmp, directory)
-            shutil.rmtree(old)
-        else:
-            os.rename(tmp, directory)
-        return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
+        """See checkpoint.save: weights or adapter, plus trainer_state.pt unless `weights_only`, atomically."""
+        return checkpoint.save(self, directory, weights_only, dtype)
 
     def load(self, directory: str) -> Dict[str, Any]:
-        """Restore weights/adapter, optimizer, schedule, counters and RNG states written by `save`.
-        Every rank reads the directory (one machine, one file system); with FSDP rank 0 reads the weights
-        into its serving copy and the shards take them from there."""
-        directory = os.path.abspath(directory)
-        state_path = os.path.join(directory, STATE_FILE)
-        if not os.path.exists(state_path):
-            raise FileNotFoundError(f"{state_path}: not a checkpoint written by atk_trainer")
-        state = torch.load(state_path, map_location="cpu", weights_only=False)  # our own file: RNG tuples, config
-        if state.get("format") != STATE_FORMAT:
-            raise ValueError(f"{state_path}: unknown checkpoint format {state.get('format')!r}")
-        if (state["config"]["lora"] is None) != (self.config.lora is None):
-            raise ValueError(f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with")
-        from .safetensors_io import load_file
-
-        failure: Optional[BaseException] = None
-        try:
-            if self.sharded and not self.peers.leader:
-                pass  # no unsharded copy here: load_sharded below
-            elif self.config.lora is not None:
-                lora_lib.read_adapter(self.policy.module, directory, load_file)
-            else:
-                load_full_weights(self.policy.module, directory)
-        except Exception as e:  # noqa: BLE001 - re-raised below on this rank; the others must not all-gather alone
-            failure = e
-        if self.sharded:
-            self.peers.check(failure)
-        elif failure is not None:
-            raise failure
-        optimizer_state = state["optimizer"]
-        if self.sharded:
-            self.peers.load_sharded(self.train_policy.module, self.policy.module if self.peers.leader else None)
-            optimizer_state = self.peers.shard_optimizer_state(self.train_policy.module, optimizer_state, self.optimizer)
-        self.optimizer.load_state_dict(optimizer_state)
-        self.scheduler.load_state_dict(state["scheduler"])
-        self.step_count = state["step"]
-        self.policy_version = state["policy_version"]
-        set_rng_state(state["rng"])
-        return {"dir": directory, "policy_version": self.policy_version, "step": self.step_count}
-
-    def _optimizer_state(self) -> Dict[str, Any]:
-        if self.sharded:
-            return self.peers.full_optimizer_state(self.train_policy.module, self.optimizer)
-        return self.optimizer.state_dict()
-
-    def _state(self, optimizer_state: Dict[str, Any]) -> Dict[str, Any]:
-        """A plain dict: everything exact resume needs, and the resolved config for the record."""
-        return {
-            "format": STATE_FORMAT,
-            "config": config_dict(self.config),
-            "step": self.step_count,
-            "policy_version": self.policy_version,
-            "optimizer": optimizer_state,
-            "scheduler": self.scheduler.state_dict(),
-            "rng": get_rng_state(),
-        }
+        """See checkpoint.load: exact resume from what `save` wrote."""
+        return checkpoint.load(self, directory)
 
 
 def _add(totals: Dict[str, float], stats: Dict[str, float]) -> None:
@@ -367,69 +309,3 @@ def lr_factor(step: int, config: TrainConfig) -> float:
         return 1.0
     progress = min(1.0, (step - config.warmup_steps) / (config.total_steps - config.warmup_steps))
     return 0.5 * (1.0 + math.cos(math.pi * progress))
-
-
-def enable_gradient_checkpointing(module: torch.nn.Module) -> None:
-    """Recompute each decoder layer's activations in backward instead of storing them."""
-    if hasattr(module, "gradient_checkpointing_enable"):  # transformers / peft
-        module.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-        return
-    layers = _decoder_layers(module)
-    if layers is None:
-        raise ValueError("gradient_checkpointing: the model has no `layers` ModuleList to checkpoint")
-    for layer in layers:
-        # Bound, not a closure: deepcopy (the KL reference, the FSDP copy, an engine's adapter copy)
-        # rebinds a bound method to the copied layer, where a closure would keep running this one.
-        layer.forward = types.MethodType(_checkpointed_forward, layer)
-
-
-def _checkpointed_forward(self, *args, **kwargs):
-    forward = type(self).forward.__get__(self)  # the class's forward: the instance attribute is this function
-    if not torch.is_grad_enabled():  # generation: nothing to save memory on
-        return forward(*args, **kwargs)
-    return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
-
-
-def _decoder_layers(module: torch.nn.Module) -> Optional[torch.nn.ModuleList]:
-    for name, child in module.named_modules():
-        if name.rpartition(".")[2] == "layers" and isinstance(child, torch.nn.ModuleList):
-            return child
-    return None
-
-
-def load_full_weights(module: torch.nn.Module, directory: str) -> None:
-    """Copy the weights of the Hugging Face checkpoint in `directory` into `module` (HF key names).
-    Only a tied lm_head may be missing from the files."""
-    tensors = load_dir(directory)
-    own = module.state_dict()
-    unexpected = sorted(set(tensors) - set(own))
-    missing = [k for k in sorted(set(own) - set(tensors)) if not _tied(module, k)]
-    if unexpected or missing:
-        raise ValueError(f"{directory}: weights do not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
-    with torch.no_grad():
-        for key, tensor in tensors.items():
-            own[key].copy_(tensor)
-
-
-def _tied(module: torch.nn.Module, key: str) -> bool:
-    # state_dict() lists a tied lm_head.weight that shares storage with the embedding; files omit it.
-    if not key.endswith("lm_head.weight"):
-        return False
-    embeddings = [p for n, p in module.state_dict().items() if n.endswith("embed_tokens.weight")]
-    head = module.state_dict()[key]
-    return any(e.data_ptr() == head.data_ptr() for e in embeddings)
-
-
-def get_rng_state() -> Dict[str, Any]:
-    return {
-        "python": random.getstate(),
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
-    }
-
-
-def set_rng_state(state: Dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    torch.set_rng_state(state["torch"])
-    if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .kv_cache import KVCache  # noqa: F401 (the cache forward() takes; re-exported for callers)
+if TYPE_CHECKING:  # the cache forward() takes lives with the engine that drives it
+    from ..serve.kv_cache import KVCache
+
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32
@@ -174,8 +176,10 @@ def _pad_token_id(config: Mapping[str, Any]) -> Optional[int]:
 
 
 class Qwen2ForCausalLM(nn.Module):
-    """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass the trainer
-    uses; `cache` and `attn_mask` are for generation (see KVCache)."""
+    """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass; `cache` and
+    `new_valid` are for generation (see KVCache), `attn_mask` for packed rows (block_causal_mask), and
+    `head` replaces the lm_head call: head(hidden (B, T, C), lm_head) is returned instead of the logits,
+    so the trainer computes logprobs chunk by chunk inside forward (where FSDP has the weights gathered)."""
 
     def __init__(self, config: Qwen2Config):
         super().__init__()
@@ -191,8 +195,11 @@ class Qwen2ForCausalLM(nn.Module):
         positions: Optional[torch.Tensor] = None,  # (B, T); default 0..T-1
         cache: Optional["KVCache"] = None,
         new_valid: Optional[torch.Tensor] = None,  # (B, T) bool: which new tokens are real (cache only)
-    ) -> torch.Tensor:  # (B, T, V)
-        return self.lm_head(self.model(input_ids, positions, cache, new_valid))
+        attn_mask: Optional[torch.Tensor] = None,  # (B, 1, T, T) bool, True = may attend; None = causal
+        head: Optional[Callable[[torch.Tensor, nn.Module], Any]] = None,
+    ) -> Any:  # (B, T, V) logits, or what `head` returns
+        hidden = self.model(input_ids, positions, cache, new_valid, attn_mask)  # (B, T, C)
+        return self.lm_head(hidden) if head is None else head(hidden, self.lm_head)
 
 
 class Qwen2Model(nn.Module):
@@ -204,19 +211,30 @@ class Qwen2Model(nn.Module):
         self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_scaling)
         self.config = config
 
-    def forward(self, input_ids, positions=None, cache=None, new_valid=None):  # (B, T) -> (B, T, C)
+    def forward(self, input_ids, positions=None, cache=None, new_valid=None, attn_mask=None):  # (B, T) -> (B, T, C)
         B, T = input_ids.shape
         if positions is None:
             positions = torch.arange(T, device=input_ids.device).expand(B, T)
         x = self.embed_tokens(input_ids)  # (B, T, C)
         cos, sin = self.rotary(positions, x.dtype)  # (B, 1, T, D) each
-        mask = None if cache is None else cache.begin(input_ids, new_valid)  # (B, 1, T, S) bool
+        mask = attn_mask if cache is None else cache.begin(input_ids, new_valid)  # (B, 1, T, S) bool
         window = self.config.sliding_window
         window_mask = None if window is None else sliding_window_mask(T, window, mask, cache, input_ids.device)
+        if window is not None and attn_mask is not None and cache is None:  # a packed row: the band within each block
+            window_mask = attn_mask if window_mask is None else window_mask & attn_mask
         for i, layer in enumerate(self.layers):
             layer_mask = window_mask if window is not None and self.config.sliding_layers[i] else mask
             x = layer(x, cos, sin, layer_mask, None if cache is None else cache.layer(i))
         return self.norm(x)
+
+
+def block_causal_mask(segments: torch.Tensor) -> torch.Tensor:
+    """(B, T) sequence index of each token of packed rows -> (B, 1, T, T) bool: a token attends to the
+    tokens before it (itself included) of its own sequence only."""
+    T = segments.shape[1]
+    same = segments.unsqueeze(2) == segments.unsqueeze(1)  # (B, T, T)
+    causal = torch.ones(T, T, dtype=torch.bool, device=segments.device).tril()
+    return (same & causal).unsqueeze(1)
 
 
 def sliding_window_mask(T: int, window: int, mask, cache, device):

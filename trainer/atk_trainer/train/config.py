@@ -54,7 +54,8 @@ class TrainConfig:
     adam_beta2: float = 0.999
     adam_eps: float = 1e-8
     grad_clip: float = 1.0  # clip the global gradient norm to this value
-    micro_batch_tokens: int = 8192  # padded tokens (B*T) per forward pass; gradients accumulate across micro-batches
+    micro_batch_tokens: Optional[int] = None  # padded tokens (B*T) per forward pass; None: 8192 on CPU, sized from free GPU memory on CUDA
+    pack_sequences: bool = False  # one row per micro-batch, sequences end to end with a block-diagonal mask: no padding (builtin backend)
     updates_per_step: int = 1  # optimizer updates per train step on the same batch (> 1 = PPO-style reuse)
     lora: Optional[LoraConfig] = None  # train a LoRA adapter instead of all weights
     # machine
@@ -62,6 +63,7 @@ class TrainConfig:
     dtype: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; float32 turns autocast off
     threads: int = 1  # torch CPU threads; one beat two on a 2-core machine (bench/trainer-train.py)
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% more compute
+    compile: bool = False  # torch.compile each decoder layer (torch >= 2.2): faster steps after a slow first one
     seed: int = 0  # seeds python/torch RNGs (LoRA init, dropout, random model init)
 
 
@@ -130,6 +132,8 @@ def _check_values(c: TrainConfig) -> None:
     positive = ["learning_rate", "grad_clip", "micro_batch_tokens", "updates_per_step", "threads", "adam_eps"]
     non_negative = ["clip_low", "clip_high", "kl_coef", "warmup_steps", "total_steps", "weight_decay", "seed"]
     for key in positive:
+        if key == "micro_batch_tokens" and c.micro_batch_tokens is None:
+            continue
         if not getattr(c, key) > 0:
             raise ConfigError(f"{key}: must be > 0, got {getattr(c, key)!r}")
     for key in non_negative:

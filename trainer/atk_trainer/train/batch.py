@@ -40,6 +40,7 @@ class MicroBatch(NamedTuple):
     behaviour_logprobs: torch.Tensor  # (B, T) float32, the engine's logprobs
     advantages: torch.Tensor  # (B, T) float32
     weights: torch.Tensor  # (B, T) float32, aggregation weight of each token's loss (see loss.aggregation_weights)
+    segments: Optional[torch.Tensor] = None  # (1, T) int64: which sequence of a packed row each token belongs to; None = one sequence per row
 
 
 class TrainBatch(NamedTuple):
@@ -52,18 +53,22 @@ class TrainBatch(NamedTuple):
 
 def build_batch(
     data: Any, default_loss: str, aggregation: str, micro_batch_tokens: int, norm_constant: Optional[int] = None,
-    min_fill: float = MIN_FILL,
+    min_fill: float = MIN_FILL, pack_sequences: bool = False,
 ) -> TrainBatch:
-    """Parse, check and pack a train_step body; raises BatchError naming the first problem."""
+    """Parse, check and pack a train_step body; raises BatchError naming the first problem.
+    With `pack_sequences` each micro-batch is one row holding its sequences end to end (pack_rows), with
+    `segments` telling them apart, instead of padded rows."""
     loss = _parse_loss(data, default_loss)
     sequences = [_parse_sequence(s, i, loss) for i, s in enumerate(data["sequences"])]
     tokens = sum(sum(s.loss_mask) for s in sequences)
     if norm_constant is None:
         # No constant given: the longest trained span in this batch stands in for the generation budget.
         norm_constant = max(sum(s.loss_mask) for s in sequences)
-    groups = pack([len(s.token_ids) for s in sequences], micro_batch_tokens, min_fill)
+    lengths = [len(s.token_ids) for s in sequences]
+    groups = pack_rows(lengths, micro_batch_tokens) if pack_sequences else pack(lengths, micro_batch_tokens, min_fill)
+    collate = _collate_packed if pack_sequences else _collate
     micro_batches = [
-        _collate([sequences[i] for i in group], aggregation, tokens, len(sequences), norm_constant) for group in groups
+        collate([sequences[i] for i in group], aggregation, tokens, len(sequences), norm_constant) for group in groups
     ]
     padded = sum(mb.input_ids.numel() for mb in micro_batches)
     return TrainBatch(loss, micro_batches, tokens, len(sequences), padded)
@@ -82,6 +87,23 @@ def pack(lengths: Seq[int], budget: int, min_fill: float = MIN_FILL) -> List[Lis
         else:
             groups.append([i])
     return groups
+
+
+def pack_rows(lengths: Seq[int], budget: int) -> List[List[int]]:
+    """Indices of sequences per packed row, first-fit decreasing: each row's total length <= budget
+    (a longer sequence gets a row of its own)."""
+    order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+    rows: List[List[int]] = []
+    room: List[int] = []
+    for i in order:
+        fit = next((r for r, free in enumerate(room) if lengths[i] <= free), None)
+        if fit is None:
+            rows.append([i])
+            room.append(budget - lengths[i])
+        else:
+            rows[fit].append(i)
+            room[fit] -= lengths[i]
+    return rows
 
 
 def _parse_loss(data: Any, default_loss: str) -> str:
@@ -164,4 +186,23 @@ def _collate(sequences: List[Sequence], aggregation: str, tokens: int, total: in
         behaviour_logprobs=pad([s.logprobs for s in sequences], torch.float32),
         advantages=pad([s.advantages for s in sequences], torch.float32),
         weights=aggregation_weights(mask, aggregation, tokens, total, norm_constant),
+    )
+
+
+def _collate_packed(sequences: List[Sequence], aggregation: str, tokens: int, total: int, norm_constant: float) -> MicroBatch:
+    """One row: the sequences end to end. Per-sequence aggregation (seq-mean-token-mean) weighs each
+    sequence by its own length, so weights are computed per sequence and laid out the same way."""
+
+    def row(values: List[list], dtype: torch.dtype) -> torch.Tensor:
+        return torch.tensor([[v for part in values for v in part]], dtype=dtype)  # (1, T)
+
+    weights = [aggregation_weights(torch.tensor([s.loss_mask], dtype=torch.float32), aggregation, tokens, total, norm_constant)[0].tolist()
+               for s in sequences]
+    return MicroBatch(
+        input_ids=row([s.token_ids for s in sequences], torch.int64),
+        loss_mask=row([s.loss_mask for s in sequences], torch.float32),
+        behaviour_logprobs=row([s.logprobs for s in sequences], torch.float32),
+        advantages=row([s.advantages for s in sequences], torch.float32),
+        weights=row(weights, torch.float32),
+        segments=row([[i] * len(s.token_ids) for i, s in enumerate(sequences)], torch.int64),
     )

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence
 import torch
 
 from .decoders import make_decoder
-from .sampling import LOGPROB_FLOOR, processed_logprobs, sample
+from .row_sampling import RowSampling
 
 
 @dataclass
@@ -76,11 +76,14 @@ class Request:
         self._done.set()
 
 
+SEED_SPACE = 1 << 63  # sequence seeds are int64
+
+
 @dataclass
 class _Sequence:
     request: Request
     index: int  # choice index within the request
-    generator: Optional[torch.Generator]
+    seed: int  # its request's seed + index, or one drawn from the engine's generator: fixes its random draws
     policy_version: int
     tokens: List[int] = field(default_factory=list)
     logprobs: List[float] = field(default_factory=list)
@@ -88,7 +91,7 @@ class _Sequence:
 
 
 class Engine:
-    """Continuous-batching sampler over a Policy (atk_trainer.modeling); start() runs its thread."""
+    """Continuous-batching sampler over a Policy (atk_trainer.model.modeling); start() runs its thread."""
 
     def __init__(self, max_batch: int = 256, seed: int = 0):
         self.max_batch = max_batch  # sequences decoded together; more wait in the queue
@@ -97,7 +100,8 @@ class Engine:
         self.policy_version = 0  # stamped on completions; the server bumps it after each train step
         self.eos_token_ids: List[int] = []
         self.autocast = False  # bf16 autocast on CUDA, matching the trainer's forward
-        self._shared_rng = torch.Generator().manual_seed(seed)
+        self._shared_rng = torch.Generator().manual_seed(seed)  # draws the seeds of requests without one
+        self._rows = RowSampling()  # the running rows' sampling settings, on the model's device
         self._cond = threading.Condition()
         self._queue: List[_Sequence] = []
         self._running: List[_Sequence] = []
@@ -117,8 +121,6 @@ class Engine:
         self.policy, self.autocast = policy, autocast
         self._cache_epoch += 1
         self.eos_token_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
-        if policy.device.type == "cuda":
-            self._shared_rng = torch.Generator(device=policy.device).manual_seed(int(self._shared_rng.initial_seed()))
 
     def submit(self, prompt: List[int], params: SamplingParams) -> Request:
         request = Request(list(prompt), params)
@@ -127,12 +129,12 @@ class Engine:
                 raise RuntimeError("the engine is shut down")
             if self.policy is None:
                 raise RuntimeError("no model loaded: POST /control/load_model first")
-            device = self.policy.device
             for i in range(params.n):
-                generator = None
                 if params.seed is not None:
-                    generator = torch.Generator(device=device).manual_seed(params.seed + i)
-                self._queue.append(_Sequence(request, i, generator, self.policy_version))
+                    seed = (params.seed + i) % SEED_SPACE
+                else:
+                    seed = int(torch.randint(0, SEED_SPACE // 2, (1,), generator=self._shared_rng))
+                self._queue.append(_Sequence(request, i, seed, self.policy_version))
             self._cond.notify_all()
         return request
 
@@ -206,7 +208,9 @@ class Engine:
                     if len(admitted) == len(self._running) and not self._reusable(decoder, epoch):
                         decoder, epoch = make_decoder(self.policy), self._cache_epoch
                     if admitted:
-                        logits = decoder.prefill([s.request.prompt for s in admitted])  # (B_new, V)
+                        budget = max(s.request.params.max_tokens for s in admitted)
+                        logits = decoder.prefill([s.request.prompt for s in admitted], budget)  # (B_new, V)
+                        self._rows.join([s.request.params for s in admitted], [s.seed for s in admitted], logits.device)
                         self._advance(decoder, admitted, logits)
                     else:
                         logits = decoder.decode([s.tokens[-1] for s in self._running])  # (B, V)
@@ -216,6 +220,7 @@ class Engine:
                     for seq in self._running:
                         seq.request._fail(error)
                     self._running = []
+                    self._rows.clear()
                     decoder = None
                     self._cond.notify_all()
 
@@ -227,28 +232,15 @@ class Engine:
 
     def _advance(self, decoder, rows: List[_Sequence], logits: torch.Tensor) -> None:
         """Sample one token for each of `rows` (the last rows of the running batch), retire finished ones."""
-        params = [s.request.params for s in rows]
-        device = logits.device
-        temperature = torch.tensor([p.temperature for p in params], device=device)
-        top_k = torch.tensor([p.top_k for p in params], device=device, dtype=torch.long)
-        top_p = torch.tensor([p.top_p for p in params], device=device)
-        logp = processed_logprobs(logits, temperature, top_k, top_p)  # (B, V)
-        tokens = sample(logp, temperature == 0, [s.generator for s in rows], self._shared_rng)  # (B,)
-        picked = logp.gather(-1, tokens.unsqueeze(-1)).squeeze(-1).clamp(min=LOGPROB_FLOOR).tolist()
-        tokens_list = tokens.tolist()
-        want_top = max((p.logprobs or 0) for p in params)
-        top_values = top_ids = None
-        if want_top:
-            top_values, top_ids = logp.topk(min(want_top, logp.shape[-1]), dim=-1)
-            top_values, top_ids = top_values.clamp(min=LOGPROB_FLOOR).tolist(), top_ids.tolist()
-        for i, (seq, p) in enumerate(zip(rows, params)):
-            token = tokens_list[i]
+        sampled = self._rows.step(logits, len(self._running) - len(rows))
+        for i, seq in enumerate(rows):
+            token, logprob = sampled.tokens[i], sampled.logprobs[i]
             seq.tokens.append(token)
-            seq.logprobs.append(picked[i])
-            if p.logprobs is not None:
-                top = {token: picked[i]}
-                if p.logprobs and top_ids is not None:
-                    top.update(zip(top_ids[i][: p.logprobs], top_values[i][: p.logprobs]))
+            seq.logprobs.append(logprob)
+            asked = seq.request.params.logprobs
+            if asked is not None:
+                top = {token: logprob}
+                top.update(zip(sampled.top_ids[i][:asked], sampled.top_logprobs[i][:asked]))
                 seq.tops.append(top)
         finished = [(seq, self._finish_reason(seq)) for seq in self._running]
         done = [(seq, reason) for seq, reason in finished if reason is not None]
@@ -256,6 +248,7 @@ class Engine:
             return
         keep = [i for i, (_, reason) in enumerate(finished) if reason is None]
         decoder.keep(keep)
+        self._rows.keep(keep)
         with self._cond:
             self._running = [self._running[i] for i in keep]
             self._cond.notify_all()

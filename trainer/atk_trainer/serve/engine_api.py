@@ -21,12 +21,13 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Dict, List, Mapping, Optional, Union
 
-from . import lora as lora_lib
-from .errors import HttpError, bad_request, expect_object
+from ..errors import HttpError, bad_request, expect_object
+from ..train import lora as lora_lib
 from .generate import Completion, Engine, SamplingParams
-from .safetensors_io import load_file
+from ..model.safetensors_io import load_file
+from .wire import Body, ChoiceLogprobs, CompletionChoice, CompletionReply, Json, JsonObject, ModelCard, ModelList, RpcReply
 
 MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
 MAX_N = 256
@@ -58,9 +59,9 @@ class EngineApi:
         self.adapters: Dict[str, ServedAdapter] = {}  # lora_name -> its directory and sampler
         self._adapters_lock = threading.Lock()  # request threads look adapters up while others load or unload them
         self._adapter_loads = 0  # seeds each adapter sampler differently
-        self.worker: Any = None  # set by use_worker_extension: what /collective_rpc calls
+        self.worker: Optional[object] = None  # set by use_worker_extension: what /collective_rpc calls
 
-    def model_loaded(self, config: Mapping[str, Any], root: Optional[str], max_model_len: Optional[int] = None) -> None:
+    def model_loaded(self, config: Mapping[str, Json], root: Optional[str], max_model_len: Optional[int] = None) -> None:
         """`max_model_len` overrides the config's max_position_embeddings, as vLLM's --max-model-len does
         (rotary positions extend past it; a recipe may need longer prompts than a tiny model saw)."""
         self.root = root
@@ -68,15 +69,15 @@ class EngineApi:
         self.max_model_len = int(max_model_len or config.get("max_position_embeddings") or 32768)
 
     # -- routes ----------------------------------------------------------------------------------------
-    def health(self, _body: Any) -> Any:
+    def health(self, _body: Body) -> None:
         if self.engine.policy is None:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
         return None  # 200 with an empty body, as vLLM answers
 
-    def models(self, _body: Any) -> Any:
+    def models(self, _body: Body) -> ModelList:
         created = int(time.time())
 
-        def card(name: str, root: Optional[str], parent: Optional[str]) -> Dict[str, Any]:
+        def card(name: str, root: Optional[str], parent: Optional[str]) -> ModelCard:
             return {"id": name, "object": "model", "created": created, "owned_by": "atk", "root": root,
                     "parent": parent, "max_model_len": self.max_model_len, "permission": []}
 
@@ -84,7 +85,7 @@ class EngineApi:
         data += [card(name, adapter.path, self.served_name) for name, adapter in sorted(self.adapters.items())]
         return {"object": "list", "data": data}
 
-    def completions(self, body: Any) -> Any:
+    def completions(self, body: Body) -> CompletionReply:
         if self.engine.policy is None:
             raise HttpError(503, "no model loaded yet (POST /control/load_model)", "ServiceUnavailableError")
         body = expect_object(body)
@@ -111,7 +112,7 @@ class EngineApi:
         results = [r.wait() for r in requests]
         return self._response(model, body, prompts, results)
 
-    def load_lora_adapter(self, body: Any) -> Any:
+    def load_lora_adapter(self, body: Body) -> str:
         body = expect_object(body)
         name, path = _string(body, "lora_name"), _string(body, "lora_path")
         if name in self.adapters and not body.get("load_inplace"):
@@ -143,7 +144,7 @@ class EngineApi:
             replaced.engine.close_when_idle()
         return f"Success: LoRA adapter '{name}' added successfully."
 
-    def unload_lora_adapter(self, body: Any) -> Any:
+    def unload_lora_adapter(self, body: Body) -> str:
         name = _string(expect_object(body), "lora_name")
         with self._adapters_lock:
             adapter = self.adapters.pop(name, None)
@@ -152,7 +153,7 @@ class EngineApi:
         adapter.engine.close_when_idle()  # requests already submitted to it still finish
         return f"Success: LoRA adapter '{name}' removed successfully."
 
-    def reset_prefix_cache(self, _body: Any) -> Any:
+    def reset_prefix_cache(self, _body: Body) -> None:
         # Weight changes drop the engine's prefix cache by themselves; this drops it on request too.
         with self._adapters_lock:
             engines = [self.engine, *(a.engine for a in self.adapters.values())]
@@ -167,7 +168,7 @@ class EngineApi:
         for adapter in adapters:
             adapter.engine.close()
 
-    def collective_rpc(self, body: Any) -> Any:
+    def collective_rpc(self, body: Body) -> RpcReply:
         """vLLM's dev-mode route: call `method` on every worker and answer {"results": [...]}. The one
         worker here is the stand-in use_worker_extension made; without it every method is unknown."""
         body = expect_object(body)
@@ -192,7 +193,7 @@ class EngineApi:
         self.worker = type(f"StandinWorker_{extension.__name__}", (StandinWorker, extension), {})(self.engine)
 
     # -- helpers ---------------------------------------------------------------------------------------
-    def _prompts(self, prompt: Any) -> List[List[int]]:
+    def _prompts(self, prompt: Json) -> List[List[int]]:
         if isinstance(prompt, str) or (isinstance(prompt, list) and prompt and all(isinstance(p, str) for p in prompt)):
             raise bad_request("prompt: the embedded engine takes token IDs (a list of ints), not text")
         if not isinstance(prompt, list) or not prompt:
@@ -207,10 +208,11 @@ class EngineApi:
                     raise bad_request(f"{where}[{j}]: expected a token ID in [0, {self.vocab_size}), got {t!r}")
         return batch
 
-    def _response(self, model: str, body: Mapping[str, Any], prompts: List[List[int]], results: List[List[Completion]]):
+    def _response(self, model: str, body: JsonObject, prompts: List[List[int]], results: List[List[Completion]]) -> CompletionReply:
         with_ids = bool(body.get("return_token_ids"))
         with_logprobs = body.get("logprobs") is not None
-        choices, completion_tokens = [], 0
+        choices: List[CompletionChoice] = []
+        completion_tokens = 0
         for prompt, completions in zip(prompts, results):
             for c in completions:
                 completion_tokens += len(c.token_ids)
@@ -236,7 +238,7 @@ class EngineApi:
         }
 
 
-def _logprobs(c: Completion) -> Dict[str, Any]:
+def _logprobs(c: Completion) -> ChoiceLogprobs:
     return {
         "text_offset": [0] * len(c.token_ids),
         "token_logprobs": c.logprobs,
@@ -245,7 +247,7 @@ def _logprobs(c: Completion) -> Dict[str, Any]:
     }
 
 
-def _sampling_params(body: Mapping[str, Any]) -> SamplingParams:
+def _sampling_params(body: JsonObject) -> SamplingParams:
     max_tokens = _number(body, "max_tokens", 16, integer=True, low=1)
     temperature = _number(body, "temperature", 1.0, low=0.0)
     top_p = _number(body, "top_p", 1.0, low=0.0)
@@ -276,15 +278,14 @@ def _sampling_params(body: Mapping[str, Any]) -> SamplingParams:
     )
 
 
-
-def _string(body: Mapping[str, Any], key: str) -> str:
+def _string(body: JsonObject, key: str) -> str:
     value = body.get(key)
     if not isinstance(value, str) or not value:
         raise bad_request(f"{key}: expected a non-empty string, got {value!r}")
     return value
 
 
-def _number(body: Mapping[str, Any], key: str, default, integer: bool = False, low=None):
+def _number(body: JsonObject, key: str, default: Union[int, float], integer: bool = False, low: Optional[float] = None) -> Union[int, float]:
     value = body.get(key)
     if value is None:
         return default
@@ -295,5 +296,5 @@ def _number(body: Mapping[str, Any], key: str, default, integer: bool = False, l
     return value
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Json) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -23,11 +23,12 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from ..errors import HttpError
+from ..train.distributed import Peers, RankError, world_size
 from .control import ControlApi
-from .distributed import Peers, world_size
 from .engine_api import EngineApi
-from .errors import HttpError
 from .generate import Engine
+from .wire import Body, Reply
 
 MAX_BODY = 512 * 1024 * 1024  # a train step of many long sequences is large, but not this large
 PARENT_POLL_S = 0.5
@@ -36,7 +37,11 @@ PARENT_POLL_S = 0.5
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    peers = Peers() if world_size() > 1 else None
+    try:
+        peers = Peers() if world_size() > 1 else None
+    except RankError as e:
+        sys.stderr.write(f"atk_trainer: {e}\n")
+        return 2
     if peers is not None and not peers.leader:
         return follow(peers, args)
     app = TrainerServer(args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers)
@@ -77,7 +82,7 @@ class TrainerServer:
         self.engine_api = EngineApi(self.engine, served_name)
         self.control = ControlApi(self.engine, self.engine_api, peers)
         e, c = self.engine_api, self.control
-        self.routes: Dict[Tuple[str, str], Callable[[Any], Any]] = {
+        self.routes: Dict[Tuple[str, str], Callable[[Body], Reply]] = {
             ("GET", "/health"): e.health,
             ("GET", "/v1/models"): e.models,
             ("POST", "/v1/completions"): e.completions,
@@ -113,7 +118,7 @@ class TrainerServer:
         log(f"atk_trainer shutting down: {reason}")
         threading.Thread(target=self.httpd.shutdown, name="atk-shutdown", daemon=True).start()
 
-    def dispatch(self, method: str, path: str, raw: bytes) -> Tuple[int, Any]:
+    def dispatch(self, method: str, path: str, raw: bytes) -> Tuple[int, Reply]:
         """(status, body) for one request; body None = empty, str = text/plain, else JSON."""
         handler = self.routes.get((method, path))
         if handler is None:
@@ -121,7 +126,7 @@ class TrainerServer:
             if allowed:
                 raise HttpError(405, f"{method} {path}: use {' or '.join(allowed)}", "MethodNotAllowedError")
             raise HttpError(404, f"{method} {path}: no such route", "NotFoundError")
-        body = None
+        body: Body = None
         if raw.strip():
             try:
                 body = json.loads(raw)

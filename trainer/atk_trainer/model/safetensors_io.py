@@ -27,7 +27,7 @@ INDEX_FILE = "model.safetensors.index.json"
 MAX_HEADER = 100 * 1024 * 1024
 
 if sys.byteorder != "little":  # the raw bytes are little-endian; torch tensors are native-endian
-    raise ImportError("atk_trainer.safetensors_io needs a little-endian machine")
+    raise ImportError("atk_trainer.model.safetensors_io needs a little-endian machine")
 
 
 class SafetensorsError(ValueError):

@@ -1,6 +1,7 @@
 """Batched incremental decoding over a KV cache, one class per backend, behind one small interface:
 
-    decoder.prefill(prompts) -> (B_new, V)   add sequences; logits after each prompt's last token
+    decoder.prefill(prompts, budget) -> (B_new, V)   add sequences that will sample up to `budget` tokens;
+                                             logits after each prompt's last token
     decoder.decode(tokens)   -> (B, V)       feed one token per running sequence, in row order
     decoder.keep(rows)                       retire every row not listed
     decoder.joinable                         whether prefill may add rows while others run
@@ -16,7 +17,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import torch
 
 from .kv_cache import KVCache, RowKV
-from .qwen2 import Qwen2ForCausalLM
+from ..model.qwen2 import Qwen2ForCausalLM
 
 
 def make_decoder(policy: Any):
@@ -40,7 +41,7 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
+    """atk_trainer.model.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
     continues a finished sequence (an agent's next turn: the previous context, its completion, a tool
     result) reuses that sequence's keys and values and computes only the new tokens, as vLLM's prefix
     cache does.
@@ -70,10 +71,12 @@ class BuiltinDecoder:
         self.steps = 0
         self._ids = 0
 
-    def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
+    def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
         device = self.module.lm_head.weight.device
         sources = [self._parked_prefix(p) for p in prompts]  # parked id each prompt continues, or None
-        new = KVCache.for_model(self.module, len(prompts)).load_rows(
+        # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
+        capacity = max(len(p) for p in prompts) + budget
+        new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(
             [None if i is None else self.parked[i].kv for i in sources])
         done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
         ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
@@ -85,6 +88,7 @@ class BuiltinDecoder:
         if self.cache is None:
             self.cache, self.lengths, rows = new, lengths, list(range(len(prompts)))
         else:
+            self.cache.reserve(max(self.cache.used, new.used) + budget)
             rows = self._free_rows(len(prompts))
             self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
             if self.cache.rows > self.lengths.shape[0]:
@@ -185,7 +189,7 @@ class TransformersDecoder:
         self.mask = None  # (B, S) attention mask over all tokens fed so far
         self.alive: List[int] = []  # batch rows still running, in row order
 
-    def prefill(self, prompts: List[List[int]]) -> torch.Tensor:
+    def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
         if self.past is not None:
             raise RuntimeError("TransformersDecoder: prefill into a running batch")
         device = next(self.module.parameters()).device

@@ -1,4 +1,4 @@
-"""The built-in qwen2's KV cache for batched generation (atk_trainer.decoders drives it).
+"""The built-in qwen2's KV cache for batched generation (atk_trainer.serve.decoders drives it).
 
 Rows are sequences, slots (the S axis) positions in the cache shared by all rows; see KVCache.
 """
@@ -41,12 +41,13 @@ class KVCache:
         self.rows = batch  # rows in use: [0, rows)
         self.used = 0  # slots in use: [0, used)
         self._new = 0  # tokens of the forward in progress
+        self._may_have_unused = False  # rows retired or replaced since the last look for unused leading slots
 
     @staticmethod
-    def for_model(module: Any, batch: int) -> "KVCache":  # an atk_trainer.qwen2.Qwen2ForCausalLM
+    def for_model(module: Any, batch: int, capacity: int = 64) -> "KVCache":  # an atk_trainer.model.qwen2.Qwen2ForCausalLM
         c = module.config
         weight = module.model.embed_tokens.weight
-        return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype)
+        return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype, capacity)
 
     @property
     def batch(self) -> int:
@@ -70,14 +71,19 @@ class KVCache:
         B, T = input_ids.shape
         if B != self.rows:
             raise ValueError(f"KVCache holds {self.rows} rows, the forward has {B}")
-        self._drop_unused_slots()
+        if self._may_have_unused:
+            self._drop_unused_slots()
         self._reserve(self.used + T)
-        if new_valid is None:
-            new_valid = torch.ones(B, T, dtype=torch.bool, device=self.valid.device)
         start, self._new = self.used, T
-        self.valid[:B, start:start + T] = new_valid
+        self.valid[:B, start:start + T] = True if new_valid is None else new_valid
         self.used += T
         S = self.used
+        if T == 1:
+            # A decode step: every old slot is causally visible, so the mask is the valid slots, plus
+            # the new slot for rows fed padding (so no row is all -inf).
+            mask = self.valid[:B, :S].clone()  # (B, S)
+            mask[:, start] = True
+            return mask.view(B, 1, 1, S)
         causal = torch.ones(T, S, dtype=torch.bool, device=self.valid.device).tril(diagonal=start)  # (T, S)
         mask = causal.unsqueeze(0) & self.valid[:B, :S].unsqueeze(1)  # (B, T, S)
         # A padding token attends at least to itself, so its (unused) row is never all -inf -> NaN.
@@ -114,6 +120,7 @@ class KVCache:
         self._reserve_rows(max(self.rows, int(rows.max()) + 1))
         self.valid[: self.rows, self.used: S] = False  # the old rows' gap, when the new rows are longer
         self.valid[rows] = False
+        self._may_have_unused = True
         self.valid[rows, S - theirs: S] = other.valid[:n, :theirs]
         for store, their_store in ((self.keys, other.keys), (self.values, other.values)):
             for i, t in enumerate(store):
@@ -153,6 +160,7 @@ class KVCache:
     def retire(self, rows: torch.Tensor) -> None:
         """Mask every slot of `rows`: they stop counting, and a later join may reuse them."""
         self.valid[rows] = False
+        self._may_have_unused = True
 
     def select(self, rows: torch.Tensor) -> None:
         """Keep only `rows` (indices, in that order) and drop the slots none of them uses: one
@@ -177,6 +185,7 @@ class KVCache:
         oldest rows retired): attention reads every slot up to `used`, and storage would only grow."""
         if self.used < 64:
             return
+        self._may_have_unused = False
         first = _first_used_slot(self.valid[: self.rows, : self.used])
         if 2 * first < self.used:
             return
@@ -187,6 +196,10 @@ class KVCache:
         self.valid[: self.rows, :S] = self.valid[: self.rows, first: self.used].clone()
         self.valid[: self.rows, S: self.used] = False
         self.used = S
+
+    def reserve(self, needed: int) -> None:
+        """Make room for `needed` slots now, so the decode steps to come write in place."""
+        self._reserve(needed)
 
     def _reserve(self, needed: int) -> None:
         if needed <= self.capacity:

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import torch
 import torch.distributed as dist
 
-from .errors import HttpError
+from ..errors import HttpError
 
 # Followers wait in a broadcast for rank 0's next command through whole rollout phases.
 COMMAND_TIMEOUT = datetime.timedelta(days=365)
@@ -44,12 +44,29 @@ def world_size() -> int:
     return int(os.environ.get("WORLD_SIZE", "1"))
 
 
+class RankError(RuntimeError):
+    """The ranks do not fit the machine (the server prints it as one line and exits 2)."""
+
+
+def check_ranks(size: int, cuda: bool, gpus: int) -> None:
+    """On CUDA every rank needs a GPU of its own (rank r uses cuda:LOCAL_RANK); more ranks than visible
+    GPUs would end in an invalid-device CUDA traceback on the first extra rank."""
+    if cuda and size > gpus:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        where = f" (CUDA_VISIBLE_DEVICES={visible})" if visible is not None else ""
+        raise RankError(
+            f"WORLD_SIZE {size} is more than the {gpus} visible GPU{'s' if gpus != 1 else ''}{where}: "
+            "start at most one rank per GPU (model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU"
+        )
+
+
 class Peers:
     """This rank's view of the trainer processes: the command channel and the Trainer's collectives."""
 
     def __init__(self) -> None:
         self.rank = int(os.environ["RANK"])
         self.size = int(os.environ["WORLD_SIZE"])
+        check_ranks(self.size, torch.cuda.is_available(), torch.cuda.device_count())
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))  # "cuda" below means this rank's GPU
         dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")

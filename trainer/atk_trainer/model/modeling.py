@@ -4,7 +4,7 @@
     policy.logits(input_ids)          # (B, T) -> (B, T, V), right-padded batches, causal
     policy.save_pretrained(out_dir)   # config.json + model.safetensors (HF layout)
 
-backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.qwen2 (no dependencies);
+backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.qwen2 (no dependencies);
 "auto" picks transformers when it is importable. Both read and write the same directory layout and
 parameter names. The Trainer updates `policy.module` in place (or replaces it with a PeftModel), so
 code that samples must read `policy.module` on every use.
@@ -14,12 +14,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 
 from . import qwen2
 from .safetensors_io import load_dir, save_file
+from .token_stats import token_stats
 
 INITS = ("pretrained", "random")  # what load_policy starts from: the checkpoint's weights, or a seeded random init
 
@@ -47,8 +48,33 @@ class Policy:
             return self.module(input_ids=input_ids, use_cache=False).logits
         return self.module(input_ids)
 
+    def token_stats(
+        self,
+        input_ids: torch.Tensor,  # (B, T)
+        segments: Optional[torch.Tensor] = None,  # (B, T) sequence index of each token in packed rows; None = one per row
+        chunk: Optional[int] = None,  # positions per logits chunk (token_stats.CHUNK_LOGITS_BYTES by default)
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(logp, entropy), each (B, T) float32, computed from the hidden states and the lm_head in chunks
+        of positions (model/token_stats.py), never as full (B, T, V) logits. Packed rows (`segments`)
+        restart positions at each sequence and attend within it only (built-in backend)."""
+        positions = starts = mask = None
+        if segments is not None:
+            if self.backend != "builtin":
+                raise ValueError("pack_sequences: packed rows need backend builtin (transformers takes no block mask here)")
+            positions, starts = segment_positions(segments)
+            mask = qwen2.block_causal_mask(segments)
+
+        def head(hidden: torch.Tensor, lm_head: torch.nn.Module) -> Tuple[torch.Tensor, torch.Tensor]:
+            return token_stats(hidden, lm_head, input_ids, starts, chunk)
+
+        if self.backend == "transformers":
+            # The decoder without its lm_head, then the same chunked head: peft's LoRA layers live inside it.
+            hidden = self.module.get_decoder()(input_ids=input_ids, use_cache=False).last_hidden_state  # (B, T, C)
+            return head(hidden, self.module.get_output_embeddings())
+        return self.module(input_ids, positions, attn_mask=mask, head=head)
+
     def save_pretrained(self, out_dir: str, dtype: Optional[torch.dtype] = None) -> None:
-        """config.json and model.safetensors in Hugging Face layout, written by atk_trainer.safetensors_io
+        """config.json and model.safetensors in Hugging Face layout, written by atk_trainer.model.safetensors_io
         in both backends (tokenizer files are the caller's). A tied lm_head is left out, as transformers does.
         `dtype` casts the floating-point weights (an engine serving bf16 needs no more)."""
         os.makedirs(out_dir, exist_ok=True)
@@ -111,6 +137,17 @@ def random_policy(
         load_weights(hf, module.state_dict(), "random_policy")
         module = hf
     return Policy(module.to(device=torch_device, dtype=torch_dtype).eval(), config, backend)
+
+
+def segment_positions(segments: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(B, T) sequence index of each token of packed rows -> (positions (B, T) restarting at 0 in each
+    sequence, starts (B, T) bool where a sequence begins)."""
+    T = segments.shape[1]
+    index = torch.arange(T, device=segments.device).expand_as(segments)  # (B, T)
+    starts = torch.ones_like(segments, dtype=torch.bool)
+    starts[:, 1:] = segments[:, 1:] != segments[:, :-1]
+    first = torch.where(starts, index, torch.zeros_like(index)).cummax(dim=1).values  # (B, T) where each sequence began
+    return index - first, starts
 
 
 def read_config(path: str) -> Dict[str, Any]:

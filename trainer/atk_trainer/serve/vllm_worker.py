@@ -1,0 +1,123 @@
+"""Full-weight sync into vLLM: a worker extension atk starts vLLM with, and calls over HTTP.
+
+    vllm serve <model> --worker-extension-cls atk_trainer.vllm_worker.WeightReload
+    (with PYTHONPATH=<atk>/trainer and VLLM_SERVER_DEV_MODE=1, which registers /collective_rpc)
+
+    POST /collective_rpc {"method": "atk_reload_weights", "args": ["/abs/checkpoint/dir", "policy@7"]}
+    POST /collective_rpc {"method": "atk_weight_version"}   -> {"results": ["policy@7", ...]} (one per worker)
+
+vLLM 0.10-0.15 has no HTTP route that reloads weights from a directory, and its later weight-transfer
+API needs the trainer inside vLLM's NCCL group. A worker extension is the pattern TRL, verl and
+prime-rl use instead (../shared/notes/engines.md §2.4): vLLM mixes the class into every GPU worker, so
+each tensor-parallel rank streams the HF-layout checkpoint through the model's own `load_weights`,
+which shards it as it did at start-up. This module is imported inside vLLM's workers, so it needs
+nothing but torch and atk_trainer.model.safetensors_io (no `safetensors` or `vllm` import at module level).
+
+StandinWorker is what the embedded engine offers in place of vLLM's worker, so the same extension
+runs against real weights on machines without vLLM (engine_api.EngineApi.use_worker_extension).
+"""
+from __future__ import annotations
+
+import glob
+import os
+from typing import Any, Iterable, Iterator, Optional, Set, Tuple
+
+import torch
+
+from ..model.safetensors_io import iter_dir
+
+
+class WeightReload:
+    """Methods vLLM's worker gains from --worker-extension-cls; `self` is the worker (model_runner...)."""
+
+    def atk_reload_weights(self, directory: str, version: str) -> str:
+        """Load every tensor of the HF checkpoint in `directory` into the served model; returns `version`,
+        which atk_weight_version reports from then on. Prefix-cache entries computed by the old weights
+        must be dropped by the caller (POST /reset_prefix_cache)."""
+        model = _served_model(self.model_runner)
+        loaded = model.load_weights(checkpoint_weights(directory))
+        # vLLM's own loader refuses a checkpoint that leaves parameters unset; so does this, or a partial
+        # reload would report the new version. The weights it did load stay (vLLM copies as it streams):
+        # the version is not advanced, so atk's check fails the sync and the run stops on it.
+        if loaded is not None:
+            missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
+            if missing:
+                raise ValueError(f"{directory}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)")
+        _process_weights_after_loading(model, self.model_runner)
+        self._atk_weight_version = version
+        return version
+
+    def atk_weight_version(self) -> Optional[str]:
+        """The version of the last reload; None while the weights are those vLLM started with."""
+        return getattr(self, "_atk_weight_version", None)
+
+
+def checkpoint_weights(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
+    """(name, tensor) for every weight of the HF checkpoint in `directory`, read one tensor at a time
+    (every tensor-parallel worker reads the whole checkpoint; a whole file at once would be its size per worker).
+    @raises FileNotFoundError when the directory holds no safetensors file."""
+    if not glob.glob(os.path.join(directory, "*.safetensors")):
+        raise FileNotFoundError(f"{directory}: no *.safetensors checkpoint to reload")
+    return iter_dir(directory)
+
+
+def _served_model(runner: Any) -> Any:
+    model = runner.get_model() if hasattr(runner, "get_model") else runner.model
+    # With CUDA graphs the runner holds a wrapper whose `runnable` is the model.
+    return getattr(model, "runnable", model)
+
+
+def _process_weights_after_loading(model: Any, runner: Any) -> None:
+    """vLLM's post-load hook (repacking for quantized layers; a no-op for plain bf16 weights)."""
+    if not isinstance(model, torch.nn.Module):
+        return  # the stand-in's model (StandinWorker), also where vllm happens to be importable
+    try:
+        from vllm.model_executor.model_loader.utils import process_weights_after_loading  # type: ignore
+    except ImportError:
+        return  # not inside vLLM (the stand-in), or a vLLM that moved it: plain weights need nothing
+    device = next(model.parameters()).device
+    process_weights_after_loading(model, runner.model_config, device)
+
+
+class StandinWorker:
+    """The part of vLLM's GPU worker an extension uses: `model_runner.model.load_weights(weights)`,
+    here over the embedded engine's policy. The weights change with no request running, which is
+    stricter than vLLM: there a collective_rpc runs between scheduler steps, and requests in flight go
+    on with the new weights over KV computed by the old ones. atk syncs between rollouts, so neither
+    has requests in flight."""
+
+    def __init__(self, engine: Any):
+        self.model_runner = _StandinRunner(engine)
+
+
+class _StandinRunner:
+    def __init__(self, engine: Any):
+        self.model = _StandinModel(engine)
+        self.model_config = None
+
+
+class _StandinModel:
+    def __init__(self, engine: Any):
+        self.engine = engine
+
+    def parameters(self) -> Iterator[torch.nn.Parameter]:
+        return self.engine.policy.module.parameters()
+
+    def named_parameters(self) -> Iterator[Tuple[str, torch.nn.Parameter]]:
+        return self.engine.policy.module.named_parameters()
+
+    def load_weights(self, weights: Iterable[Tuple[str, torch.Tensor]]) -> Set[str]:
+        """Copy checkpoint tensors into the served module by name, as vLLM models do; an unknown name or
+        a wrong shape raises (vLLM raises KeyError) and nothing is half-loaded."""
+        state = self.engine.policy.module.state_dict()
+        staged = {}
+        for name, tensor in weights:
+            if name not in state:
+                raise KeyError(f"checkpoint tensor {name!r} is not a parameter of the served model")
+            if tensor.shape != state[name].shape:
+                raise ValueError(f"checkpoint tensor {name!r} has shape {tuple(tensor.shape)}, the model's is {tuple(state[name].shape)}")
+            staged[name] = tensor
+        with self.engine.exclusive(), torch.no_grad():  # leaving it also drops the engine's prefix cache
+            for name, tensor in staged.items():
+                state[name].copy_(tensor)
+        return set(staged)

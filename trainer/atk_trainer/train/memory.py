@@ -1,0 +1,95 @@
+"""Memory and speed knobs of the trainer: the micro-batch size when the recipe leaves it unset, the
+torch.compile switch, and out-of-memory errors that name the knob to turn down.
+
+Everything CUDA-specific is behind `on_cuda`: on CPU micro_batch_tokens stays CPU_MICRO_BATCH_TOKENS
+and nothing else changes.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Dict, Iterator, Optional
+
+import torch
+
+CPU_MICRO_BATCH_TOKENS = 8192  # what a CPU run uses when micro_batch_tokens is unset
+MIN_AUTO_TOKENS, MAX_AUTO_TOKENS = 1024, 65536
+FREE_MEMORY_SHARE = 0.6  # of the free memory after weights and optimizer state; the rest absorbs fragmentation
+
+
+class TrainerOutOfMemory(RuntimeError):
+    """A train step ran out of device memory; the message names the knobs that lower it."""
+
+
+def auto_micro_batch_tokens(free_bytes: int, config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int = 2) -> int:
+    """Tokens per micro-batch that fit `free_bytes` (device memory free once the model, its gradients
+    and optimizer state are allocated) for a model with this config.json: the activations a position
+    keeps for backward, per layer, times the layers (one layer with gradient checkpointing, plus the
+    layer inputs), plus the chunked lm_head (model/token_stats.py) whose logits are bounded by chunk.
+    Rounded down to a multiple of 1024 and kept in [MIN_AUTO_TOKENS, MAX_AUTO_TOKENS]."""
+    hidden = int(config["hidden_size"])
+    inter = int(config.get("intermediate_size", 4 * hidden))
+    layers = int(config["num_hidden_layers"])
+    heads = int(config["num_attention_heads"])
+    kv_heads = int(config.get("num_key_value_heads", heads))
+    head_dim = hidden // heads
+    # Saved per position per layer: norms' inputs (2 x C, fp32), q/k/v/attention output, the MLP's
+    # gate/up/act/product (4 x I) and the residual stream, in the compute dtype.
+    per_layer = compute_bytes * (6 * hidden + 2 * kv_heads * head_dim + 4 * inter) + 4 * 2 * hidden
+    if gradient_checkpointing:
+        per_position = per_layer + layers * compute_bytes * hidden  # one layer live, each layer's input kept
+    else:
+        per_position = layers * per_layer
+    tokens = int(FREE_MEMORY_SHARE * max(free_bytes, 0) // max(per_position, 1))
+    return max(MIN_AUTO_TOKENS, min(MAX_AUTO_TOKENS, tokens // 1024 * 1024))
+
+
+def resolve_micro_batch_tokens(
+    requested: Optional[int], device: torch.device, config: Dict[str, Any], gradient_checkpointing: bool, reserved_bytes: int = 0,
+) -> int:
+    """`requested`, or when None: CPU_MICRO_BATCH_TOKENS on CPU, sized from free memory on CUDA
+    (less `reserved_bytes`: what the first step will still allocate, gradients and optimizer state)."""
+    if requested is not None:
+        return requested
+    if device.type != "cuda":
+        return CPU_MICRO_BATCH_TOKENS
+    free, _total = torch.cuda.mem_get_info(device)
+    return auto_micro_batch_tokens(free - reserved_bytes, config, gradient_checkpointing)
+
+
+def compile_layers(module: torch.nn.Module) -> None:
+    """torch.compile each decoder layer in place (nn.Module.compile keeps parameter names and the
+    module's type, which checkpoints, LoRA and the engine's decoder rely on)."""
+    from .grad_checkpoint import decoder_layers
+
+    if not hasattr(torch.nn.Module, "compile"):
+        raise ValueError(f"compile: needs torch >= 2.2 (nn.Module.compile); this is torch {torch.__version__}")
+    layers = decoder_layers(module)
+    if layers is None:
+        raise ValueError("compile: the model has no `layers` ModuleList to compile")
+    for layer in layers:
+        layer.compile()
+
+
+@contextlib.contextmanager
+def out_of_memory_names_the_knobs(micro_batch_tokens: int, shape: Any = None) -> Iterator[None]:
+    """Turn a CUDA out-of-memory error inside the block into TrainerOutOfMemory naming what to lower,
+    after releasing the cached blocks the failed step left."""
+    try:
+        yield
+    except Exception as e:  # noqa: BLE001 - only out-of-memory errors are translated; the rest re-raised as is
+        if isinstance(e, TrainerOutOfMemory) or not is_out_of_memory(e):
+            raise
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        where = "" if shape is None else f" at a micro-batch of {shape[0]} x {shape[1]} tokens"
+        raise TrainerOutOfMemory(
+            f"out of GPU memory in train_step{where}: lower algorithm.micro_batch_tokens (now {micro_batch_tokens}), "
+            "or set model.trainer.gradient_checkpointing: true, or train a LoRA adapter (algorithm.lora)"
+        ) from None
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    if oom is not None and isinstance(error, oom):
+        return True
+    return isinstance(error, RuntimeError) and "out of memory" in str(error)

@@ -1,0 +1,85 @@
+"""The memory and speed knobs: micro_batch_tokens chosen when unset, torch.compile refused where torch
+lacks it, and an out-of-memory error that names the knob to turn down instead of a CUDA traceback."""
+import json
+
+import pytest
+import torch
+
+from atk_trainer.serve.control import ControlApi
+from atk_trainer.serve.engine_api import EngineApi
+from atk_trainer.serve.generate import Engine
+from atk_trainer.errors import HttpError
+from atk_trainer.train import memory
+from atk_trainer.train.config import ConfigError, parse_config
+from atk_trainer.train.train import Trainer
+from tiny import FIXED_SEQUENCES, TINY_CONFIG, pg_batch, tiny_policy
+
+QWEN_05B = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2}
+GIB = 1 << 30
+
+
+def test_auto_micro_batch_tokens_grows_with_free_memory_and_checkpointing_within_bounds():
+    sizes = [memory.auto_micro_batch_tokens(free * GIB, QWEN_05B, False) for free in (1, 10, 20, 40)]
+    assert sizes == sorted(sizes) and sizes[0] == memory.MIN_AUTO_TOKENS and sizes[-1] > sizes[1] > sizes[0]
+    assert all(s % 1024 == 0 for s in sizes)
+    assert memory.auto_micro_batch_tokens(20 * GIB, QWEN_05B, True) > 4 * sizes[2]  # one layer's activations live
+    assert memory.auto_micro_batch_tokens(10_000 * GIB, QWEN_05B, True) == memory.MAX_AUTO_TOKENS
+    assert memory.auto_micro_batch_tokens(-5, QWEN_05B, False) == memory.MIN_AUTO_TOKENS  # less free than reserved
+
+
+def test_unset_micro_batch_tokens_is_8192_on_cpu_and_a_given_value_is_kept():
+    assert parse_config({}).micro_batch_tokens is None
+    assert Trainer(tiny_policy(), parse_config({})).micro_batch_tokens == memory.CPU_MICRO_BATCH_TOKENS
+    assert Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 300})).micro_batch_tokens == 300
+    with pytest.raises(ConfigError, match="micro_batch_tokens: must be > 0"):
+        parse_config({"micro_batch_tokens": 0})
+
+
+@pytest.mark.skipif(hasattr(torch.nn.Module, "compile"), reason="this torch can compile: the refusal is for older ones")
+def test_compile_is_refused_with_the_torch_it_needs():
+    with pytest.raises(ValueError, match=r"^compile: needs torch >= 2.2 \(nn.Module.compile\); this is torch "):
+        Trainer(tiny_policy(), parse_config({"compile": True}))
+
+
+def cuda_oom(*_args, **_kwargs):
+    # What the CUDA caching allocator raises (torch.cuda.OutOfMemoryError where torch has it).
+    error = getattr(torch.cuda, "OutOfMemoryError", RuntimeError)
+    raise error("CUDA out of memory. Tried to allocate 4.64 GiB (GPU 0; 79.11 GiB total capacity)")
+
+
+def test_out_of_memory_in_a_micro_batch_names_the_knob_and_its_shape(monkeypatch):
+    trainer = Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 16}))
+    before = [p.detach().clone() for p in trainer.policy.module.parameters()]
+    monkeypatch.setattr(Trainer, "_forward_backward", cuda_oom)
+    with pytest.raises(memory.TrainerOutOfMemory) as caught:
+        trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
+    assert str(caught.value) == (
+        "out of GPU memory in train_step at a micro-batch of 2 x 8 tokens: lower algorithm.micro_batch_tokens (now 16), "
+        "or set model.trainer.gradient_checkpointing: true, or train a LoRA adapter (algorithm.lora)")
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert all(torch.equal(a, b) for a, b in zip(before, trainer.policy.module.parameters()))  # nothing applied
+    assert trainer.step_count == 0
+
+
+def test_out_of_memory_in_the_optimizer_names_the_knob_and_other_errors_pass_through(monkeypatch):
+    trainer = Trainer(tiny_policy(), parse_config({}))
+    monkeypatch.setattr(trainer.optimizer, "step", cuda_oom)
+    with pytest.raises(memory.TrainerOutOfMemory, match=r"^out of GPU memory in train_step: lower algorithm.micro_batch_tokens \(now 8192\)"):
+        trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
+    monkeypatch.setattr(trainer.optimizer, "step", lambda: (_ for _ in ()).throw(RuntimeError("some other failure")))
+    with pytest.raises(RuntimeError, match="^some other failure$"):
+        trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
+
+
+def test_control_answers_an_out_of_memory_step_with_507_and_the_message(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG))
+    engine = Engine()
+    control = ControlApi(engine, EngineApi(engine))
+    loaded = control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"micro_batch_tokens": 64}})
+    assert loaded["micro_batch_tokens"] == 64
+    monkeypatch.setattr(Trainer, "_forward_backward", cuda_oom)
+    with pytest.raises(HttpError) as caught:
+        control.train_step(pg_batch(control.trainer.policy, FIXED_SEQUENCES))
+    assert (caught.value.status, caught.value.kind) == (507, "OutOfMemoryError")
+    assert caught.value.message.startswith("out of GPU memory in train_step at a micro-batch of ")
+    engine.close()
