@@ -1,5 +1,6 @@
 /**
- * Stalls name themselves: every wait of a step (engine request, trainer call, weight sync, reward)
+ * Stalls name themselves: every wait of a step (engine request, tool call, simulated user, reward,
+ * trainer call, weight sync)
  * is registered while it is open, with what was last heard from its component. A step that runs
  * past `factor` times the median of the steps before it is reported with the oldest open waits,
  * so a hung run says "waiting on the trainer for 41 min, last heard: train step 6 answered".
@@ -56,18 +57,26 @@ export class StallWatch {
 
   /** Runs `work` as an open wait on `component`; what it ends with is what was last heard from it. */
   async wait<T>(component: WaitComponent, detail: string, work: () => Promise<T>): Promise<T> {
-    const id = this.nextId++;
-    this.open.set(id, { component, detail, since: this.now() });
+    const end = this.begin(component, detail);
     try {
       const value = await work();
-      this.heard.set(component, { what: `${detail}: answered`, at: this.now() });
+      end();
       return value;
     } catch (error) {
-      this.heard.set(component, { what: `${detail}: ${error instanceof Error ? error.message : String(error)}`.slice(0, 300), at: this.now() });
+      end(error);
       throw error;
-    } finally {
-      this.open.delete(id);
     }
+  }
+
+  /** Opens a wait on `component` (for work that is not one promise, e.g. a streaming tool call); call the result once when it ends, with the error if it failed. */
+  begin(component: WaitComponent, detail: string): (error?: unknown) => void {
+    const id = this.nextId++;
+    this.open.set(id, { component, detail, since: this.now() });
+    return (error) => {
+      if (!this.open.delete(id)) return;
+      const outcome = error === undefined ? 'answered' : error instanceof Error ? error.message : String(error);
+      this.heard.set(component, { what: `${detail}: ${outcome}`.slice(0, 300), at: this.now() });
+    };
   }
 
   stepStarted(step: number): void {

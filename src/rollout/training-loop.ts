@@ -120,7 +120,7 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, stalls: EventChann
 
     if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
     if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
-      await ctx.trainer.save(checkpointDir);
+      await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
       await store.commitCheckpoint(step, plan.keepCheckpoints);
       yield { type: 'checkpointSaved', step, path: checkpointDir };
     }
