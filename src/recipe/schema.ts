@@ -262,6 +262,7 @@ export const RolloutSchema = z
     top_k: z.number().int().min(-1).default(-1).describe('Top-k sampling; -1 = off.'),
     episode_timeout_s: positiveNumber.default(300).describe('Wall-clock limit for one episode; a timed-out episode is failed.'),
     request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
+    reward_timeout_s: positiveNumber.default(600).describe('Limit for scoring one episode; a reward past it fails the episode (kind reward).'),
     on_failure: z.enum(['zero', 'exclude']).default('zero').describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
     // Earlier atk versions wrote it into every resolved.yaml with its only honoured value; accepted so those runs reload.
     max_staleness: z

@@ -22,6 +22,8 @@ export interface EpisodeKit {
   readonly systemPrompt: (task: Task) => string | undefined;
   readonly successThreshold: number;
   readonly timeoutMs: number;
+  /** Limit for scoring one episode (`rollout.reward_timeout_s`); none when absent. */
+  readonly rewardTimeoutMs?: number;
   /** The simulated user of an episode (the recipe's `user` section); absent for single-turn tasks. */
   readonly user?: (task: Task, env: EpisodeEnv) => EpisodeUser | undefined;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
@@ -105,14 +107,8 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   }
   if (episode.error !== undefined) return failedRollout(base, episode);
   try {
-    const scored = await kit.reward({
-      task,
-      finalText: episode.finalText,
-      messages: episode.messages,
-      toolCalls: episode.toolCalls,
-      finishReason: episode.finishReason,
-      env,
-    });
+    const scoring = kit.reward({ task, finalText: episode.finalText, messages: episode.messages, toolCalls: episode.toolCalls, finishReason: episode.finishReason, env });
+    const scored = kit.rewardTimeoutMs === undefined ? await scoring : await withTimeout(scoring, kit.rewardTimeoutMs, `timed out after ${kit.rewardTimeoutMs / 1000} s`);
     return {
       ...base,
       episode,
@@ -138,6 +134,15 @@ export function rolloutOnThrow(policyVersion: number): (slot: EpisodeSlot<Task>,
     const failure = describeFailure(error, 'scheduler');
     return failedRollout({ task, group, sample, policyVersion }, failedEpisode(failure.kind, failure.message));
   };
+}
+
+/** `work`, or a rejection with `message` once `ms` pass (the work itself is left to finish or hang). */
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 function failedRollout(base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>, episode: EpisodeResult): Rollout {

@@ -90,6 +90,11 @@ describe('episode isolation', () => {
     expect(trajectoryRecord(rollout, 1, null)).toMatchObject({ failed: true, error: 'reward failed: judge said no', error_kind: 'reward' });
   });
 
+  test('returns a reward that never answers as a failed rollout of kind reward once rollout.reward_timeout_s passes', async () => {
+    const rollout = await collectRollout(kit({ reward: () => new Promise(() => undefined), rewardTimeoutMs: 100 }), request);
+    expect([rollout.failed, ...outcome(rollout)]).toStrictEqual([true, 'reward', 'reward failed: timed out after 0.1 s']);
+  });
+
   test('returns the step with every other episode when one slot throws past collectRollout, counted per kind in the step metrics', async () => {
     const good = kit();
     const groups = await runGroups([task, task], 2, 2, async ({ group, sample }) => {

@@ -86,6 +86,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
     timeoutMs: recipe.rollout.episode_timeout_s * 1000,
+    rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),
   };
 }

@@ -14,8 +14,10 @@ import type { PolicySync, PolicyTrainer } from './policy.js';
 import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
 import { runGroups } from '../rollout/scheduler.js';
+import { formatStall, StallWatch } from '../rollout/stall-watch.js';
 import { stepMetrics, trajectoryRecord } from './step-record.js';
 import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
+import { watchedKit } from '../rollout/watched-kit.js';
 
 export interface TrainingPlan {
   readonly seed: number;
@@ -51,8 +53,25 @@ export interface TrainingContext {
   readonly signal: AbortSignal;
 }
 
-/** Run the training loop, yielding what happens as events. */
-export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEvent> {
+/** How often a running step is checked for a stall. */
+const STALL_CHECK_MS = 5_000;
+
+/** Run the training loop, yielding what happens as events; a stalled step is reported as a warning naming what it waits on. */
+export async function* trainingLoop(context: TrainingContext): AsyncGenerator<RunEvent> {
+  const watch = new StallWatch();
+  const stalls = new EventChannel<RunEvent>();
+  const checker = setInterval(() => {
+    const report = watch.check();
+    if (report) stalls.push({ type: 'warning', message: formatStall(report) });
+  }, STALL_CHECK_MS).unref();
+  try {
+    yield* loop({ ...context, kit: watchedKit(context.kit, watch) }, watch, stalls);
+  } finally {
+    clearInterval(checker);
+  }
+}
+
+async function* loop(ctx: TrainingContext, watch: StallWatch, stalls: EventChannel<RunEvent>): AsyncGenerator<RunEvent> {
   const { plan, store, signal } = ctx;
   let policyVersion = ctx.startPolicyVersion;
   yield { type: 'runStarted', runDir: store.dir, startStep: ctx.startStep, totalSteps: plan.steps, resumed: ctx.startStep > 0 };
@@ -61,12 +80,12 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
   for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
     if (signal.aborted) return;
     const stepStart = performance.now();
+    watch.stepStarted(step);
     const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
     yield { type: 'stepStarted', step, episodes: tasks.length * plan.groupSize };
 
     // collect + score
-    const channel = new EventChannel<RunEvent>();
-    const groups: Rollout[][] = yield* channel.drainUntil(collectStep(ctx, step, tasks, policyVersion, channel));
+    const groups: Rollout[][] = yield* stalls.drainUntil(collectStep(ctx, step, tasks, policyVersion, stalls));
     const generationSeconds = (performance.now() - stepStart) / 1000;
 
     // advantage
@@ -74,14 +93,14 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
 
     // update
     const trainStart = performance.now();
-    const trained = batch.sequences.length > 0 ? await ctx.trainer.trainStep(batch) : undefined;
+    const trained = batch.sequences.length > 0 ? yield* stalls.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch))) : undefined;
     const trainSeconds = (performance.now() - trainStart) / 1000;
     if (trained) policyVersion = trained.policyVersion;
 
     // sync
     const syncStart = performance.now();
     const checkpointDir = store.checkpointDir(step);
-    if (trained) await ctx.engine.sync(policyVersion, checkpointDir);
+    if (trained) yield* stalls.drainUntil(watch.wait('weight sync', `sync policy ${policyVersion}`, () => ctx.engine.sync(policyVersion, checkpointDir)));
     const syncSeconds = (performance.now() - syncStart) / 1000;
 
     // record
@@ -95,12 +114,13 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
     });
     await store.writeTrajectories(step, groups.flat().map((r) => trajectoryRecord(r, step, batch.advantages[r.group]?.[r.sample] ?? null)));
     await store.appendMetrics(metrics);
+    watch.stepFinished();
     yield { type: 'stepFinished', step, metrics };
     if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
     if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
     if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
-      await ctx.trainer.save(checkpointDir);
+      await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
       await store.commitCheckpoint(step, plan.keepCheckpoints);
       yield { type: 'checkpointSaved', step, path: checkpointDir };
     }

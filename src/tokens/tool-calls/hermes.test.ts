@@ -59,7 +59,9 @@ describe('hermesParser', () => {
       text: 'ok',
       calls: [{ ok: true, name: 'calc', arguments: { e: '</think>1' }, raw }],
     });
-    expect(hermesParser.parse('<tool_call>{"name": "calc", "arguments": {"e": "</think>')).toMatchObject({ reasoning: '', text: '', calls: [{ ok: false, kind: 'unterminated', name: 'calc' }] });
+    expect(hermesParser.parse('<think>I could write <tool_call> here</think>The answer is 5.')).toStrictEqual({ reasoning: 'I could write <tool_call> here', text: 'The answer is 5.', calls: [] });
+    const call = '<tool_call>{"name": "calc", "arguments": {}}</tool_call>';
+    expect(hermesParser.parse(`<think>use <tool_call> then</think>\n${call}`)).toStrictEqual({ reasoning: 'use <tool_call> then', text: '', calls: [{ ok: true, name: 'calc', arguments: {}, raw: call }] });
   });
 
   test('returns bad_call for arguments nested deeper than 64 levels, and accepts 64', () => {

@@ -5,7 +5,8 @@ const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
 const CALL = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
 const NAME = /"name"\s*:\s*"([^"\\]+)"/;
-const MARKUP = /<tool_call>|<\/tool_call>|<\/think>/g;
+const CALL_OPEN = '<tool_call>';
+const CALL_CLOSE = '</tool_call>';
 /**
  * Deepest nesting of arrays and objects accepted in a call's arguments. Real tool arguments stay
  * within a handful of levels; thousands overflow the stack of every recursive consumer after the
@@ -32,8 +33,8 @@ export const hermesParser: ToolCallParser = {
 
 /**
  * A leading `<think>…</think>` block; an unclosed one (cut by the length limit) is all reasoning.
- * Reasoning ends at the first `</think>` outside a tool call: one inside a call's JSON (an argument
- * that quotes the tag) is part of the call, which runs or is answered like any other.
+ * Reasoning ends at the first `</think>` that is not inside a tool call: one quoted in a closed call's
+ * JSON (an argument holding the tag) is part of the call, which runs or is answered like any other.
  */
 function splitReasoning(text: string): { reasoning: string; rest: string } {
   const close = reasoningEnd(text);
@@ -47,15 +48,29 @@ function splitReasoning(text: string): { reasoning: string; rest: string } {
   return { reasoning: '', rest: text };
 }
 
-/** Index of the first `</think>` not inside a `<tool_call>` (closed or running to the end, as CALL reads it), or -1. */
+/**
+ * Index of the first `</think>` outside a tool call, or -1. A `</think>` is inside a call when it lies
+ * between a `<tool_call>` and the `</tool_call>` closing it and the text between them is JSON; a
+ * `<tool_call>` merely mentioned in the reasoning ("I will write <tool_call> ...") is no call.
+ */
 function reasoningEnd(text: string): number {
-  let inCall = false;
-  for (const match of text.matchAll(MARKUP)) {
-    if (match[0] === '<tool_call>') inCall = true;
-    else if (match[0] === '</tool_call>') inCall = false;
-    else if (!inCall) return match.index;
+  for (let from = 0; ; ) {
+    const close = text.indexOf(THINK_CLOSE, from);
+    if (close < 0) return -1;
+    const open = text.lastIndexOf(CALL_OPEN, close);
+    const end = open < 0 ? -1 : text.indexOf(CALL_CLOSE, open);
+    if (end < close || !isJson(text.slice(open + CALL_OPEN.length, end))) return close;
+    from = end + CALL_CLOSE.length;
   }
-  return -1;
+}
+
+function isJson(body: string): boolean {
+  try {
+    JSON.parse(body);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function parseCall(body: string, raw: string): ParsedToolCall {
