@@ -97,7 +97,7 @@ class EpisodeTimeout extends Error {}
  * @throws CancelledError when `signal` aborts; Error on programming errors (e.g. an unknown tool-call format).
  */
 export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeResult> {
-  const { spec, task } = options;
+  const { spec } = options;
   const started = performance.now();
   if (options.signal?.aborted) throw new CancelledError('episode cancelled before it started');
   const parser = toolCallParsers[spec.toolCallFormat];
