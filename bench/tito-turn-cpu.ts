@@ -40,5 +40,5 @@ for (let e = 0; e < EPISODES + 2; e++) {
 await double.close();
 const ms = HISTORY.map((h) => median(perHistory.get(h)!));
 console.log(`atk CPU per turn (median of ${EPISODES} episodes, Qwen3 tokenizer, engine time excluded):`);
-HISTORY.forEach((h, i) => console.log(`  history ${String(h).padStart(2)} turns: ${ms[i].toFixed(2)} ms`));
+for (const [i, h] of HISTORY.entries()) console.log(`  history ${String(h).padStart(2)} turns: ${ms[i].toFixed(2)} ms`);
 console.log(`  ratio turn-32 / turn-1: ${(ms[2] / ms[0]).toFixed(2)}`);

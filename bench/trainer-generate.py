@@ -1,4 +1,4 @@
-"""Generation throughput of the embedded engine on the small qwen2 of notes/tiny-rl-probe.md
+"""Generation throughput of the embedded engine on a small qwen2
 (d=128, 4 layers, 4 heads, 263-token vocabulary, ~0.89M parameters): sampled tokens/s at batch 1
 and 32, through the engine (KV cache, continuous batching) and by full forward passes without a
 cache, with 1 and 2 torch threads, each as a fraction of the machine's measured fp32 matmul rate;

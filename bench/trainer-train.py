@@ -1,4 +1,4 @@
-"""Training throughput of the bundled trainer on the small qwen2 of notes/tiny-rl-probe.md
+"""Training throughput of the bundled trainer on a small qwen2
 (d=128, 4 layers, 263-token vocabulary, ~0.89M parameters), with 1 and 2 torch threads, and as a
 fraction of the fp32 matmul rate measured on this machine (the physical-limit ratio; MFU on GPU).
 

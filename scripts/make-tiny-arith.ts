@@ -27,7 +27,7 @@ const template = readFileSync(join(dir, 'chat_template.jinja'), 'utf8');
 const bytes = byteToUnicode();
 const merges = learnMerges(corpusChunks(), MERGES);
 const vocab: Record<string, number> = {};
-bytes.forEach((c, b) => (vocab[c] = b));
+for (const [b, c] of bytes.entries()) vocab[c] = b;
 for (const [a, b] of merges) vocab[a + b] ??= Object.keys(vocab).length;
 const firstSpecial = Object.keys(vocab).length;
 const id = (token: string): number => firstSpecial + SPECIALS.findIndex(([t]) => t === token);

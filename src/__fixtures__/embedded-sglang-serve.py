@@ -2,7 +2,7 @@
 
 Takes SGLang's command line (`--model-path M --host H --port P --served-model-name N ...`; flags it has
 no use for are printed and ignored) and serves the routes atk's SGLang client and weight sync call, in
-SGLang 0.5's shapes (../shared/notes/engines.md §3), by translating them to the embedded engine:
+SGLang 0.5's shapes (docs/engines.md, SGLang), by translating them to the embedded engine:
 native `/generate` (input_ids, sampling_params, return_logprob; `lora_path` names a loaded adapter),
 `/load_lora_adapter` and `/unload_lora_adapter` (served as base + adapter, engine_api.py),
 `/flush_cache`, `/update_weights_from_disk` (the stand-in worker's reload, vllm_worker.WeightReload),

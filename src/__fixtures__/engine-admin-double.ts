@@ -1,5 +1,5 @@
 // Stand-ins for the admin endpoints of vLLM and SGLang that weight sync drives (LoRA load/unload, prefix
-// cache reset, reload from disk, version), with the request and reply shapes of ../shared/notes/engines.md.
+// cache reset, reload from disk, version), with the request and reply shapes of docs/engines.md.
 // Used as the `routes` of the engine double; the served-model list is shared, so a loaded adapter is
 // listed by /v1/models and accepted as a model name or SGLang lora_path, as on the real servers.
 import { existsSync } from 'node:fs';

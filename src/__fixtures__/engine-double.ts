@@ -1,5 +1,5 @@
 // A loopback test double of vLLM's /v1/completions and SGLang's /generate with the exact reply shapes of
-// ../shared/notes/engines.md, driven by a script that says which tokens "the model" writes for a prompt.
+// docs/engines.md, driven by a script that says which tokens "the model" writes for a prompt.
 // Like a real engine it cuts the output at the first stop token or at max_tokens and reports why.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';

@@ -12,4 +12,5 @@ import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
+// biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs takes them as one list
 export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand];

@@ -9,7 +9,7 @@ import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/reco
 import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
 import { locateTrajectories } from '../ui/trajectory/source.js';
-import { tokenRows, tokenViewLines, type TokenRow } from '../ui/trajectory/token-view.js';
+import { tokenRows, tokenViewLines, } from '../ui/trajectory/token-view.js';
 
 export interface InspectOptions {
   readonly path: string;

@@ -89,7 +89,7 @@ async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): P
   if (dataset.split_by && 'file' in dataset.split_by) files.push(['dataset.split_by.file', resolve(recipeDir, dataset.split_by.file)]);
   const problems: CustomComponentProblem[] = [];
   for (const [key, file] of files) {
-    let rows;
+    let rows: Awaited<ReturnType<typeof readFileRows>>;
     try {
       rows = await readFileRows(file, dataset.format, ROWS_CHECKED);
     } catch (error) {

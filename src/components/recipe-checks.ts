@@ -20,9 +20,9 @@ export function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
     if (name !== undefined && !registry.has(name)) problems.push({ path, message: registry.unknownMessage(name) });
   };
   check(datasets, recipe.dataset.name, 'dataset.name');
-  recipe.tools.forEach((tool, i) => check(tools, tool.name, `tools.${i}.name`));
+  for (const [i, tool] of recipe.tools.entries()) check(tools, tool.name, `tools.${i}.name`);
   check(rewards, recipe.reward.name, 'reward.name');
-  recipe.reward.components?.forEach((component, i) => check(rewards, component.name, `reward.components.${i}.name`));
+  for (const [i, component] of (recipe.reward.components ?? []).entries()) check(rewards, component.name, `reward.components.${i}.name`);
   return problems;
 }
 

@@ -46,9 +46,10 @@ export type ArithData = {
  * problem belongs to is a hash of its expression alone, so no test problem is ever trained on,
  * whatever the options (a 2-digit warm start and a 3-digit RL run share one held-out set).
  *
- * Difficulty for a tiny model is copying digits into the call and out of the result; the probe in
- * notes/tiny-rl-probe.md found that a warm start on `max_digits: 2` plateaus stably (perfect on 1-2
- * digit operands, wrong on 3-digit ones), leaving RL on `max_digits: 3` room to climb.
+ * Difficulty for a tiny model is copying digits into the call and out of the result; a probe with a
+ * 0.9M-parameter qwen2 found that a warm start on `max_digits: 2` plateaus stably (47.5% held out on
+ * a 1-3 digit mix: perfect on 1-2 digit operands, wrong on 3-digit ones), leaving RL on
+ * `max_digits: 3` room to climb (to 77.5% in 10 minutes of GRPO on 2 CPU cores).
  * @throws InputError for a split other than train/test; ConfigError for bad options.
  */
 export const arithDataset: DatasetDefinition = {

@@ -13,7 +13,12 @@ describe('createRouterEngine', () => {
   async function twoReplicas(): Promise<{ release: () => void; slow: EngineDouble; fast: EngineDouble }> {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow = await startEngineDouble({ script: async () => (await gate, { tokenIds: [5, 6] }) });
+    const slow = await startEngineDouble({
+      script: async () => {
+        await gate;
+        return { tokenIds: [5, 6] };
+      },
+    });
     const fast = await startEngineDouble({ script: () => ({ tokenIds: [7] }) });
     doubles.push(slow, fast);
     return { release, slow, fast };

@@ -63,7 +63,10 @@ async function run(user: NonNullable<RecipeInput['user']>, d: EngineDouble): Pro
   const recipe = RecipeSchema.parse(recipeInput(user));
   const kit = await buildEpisodeKit({ recipe, recipeDir: projectRoot(), recipeFile: 'test.yaml', dataset: await datasets.get('tau2'), engine: createVllmClient({ baseUrl: d.url, model: 'policy' }), tokenizer, warn: () => undefined });
   let env: EpisodeEnv | undefined;
-  const watched: EpisodeKit = { ...kit, user: (t, e) => ((env = e), kit.user!(t, e)) };
+  const watched: EpisodeKit = { ...kit, user: (t, e) => {
+      env = e;
+      return kit.user!(t, e);
+    } };
   try {
     const rollout = await collectRollout(watched, { task, group: 0, sample: 0, seed: 1, temperature: 1, topP: 1, topK: -1, policyVersion: 0 });
     return { rollout, env: env!, kit };

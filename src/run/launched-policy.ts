@@ -10,7 +10,7 @@ import { createEngineSync } from '../engines/sync/index.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { loadModelRequest, startEmbeddedPolicy, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+import { loadModelRequest, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */

@@ -51,6 +51,7 @@ describe('auditDrift', () => {
     const q1: ChatMessage = { role: 'user', content: 'What is 2+3?' };
     const q2: ChatMessage = { role: 'user', content: 'And 3+4?' };
     const t = build(tok, [q1], [
+      // biome-ignore lint/suspicious/noThenProperty: a scripted turn, never awaited
       { model: tok.encode('<think>\nadd them\n</think>\n\n5<|im_end|>'), then: [q2] },
       { model: tok.encode('<think>\nagain\n</think>\n\n7<|im_end|>') },
     ]);

@@ -13,7 +13,7 @@ class RawTool extends Tool {
   constructor(private readonly body: (toolUseId: string) => Promise<ToolResultBlock>) {
     super();
   }
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: a tool that never answers, to test the timeout
   async *stream(context: ToolContext): ToolStreamGenerator {
     this.seenSignal = context.cancelSignal;
     return this.body(context.toolUse.toolUseId);

@@ -104,6 +104,7 @@ describe('calculate', () => {
       '__proto__',
       'globalThis',
       '1; process.exit(1)',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: template syntax the calculator must refuse
       '`${1}`',
       '0x10',
       '1e308',

@@ -35,8 +35,8 @@ const specials: [string, boolean][] = [
 const firstSpecialId = 300;
 
 const vocab: Record<string, number> = {};
-byteToUnicode().forEach((c, b) => (vocab[c] = b));
-merges.forEach(([a, b], i) => (vocab[a + b] = 256 + i));
+for (const [b, c] of byteToUnicode().entries()) vocab[c] = b;
+for (const [i, [a, b]] of merges.entries()) vocab[a + b] = 256 + i;
 
 const tokenizer = {
   version: '1.0',

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { EpisodeDb, loadBaseDb, TAU2_DOMAINS, type BaseTables, type DomainModel, type Tau2Domain } from './db.js';
 import { TAU2_RELEASES, type Tau2Release } from './tasks.js';
-import { airlineModel, airlineTools } from './tools/airline.js';
+import { airlineTools } from './tools/airline.js';
+import { airlineModel } from './tools/airline-records.js';
 import type { DomainTool } from './tools/common.js';
-import { retailModel, retailTools } from './tools/retail.js';
+import { retailTools } from './tools/retail.js';
+import { retailModel } from './tools/retail-records.js';
 
 /** A domain's data model and its agent tools for one task release. */
 export interface DomainSpec {

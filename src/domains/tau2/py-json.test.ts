@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { pyDumps, pyFloatRepr, pyRound2 } from './py-json.js';
 
+// biome-ignore lint/suspicious/noApproximativeNumericConstant: a number as a user writes it, not pi
 const samples = [0.125, 0.375, 2.675, 1.005, -0.125, 100, 1e16, 1.5e-5, 0.0001, 123456789.123, 54.04 + 12.1, 3.14159, -2.5, 1e22, 7];
 
 describe('pyFloatRepr', () => {

@@ -39,7 +39,7 @@ export const VLLM_WEIGHT_RELOAD_EXTENSION = 'atk_trainer.vllm_worker.WeightReloa
 export const VLLM_LORA_RANKS: readonly number[] = [8, 16, 32, 64, 128, 256, 320, 512];
 
 /**
- * The command line of one engine replica (../shared/notes/engines.md §2.2, §3.1, §6): loopback only,
+ * The command line of one engine replica (docs/engines.md, launch): loopback only,
  * processed logprobs and constant sampling defaults for vLLM, runtime LoRA when an adapter is trained.
  */
 export function engineCommand(spec: EngineLaunchSpec): EngineCommand {

@@ -1,10 +1,10 @@
 import { execa } from 'execa';
 import { requestJson, type HttpTarget } from '../../util/http.js';
 
-/** Versions atk's engine clients and sync were written against (../shared/notes/engines.md). */
+/** Versions atk's engine clients and sync were written against (docs/engines.md). */
 export const ENGINE_VERSION_RANGES: Readonly<Record<'vllm' | 'sglang', { readonly min: string; readonly newestKnown: string; readonly why: string }>> = {
   // 0.10.2: return_token_ids, temperature-scaled processed logprobs and /collective_rpc (full-weight sync);
-  // 0.33.0 is the newest release the notes cover.
+  // 0.33.0 is the newest release atk was checked against.
   vllm: { min: '0.10.2', newestKnown: '0.33.0', why: 'return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2' },
   // The native /generate, LoRA and update_weights_from_disk shapes atk speaks are those of 0.5.x.
   sglang: { min: '0.5.0', newestKnown: '0.5.23', why: 'atk speaks the 0.5 /generate and weight-update API' },

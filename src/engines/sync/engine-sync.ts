@@ -36,7 +36,7 @@ export interface EngineSync {
 }
 
 /**
- * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (../shared/notes/engines.md §6.5).
+ * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (docs/engines.md, weight sync).
  * LoRA: load `policy@N` from the new peft directory, unload `policy@N-1`, reset the prefix cache, check the
  * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: reload with weight version `policy@N`
  * (SGLang `update_weights_from_disk`; vLLM atk's worker extension, then `reset_prefix_cache`), check the version. The previous sync directory

@@ -25,7 +25,7 @@ export interface ReplicaAdmin {
 /**
  * Admin calls for a vLLM (`/v1/load_lora_adapter`, `/v1/unload_lora_adapter`, dev-mode `/reset_prefix_cache`,
  * adapter listed by `/v1/models`, full weights through `/collective_rpc` and atk's worker extension) or SGLang replica (`/load_lora_adapter`, `/unload_lora_adapter`, `/flush_cache`,
- * `/update_weights_from_disk`, `/get_model_info`); shapes from ../shared/notes/engines.md §2.3, §3.3, §3.4.
+ * `/update_weights_from_disk`, `/get_model_info`); shapes in docs/engines.md.
  * Every method throws ProviderError with the server's message.
  */
 export function replicaAdmin(protocol: 'vllm' | 'sglang', baseUrl: string, timeoutMs = 300_000): ReplicaAdmin {

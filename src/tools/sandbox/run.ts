@@ -134,7 +134,10 @@ async function execute(req: SandboxRequest, host: SandboxHost, slot: SandboxSlot
 function stopSandbox(pid: number | undefined, slot: SandboxSlot, isolation: SandboxIsolation, running: () => boolean): void {
   if (pid === undefined) return;
   const inits = isolation === 'bwrap' ? childrenOf(pid) : [];
-  if (inits.length === 0) return killTree(pid, slot, isolation);
+  if (inits.length === 0) {
+    killTree(pid, slot, isolation);
+    return;
+  }
   for (const init of inits) signalQuietly(init);
   // Should the monitor not follow (it always has so far), take the whole group down.
   setTimeout(() => running() && killTree(pid, slot, isolation), 1_000).unref();

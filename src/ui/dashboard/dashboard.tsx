@@ -66,6 +66,7 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
         </Text>
       )}
       {state.warnings.map((w, i) => (
+        // biome-ignore lint/suspicious/noArrayIndexKey: warnings are only appended, so an index names one warning for good
         <Text key={i} color="yellow">{`warning: ${w}`}</Text>
       ))}
     </Box>
