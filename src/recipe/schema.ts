@@ -73,6 +73,8 @@ export const TrainerSchema = z
       .describe('Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation (rope default, linear, dynamic or YaRN; sliding-window attention).'),
     threads: positiveInt.default(1).describe('torch CPU threads; one beat two on a 2-core machine for small models (see bench).'),
     gradient_checkpointing: z.boolean().default(false).describe('Recompute activations in backward to save memory at ~30% more compute.'),
+    compile: z.boolean().default(false).describe('torch.compile each decoder layer (torch >= 2.2): faster train steps after a slow first one.'),
+    weights_dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('Full fine-tuning on CUDA: float32 master weights with bf16 compute, or bfloat16 weights with a float32 optimizer (less memory).'),
     gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU and shards the model with FSDP.'),
     startup_timeout_s: positiveNumber.default(300).describe('Seconds to wait for the trainer process to become healthy.'),
   })
@@ -248,7 +250,8 @@ export const AlgorithmSchema = z
     warmup_steps: nonNegativeInt.default(0).describe('Linear warmup steps.'),
     weight_decay: z.number().nonnegative().default(0).describe('AdamW weight decay.'),
     grad_clip: positiveNumber.default(1).describe('Clip the global gradient norm to this value.'),
-    micro_batch_tokens: positiveInt.default(8192).describe('Token budget per micro-batch; gradients accumulate over micro-batches.'),
+    micro_batch_tokens: z.union([positiveInt, z.literal('auto')]).default('auto').describe('Token budget per micro-batch; gradients accumulate over micro-batches. auto = 8192 on CPU, sized from free GPU memory on CUDA.'),
+    pack_sequences: z.boolean().default(false).describe('Pack each micro-batch into one row (per-sequence positions, block-diagonal mask) instead of padding; builtin backend, one device.'),
     updates_per_step: positiveInt.default(1).describe('Optimizer passes over each step\'s batch (more = more off-policy).'),
     lora: LoraSchema.optional().describe('Train a LoRA adapter instead of all weights.'),
   })

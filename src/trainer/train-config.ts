@@ -22,13 +22,17 @@ export interface TrainConfigInput {
   readonly adam_beta2?: number;
   readonly adam_eps?: number;
   readonly grad_clip?: number;
-  readonly micro_batch_tokens?: number;
+  /** null = chosen by the trainer (8192 on CPU, from free memory on CUDA). */
+  readonly micro_batch_tokens?: number | null;
+  readonly pack_sequences?: boolean;
   readonly updates_per_step?: number;
   readonly lora?: { readonly rank?: number; readonly alpha?: number; readonly dropout?: number; readonly target_modules?: readonly string[] } | null;
   readonly device?: 'auto' | 'cpu' | 'cuda';
   readonly dtype?: 'auto' | 'float32' | 'bfloat16';
   readonly threads?: number;
   readonly gradient_checkpointing?: boolean;
+  readonly compile?: boolean;
+  readonly weights_dtype?: 'float32' | 'bfloat16';
   readonly seed?: number;
 }
 
@@ -65,13 +69,16 @@ export function trainConfigFromRecipe(
     total_steps: context.totalSteps,
     weight_decay: algorithm.weight_decay,
     grad_clip: algorithm.grad_clip,
-    micro_batch_tokens: algorithm.micro_batch_tokens,
+    micro_batch_tokens: algorithm.micro_batch_tokens === 'auto' ? null : algorithm.micro_batch_tokens,
+    pack_sequences: algorithm.pack_sequences,
     updates_per_step: algorithm.updates_per_step,
     lora: algorithm.lora ?? null,
     device: trainer.device,
     dtype: trainer.dtype,
     threads: trainer.threads,
     gradient_checkpointing: trainer.gradient_checkpointing,
+    compile: trainer.compile,
+    weights_dtype: trainer.weights_dtype,
     seed: context.seed,
   };
 }

@@ -16,19 +16,6 @@ from atk_trainer.train.train import Trainer
 from tiny import FIXED_SEQUENCES, TINY_CONFIG, pg_batch, tiny_policy
 
 
-@pytest.fixture
-def cuda_autocast_on_cpu(monkeypatch):
-    """torch.autocast("cuda", ...) as CPU autocast with the same dtype, so the code that asks for
-    CUDA bf16 autocast runs its bf16 forward here."""
-    real = torch.autocast
-
-    class CpuAutocast(real):
-        def __init__(self, device_type, *args, **kwargs):
-            super().__init__("cpu" if device_type == "cuda" else device_type, *args, **kwargs)
-
-    monkeypatch.setattr(torch, "autocast", CpuAutocast)
-
-
 def test_trainer_turns_autocast_on_only_for_cuda_unless_float32_is_forced():
     for dtype in ("auto", "bfloat16", "float32"):
         assert Trainer(tiny_policy(), parse_config({"dtype": dtype})).autocast is False  # CPU policy: never

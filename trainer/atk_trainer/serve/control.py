@@ -24,6 +24,7 @@ from ..train.distributed import Peers
 from ..train.memory import TrainerOutOfMemory
 from .engine_api import EngineApi
 from .generate import Engine
+from .serving_copy import ServingCopy, serving_dtype
 from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ class ControlApi:
         self.engine_api = engine_api
         self.peers = peers  # with more than one rank, else None
         self.trainer: Optional["Trainer"] = None
+        self.serving: Optional[ServingCopy] = None  # the engine's bf16 copy of float32 master weights (CUDA)
 
     def _command(self, name: str, body: Body) -> ContextManager[None]:
         return nullcontext() if self.peers is None else self.peers.command(name, body)
@@ -72,7 +74,12 @@ class ControlApi:
                 policy = load_policy(path, init=init, seed=config.seed, **options)
                 trainer = Trainer(policy, config, self.peers)
                 self.trainer = trainer
-                self.engine.set_policy(policy, autocast=trainer.autocast)
+                dtype = serving_dtype(trainer.device, trainer.autocast, config.lora is not None, trainer.sharded, config.weights_dtype)
+                self.serving = None if dtype is None else ServingCopy(policy, dtype)
+                if self.serving is None:
+                    self.engine.set_policy(policy, autocast=trainer.autocast)
+                else:  # bf16 weights served as they are: no autocast
+                    self.engine.set_policy(self.serving.policy, autocast=False)
                 self.engine.policy_version = trainer.policy_version
                 self.engine_api.model_loaded(policy.config, policy.path, max_model_len)
         except (ConfigError, FileNotFoundError, ValueError, ImportError) as e:
@@ -92,7 +99,10 @@ class ControlApi:
         trainer = self._trainer()
         try:
             with self.engine.exclusive(), self._command("train_step", body):
-                metrics = trainer.step(expect_object(body))
+                try:
+                    metrics = trainer.step(expect_object(body))
+                finally:  # a step that failed after an update (updates_per_step > 1) changed weights too
+                    self._refresh_serving()
                 self.engine.policy_version = trainer.policy_version
         except (BatchError, ConfigError) as e:
             raise bad_request(str(e)) from None
@@ -116,6 +126,7 @@ class ControlApi:
         try:
             with self.engine.exclusive(), self._command("load_checkpoint", body):
                 result = trainer.load(directory)
+                self._refresh_serving()
                 self.engine.policy_version = trainer.policy_version
         except (FileNotFoundError, ValueError) as e:
             raise bad_request(f"{type(e).__name__}: {e}") from None
@@ -125,6 +136,10 @@ class ControlApi:
         # The server stops itself once this reply is written; the other ranks end on the command.
         with self._command("shutdown", body):
             return {"status": "shutting down"}
+
+    def _refresh_serving(self) -> None:
+        if self.serving is not None:
+            self.serving.refresh()
 
     def _trainer(self) -> "Trainer":
         if self.trainer is None:

@@ -61,6 +61,7 @@ class TrainConfig:
     # machine
     device: str = "auto"  # auto | cpu | cuda (the policy's device decides where training runs)
     dtype: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; float32 turns autocast off
+    weights_dtype: str = "float32"  # full fine-tuning on CUDA: float32 master weights, or bfloat16 weights with float32 AdamW state (less memory)
     threads: int = 1  # torch CPU threads; one beat two on a 2-core machine (bench/trainer-train.py)
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% more compute
     compile: bool = False  # torch.compile each decoder layer (torch >= 2.2): faster steps after a slow first one
@@ -124,7 +125,7 @@ def _coerce(hint: Any, value: Any, key: str) -> Any:
 def _check_values(c: TrainConfig) -> None:
     choices = {
         "loss": LOSSES, "loss_aggregation": AGGREGATIONS, "lr_schedule": LR_SCHEDULES,
-        "kl_estimator": KL_ESTIMATORS, "device": DEVICES, "dtype": DTYPES,
+        "kl_estimator": KL_ESTIMATORS, "device": DEVICES, "dtype": DTYPES, "weights_dtype": ("float32", "bfloat16"),
     }
     for key, allowed in choices.items():
         if getattr(c, key) not in allowed:

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from . import checkpoint, memory
+from . import checkpoint, memory, precision
 from . import lora as lora_lib
 from .batch import BatchError, MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig
@@ -60,6 +60,17 @@ class Trainer:
             enable_gradient_checkpointing(policy.module)
         if config.compile:
             memory.compile_layers(policy.module)
+        # -- weights in the dtype they need (CUDA only; precision.py) ------------------------------------
+        sharded = peers is not None and self.device.type == "cuda"
+        lora = config.lora is not None
+        frozen = None if sharded else precision.frozen_base_dtype(self.device, self.autocast, lora)
+        if frozen is not None:
+            precision.cast_frozen(policy.module, frozen)
+        self.weights_dtype = precision.full_weights_dtype(self.device, self.autocast, lora, config.weights_dtype)
+        if self.weights_dtype is not None:
+            if sharded:
+                raise ValueError("weights_dtype: bfloat16 is for one GPU; with several, FSDP keeps float32 shards")
+            policy.module.to(self.weights_dtype)
         # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
         self.reference: Optional[Any] = None
         if config.kl_coef > 0 and config.lora is None:
@@ -86,7 +97,8 @@ class Trainer:
         decay = [p for n, p in named if dims[n] >= 2]
         no_decay = [p for n, p in named if dims[n] < 2]
         groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-        self.optimizer = torch.optim.AdamW(
+        adamw = torch.optim.AdamW if self.weights_dtype is None else precision.Bf16AdamW
+        self.optimizer = adamw(
             [g for g in groups if g["params"]],
             lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2), eps=config.adam_eps,
         )

@@ -1,0 +1,202 @@
+"""The bundled trainer and embedded engine on one CUDA GPU, next to the first measurement (an H200,
+trainer at commit 415c3f2): training positions/s, MFU against the measured bf16 matmul rate and peak
+memory for Qwen2.5-0.5B and 1.5B shapes with random weights (builtin and, when installed, transformers;
+full and LoRA r16), decode tokens/s at batch 1, 64 and 256, and the largest Qwen2.5 shape whose LoRA
+step at 32 x 2048 tokens fits in the card's memory. Each figure is printed with its ratio to the baseline.
+
+    /usr/bin/python3 bench/gpu.py      (or: npm run bench gpu)
+
+On a machine without CUDA it says so and exits 0. Settings match the baseline's: 32 sequences x 1024
+tokens (512 prompt + 512 trained), micro_batch_tokens 8192, bf16 autocast; MFU counts 6 x matmul
+parameters (lm_head included) per position plus causal attention.
+"""
+import gc
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "trainer"))
+
+import torch  # noqa: E402
+
+# The first measurement (H200, torch 2.11, transformers 5.17, peft 0.21): (positions/s, MFU, peak GiB).
+BASELINE_TRAIN = {
+    ("0.5B", "builtin", "full"): (49_669, 0.195, 42.0),
+    ("0.5B", "builtin", "lora"): (45_179, 0.177, 35.3),
+    ("0.5B", "transformers", "full"): (46_106, 0.181, 41.4),
+    ("0.5B", "transformers", "lora"): (34_588, 0.136, 35.0),
+    ("1.5B", "builtin", "full"): (29_291, 0.353, 73.4),
+    ("1.5B", "transformers", "full"): (28_658, 0.346, 72.3),
+}
+BASELINE_DECODE = {1: 14, 64: 808, 256: 2_780}  # sampled tokens/s, 0.5B, prompt 256
+BASELINE_MATMUL_TFLOPS = 790  # bf16 8192^3 on the H200
+
+QWEN = {  # Qwen2.5 config.json fields that set the shape
+    "0.5B": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "1.5B": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "3B": dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
+    "7B": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False),
+}
+COMMON = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "max_position_embeddings": 32768,
+          "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "torch_dtype": "bfloat16", "eos_token_id": 151645}
+
+
+def main() -> int:
+    if not torch.cuda.is_available():
+        print("bench/gpu.py needs a CUDA GPU; this machine has none (torch sees no CUDA device). Nothing measured.")
+        return 0
+    from atk_trainer.model.modeling import transformers_available
+
+    name = torch.cuda.get_device_name(0)
+    peak = matmul_tflops()
+    print(f"{name}, torch {torch.__version__}: bf16 matmul {peak:.0f} TFLOP/s (baseline H200: {BASELINE_MATMUL_TFLOPS})")
+    print("ratios are to the first measurement on an H200 (README 'GPU throughput'); compare like cards only\n")
+    print(f"{'model':6} {'backend':13} {'mode':5} {'positions/s':>12} {'x':>6} {'MFU':>6} {'x':>6} {'peak GiB':>9} {'x':>6}")
+    backends = ["builtin"] + (["transformers"] if transformers_available() else [])
+    for size in ("0.5B", "1.5B"):
+        for backend in backends:
+            for mode in ("full", "lora"):
+                rate, mfu, gib = train_figures(size, backend, mode, peak)
+                base = BASELINE_TRAIN.get((size, backend, mode))
+                ratios = ["-"] * 3 if base is None else [f"{rate / base[0]:.2f}", f"{mfu / base[1]:.2f}", f"{gib / base[2]:.2f}"]
+                print(f"{size:6} {backend:13} {mode:5} {rate:>12,.0f} {ratios[0]:>6} {mfu:>6.1%} {ratios[1]:>6} {gib:>9.1f} {ratios[2]:>6}")
+    print()
+    for batch, rate in decode_figures().items():
+        print(f"decode 0.5B builtin batch {batch:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[batch]:.1f}")
+    print()
+    print(f"largest Qwen2.5 shape whose LoRA step (32 x 2048 tokens) fits: {largest_lora_fit() or 'none'}")
+    return 0
+
+
+def matmul_tflops(n: int = 8192, seconds: float = 2.0) -> float:
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    torch.cuda.synchronize()
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        count += 1
+    torch.cuda.synchronize()
+    return 2 * n ** 3 * count / (time.perf_counter() - start) / 1e12
+
+
+def cuda_policy(size: str, backend: str):
+    """A random-weight policy of this Qwen2.5 shape, built on the GPU (seeded CPU init would take
+    minutes for 7B; the weights' values do not change the speed or the memory)."""
+    from atk_trainer.model.modeling import Policy, random_policy
+    from atk_trainer.model.qwen2 import Qwen2Config, Qwen2ForCausalLM
+
+    config = {**COMMON, **QWEN[size]}
+    if backend == "transformers":
+        return random_policy(config, backend="transformers", device="cuda")
+    with torch.device("cuda"):
+        module = Qwen2ForCausalLM(Qwen2Config.from_dict(config))
+    with torch.no_grad():
+        for p in module.parameters():
+            p.normal_(0.0, 0.02)
+    return Policy(module.eval(), config, "builtin")
+
+
+def batch(sequences: int, length: int, vocab: int):
+    g = torch.Generator().manual_seed(0)
+    prompt = length // 2
+    rows = []
+    for _ in range(sequences):
+        ids = torch.randint(0, vocab, (length,), generator=g).tolist()
+        mask = [0] * prompt + [1] * (length - prompt)
+        rows.append({"token_ids": ids, "loss_mask": mask, "logprobs": [-1.0 * m for m in mask], "advantage": 0.5})
+    return {"loss": "pg", "sequences": rows}
+
+
+def train_figures(size: str, backend: str, mode: str, peak_tflops: float, steps: int = 3):
+    """(positions/s, MFU, peak GiB) of `steps` train steps after one warm-up step."""
+    from atk_trainer.train.config import parse_config
+    from atk_trainer.train.train import Trainer
+
+    release()
+    policy = cuda_policy(size, backend)
+    overrides = {"micro_batch_tokens": 8192, "learning_rate": 1e-6}
+    if mode == "lora":
+        overrides["lora"] = {"rank": 16, "alpha": 32}
+    trainer = Trainer(policy, parse_config(overrides))
+    data = batch(32, 1024, policy.config["vocab_size"])
+    trainer.step(data)
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    start = time.perf_counter()
+    for _ in range(steps):
+        trainer.step(data)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    positions = 32 * 1024 * steps / seconds
+    c = policy.config
+    matmul_params = sum(p.numel() for n, p in policy.module.named_parameters() if p.dim() == 2 and "embed_tokens" not in n)
+    if c.get("tie_word_embeddings"):
+        matmul_params += c["vocab_size"] * c["hidden_size"]  # the tied lm_head's matmul
+    flops_per_position = 6 * matmul_params + 6 * c["num_hidden_layers"] * c["hidden_size"] * 1024
+    mfu = positions * flops_per_position / (peak_tflops * 1e12)
+    gib = torch.cuda.max_memory_allocated() / (1 << 30)
+    del trainer, policy
+    return positions, mfu, gib
+
+
+def decode_figures():
+    """Sampled tokens/s of the embedded engine at batch 1, 64, 256 (prompt 256; 128 or 256 new tokens),
+    serving bf16 weights as the control API does on CUDA."""
+    from atk_trainer.serve.generate import Engine, SamplingParams
+
+    release()
+    policy = cuda_policy("0.5B", "builtin")
+    policy.module.to(torch.bfloat16)
+    engine = Engine(max_batch=256)
+    engine.set_policy(policy)
+    engine.start()
+    figures = {}
+    try:
+        engine.generate(list(range(1, 257)), SamplingParams(max_tokens=8, ignore_eos=True))  # warm-up
+        for size, new in ((1, 128), (64, 256), (256, 256)):
+            params = SamplingParams(max_tokens=new, temperature=1.0, ignore_eos=True)
+            start = time.perf_counter()
+            requests = [engine.submit([(7 * r + t) % 151000 + 1 for t in range(256)], params) for r in range(size)]
+            sampled = sum(len(req.wait(1800)[0].token_ids) for req in requests)
+            figures[size] = sampled / (time.perf_counter() - start)
+    finally:
+        engine.close()
+    del policy
+    return figures
+
+
+def largest_lora_fit():
+    """The largest shape whose LoRA r16 train step at 32 x 2048 tokens (micro_batch_tokens left to the
+    trainer) runs without running out of memory."""
+    from atk_trainer.train.config import parse_config
+    from atk_trainer.train.memory import TrainerOutOfMemory
+    from atk_trainer.train.train import Trainer
+
+    fits = None
+    for size in ("0.5B", "1.5B", "3B", "7B"):
+        release()
+        try:
+            policy = cuda_policy(size, "builtin")
+            trainer = Trainer(policy, parse_config({"lora": {"rank": 16, "alpha": 32}, "learning_rate": 1e-6}))
+            trainer.step(batch(32, 2048, policy.config["vocab_size"]))
+            fits = size
+            print(f"  {size}: fits (micro_batch_tokens {trainer.micro_batch_tokens}, peak {torch.cuda.max_memory_allocated() / (1 << 30):.1f} GiB)")
+        except (TrainerOutOfMemory, torch.cuda.OutOfMemoryError) as e:
+            print(f"  {size}: does not fit ({str(e).splitlines()[0][:120]})")
+            break
+        finally:
+            trainer = policy = None
+    return fits
+
+
+def release() -> None:
+    gc.collect()
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
