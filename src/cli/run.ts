@@ -10,6 +10,8 @@ export interface RunOptions {
   readonly resume?: string;
   readonly json: boolean;
   readonly tui: boolean;
+  /** Fetch the recipe's built-in data first when it is missing. */
+  readonly fetch?: boolean;
 }
 
 export const runCommand: CommandModule<object, RunOptions> = {
@@ -21,6 +23,7 @@ export const runCommand: CommandModule<object, RunOptions> = {
       .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value overrides, e.g. train.steps=50' })
       .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
       .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
+      .option('fetch', { type: 'boolean', default: false, describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing" })
       .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)' })
       .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
       .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
@@ -47,7 +50,7 @@ export async function runRun(options: RunOptions): Promise<void> {
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
   try {
-    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options)) : await newRecipeRun(options.recipe!, options.overrides);
+    const { loaded, run } = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options)) : await newRecipeRun(options.recipe!, options.overrides, '', { fetch: options.fetch ?? false, print: (line) => process.stdout.write(`${line}\n`) });
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../rollout/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
