@@ -1,6 +1,7 @@
 import { ensureRecipeData } from '../datasets/recipe-data.js';
 import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
 import { createRunDir, openRunDir, type RunDir } from '../runs/index.js';
+import { attachTrackers } from './trackers.js';
 
 /** A validated recipe and the run directory it runs in. */
 export interface RecipeRun {
@@ -34,6 +35,7 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
     recipeFile: loaded.file,
     command: process.argv.slice(1),
   });
+  attachTrackers(run, loaded.recipe);
   return { loaded, run };
 }
 
@@ -45,5 +47,7 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
  */
 export async function reopenRecipeRun(dir: string, overrides: readonly string[]): Promise<RecipeRun> {
   const run = await openRunDir(dir);
-  return { loaded: await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() }), run };
+  const loaded = await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() });
+  attachTrackers(run, loaded.recipe);
+  return { loaded, run };
 }
