@@ -1,4 +1,12 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// Data-dependent tests read $ATK_DATA_DIR: the full shared datasets beside the clone when they are
+// there, else the small licensed slices shipped in test/data (see test/data/README.md), so a fresh
+// clone passes without the network and nothing is skipped for want of data.
+const shared = resolve(import.meta.dirname, '..', 'shared', 'datasets');
+const testData = process.env.ATK_DATA_DIR || (existsSync(shared) ? shared : resolve(import.meta.dirname, 'test', 'data'));
 
 export default defineConfig({
   test: {
@@ -9,5 +17,6 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Tests spawn real subprocesses (trainer, sandbox); two cores cannot run many files at once.
     maxWorkers: 2,
+    env: { ATK_DATA_DIR: testData },
   },
 });

@@ -35,6 +35,7 @@ export function registerBuiltins(): void {
   rewards.register('command', async () => (await import('./rewards/command.js')).commandReward);
   rewards.register('judge', async () => (await import('./rewards/judge.js')).judgeReward);
   fetchers.register('gsm8k', async () => (await import('./datasets/fetch-gsm8k.js')).gsm8kFetcher);
+  fetchers.register('tau2', async () => (await import('./datasets/fetch-tau2.js')).tau2Fetcher);
   fetchers.register('deepcoder', async () => (await import('./datasets/fetch-deepcoder.js')).deepcoderFetcher);
 
   addRecipeCheck(componentNames);

@@ -30,7 +30,7 @@ const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).dig
 
 /**
  * Serves `codeforces/test` (408 problems, one shard) and `lcbv5/test` (279 problems, two shards of
- * 140 and 139) in the Hub's layout for DeepCoder-Preview-Dataset at the shipped manifest's
+ * 140 and 139; fewer from the test/data slices) in the Hub's layout for DeepCoder-Preview-Dataset at the shipped manifest's
  * revision: parquet with the upstream columns (`problem`, `tests` as JSON text, `starter_code`,
  * `metadata`), built from the shared verbatim rLLM files — the same problems DeepCoder's test
  * parquet holds, with public tests only — plus the `/api/datasets/.../tree/...` listings with
@@ -43,8 +43,8 @@ export async function startDeepCoderHub(): Promise<DeepCoderHub> {
   const lcb = raw('rllm_test_code_livecodebench_v5_2408-2502_public.json');
   const shards: Record<string, Buffer> = {
     'codeforces/test-00000-of-00001.parquet': parquet(codeforces),
-    'lcbv5/test-00000-of-00002.parquet': parquet(lcb.slice(0, 140)),
-    'lcbv5/test-00001-of-00002.parquet': parquet(lcb.slice(140)),
+    'lcbv5/test-00000-of-00002.parquet': parquet(lcb.slice(0, Math.ceil(lcb.length / 2))),
+    'lcbv5/test-00001-of-00002.parquet': parquet(lcb.slice(Math.ceil(lcb.length / 2))),
   };
   const resolvePath = (shard: string): string => `/datasets/${dataset}/resolve/${revision}/${shard}`;
   const files: Record<string, Buffer> = {};

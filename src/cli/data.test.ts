@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { startDeepCoderHub } from '../__fixtures__/deepcoder-hub.js';
 import { startFileServer, type FileServer } from '../__fixtures__/file-server.js';
+import { gsm8kTestManifest } from '../__fixtures__/test-data.js';
 import { InputError } from '../errors/index.js';
 import { dataDir } from '../util/paths.js';
 import { runDataFetch, runDataLs } from './data.js';
 import { main } from './main.js';
 
 const shared = (name: string): Buffer => readFileSync(join(dataDir(), 'gsm8k', name));
+const manifest = gsm8kTestManifest();
 let server: FileServer;
 
 beforeAll(async () => {
@@ -21,7 +23,7 @@ describe('runDataFetch', () => {
   test('returns the destination after printing progress and a done line', async () => {
     const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
     const lines: string[] = [];
-    expect(await runDataFetch({ name: 'gsm8k', out, baseUrl: server.url, limit: 3, print: (l) => lines.push(l) })).toBe(out);
+    expect(await runDataFetch({ name: 'gsm8k', out, baseUrl: server.url, manifestPath: manifest.path, limit: 3, print: (l) => lines.push(l) })).toBe(out);
     expect(lines.at(-1)).toBe(`gsm8k: done -> ${out}`);
     expect(lines).toContain(`test.jsonl: sha256 ok, 3 rows kept (--limit 3) -> ${join(out, 'test.jsonl')}`);
   });
@@ -44,7 +46,8 @@ describe('runDataLs', () => {
     const rows = await runDataLs();
     expect(rows.find((r) => r.name === 'arith')).toStrictEqual({ name: 'arith', fetchable: false });
     expect(rows.find((r) => r.name === 'gsm8k')).toMatchObject({ name: 'gsm8k', fetchable: true, location: join(dataDir(), 'gsm8k'), present: true });
-    expect(rows.find((r) => r.name === 'deepcoder')).toMatchObject({ name: 'deepcoder', fetchable: true, location: join(dataDir(), 'deepcoder', 'fetched'), present: false });
+    // Nothing fetched, but the dataset reads the public sample the data dir holds.
+    expect(rows.find((r) => r.name === 'deepcoder')).toMatchObject({ name: 'deepcoder', fetchable: true, location: join(dataDir(), 'deepcoder', 'fetched'), present: true });
   });
 });
 
@@ -53,7 +56,7 @@ describe('atk data', () => {
     const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
     const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
-      await main(['data', 'fetch', 'gsm8k', '--out', out, '--base-url', server.url]);
+      await main(['data', 'fetch', 'gsm8k', '--out', out, '--base-url', server.url, '--manifest', manifest.path]);
     } finally {
       write.mockRestore();
     }

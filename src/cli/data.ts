@@ -2,6 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';
+import type { PinnedFilesStatus } from '../datasets/pinned-files.js';
+import { isFetched, shippedRecipeDataNames } from '../datasets/recipe-data.js';
 import { CancelledError, InputError } from '../errors/index.js';
 
 /** Options of `atk data fetch`. */
@@ -11,6 +13,7 @@ export interface DataFetchOptions {
   readonly limit?: number;
   readonly subsets?: readonly string[];
   readonly baseUrl?: string;
+  readonly manifestPath?: string;
   readonly signal?: AbortSignal;
   /** Where progress lines go (the terminal). */
   readonly print: (line: string) => void;
@@ -29,6 +32,7 @@ export async function runDataFetch(options: DataFetchOptions): Promise<string> {
     ...(options.limit === undefined ? {} : { limit: options.limit }),
     ...(options.subsets === undefined ? {} : { subsets: options.subsets }),
     ...(options.baseUrl === undefined ? {} : { baseUrl: options.baseUrl }),
+    ...(options.manifestPath === undefined ? {} : { manifestPath: options.manifestPath }),
     ...(options.signal ? { signal: options.signal } : {}),
     onProgress: options.print,
   });
@@ -43,10 +47,12 @@ export interface DataListing {
   /** Where the fetcher writes, and whether something is there. */
   readonly location?: string;
   readonly present?: boolean;
+  /** The files' sha256 against the pinned manifest (or the fetch's lock), for fetchers that pin them. */
+  readonly checksums?: PinnedFilesStatus;
   readonly description?: string;
 }
 
-/** `atk data ls`: every registered dataset and fetcher, with where fetched data lives and whether it is there. */
+/** `atk data ls`: every registered dataset and fetcher, with where fetched data lives, whether it is there and whether its checksums hold. */
 export async function runDataLs(): Promise<DataListing[]> {
   const names = [...new Set([...datasets.names(), ...fetchers.names()])].sort();
   return Promise.all(
@@ -54,10 +60,12 @@ export async function runDataLs(): Promise<DataListing[]> {
       if (!fetchers.has(name)) return { name, fetchable: false };
       const fetcher = await fetchers.get(name);
       const location = fetcher.defaultDest?.();
+      const present = isFetched(fetcher);
       return {
         name,
         fetchable: true,
-        ...(location === undefined ? {} : { location, present: existsSync(location) && readdirSync(location).some((f) => !f.endsWith('.part')) }),
+        ...(location === undefined ? {} : { location, present }),
+        ...(present && location !== undefined && fetcher.check && existsSync(location) ? { checksums: await fetcher.check(location) } : {}),
         ...(fetcher.description === undefined ? {} : { description: fetcher.description }),
       };
     }),
@@ -67,13 +75,15 @@ export async function runDataLs(): Promise<DataListing[]> {
 function formatListing(rows: readonly DataListing[]): string[] {
   const width = Math.max(...rows.map((r) => r.name.length), 4);
   return rows.map((r) => {
-    const state = !r.fetchable ? 'nothing to fetch (generated, or read from the data dir)' : r.present ? `fetched: ${r.location}` : `not fetched (atk data fetch ${r.name})`;
+    const sums = r.checksums ? ` (${r.checksums.state === 'verified' ? 'sha256 verified' : `${r.checksums.state}: ${r.checksums.detail}`})` : '';
+    const state = !r.fetchable ? 'nothing to fetch (generated, or read from the data dir)' : r.present ? `present: ${r.location}${sums}` : `not fetched: atk data fetch ${r.name}`;
     return `${r.name.padEnd(width)}  ${state}${r.description ? `\n${' '.repeat(width + 2)}${r.description}` : ''}`;
   });
 }
 
 interface FetchArgs {
-  name: string;
+  names: string[];
+  manifest?: string;
   out?: string;
   limit?: number;
   subset?: string[];
@@ -81,15 +91,18 @@ interface FetchArgs {
 }
 
 const fetchCommand: CommandModule<object, FetchArgs> = {
-  command: 'fetch <name>',
-  describe: 'Download a dataset from its canonical source at a pinned revision (verified, resumable)',
+  command: 'fetch [names..]',
+  describe: 'Download datasets from their canonical source at a pinned revision (verified, resumable); no name: all the shipped recipes read',
   builder: (yargs) =>
     yargs
-      .positional('name', { type: 'string', demandOption: true, describe: 'Dataset to fetch (see atk data ls)' })
+      .positional('names', { type: 'string', array: true, default: [], describe: 'Datasets to fetch (see atk data ls); none: every one a shipped recipe reads' })
+      .option('manifest', { type: 'string', describe: 'A manifest of your own (pinned files and sha256s) instead of the shipped one' })
       .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
       .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
       .option('subset', { type: 'string', array: true, describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)' })
       .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' })
+      .example('$0 data fetch', 'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets')
+      .example('$0 data fetch tau2', 'tau2-bench airline and retail at the pinned commit')
       .example('$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it')
       .example('$0 data fetch deepcoder --subset lcbv5 --limit 200', '200 LiveCodeBench problems per split, resumable if cut off') as Argv<FetchArgs>,
   handler: async (args) => {
@@ -97,16 +110,25 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
     const controller = new AbortController();
     const interrupt = (): void => controller.abort();
     process.once('SIGINT', interrupt);
+    const names = args.names.length > 0 ? args.names : shippedRecipeDataNames();
+    if (names.length > 1 && (args.out !== undefined || args.manifest !== undefined || args['base-url'] !== undefined)) {
+      throw new InputError('--out, --manifest and --base-url apply to one dataset; name it', { hint: `atk data fetch ${names[0]} ${args.out === undefined ? '' : '--out DIR'}`.trim() });
+    }
+    const print = (line: string): void => void process.stdout.write(`${line}\n`);
+    if (args.names.length === 0) print(`fetching every dataset the shipped recipes read: ${names.join(', ')}`);
     try {
-      await runDataFetch({
-        name: args.name,
-        ...(args.out === undefined ? {} : { out: args.out }),
-        ...(args.limit === undefined ? {} : { limit: args.limit }),
-        ...(args.subset === undefined ? {} : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
-        ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
-        signal: controller.signal,
-        print: (line) => process.stdout.write(`${line}\n`),
-      });
+      for (const name of names) {
+        await runDataFetch({
+          name,
+          ...(args.out === undefined ? {} : { out: args.out }),
+          ...(args.limit === undefined ? {} : { limit: args.limit }),
+          ...(args.subset === undefined ? {} : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
+          ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
+          ...(args.manifest === undefined ? {} : { manifestPath: args.manifest }),
+          signal: controller.signal,
+          print,
+        });
+      }
     } catch (error) {
       if (controller.signal.aborted && !(error instanceof CancelledError)) throw new CancelledError('download cancelled; run again to resume', { cause: error });
       throw error;

@@ -31,6 +31,14 @@ describe('runInit', () => {
     expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
   });
 
+  test.each(['quickstart', 'custom'])('returns a %s recipe inside a new directory for a path without .yaml, the schema with it', async (example) => {
+    const cwd = tempDir();
+    const { recipePath, schemaPath } = await runInit({ example, path: join(cwd, 'my-experiment'), force: false });
+    expect([recipePath, schemaPath]).toStrictEqual([join(cwd, 'my-experiment', `${example}.yaml`), join(cwd, 'my-experiment', 'recipe.schema.json')]);
+    expect(readdirSync(cwd)).toStrictEqual(['my-experiment']);
+    expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
+  });
+
   test('rejects an existing recipe without force and overwrites it with force', async () => {
     const dir = tempDir();
     const path = join(dir, 'r.yaml');

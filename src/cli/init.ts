@@ -14,7 +14,7 @@ export const SCHEMA_FILE = 'recipe.schema.json';
 export interface InitOptions {
   /** A starter from recipes/examples/ (quickstart, gsm8k, deepcoder, tau2). */
   readonly example: string;
-  /** Recipe file or directory to write into; default `<example>.yaml` in the current directory. */
+  /** Recipe file (`.yaml`/`.yml`) or directory to write into (any other path); default `<example>.yaml` in the current directory. */
   readonly path?: string;
   readonly force: boolean;
 }
@@ -22,8 +22,9 @@ export interface InitOptions {
 /**
  * `atk init`: write a commented starter recipe whose first line points editors at a copy of the
  * recipe JSON Schema written beside it (`# yaml-language-server: $schema=./recipe.schema.json`),
- * so key completion and checking work offline. A starter that is a folder (recipes/examples/custom/:
- * recipe, tool and reward modules, data) is copied whole into a directory of that name.
+ * so key completion and checking work offline. A path without .yaml/.yml is a directory that gets
+ * `<example>.yaml` and the schema. A starter that is a folder (recipes/examples/custom/: recipe,
+ * tool and reward modules, data) is copied whole into a directory of that name.
  * @throws InputError for an unknown example or when a file exists and `force` is not set.
  */
 export async function runInit(options: InitOptions): Promise<{ readonly recipePath: string; readonly schemaPath: string; readonly companions: readonly string[] }> {
@@ -38,7 +39,9 @@ export async function runInit(options: InitOptions): Promise<{ readonly recipePa
   const isFolder = (await stat(folder).catch(() => undefined))?.isDirectory() ?? false;
   const source = isFolder ? join(folder, `${options.example}.yaml`) : `${folder}.yaml`;
   const target = resolve(options.path ?? (isFolder ? options.example : `${options.example}.yaml`));
-  const intoDir = isFolder || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
+  // A path without .yaml/.yml is a directory for every starter (as `promptfoo init my-experiment`),
+  // so the schema file lands inside it, never loose beside it.
+  const intoDir = isFolder || !/\.ya?ml$/i.test(target) || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
   const recipePath = intoDir ? join(target, `${options.example}.yaml`) : target;
   const dir = dirname(recipePath);
   const schemaPath = join(dir, SCHEMA_FILE);
@@ -97,7 +100,7 @@ export const initCommand: CommandModule<object, InitArgs> = {
   describe: 'Write a commented starter recipe (and its JSON Schema, for editor completion)',
   builder: (yargs: Argv) =>
     yargs
-      .positional('path', { type: 'string', describe: 'Recipe file or directory (default: <example>.yaml here)' })
+      .positional('path', { type: 'string', describe: 'Recipe file (.yaml/.yml), or a directory to create and write into (default: <example>.yaml here)' })
       .option('example', { type: 'string', default: 'quickstart', describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)' })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing files' })
       .example('$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU')

@@ -1,5 +1,7 @@
+import { ensureRecipeData } from '../datasets/recipe-data.js';
 import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
 import { createRunDir, openRunDir, type LockOptions, type RunDir } from '../runs/index.js';
+import { attachTrackers } from './trackers.js';
 
 /** A validated recipe and the run directory it runs in. */
 export interface RecipeRun {
@@ -7,14 +9,23 @@ export interface RecipeRun {
   readonly run: RunDir;
 }
 
+/** What to do when a recipe's built-in data is not fetched yet (`atk run --fetch`). */
+export interface RecipeDataOptions {
+  /** Fetch it first (else refuse with the command that would). */
+  readonly fetch?: boolean;
+  readonly print?: (line: string) => void;
+}
+
 /**
- * Validates the recipe, then creates its run directory under `output.runs_dir` as
- * `<name><suffix>/vNNN` (nothing is created for an invalid recipe). `atk run` and `atk eval` of a
- * recipe file both start here, so their run directories record the same facts.
- * @throws ConfigError for an invalid recipe or override.
+ * Validates the recipe and checks its built-in data is there (or fetches it), then creates its run
+ * directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for an invalid
+ * recipe or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
+ * directories record the same facts.
+ * @throws ConfigError for an invalid recipe or override; InputError naming `atk data fetch ...` for missing data.
  */
-export async function newRecipeRun(recipeFile: string, overrides: readonly string[], suffix = ''): Promise<RecipeRun> {
+export async function newRecipeRun(recipeFile: string, overrides: readonly string[], suffix = '', data: RecipeDataOptions = {}): Promise<RecipeRun> {
   const loaded = await loadRecipe(recipeFile, overrides);
+  await ensureRecipeData(loaded.recipe, data);
   const run = await createRunDir({
     runsDir: loaded.recipe.output.runs_dir,
     name: `${loaded.recipe.name}${suffix}`,
@@ -24,6 +35,7 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
     recipeFile: loaded.file,
     command: process.argv.slice(1),
   });
+  attachTrackers(run, loaded.recipe);
   return { loaded, run };
 }
 
@@ -36,5 +48,7 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
 export async function reopenRecipeRun(dir: string, overrides: readonly string[], lock: LockOptions = {}): Promise<RecipeRun> {
   const run = await openRunDir(dir);
   await run.lock(lock);
-  return { loaded: await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() }), run };
+  const loaded = await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() });
+  attachTrackers(run, loaded.recipe);
+  return { loaded, run };
 }

@@ -12,6 +12,8 @@ export interface RunOptions {
   readonly force?: boolean;
   readonly json: boolean;
   readonly tui: boolean;
+  /** Fetch the recipe's built-in data first when it is missing. */
+  readonly fetch?: boolean;
 }
 
 export const runCommand: CommandModule<object, RunOptions> = {
@@ -24,6 +26,7 @@ export const runCommand: CommandModule<object, RunOptions> = {
       .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
       .option('force', { type: 'boolean', default: false, describe: 'With --resume: take over the run directory from an atk on another host that is gone' })
       .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
+      .option('fetch', { type: 'boolean', default: false, describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing" })
       .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)' })
       .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
       .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
@@ -51,7 +54,9 @@ export async function runRun(options: RunOptions): Promise<void> {
   process.once('SIGTERM', interrupt);
   let opened: RecipeRun | undefined;
   try {
-    opened = options.resume ? await reopenRecipeRun(options.resume, resumeOverrides(options), { force: options.force ?? false }) : await newRecipeRun(options.recipe!, options.overrides);
+    opened = options.resume
+      ? await reopenRecipeRun(options.resume, resumeOverrides(options), { force: options.force ?? false })
+      : await newRecipeRun(options.recipe!, options.overrides, '', { fetch: options.fetch ?? false, print: (line) => process.stdout.write(`${line}\n`) });
     const { loaded, run } = opened;
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../run/train-run.js');

@@ -3,6 +3,7 @@ import { findRun, listRuns, overview, type RunOverview } from '../runs/index.js'
 import { renderTable, type TableStyle } from '../ui/table.js';
 import { figure, formatDuration } from '../ui/format.js';
 import { compareCommand } from './runs-compare.js';
+import { runsExportCommand } from './runs-export.js';
 
 /** `atk runs ls`: one table row per run under `runsDir`. */
 export async function runRunsLs(runsDir: string, style: TableStyle = {}): Promise<string> {
@@ -97,7 +98,8 @@ export const runsCommand: CommandModule<object, object> = {
       .command(lsCommand as CommandModule)
       .command(showCommand as CommandModule)
       .command(compareCommand as CommandModule)
-      .demandCommand(1, 'Name a runs command: ls, show or compare')
+      .command(runsExportCommand as unknown as CommandModule)
+      .demandCommand(1, 'Name a runs command: ls, show, compare or export')
       .example('$0 runs ls', 'list runs')
       .example('$0 runs show quickstart', 'show the newest quickstart run'),
   handler: () => {},

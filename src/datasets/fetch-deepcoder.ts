@@ -9,6 +9,7 @@ import { dataDir, projectRoot } from '../util/paths.js';
 import { recordFromDeepCoderRow, type CodeProblemRecord } from './code-records.js';
 import { fetchJson } from './download.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
+import { checkPinnedFiles, nonEmptyDir } from './pinned-files.js';
 import { downloadResumable, fileSha256, progressLines } from './resumable-download.js';
 
 const ManifestSchema = z.object({
@@ -52,6 +53,10 @@ export const deepcoderFetcher: DatasetFetcher = {
   subsets: ['primeintellect', 'taco', 'lcbv5', 'codeforces'],
   defaultDest: (): string => join(dataDir(), 'deepcoder', 'fetched'),
   fetch: (options) => fetchDeepCoder(options),
+  // The dataset reads fetched files, else the normalised public sample where the data dir has one.
+  present: () => nonEmptyDir(join(dataDir(), 'deepcoder', 'fetched')) || existsSync(join(dataDir(), 'deepcoder', 'normalized', 'code_sample.jsonl')),
+  // The shards the last fetch recorded in its lock file, against the checksums it computed then.
+  check: (dest) => checkPinnedFiles(join(dest, 'raw'), [...readLock(join(dest, 'deepcoder.lock.json'))].map(([name, sha256]) => ({ name, sha256 }))),
 };
 
 /**
@@ -62,7 +67,7 @@ export const deepcoderFetcher: DatasetFetcher = {
  * (a partial shard is kept for the next run); CancelledError when aborted.
  */
 export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promise<DeepCoderFetchSummary> {
-  const manifest = options.manifest ?? loadManifest();
+  const manifest = options.manifest ?? loadManifest(options.manifestPath);
   const dest = options.dest ?? join(dataDir(), 'deepcoder', 'fetched');
   const base = (options.baseUrl ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
   const subsets = options.subsets ?? Object.keys(manifest.subsets);
@@ -106,7 +111,7 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
 }
 
 /** The shipped manifest. @throws InputError when it is missing or malformed. */
-export function loadManifest(path = join(projectRoot(), 'datasets', 'deepcoder', 'manifest.json')): DeepCoderManifest {
+export function loadManifest(path: string = join(projectRoot(), 'datasets', 'deepcoder', 'manifest.json')): DeepCoderManifest {
   const parsed = ManifestSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
   if (!parsed.success) throw new InputError(`${path}: invalid manifest: ${parsed.error.issues[0]?.message}`);
   return parsed.data;

@@ -6,6 +6,7 @@ import { InputError } from '../errors/index.js';
 import { writeFileAtomic } from '../runs/atomic.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
+import { checkPinnedFiles } from './pinned-files.js';
 import { downloadResumable, progressLines, type DownloadOutcome } from './resumable-download.js';
 
 const ManifestSchema = z.object({
@@ -38,6 +39,7 @@ export const gsm8kFetcher: DatasetFetcher = {
   description: 'GSM8K grade-school math (openai/grade-school-math, MIT): train 7,473 / test 1,319 problems, 4.9 MB',
   defaultDest: () => join(dataDir(), 'gsm8k'),
   fetch: (options) => fetchGsm8k(options),
+  check: (dest, manifestPath) => checkPinnedFiles(dest, loadGsm8kManifest(manifestPath).files),
 };
 
 /**
@@ -48,7 +50,7 @@ export const gsm8kFetcher: DatasetFetcher = {
  * InputError on a checksum mismatch; CancelledError when aborted.
  */
 export async function fetchGsm8k(options: FetchOptions & { readonly manifest?: Gsm8kManifest } = {}): Promise<Gsm8kFetchSummary> {
-  const manifest = options.manifest ?? loadGsm8kManifest();
+  const manifest = options.manifest ?? loadGsm8kManifest(options.manifestPath);
   const dest = options.dest ?? join(dataDir(), 'gsm8k');
   const base = (options.baseUrl ?? manifest.base_url).replace(/\/+$/, '');
   const say = options.onProgress ?? (() => undefined);

@@ -1,4 +1,5 @@
 import { Registry } from '../util/registry.js';
+import type { PinnedFilesStatus } from './pinned-files.js';
 
 /** What `atk data fetch <name>` passes a fetcher. */
 export interface FetchOptions {
@@ -10,6 +11,8 @@ export interface FetchOptions {
   readonly subsets?: readonly string[];
   /** Mirror or test server replacing the canonical host (`--base-url`). */
   readonly baseUrl?: string;
+  /** A manifest of one's own (`--manifest`: other pinned files and checksums) instead of the shipped one. */
+  readonly manifestPath?: string;
   readonly signal?: AbortSignal;
   /** One human-readable line per step or progress mark, for the CLI to print. */
   readonly onProgress?: (line: string) => void;
@@ -24,6 +27,10 @@ export interface DatasetFetcher {
   readonly subsets?: readonly string[];
   /** Where `fetch` writes without `dest` (shown by `atk data ls`). */
   defaultDest?(): string;
+  /** Whether the dataset finds data to read (default: `defaultDest` holds files). */
+  present?(): boolean;
+  /** Checksum status of what is under `dest` (for `atk data ls`) against the shipped manifest or `manifestPath`. */
+  check?(dest: string, manifestPath?: string): Promise<PinnedFilesStatus>;
   /** @throws ProviderError on network/HTTP failures; InputError on a checksum mismatch or bad options. */
   fetch(options: FetchOptions): Promise<{ readonly dest: string }>;
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { judgeMathAnswer } from '../rewards/math-answer.js';
+import { fullData, fullOrSlice } from '../__fixtures__/test-data.js';
 import { dataDir } from '../util/paths.js';
 import { fileSha256 } from './resumable-download.js';
 import { loadGsm8kManifest } from './fetch-gsm8k.js';
@@ -15,7 +16,7 @@ const ctx = (path?: string): DatasetContext => ({ recipeDir: '.', dataDir: dataD
 describe('gsm8kDataset', () => {
   test('returns every row of the real train and test files with the final answer', async () => {
     const [train, testSplit] = await Promise.all([gsm8kDataset.load('train', ctx()), gsm8kDataset.load('test', ctx())]);
-    expect([train.length, testSplit.length]).toStrictEqual([7473, 1319]);
+    expect([train.length, testSplit.length]).toStrictEqual(fullOrSlice([7473, 1319], [40, 40]));
     expect(train[0]).toStrictEqual({
       id: 'gsm8k-train-0',
       prompt:
@@ -23,14 +24,14 @@ describe('gsm8kDataset', () => {
       answer: '72',
       data: { solution: 'Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72' },
     });
-    expect(testSplit.at(-1)!.id).toBe('gsm8k-test-1318');
+    expect(testSplit.at(-1)!.id).toBe(fullOrSlice('gsm8k-test-1318', 'gsm8k-test-39'));
   });
 
   test('returns integer answers without commas, negatives included', async () => {
     const tasks = [...(await gsm8kDataset.load('train', ctx())), ...(await gsm8kDataset.load('test', ctx()))];
     expect(tasks.filter((t) => !/^-?\d+$/.test(t.answer as string))).toStrictEqual([]);
-    expect(tasks.filter((t) => (t.data.solution as string).split('####').at(-1)!.includes(',')).length).toBe(79 + 14);
-    expect(tasks.filter((t) => (t.answer as string).startsWith('-')).length).toBe(3 + 2);
+    expect(tasks.filter((t) => (t.data.solution as string).split('####').at(-1)!.includes(',')).length).toBe(fullOrSlice(79 + 14, 4));
+    expect(tasks.filter((t) => (t.answer as string).startsWith('-')).length).toBe(fullOrSlice(3 + 2, 4));
   });
 
   test('returns answers that math_answer grades correct against each reference solution', async () => {
@@ -71,11 +72,12 @@ describe('gsm8kFinalAnswer', () => {
 });
 
 describe('datasets/gsm8k/manifest.json', () => {
-  test('returns the size and sha256 of the shared verbatim copies', async () => {
+  test('returns the size and sha256 of the shared verbatim copies (against the slices: their rows are the first of the pinned files)', async () => {
     const manifest = loadGsm8kManifest();
     for (const file of manifest.files) {
       const path = join(dataDir(), 'gsm8k', file.name);
-      expect([file.name, await fileSha256(path)]).toStrictEqual([file.name, file.sha256]);
+      if (fullData) expect([file.name, await fileSha256(path)]).toStrictEqual([file.name, file.sha256]);
+      else expect((await gsm8kDataset.load(file.name.replace('.jsonl', ''), ctx())).length).toBeLessThan(file.rows);
       expect(manifest.base_url).toContain(manifest.revision);
       expect(manifest.base_url.endsWith(file.path.slice(0, -file.name.length - 1))).toBe(true);
     }

@@ -21,7 +21,7 @@ export interface Task {
 export interface DatasetContext {
   /** Directory of the recipe file; relative paths in options resolve against it. */
   readonly recipeDir: string;
-  /** Root of shared datasets: $ATK_DATA_DIR, default ../shared/datasets from the project root. */
+  /** Root of the datasets: $ATK_DATA_DIR, else the user data dir (see util/paths dataDir). */
   readonly dataDir: string;
   /** `dataset.path` from the recipe, resolved to an absolute path, when given. */
   readonly path?: string;

@@ -290,6 +290,19 @@ export const TrainSchema = z
 export const OutputSchema = z
   .strictObject({
     runs_dir: z.string().default('runs').describe('Directory holding run directories, relative to the current directory.'),
+    trackers: z
+      .array(z.enum(['tensorboard', 'wandb']))
+      .default([])
+      .describe('Experiment trackers fed every metric each step besides metrics.jsonl: tensorboard (event files in <run>/tb), wandb (the wandb Python client).'),
+    wandb: z
+      .strictObject({
+        project: z.string().optional().describe('W&B project (default $WANDB_PROJECT, else atk).'),
+        entity: z.string().optional().describe('W&B entity, a user or team (default $WANDB_ENTITY, else your default).'),
+        name: z.string().optional().describe('W&B run name (default <recipe name>/<version>).'),
+        tags: z.array(z.string()).default([]).describe('W&B run tags.'),
+      })
+      .optional()
+      .describe('Where the wandb tracker logs; its config is the resolved recipe.'),
   })
   .describe('Where results go.');
 

@@ -100,6 +100,7 @@ export class RunDir {
   private manifestQueue: Promise<unknown> = Promise.resolve();
   private metricsQueue: Promise<unknown> = Promise.resolve();
   private writerLock: RunLock | undefined;
+  private readonly metricsListeners: Array<(line: MetricsLine) => void> = [];
 
   constructor(dir: string) {
     this.dir = dir;
@@ -178,9 +179,17 @@ export class RunDir {
     return this.editManifest((m) => ({ ...m, status_history: [...m.status_history, { status: m.status, at: new Date().toISOString(), message }] }));
   }
 
-  /** Append one line to metrics.jsonl. */
+  /** Append one line to metrics.jsonl, then hand it to each `onMetrics` listener (the trackers). */
   appendMetrics(line: object): Promise<void> {
-    return this.enqueueMetrics(() => appendFile(this.paths.metrics, `${JSON.stringify(line)}\n`));
+    return this.enqueueMetrics(async () => {
+      await appendFile(this.paths.metrics, `${JSON.stringify(line)}\n`);
+      for (const listener of this.metricsListeners) listener(line as MetricsLine);
+    });
+  }
+
+  /** Call `listener` with every metrics line appended from now on; it must not throw. */
+  onMetrics(listener: (line: MetricsLine) => void): void {
+    this.metricsListeners.push(listener);
   }
 
   /** Every complete line of metrics.jsonl (a torn last line from a killed writer is skipped). */

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,9 +20,13 @@ export function trainerPythonPath(inherited: string | undefined = process.env.PY
 }
 
 /**
- * Root of the shared datasets (gsm8k/, deepcoder/, tau2/): $ATK_DATA_DIR, else ../shared/datasets
- * beside the project. Data is read from there, never copied into the repo.
+ * Root of the datasets (gsm8k/, deepcoder/, tau2/) the built-in loaders read and `atk data fetch`
+ * writes: $ATK_DATA_DIR, else $XDG_DATA_HOME/atk/datasets, else ~/.local/share/atk/datasets. The
+ * user's data directory, never a path beside the installed package, so every clone and every
+ * global install finds the same fetched data.
  */
-export function dataDir(): string {
-  return process.env.ATK_DATA_DIR ? resolve(process.env.ATK_DATA_DIR) : resolve(projectRoot(), '..', 'shared', 'datasets');
+export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.ATK_DATA_DIR) return resolve(env.ATK_DATA_DIR);
+  const xdg = env.XDG_DATA_HOME && env.XDG_DATA_HOME.startsWith('/') ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  return join(xdg, 'atk', 'datasets');
 }
