@@ -10,6 +10,7 @@ import { runCommand } from './run.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
+import { viewCommand } from './view.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand];
