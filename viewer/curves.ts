@@ -27,6 +27,8 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
 ];
 
 const EVAL_FIGURES = ['accuracy', 'reward_mean', 'tool_error_rate'] as const;
+/** Whole steps only on the x axis. */
+const STEP_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
 const COLORS = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d', '#9333ea', '#ea580c'];
 
 export const renderCurves: View = async (params, { main, crumbs }) => {
@@ -78,7 +80,7 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
   const width = 470;
   // Drawn after the element is in the page, to take the width the grid gave it.
   requestAnimationFrame(() => {
-    const plot = new uPlot({ width: Math.max(320, box.clientWidth - 12 || width), height: 220, series: config, scales: { x: { time: false } }, cursor: { sync: { key: 'atk-steps' } }, legend: { live: true } }, data, box);
+    const plot = new uPlot({ width: Math.max(320, box.clientWidth - 12 || width), height: 220, series: config, scales: { x: { time: false } }, axes: [{ incrs: STEP_TICKS }, {}], cursor: { sync: { key: 'atk-steps' } }, legend: { live: true } }, data, box);
     box.dataset.series = String(series.length);
     box.dataset.points = String(data[0].length);
     (box as HTMLElement & { plot?: uPlot }).plot = plot;

@@ -143,6 +143,18 @@ describe('startViewServer', () => {
     expect(page.total).toBe(8);
   });
 
+  test('rejects a request whose Host is not loopback (DNS rebinding)', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(new URL('/api/runs', server.url), { headers: { host: 'evil.example:80' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(403);
+  });
+
   test('rejects a host off loopback without a token, and requests without the token when one is set', async () => {
     await expect(startViewServer({ paths: [join(root, 'runs')], host: '0.0.0.0' })).rejects.toThrow(InputError);
     const guarded = await startViewServer({ paths: [join(root, 'runs')], token: 's3cret' });

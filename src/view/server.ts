@@ -59,6 +59,8 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://viewer');
+    // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) must not read the runs.
+    if (!options.token && !LOOPBACK.has(hostOf(req.headers.host))) return send(req, res, 403, 'text/plain', 'atk view answers only to a loopback Host\n');
     if (!authorized(req, url, options.token)) return send(req, res, 403, 'text/plain', 'atk view: this page needs the token printed when the viewer started\n');
     if (options.token && url.searchParams.get('token') === options.token) res.setHeader('set-cookie', `${TOKEN_COOKIE}=${options.token}; HttpOnly; SameSite=Strict; Path=/`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(req, res, 405, 'text/plain', 'GET only\n');
@@ -144,6 +146,12 @@ function authorized(req: IncomingMessage, url: URL, token: string | undefined): 
   const cookie = /(?:^|;\s*)atk_view_token=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
   const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
   return [url.searchParams.get('token'), cookie, bearer].some((given) => given !== null && given !== undefined && sameSecret(given, token));
+}
+
+/** The name in a Host header, without the port (and without brackets for IPv6). */
+function hostOf(header: string | undefined): string {
+  const host = (header ?? '').replace(/:\d+$/, '');
+  return host.startsWith('[') ? host.slice(1, -1) : host;
 }
 
 function sameSecret(a: string, b: string): boolean {
