@@ -44,6 +44,8 @@ function render(reason: 'navigate' | 'live'): Promise<void> {
     try {
       dependsOn = await draw(params, context);
       main.dataset.state = 'ready';
+      // For the benchmark: when each view was drawn, on the page's own clock.
+      performance.mark(`atk-view-ready-${renderCount + 1}`);
     } catch (error) {
       main.replaceChildren(h('p', { class: 'bad', id: 'view-error' }, `could not show this view: ${(error as Error).message}`));
       main.dataset.state = 'error';

@@ -92,7 +92,20 @@ function searchText(record: TrajectoryRecord): string {
   return parts.join('\n').toLowerCase();
 }
 
+/**
+ * The record of a line without its token trajectory, which summaries and search never read. The run
+ * loop writes `trajectory` as the last key and it is most of the line, so the line is cut before it;
+ * a line written otherwise is parsed whole.
+ */
 function tryParse(text: string, file: string): TrajectoryRecord | undefined {
+  const cut = text.lastIndexOf(',"trajectory":');
+  if (cut !== -1) {
+    try {
+      return parseTrajectoryLine(`${text.slice(0, cut)}}`, file);
+    } catch {
+      // Not the last key after all: fall through to the whole line.
+    }
+  }
   try {
     return parseTrajectoryLine(text, file);
   } catch {
