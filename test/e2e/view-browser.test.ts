@@ -83,16 +83,16 @@ async function go(hash: string, view: string): Promise<void> {
 
 /** Waits for a render after the `before`th to finish on `view`. */
 async function rendered(view: string, before: number): Promise<void> {
-  await page.waitForFunction(
+  const state = await page.waitForFunction(
     (v, n) => {
       const main = document.getElementById('main')!;
-      return main.dataset.view === v && Number(main.dataset.renders) > n && main.dataset.state !== 'loading';
+      return main.dataset.view === v && Number(main.dataset.renders) > n && main.dataset.state !== 'loading' && main.dataset.state;
     },
     WAIT,
     view,
     before,
   );
-  expect(await page.$eval('#main', (m) => (m as HTMLElement).dataset.state)).toBe('ready');
+  expect(await state.jsonValue()).toBe('ready');
 }
 
 async function renders(): Promise<number> {
