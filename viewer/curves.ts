@@ -74,7 +74,7 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
   const config: uPlot.Series[] = [{ label: 'step' }];
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
-    if (weight > 0) config.push({ label: `${s.name} (raw)`, stroke: `${color}40`, width: 1, spanGaps: true, value: (_u, v) => fmt(v, 4) });
+    if (weight > 0) config.push({ label: `${s.name} (raw)`, class: 'raw', stroke: `${color}40`, width: 1, spanGaps: true, value: (_u, v) => fmt(v, 4) });
     config.push({ label: s.name, stroke: color, width: 2, spanGaps: true, points: { show: points }, value: (_u, v) => fmt(v, 4) });
   });
   const width = 470;

@@ -18,19 +18,28 @@ export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLEl
     const spans: HTMLElement[] = [];
     for (let i = segment.start; i < segment.start + segment.length; i++) {
       const [id, text, mask, logprob] = data.tokens[i]!;
-      const span = h('span', { class: `tok ${mask ? 'model' : 'env'}${drifted.has(i) ? ' drift' : ''}`, 'data-i': i }, text.replace(/\n/g, '⏎\n'));
+      const span = h('span', { class: `tok ${mask ? 'model' : 'env'}${drifted.has(i) ? ' drift' : ''}`, 'data-i': i, 'data-segment': k }, text.replace(/\n/g, '⏎\n'));
       span.style.background = tokenColor(mask, logprob, mode);
-      span.addEventListener('mouseenter', (e) => {
-        hover.hidden = false;
-        hover.textContent = `#${i}  id ${id}  ${JSON.stringify(text)}\n${mask ? `logprob ${fmt(logprob, 4)}  p ${fmt(Math.exp(logprob ?? 0), 3)}` : 'environment token (mask 0)'}\nsegment ${segment.source}, turn ${segment.turn}${drifted.has(i) ? '\ndrift: a re-render differs here' : ''}`;
-        place(hover, e as MouseEvent);
-      });
-      span.addEventListener('mousemove', (e) => place(hover, e as MouseEvent));
-      span.addEventListener('mouseleave', () => (hover.hidden = true));
       spans.push(span);
     }
     body.append(h('div', { class: 'segment', 'data-source': segment.source }, h('div', { class: 'segment-head' }, head), ...spans));
   });
+  // One listener for every token: a long episode has tens of thousands of them.
+  body.addEventListener('mouseover', (e) => {
+    const span = (e.target as HTMLElement).closest<HTMLElement>('.tok');
+    if (!span) {
+      hover.hidden = true;
+      return;
+    }
+    const i = Number(span.dataset.i);
+    const segment = data.segments[Number(span.dataset.segment)]!;
+    const [id, text, mask, logprob] = data.tokens[i]!;
+    hover.hidden = false;
+    hover.textContent = `#${i}  id ${id}  ${JSON.stringify(text)}\n${mask ? `logprob ${fmt(logprob, 4)}  p ${fmt(Math.exp(logprob ?? 0), 3)}` : 'environment token (mask 0)'}\nsegment ${segment.source}, turn ${segment.turn}${drifted.has(i) ? '\ndrift: a re-render differs here' : ''}`;
+    place(hover, e);
+  });
+  body.addEventListener('mousemove', (e) => place(hover, e));
+  body.addEventListener('mouseleave', () => (hover.hidden = true));
   const model = data.tokens.filter((t) => t[2] === 1);
   const low = model.filter((t) => (t[3] ?? 0) < Math.log(0.1)).length;
   const legend = h(

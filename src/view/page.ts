@@ -44,7 +44,7 @@ input[type=number] { width: 80px; }
 .status.failed, .status.stale { background: #fee2e2; } .status.interrupted { background: #fef3c7; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr)); gap: 12px; }
 .chart { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 6px; }
-.chart h3 { font-size: 13px; margin: 0 0 4px; }
+.chart h3 { font-size: 13px; margin: 0 0 4px; } .chart .u-legend tr.raw { display: none; } .chart .u-legend { font-size: 12px; }
 .turn { margin: 6px 0; padding: 4px 10px; border-left: 3px solid #d1d5db; background: #fff; }
 .turn .role { font-size: 11px; text-transform: uppercase; color: var(--dim); }
 .turn.assistant { border-color: var(--accent); } .turn.system { border-color: #7c3aed; } .turn.user { border-color: var(--good); }
