@@ -95,6 +95,13 @@ describe('runInspectTrajectory', () => {
     expect(plain).toContain('<tool_response>⏎\n56⏎\n</tool_response>');
   });
 
+  test('returns the atk view command that opens the same episode or file', async () => {
+    const episode = (await runInspectTrajectory({ path: run, step: 0, episode: 2, tokens: true })).trimEnd().split('\n');
+    expect(episode.at(-1)).toBe(`in the browser: atk view ${run} --open --at 'episode?run=fixture/v001&source=step-00000&index=2&tokens=1'`);
+    const listing = (await runInspectTrajectory({ path: run, eval: 'step-00000' })).trimEnd().split('\n');
+    expect(listing.at(-1)).toBe(`in the browser: atk view ${run} --open --at 'episodes?run=fixture/v001&source=eval/step-00000'`);
+  });
+
   test('returns no drift for the recorded episodes and the planted drift of a non-canonical split', async () => {
     expect(await runInspectTrajectory({ path: run, episode: 0, drift: true })).toContain('drift: none: re-rendering the conversation gives the same');
     // Split one merged model token into its bytes, as a sampler may: the same text, other tokens.

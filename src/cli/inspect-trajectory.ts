@@ -1,15 +1,17 @@
+import { basename, dirname, relative } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
-import { auditRecordedDrift } from '../rollout/episode-drift.js';
-import { loadModelTokenizer, TokenTrajectory, type ChatTool, type DriftReport, type ModelTokenizer } from '../tokens/index.js';
-import { painter, wantsColor } from '../ui/ansi.js';
+import { loadModelTokenizer, TokenTrajectory, type ModelTokenizer } from '../tokens/index.js';
+import { painter, wantsColor, type Painter } from '../ui/ansi.js';
+import { recordedDrift } from '../ui/trajectory/drift-audit.js';
 import { driftLines } from '../ui/trajectory/drift-view.js';
 import { conversationLines, episodeHeader, episodeListing } from '../ui/trajectory/episode-view.js';
 import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/record.js';
-import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
+import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-context.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
-import { locateTrajectories } from '../ui/trajectory/source.js';
-import { tokenRows, tokenViewLines, } from '../ui/trajectory/token-view.js';
+import { locateTrajectories, type TrajectorySource } from '../ui/trajectory/source.js';
+import { tokenRows, tokenViewLines, type TokenRow } from '../ui/trajectory/token-view.js';
+import { viewHint } from './view.js';
 
 export interface InspectOptions {
   readonly path: string;
@@ -71,7 +73,7 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
   const selector = selectorOf(options) ?? (records.length === 1 || options.tokens || options.drift ? { kind: 'index', index: 0 } : undefined);
   if (!selector) {
     if (options.json) return `${JSON.stringify({ file: source.file, episodes: records.map(listEntry) }, null, 2)}\n`;
-    return [paint(`${source.file}: ${records.length} episodes`, 'bold'), ...episodeListing(records, paint), paint('show one with --episode i, --best, --worst or --failed', 'dim')].join('\n') + '\n';
+    return [paint(`${source.file}: ${records.length} episodes`, 'bold'), ...episodeListing(records, paint), paint('show one with --episode i, --best, --worst or --failed', 'dim'), ...viewHintLines(source, 'episodes', paint)].join('\n') + '\n';
   }
   const { index, record, matches } = selectEpisode(records, selector, source.file);
   const needsTokenizer = options.tokens || options.drift;
@@ -79,7 +81,7 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
   const tokenizer = needsTokenizer ? await tokenizerFor(options.model, runModel, source.file) : undefined;
   const trajectory = needsTokenizer ? trajectoryOf(record, source.file) : undefined;
   const rows = options.tokens && tokenizer && trajectory ? tokenRows(trajectory, tokenizer) : undefined;
-  const drift = options.drift && tokenizer && trajectory ? await driftOf(record, trajectory, tokenizer, runModel) : undefined;
+  const drift = options.drift && tokenizer && trajectory ? await recordedDrift(record, trajectory, tokenizer, runModel) : undefined;
 
   if (options.json) {
     const { trajectory: _tokens, ...rest } = record;
@@ -90,7 +92,18 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
   lines.push('', ...conversationLines(record.messages, paint));
   if (rows && trajectory) lines.push('', ...tokenViewLines(trajectory, rows, { paint, inline: options.color === true, lowProbability: options.lowProb ?? 0.1 }));
   if (drift) lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []), ...driftLines(drift.report, paint));
+  lines.push(...viewHintLines(source, `episode&index=${index}${options.tokens || options.drift ? '&tokens=1' : ''}`, paint));
   return `${lines.join('\n')}\n`;
+}
+
+/** The `atk view` command that shows the same file (or episode), when it belongs to a run directory. */
+function viewHintLines(source: TrajectorySource, view: 'episodes' | `episode&${string}`, paint: Painter): string[] {
+  if (!source.runDir) return [];
+  const relativeFile = relative(source.runDir, source.file);
+  const id = relativeFile.startsWith('trajectories') ? basename(source.file, '.jsonl') : `eval/${basename(dirname(source.file))}`;
+  const cut = view.indexOf('&');
+  const [name, extra] = cut === -1 ? [view, ''] : [view.slice(0, cut), view.slice(cut)];
+  return ['', paint(viewHint(source.runDir, `${name}?run={run}&source=${id}${extra}`), 'dim')];
 }
 
 function selectorOf(options: InspectOptions): EpisodeSelector | undefined {
@@ -118,21 +131,4 @@ function trajectoryOf(record: TrajectoryRecord, file: string): TokenTrajectory {
   } catch (error) {
     throw new InputError(`${file}: episode ${record.group}/${record.sample} has no usable token trajectory (${(error as Error).message})`);
   }
-}
-
-/** The drift audit; when the recipe's tools cannot be rebuilt the audit runs without them and says so. */
-async function driftOf(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined): Promise<{ report: DriftReport; toolsNote?: string }> {
-  let tools: ChatTool[] = [];
-  let toolsNote: string | undefined;
-  if (runModel) {
-    try {
-      tools = await runToolSpecs(runModel);
-    } catch (error) {
-      toolsNote = `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift`;
-    }
-  } else if (record.stats.toolCalls > 0) {
-    toolsNote = 'no run directory, so the tools are unknown; the prompt\'s tool list will show as drift';
-  }
-  const report = auditRecordedDrift({ messages: record.messages, trajectory }, tokenizer, tools, runModel?.chatTemplateKwargs ?? {});
-  return toolsNote ? { report, toolsNote } : { report };
 }

@@ -39,9 +39,11 @@ describe('runReport', () => {
   test('returns evals before and after with the change, and tool use over every trajectory file', () => {
     expect(html).toContain('<tr><th>accuracy</th><td>0.500</td><td>0.750</td><td class="up">+0.250</td></tr>');
     expect(html).toContain('<p>16 episodes of steps 0..1, 16 tool calls, 1.00 per episode.</p>');
-    // Error results are counted per tool: the 4 calls of the unknown tool abacus all failed.
+    // Error results are counted per tool; the 4 calls of abacus, a tool the agent does not have, are
+    // one row with the name as an example, all failed.
     expect(html).toContain('<tr><th>calculator</th><td>12</td><td>75.0%</td><td>0</td></tr>');
-    expect(html).toContain('<tr><th>abacus</th><td>4</td><td>25.0%</td><td>4</td></tr>');
+    expect(html).toContain('<tr class="unknown-tools"><th>tools the agent does not have (1 name)</th><td>4</td><td>25.0%</td><td>4</td></tr><tr class="examples"><td colspan="4">e.g. &quot;abacus&quot; ×4</td></tr>');
+    expect(html).not.toContain('<tr><th>abacus</th>');
     expect(html).toContain('<tr><th>unknown_tool</th><td>4</td><td>25.0%</td></tr>');
     expect(html).toContain('<tr><th>1 calls</th><td>16</td><td>100.0%</td></tr>');
   });

@@ -3,6 +3,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { findRun, writeFileAtomic } from '../runs/index.js';
 import { buildReportHtml } from '../ui/report/build-report.js';
 import { readRunReportData } from '../ui/report/run-data.js';
+import { viewHint } from './view.js';
 
 export interface ReportOptions {
   readonly run: string;
@@ -23,7 +24,8 @@ export const reportCommand: CommandModule<object, ReportOptions> = {
       .example('$0 report quickstart --out quickstart.html', 'the newest quickstart run, to a file of your choice') as unknown as Argv<ReportOptions>,
   handler: async (argv) => {
     const file = await runReport({ run: argv.run, ...(argv.out ? { out: argv.out } : {}), ...(argv.runsDir ? { runsDir: argv.runsDir } : {}) });
-    process.stdout.write(`report written to ${file}\n`);
+    const run = await findRun(argv.run, argv.runsDir ?? 'runs');
+    process.stdout.write(`report written to ${file}\n${viewHint(run.dir, 'curves?runs={run}')}\n`);
   },
 };
 

@@ -2,7 +2,7 @@
 export { createRunDir, openRunDir, RunDir, stepName, CHECKPOINT_MARKER, type CreateRunOptions } from './run-dir.js';
 export { buildManifest, atkVersion, sha256, type Manifest, type ManifestFacts, type RunStatus } from './manifest.js';
 export { readMetricsFile, type MetricsLine } from './metrics.js';
-export { listRuns, overview, findRun, type RunOverview } from './list.js';
+export { listRuns, overview, findRun, processGone, type RunOverview } from './list.js';
 export { allocateVersion, listVersions, updateLatest, readLatest, formatVersion } from './versions.js';
 export { writeFileAtomic, writeJsonAtomic } from './atomic.js';
 export { lockRunDir, LOCK_FILE, type LockHolder, type LockOptions, type RunLock } from './run-lock.js';

@@ -105,7 +105,7 @@ function stepOf(line: MetricsLine): number {
 }
 
 /** A running run on this host whose process no longer exists. */
-function processGone(manifest: Manifest): boolean {
+export function processGone(manifest: Manifest): boolean {
   if (manifest.host.hostname !== hostname()) return false;
   try {
     process.kill(manifest.pid, 0);

@@ -69,7 +69,7 @@ function toolSection(data: RunReportData): string {
   if (t.episodes === 0) return '<p>No trajectories recorded.</p>';
   const steps = data.toolUseSteps;
   const histogram = Object.entries(t.callHistogram).map(([k, n]) => `<tr><th>${esc(k)} calls</th><td>${n}</td><td>${pct(n / t.episodes)}</td></tr>`).join('');
-  const tools = t.tools.map((x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td><td>${x.errors}</td></tr>`).join('') || '<tr><td colspan="4">no tool calls</td></tr>';
+  const tools = t.tools.map((x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td><td>${x.errors}</td></tr>`).join('') + unknownToolsRow(t) || '<tr><td colspan="4">no tool calls</td></tr>';
   const errors = t.errors.map((e) => `<tr><th>${esc(e.kind)}</th><td>${e.count}</td><td>${pct(e.rate)}</td></tr>`).join('') || '<tr><td colspan="3">no tool errors</td></tr>';
   return (
     `<p>${t.episodes} episodes${steps.length ? ` of steps ${steps[0]}..${steps[steps.length - 1]}` : ''}, ${t.toolCalls} tool calls, ${t.callsPerEpisode.toFixed(2)} per episode.</p>` +
@@ -79,6 +79,14 @@ function toolSection(data: RunReportData): string {
     `<table class="figures"><tr><th>error kind</th><th>count</th><th>per call</th></tr>${errors}</table>` +
     '</div>'
   );
+}
+
+/** Calls of tools the agent does not have: one row, with the most called names as examples. */
+function unknownToolsRow(t: RunReportData['toolUse']): string {
+  const u = t.unknownTools;
+  if (!u) return '';
+  const examples = u.examples.map((e) => `${esc(JSON.stringify(e.name))} ×${e.calls}`).join(', ');
+  return `<tr class="unknown-tools"><th>${esc(u.name)} (${u.names} name${u.names === 1 ? '' : 's'})</th><td>${u.calls}</td><td>${pct(u.episodeShare)}</td><td>${u.errors}</td></tr><tr class="examples"><td colspan="4">e.g. ${examples}${u.names > u.examples.length ? ', …' : ''}</td></tr>`;
 }
 
 function sampleSection(label: string, source: string, record: TrajectoryRecord): string {

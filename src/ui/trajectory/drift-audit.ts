@@ -1,0 +1,31 @@
+import { auditRecordedDrift } from '../../rollout/episode-drift.js';
+import type { ChatTool, DriftReport, ModelTokenizer, TokenTrajectory } from '../../tokens/index.js';
+import type { TrajectoryRecord } from './record.js';
+import { runToolSpecs, type RunModel } from './run-context.js';
+
+/** A drift audit of a recorded episode, with a note when the prompt's tools could not be rebuilt. */
+export interface RecordedDrift {
+  readonly report: DriftReport;
+  readonly toolsNote?: string;
+}
+
+/**
+ * The drift audit of a recorded episode (what `atk inspect-trajectory --drift` and `atk view` show).
+ * The recipe's tools are rebuilt to render the prompt; when they cannot be, the audit runs without
+ * them and says so, since the prompt's tool list will then show as drift.
+ */
+export async function recordedDrift(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined, tools?: readonly ChatTool[]): Promise<RecordedDrift> {
+  let toolList: readonly ChatTool[] = tools ?? [];
+  let toolsNote: string | undefined;
+  if (tools === undefined && runModel) {
+    try {
+      toolList = await runToolSpecs(runModel);
+    } catch (error) {
+      toolsNote = `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift`;
+    }
+  } else if (tools === undefined && record.stats.toolCalls > 0) {
+    toolsNote = "no run directory, so the tools are unknown; the prompt's tool list will show as drift";
+  }
+  const report = auditRecordedDrift({ messages: record.messages, trajectory }, tokenizer, toolList, runModel?.chatTemplateKwargs ?? {});
+  return toolsNote ? { report, toolsNote } : { report };
+}

@@ -1,0 +1,75 @@
+/**
+ * The token view of one episode for the browser: every token decoded with the run's tokenizer (the
+ * same rows as `atk inspect-trajectory --tokens`), the segments, and the drift audit's findings
+ * (as `--drift`). The tokenizer and the recipe's tool specs are loaded once per run.
+ */
+import type { ChatTool, DriftReport, ModelTokenizer, SegmentSource } from '../tokens/index.js';
+import { TokenTrajectory } from '../tokens/index.js';
+import { recordedDrift } from '../ui/trajectory/drift-audit.js';
+import type { TrajectoryRecord } from '../ui/trajectory/record.js';
+import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
+import { tokenRows } from '../ui/trajectory/token-view.js';
+
+/** What `/api/tokens` returns. Tokens are tuples to keep long episodes small on the wire. */
+export interface EpisodeTokens {
+  readonly length: number;
+  readonly segments: readonly { readonly source: SegmentSource; readonly start: number; readonly length: number; readonly turn: number; readonly policyVersion: number | null; readonly finishReason: string | null }[];
+  /** `[id, text, mask, logprob]` per token; logprob null on environment tokens. */
+  readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
+  readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
+}
+
+interface RunTokenContext {
+  readonly model: RunModel;
+  readonly tokenizer: ModelTokenizer;
+  readonly tools: readonly ChatTool[] | undefined;
+  readonly toolsNote: string | undefined;
+}
+
+export class EpisodeTokenViews {
+  private readonly contexts = new Map<string, Promise<RunTokenContext>>();
+
+  /**
+   * The token view of `record`, from the run in `runDir`.
+   * @throws InputError when the run's tokenizer cannot be found, or the record has no token trajectory.
+   */
+  async view(runDir: string, record: TrajectoryRecord): Promise<EpisodeTokens> {
+    const context = await this.context(runDir);
+    const trajectory = TokenTrajectory.fromJSON(record.trajectory);
+    const rows = tokenRows(trajectory, context.tokenizer);
+    let drift: EpisodeTokens['drift'];
+    try {
+      const audit = await recordedDrift(record, trajectory, context.tokenizer, context.model, context.tools);
+      drift = { report: audit.report, toolsNote: audit.toolsNote ?? context.toolsNote ?? null };
+    } catch (error) {
+      drift = { error: (error as Error).message };
+    }
+    return {
+      length: trajectory.length,
+      segments: trajectory.segments.map((s) => ({ source: s.source, start: s.start, length: s.length, turn: s.turn, policyVersion: s.policyVersion ?? null, finishReason: s.finishReason ?? null })),
+      tokens: rows.map((r) => [r.id, r.text, r.mask, r.logprob === null ? null : Math.round(r.logprob * 1e5) / 1e5] as const),
+      drift,
+    };
+  }
+
+  private context(runDir: string): Promise<RunTokenContext> {
+    let context = this.contexts.get(runDir);
+    if (!context) {
+      context = loadContext(runDir);
+      // A failure (tokenizer missing) is not cached: the user may fix it while the viewer runs.
+      context.catch(() => this.contexts.delete(runDir));
+      this.contexts.set(runDir, context);
+    }
+    return context;
+  }
+}
+
+async function loadContext(runDir: string): Promise<RunTokenContext> {
+  const model = await readRunModel(runDir);
+  const tokenizer = await runTokenizer(model);
+  try {
+    return { model, tokenizer, tools: await runToolSpecs(model), toolsNote: undefined };
+  } catch (error) {
+    return { model, tokenizer, tools: [], toolsNote: `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift` };
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * What the viewer knows about one run directory, kept current by `refresh()`: the manifest, the
+ * metrics read incrementally (metrics.jsonl is append-only, so only new bytes are read), the list of
+ * episode files (training steps and evals) and, on demand, an index of each file.
+ */
+import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { processGone, type Manifest, type MetricsLine, type RunStatus } from '../runs/index.js';
+import { indexEpisodeFile, isCurrent, type EpisodeFileIndex } from './episode-file.js';
+
+/** A row of the runs table. */
+export interface RunRow {
+  readonly id: string;
+  readonly name: string;
+  readonly version: string;
+  readonly dir: string;
+  /** `stale`: marked running, but its process on this host is gone (killed without a chance to say so). */
+  readonly status: RunStatus | 'stale';
+  readonly startedAt: string;
+  readonly finishedAt: string | null;
+  readonly durationS: number;
+  readonly stepsDone: number;
+  readonly stepsTotal: number | null;
+  readonly lastReward: number | null;
+  readonly bestReward: number | null;
+  /** Held-out accuracy of the first and of the last eval (the same eval when there is one). */
+  readonly evalBefore: { readonly label: string; readonly accuracy: number | null } | null;
+  readonly evalAfter: { readonly label: string; readonly accuracy: number | null } | null;
+  readonly dataset: string | null;
+  readonly engine: string | null;
+}
+
+/** A file of episodes: `step-NNNNN` (training) or `eval/<label>`. */
+export interface EpisodeSource {
+  readonly id: string;
+  readonly kind: 'train' | 'eval';
+  readonly step: number;
+  readonly file: string;
+}
+
+const STEP_FILE = /^step-(\d+)\.jsonl$/;
+
+export class RunIndex {
+  private manifestStamp = '';
+  private manifestData: Manifest | undefined;
+  private stepsTotal: number | null = null;
+  private metricsOffset = 0;
+  private readonly metricLines: MetricsLine[] = [];
+  private sourceList: EpisodeSource[] = [];
+  private readonly files = new Map<string, EpisodeFileIndex>();
+
+  constructor(
+    readonly id: string,
+    readonly dir: string,
+  ) {}
+
+  /**
+   * Re-reads what changed since the last call; returns whether anything did.
+   * @throws Error when manifest.json cannot be read at all (not a run directory).
+   */
+  async refresh(): Promise<boolean> {
+    const [manifestChanged, metricsChanged, sourcesChanged] = await Promise.all([this.refreshManifest(), this.refreshMetrics(), this.refreshSources()]);
+    return manifestChanged || metricsChanged || sourcesChanged;
+  }
+
+  get manifest(): Manifest {
+    if (!this.manifestData) throw new Error(`${this.dir}: refresh() first`);
+    return this.manifestData;
+  }
+
+  /** Every metrics line so far, training steps and evals, in file order. */
+  get metrics(): readonly MetricsLine[] {
+    return this.metricLines;
+  }
+
+  get sources(): readonly EpisodeSource[] {
+    return this.sourceList;
+  }
+
+  /** The headline row of the runs table. */
+  row(): RunRow {
+    const m = this.manifest;
+    const train = this.metricLines.filter((l) => l.kind === 'train' || l.kind === undefined);
+    const evals = this.metricLines.filter((l) => l.kind === 'eval');
+    const rewards = train.flatMap((l) => (typeof l.reward_mean === 'number' ? [l.reward_mean] : []));
+    const end = m.finished_at ?? (m.status === 'running' ? new Date().toISOString() : m.updated_at);
+    const evalFigure = (l: MetricsLine | undefined): RunRow['evalBefore'] =>
+      l ? { label: String(l.label ?? `step-${l.step ?? '?'}`), accuracy: typeof l.accuracy === 'number' ? l.accuracy : null } : null;
+    return {
+      id: this.id,
+      name: m.name,
+      version: m.version,
+      dir: this.dir,
+      status: m.status === 'running' && processGone(m) ? 'stale' : m.status,
+      startedAt: m.started_at,
+      finishedAt: m.finished_at ?? null,
+      durationS: Math.max(0, (Date.parse(end) - Date.parse(m.started_at)) / 1000),
+      stepsDone: Math.max(0, ...train.map((l) => (typeof l.step === 'number' ? l.step : 0))),
+      stepsTotal: this.stepsTotal,
+      lastReward: rewards.length ? rewards[rewards.length - 1]! : null,
+      bestReward: rewards.length ? Math.max(...rewards) : null,
+      evalBefore: evalFigure(evals[0]),
+      evalAfter: evalFigure(evals[evals.length - 1]),
+      dataset: typeof (m.dataset as { name?: unknown } | undefined)?.name === 'string' ? (m.dataset as { name: string }).name : null,
+      engine: typeof m.engine === 'string' ? m.engine : null,
+    };
+  }
+
+  /** The index of a source's file, rebuilt when the file changed; undefined for an unknown source. */
+  async episodes(sourceId: string): Promise<EpisodeFileIndex | undefined> {
+    const source = this.sourceList.find((s) => s.id === sourceId);
+    if (!source) return undefined;
+    const cached = this.files.get(sourceId);
+    if (cached && (await isCurrent(cached))) return cached;
+    const fresh = await indexEpisodeFile(source.file);
+    this.files.set(sourceId, fresh);
+    return fresh;
+  }
+
+  private async refreshManifest(): Promise<boolean> {
+    const file = join(this.dir, 'manifest.json');
+    const info = await stat(file);
+    const stamp = `${info.size}:${info.mtimeMs}`;
+    if (stamp === this.manifestStamp) return false;
+    // Written atomically (rename), so a read never sees half a file.
+    this.manifestData = JSON.parse(await readFile(file, 'utf8')) as Manifest;
+    this.manifestStamp = stamp;
+    const resolved = await readFile(join(this.dir, 'resolved.yaml'), 'utf8').catch(() => undefined);
+    const steps: unknown = resolved === undefined ? undefined : (parse(resolved) as { train?: { steps?: unknown } } | null)?.train?.steps;
+    this.stepsTotal = typeof steps === 'number' ? steps : null;
+    return true;
+  }
+
+  /** Reads the bytes appended since last time; a partial last line waits for its newline. */
+  private async refreshMetrics(): Promise<boolean> {
+    const file = join(this.dir, 'metrics.jsonl');
+    const info = await stat(file).catch(() => undefined);
+    if (!info) return false;
+    // `--resume` rewrites the file shorter (it drops steps it will redo): start again.
+    if (info.size < this.metricsOffset) {
+      this.metricsOffset = 0;
+      this.metricLines.length = 0;
+    }
+    if (info.size === this.metricsOffset) return false;
+    const handle = await open(file, 'r');
+    let text: string;
+    try {
+      const buffer = Buffer.alloc(info.size - this.metricsOffset);
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.metricsOffset);
+      text = buffer.toString('utf8', 0, buffer.subarray(0, bytesRead).lastIndexOf(10) + 1);
+    } finally {
+      await handle.close();
+    }
+    if (text === '') return false;
+    this.metricsOffset += Buffer.byteLength(text);
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      try {
+        const value: unknown = JSON.parse(line);
+        if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.metricLines.push(value as MetricsLine);
+      } catch {
+        // A line torn by a crash and then appended to; the lines after it are still good.
+      }
+    }
+    return true;
+  }
+
+  private async refreshSources(): Promise<boolean> {
+    const steps = (await readdir(join(this.dir, 'trajectories')).catch(() => [] as string[])).flatMap((name) => {
+      const match = STEP_FILE.exec(name);
+      return match ? [{ id: name.slice(0, -'.jsonl'.length), kind: 'train' as const, step: Number(match[1]), file: join(this.dir, 'trajectories', name) }] : [];
+    });
+    const labels = await readdir(join(this.dir, 'eval'), { withFileTypes: true }).catch(() => []);
+    const evals: EpisodeSource[] = [];
+    for (const entry of labels) {
+      if (!entry.isDirectory()) continue;
+      const file = join(this.dir, 'eval', entry.name, 'results.jsonl');
+      if (!(await stat(file).catch(() => undefined))?.isFile()) continue;
+      const step = /(\d+)$/.exec(entry.name);
+      evals.push({ id: `eval/${entry.name}`, kind: 'eval', step: step ? Number(step[1]) : 0, file });
+    }
+    const next = [...steps.sort((a, b) => a.step - b.step), ...evals.sort((a, b) => a.step - b.step || a.id.localeCompare(b.id))];
+    const changed = next.length !== this.sourceList.length || next.some((s, i) => s.id !== this.sourceList[i]!.id);
+    this.sourceList = next;
+    return changed;
+  }
+}
