@@ -32,6 +32,7 @@ export interface Rollout {
   readonly task: Task;
   readonly group: number;
   readonly sample: number;
+  /** Policy version the episode started under; each model turn records its own on the trajectory. */
   readonly policyVersion: number;
   readonly reward: number;
   readonly parts: Readonly<Record<string, number>>;
@@ -51,7 +52,8 @@ export interface EpisodeRequest {
   readonly temperature: number;
   readonly topP: number;
   readonly topK: number;
-  readonly policyVersion: number;
+  /** The policy version sampling the episode; a function (the served version) is read at each engine request. */
+  readonly policyVersion: number | (() => number);
   readonly signal?: AbortSignal;
 }
 
@@ -61,6 +63,7 @@ export interface EpisodeRequest {
  */
 export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
   const { task } = request;
+  const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
   const tools: Tool[] = kit.tools.flatMap((make) => make(env));
   const systemPrompt = kit.systemPrompt(task);
@@ -83,7 +86,7 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
   });
   user?.finish(episode.finishReason);
-  const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion, episode };
+  const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion, episode };
   if (episode.error !== undefined) {
     return { ...base, reward: 0, parts: {}, success: false, failed: true, error: episode.error };
   }
