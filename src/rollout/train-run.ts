@@ -89,6 +89,7 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
     tasksPerStep: recipe.train.tasks_per_step,
     groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
     concurrency: recipe.rollout.concurrency,
+    maxStaleness: recipe.rollout.max_staleness,
     sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
     onFailure: recipe.rollout.on_failure,
     algorithm,
