@@ -8,6 +8,7 @@ import type { ResolvedAlgorithm } from '../algorithms/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
 import { stepCollector, type EpisodeGate } from './async-collector.js';
+import { collectJournal } from './collect-journal.js';
 import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
@@ -62,8 +63,12 @@ export async function* trainingLoop(ctx: TrainingContext): AsyncGenerator<RunEve
   // The version the engine serves, read at every engine request so each turn records who sampled it.
   const served = policyClock(policyVersion);
   const channel = new EventChannel<RunEvent>();
+  const journal = collectJournal(store.dir);
   const collector = stepCollector({
-    collect: (step, gate) => collectStep(ctx, step, () => served.served, channel, gate),
+    collect: async (step, gate) => {
+      await journal.started(step, ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize);
+      return collectStep(ctx, step, () => served.served, channel, gate);
+    },
     maxStaleness: plan.maxStaleness,
     lastStep: plan.steps,
     concurrency: plan.concurrency,
