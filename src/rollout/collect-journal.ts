@@ -26,7 +26,8 @@ export function collectJournal(runDir: string): { started(step: number, episodes
         }
       });
       const later = lines.filter((l) => l.step > stepsDone);
-      if (later.length > 0) await writeFileAtomic(path, lines.filter((l) => l.step <= stepsDone).map((l) => `${JSON.stringify(l)}\n`).join(''));
+      const torn = text.length > 0 && !text.endsWith('\n');
+      if (later.length > 0 || torn) await writeFileAtomic(path, lines.filter((l) => l.step <= stepsDone).map((l) => `${JSON.stringify(l)}\n`).join(''));
       return later.reduce((sum, l) => sum + l.episodes, 0);
     },
   };
