@@ -20,8 +20,11 @@ export interface TitoModelOptions {
   readonly tokenizer: ModelTokenizer;
   readonly parser: ToolCallParser;
   readonly ledger: EpisodeLedger;
-  /** Stamped on every model segment. */
-  readonly policyVersion: number;
+  /**
+   * Stamped on every model segment: a number, or a function read at each engine request (asynchronous
+   * rollouts: the engine may serve a newer policy from one turn to the next).
+   */
+  readonly policyVersion: number | (() => number);
   readonly maxNewTokens: number;
   /** Cap on prompt + generated tokens of the whole episode; generation is clamped to the room left. */
   readonly maxTotalTokens?: number;
@@ -78,12 +81,14 @@ export class TitoModel extends Model<BaseModelConfig> {
     }
 
     const started = performance.now();
+    const { policyVersion } = this.options;
+    const version = typeof policyVersion === 'function' ? policyVersion() : policyVersion;
     const prompt = trajectory.ids.concat(environmentIds);
     const generation = await blameAsync('engine', () => engine.generate(prompt, { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds }, streamOptions.cancelSignal));
     const latencyMs = performance.now() - started;
     // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
     trajectory.appendEnvironment(source, environmentIds, this.turn);
-    trajectory.appendModel(generation.tokenIds, generation.logprobs, this.turn, this.options.policyVersion, generation.finishReason);
+    trajectory.appendModel(generation.tokenIds, generation.logprobs, this.turn, version, generation.finishReason);
     trajectory.counters.turns++;
     ledger.engineMs += latencyMs;
     ledger.promptTokens += environmentIds.length;

@@ -33,7 +33,11 @@ describe('runReport', () => {
   test('returns one self-contained file: no script, no external reference, every section', () => {
     expect(html).not.toMatch(/<script|<link|<img|@import|url\(|src=|href=/i);
     expect(html.match(/https?:\/\/[^"]+/g)?.every((u) => u === 'http://www.w3.org/2000/svg')).toBe(true);
-    for (const h of ['Training curves', 'Evaluations', 'Tool use', 'Sample trajectories']) expect(html).toContain(`<h2>${h}</h2>`);
+    for (const h of ['Training curves', 'Generation and training overlap', 'Evaluations', 'Tool use', 'Sample trajectories']) expect(html).toContain(`<h2>${h}</h2>`);
+  });
+
+  test('returns the overlap of generation and training: busy shares, staleness and stale groups dropped', () => {
+    expect(html).toContain('<p>Engine busy 90% and trainer busy 70% of the time on average; staleness 0.75 versions on average; 1 group(s) dropped as too stale.</p>');
   });
 
   test('returns evals before and after with the change, and tool use over every trajectory file', () => {
@@ -66,6 +70,10 @@ describe('runReport', () => {
       ['train/entropy', 40, 40],
       ['train/kl', 40, 40],
       ['train/mismatch_mean', 40, 40],
+      ['engine_busy_share', 40, 40],
+      ['trainer_busy_share', 40, 40],
+      ['staleness_mean', 40, 40],
+      ['staleness_max', 40, 40],
       ['accuracy', 2, 2],
     ]);
     const shot = join(root, 'report.png');

@@ -86,11 +86,11 @@ describe('loadRecipe', () => {
     expect(recipe.reward.components!.map((c) => c.cwd)).toStrictEqual([undefined, shared, shared]);
   });
 
-  test('returns a resolved.yaml of an earlier atk with rollout.max_staleness 0, and rejects any other value at its line', async () => {
-    const dir = files({ 'old.yaml': `${WITH_DATA}rollout:\n  max_staleness: 0\n`, 'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n` });
-    const { recipe } = await loadRecipe(join(dir, 'old.yaml'));
-    expect(recipe.rollout.max_staleness).toBe(0);
-    expect(await problems(join(dir, 'async.yaml'))).toStrictEqual([`${join(dir, 'async.yaml')}:11:18  rollout.max_staleness: must be one of: 0; got 2`]);
+  test('returns max_staleness 0 with no tis_cap by default, tis_cap 2 when max_staleness > 0, and keeps a tis_cap the recipe gives', async () => {
+    const dir = files({ 'sync.yaml': WITH_DATA, 'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n`, 'capped.yaml': `${WITH_DATA}rollout:\n  max_staleness: 1\nalgorithm:\n  tis_cap: 5\n`, 'bad.yaml': `${WITH_DATA}rollout:\n  max_staleness: -1\n` });
+    const loaded = await Promise.all(['sync', 'async', 'capped'].map((n) => loadRecipe(join(dir, `${n}.yaml`))));
+    expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.tis_cap])).toStrictEqual([[0, undefined], [2, 2], [1, 5]]);
+    expect(await problems(join(dir, 'bad.yaml'))).toStrictEqual([`${join(dir, 'bad.yaml')}:11:18  rollout.max_staleness: must be >= 0, got -1`]);
   });
 
   test('rejects a value inherited through extends at its line in the base file', async () => {

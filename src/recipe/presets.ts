@@ -29,14 +29,26 @@ export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> 
 /** An algorithm section with every preset-decided setting filled in. */
 export type ResolvedAlgorithm = AlgorithmConfig & PresetSettings;
 
-/** Fill the preset's settings into whatever the recipe left unset. */
-export function resolveAlgorithm(algorithm: AlgorithmConfig): ResolvedAlgorithm {
+/**
+ * Truncated importance sampling cap used when rollouts may be stale (`rollout.max_staleness` > 0): the PPO
+ * ratio is then taken against the trainer's own pre-update logprobs, and the lag between the policy that
+ * sampled and the one that trains is corrected by a weight capped at 2 (AReaL's decoupled PPO; TIS, Yao et al. 2025).
+ */
+export const STALE_TIS_CAP = 2;
+
+/**
+ * Fill the preset's settings into whatever the recipe left unset; with stale rollouts allowed
+ * (`maxStaleness` > 0) an unset `tis_cap` becomes STALE_TIS_CAP, so resolved.yaml names the correction.
+ */
+export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): ResolvedAlgorithm {
   const preset = PRESETS[algorithm.name];
+  const staleCorrection = maxStaleness > 0 && algorithm.tis_cap === undefined && algorithm.name !== 'sft';
   return {
     ...algorithm,
     baseline: algorithm.baseline ?? preset.baseline,
     std_normalize: algorithm.std_normalize ?? preset.std_normalize,
     loss_aggregation: algorithm.loss_aggregation ?? preset.loss_aggregation,
     drop_zero_variance_groups: algorithm.drop_zero_variance_groups ?? preset.drop_zero_variance_groups,
+    ...(staleCorrection ? { tis_cap: STALE_TIS_CAP } : {}),
   };
 }

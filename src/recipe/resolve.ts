@@ -61,7 +61,7 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
       { ...recipe.reward, ...(recipe.reward.components && { components: recipe.reward.components.map((c, i) => resolveRewardSource(c, (value, key) => file(value, ['reward', 'components', i, ...key]))) }) },
       (value, key) => file(value, ['reward', ...key]),
     ),
-    algorithm: resolveAlgorithm(recipe.algorithm),
+    algorithm: resolveAlgorithm(recipe.algorithm, recipe.rollout.max_staleness),
     output: { ...recipe.output, runs_dir: resolve(recipe.output.runs_dir) },
   };
 }

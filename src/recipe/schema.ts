@@ -242,7 +242,7 @@ export const AlgorithmSchema = z
     drop_zero_variance_groups: z.boolean().optional().describe('Skip groups whose rewards are all equal (no signal); default from the preset.'),
     clip_low: z.number().nonnegative().default(0.2).describe('PPO clip epsilon below 1 for the importance ratio.'),
     clip_high: z.number().nonnegative().default(0.28).describe('PPO clip epsilon above 1 (clip-higher keeps exploration).'),
-    tis_cap: positiveNumber.optional().describe('Truncated importance sampling cap on trainer/engine probability ratios; off when absent.'),
+    tis_cap: positiveNumber.optional().describe('Truncated importance sampling cap on trainer/engine probability ratios; off when absent, 2 when rollout.max_staleness > 0.'),
     kl_coef: z.number().nonnegative().default(0).describe('Weight of the KL penalty to the frozen reference model; 0 = no reference model.'),
     kl_estimator: z.enum(['k1', 'k3']).default('k3').describe('KL estimator when kl_coef > 0.'),
     learning_rate: positiveNumber.default(1e-5).describe('AdamW learning rate.'),
@@ -267,11 +267,9 @@ export const RolloutSchema = z
     request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
     reward_timeout_s: positiveNumber.default(600).describe('Limit for scoring one episode; a reward past it fails the episode (kind reward).'),
     on_failure: z.enum(['zero', 'exclude']).default('zero').describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
-    // Earlier atk versions wrote it into every resolved.yaml with its only honoured value; accepted so those runs reload.
-    max_staleness: z
-      .literal(0, { error: 'only 0: atk collects every step\'s episodes from the newest policy' })
-      .optional()
-      .describe('Retired: only 0 is accepted (every step\'s episodes come from the newest policy); kept so older runs\' resolved.yaml still loads.'),
+    max_staleness: nonNegativeInt
+      .default(0)
+      .describe('Asynchronous rollouts: episodes for the next k steps are collected while a step trains; a group sampled more than k policy versions before the one it trains is dropped and counted. 0 = collect, then train, then sync. k > 0 sets algorithm.tis_cap to 2 unless given.'),
   })
   .describe('How episodes are collected.');
 

@@ -35,6 +35,7 @@ export interface Rollout {
   readonly task: Task;
   readonly group: number;
   readonly sample: number;
+  /** Policy version the episode started under; each model turn records its own on the trajectory. */
   readonly policyVersion: number;
   readonly reward: number;
   readonly parts: Readonly<Record<string, number>>;
@@ -56,7 +57,8 @@ export interface EpisodeRequest {
   readonly temperature: number;
   readonly topP: number;
   readonly topK: number;
-  readonly policyVersion: number;
+  /** The policy version sampling the episode; a function (the served version) is read at each engine request. */
+  readonly policyVersion: number | (() => number);
   readonly signal?: AbortSignal;
 }
 
@@ -68,7 +70,8 @@ export interface EpisodeRequest {
  */
 export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
   const { task } = request;
-  const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion };
+  const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
+  const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
   let tools: Tool[];
   let user: EpisodeUser | undefined;

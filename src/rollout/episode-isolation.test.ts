@@ -11,7 +11,8 @@ import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokeniz
 import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
 import { runEpisode, type AgentSpec, type EpisodeResult, type RunEpisodeOptions } from './episode.js';
 import { runGroups } from './scheduler.js';
-import { stepMetrics, trajectoryRecord } from '../run/step-record.js';
+import { overlapFigures, stepMetrics, trajectoryRecord } from '../run/step-record.js';
+import { filterStale } from './staleness.js';
 
 // Anything thrown while an episode runs ends that episode as failed, with the layer and message in
 // its record; the episodes beside it and the step go on. One test per layer that can throw.
@@ -103,7 +104,7 @@ describe('episode isolation', () => {
     }, undefined, rolloutOnThrow(2));
     expect(groups.map((g) => g.map((r) => [r.failed, r.errorKind]))).toStrictEqual([[[false, undefined], [true, 'reward']], [[true, 'scheduler'], [false, undefined]]]);
     const batch: AssembledBatch = { groups: 2, droppedGroups: 0, sequences: [] } as unknown as AssembledBatch;
-    const metrics = stepMetrics({ step: 1, policyVersion: 2, groups, batch, trainerMetrics: {}, seconds: { generation: 1, train: 1, sync: 0, step: 2 } });
+    const metrics = stepMetrics({ step: 1, policyVersion: 2, groups, batch, trainerMetrics: {}, seconds: { generation: 1, train: 1, sync: 0, step: 2 }, overlap: overlapFigures(filterStale(groups, 2, 0), 1, 1, 2) });
     expect([metrics.failed_episodes, metrics['failed/reward'], metrics['failed/scheduler'], metrics['failed/engine']]).toStrictEqual([2, 1, 1, undefined]);
   });
 

@@ -82,6 +82,15 @@ describe('runEpisode', () => {
     expect(auditEpisodeDrift(result, tiny, spec).identical).toBe(true);
   });
 
+  test('returns each model turn stamped with the policy version served when its request was sent', async () => {
+    // A weight sync lands while the tool runs: the second turn is sampled by the newer policy.
+    let served = 4;
+    const bump = tool({ name: 'add', description: 'Add two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => ((served = 5), { sum: a + b }) });
+    const d = await scripted(tiny, [`${call('add', '{"a": 2, "b": 3}')}<|im_end|>`, 'It is 5.<|im_end|>']);
+    const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { spec: { ...spec, tools: [bump] }, policyVersion: () => served });
+    expect(result.trajectory.segments.map((s) => [s.source, s.policyVersion])).toStrictEqual([['prompt', undefined], ['model', 4], ['tool', undefined], ['model', 5]]);
+  });
+
   test('returns several calls of one turn in order, with reasoning kept apart', async () => {
     const d = await scripted(tiny, [`<think>\ntwo sums\n</think>\n\n${call('add', '{"a": 1, "b": 1}')}\n${call('add', '{"a": 2, "b": 2}')}<|im_end|>`, 'Done.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));

@@ -69,7 +69,8 @@ export interface RunEpisodeOptions {
   readonly spec: AgentSpec;
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
-  readonly policyVersion: number;
+  /** The policy version stamped on each model turn; a function is read at each engine request. */
+  readonly policyVersion: number | (() => number);
   /** Wall-clock limit of the whole episode; the in-flight engine request and tools are aborted. */
   readonly timeoutMs: number;
   /** Cancels the episode: runEpisode then throws CancelledError. */

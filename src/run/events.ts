@@ -36,7 +36,14 @@ export interface StepMetrics {
   readonly response_tokens_mean: number;
   readonly generated_tokens: number;
   readonly generation_tokens_per_s: number;
+  /** Policy versions between the oldest turn of each episode and the policy trained on it: mean and max over the step's episodes. */
   readonly staleness_mean: number;
+  readonly staleness_max: number;
+  /** Groups dropped because an episode was sampled more than rollout.max_staleness versions back. */
+  readonly stale_groups_dropped: number;
+  /** Share of the step's wall time (since the previous step) with at least one episode running, and with the trainer updating or syncing. */
+  readonly engine_busy_share: number;
+  readonly trainer_busy_share: number;
   readonly episode_seconds_mean: number;
   readonly time_generation_s: number;
   readonly time_train_s: number;

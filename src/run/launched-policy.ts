@@ -6,8 +6,8 @@
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
-import { createEngineSync } from '../engines/sync/index.js';
-import { ProviderError } from '../errors/index.js';
+import { createEngineSync, trackRequests } from '../engines/sync/index.js';
+import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
 import { loadModelRequest, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
@@ -70,13 +70,17 @@ async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 
   const version = engines ? engines.version : await runningEngineVersion(protocol, config.url ?? '');
   const verdict = judgeEngineVersion(protocol, version);
   if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
+  const served: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
+  // Rollouts collected ahead run during syncs: the sync then works around their requests instead of after them.
+  const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
+  const engine: Engine = tracked ?? served;
   const client = trainerProcess.client;
   const syncDtype = config.kind === 'url' ? undefined : servedWeightDtype(config.args, modelDir);
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
     engine,
+    ...(tracked ? { requests: tracked } : {}),
     replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.

@@ -89,6 +89,31 @@ describe('atk run with a launched engine', () => {
     expect(engineLog).toContain('"CUDA_VISIBLE_DEVICES": "0"');
   });
 
+  test('returns a finished run with max_staleness 1: each step after the first trains on episodes sampled one version back, with TIS on', async () => {
+    const { dir, recipe } = await writeRecipe('launched-async', [
+      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
+      'algorithm: {lora: {rank: 8, alpha: 16}, drop_zero_variance_groups: false}',
+      'train: {steps: 3, eval_before: false, eval_after: false}',
+      'rollout: {max_staleness: 1, concurrency: 4}',
+    ], true);
+    const [file, ...args] = tsScript('atk-cli.ts');
+    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
+    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const run = join(dir, 'runs', 'launched-async', 'v001');
+    expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(/tis_cap: 2\n[\s\S]*max_staleness: 1\n/);
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    // Step 2's first four episodes (the concurrency) started while step 1 trained, from policy 0; step 2 trains policy 1.
+    expect(steps.map((s) => [s.policy_version, s.staleness_max, s.stale_groups_dropped, typeof s['train/tis_weight_mean']])).toStrictEqual([
+      [1, 0, 0, 'number'], [2, 1, 0, 'number'], [3, 1, 0, 'number'],
+    ]);
+    expect(steps.every((s) => s.engine_busy_share > 0 && s.trainer_busy_share > 0)).toBe(true);
+    const step2 = readFileSync(join(run, 'trajectories', 'step-00002.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { trajectory: { segments: unknown[][] } });
+    const turnVersions = new Set(step2.flatMap((r) => r.trajectory.segments.filter((seg) => seg[0] === 'model').map((seg) => seg[3])));
+    expect(turnVersions.has(0)).toBe(true);
+    // The newest adapter stays for the engine; the replaced ones' files went with them.
+    expect(['step-00001', 'step-00002', 'step-00003'].map((step) => existsSync(join(run, 'checkpoints', 'sync', step, 'adapter_config.json')))).toStrictEqual([false, false, true]);
+  }, 300_000);
+
   test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {
     const { dir, recipe } = await writeRecipe('slow', [`  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`, 'algorithm: {lora: {rank: 8}}']);
     const [file, ...args] = tsScript('atk-cli.ts');

@@ -1,6 +1,7 @@
 import type { AssembledBatch } from '../algorithms/batch.js';
 import type { Rollout } from '../rollout/collect.js';
 import type { StepMetrics } from './events.js';
+import type { StalenessVerdict } from '../rollout/staleness.js';
 
 /** Figures shared by training steps and evals: means over a set of rollouts. */
 export function rolloutFigures(rollouts: readonly Rollout[]): {
@@ -38,6 +39,34 @@ export interface StepFacts {
   readonly batch: AssembledBatch;
   readonly trainerMetrics: Readonly<Record<string, number>>;
   readonly seconds: { readonly generation: number; readonly train: number; readonly sync: number; readonly step: number };
+  readonly overlap: OverlapFigures;
+}
+
+/** How generation and training overlapped in one step, and how stale its episodes were. */
+export interface OverlapFigures {
+  readonly staleness_mean: number;
+  readonly staleness_max: number;
+  /** Groups left out of the batch because an episode was sampled more than max_staleness versions back. */
+  readonly stale_groups_dropped: number;
+  /** Share of the step's wall time (since the previous step was recorded) with at least one episode running. */
+  readonly engine_busy_share: number;
+  /** Share of the step's wall time the trainer spent updating and syncing. */
+  readonly trainer_busy_share: number;
+  /** Seconds with at least one episode running since the previous step was recorded (not a metrics key: tokens/s divides by it). */
+  readonly engine_busy_s: number;
+}
+
+/** The overlap figures of a step from its staleness verdict and the busy times measured over `wallSeconds`. */
+export function overlapFigures(verdict: StalenessVerdict, engineBusySeconds: number, trainerBusySeconds: number, wallSeconds: number): OverlapFigures {
+  const share = (busy: number): number => (wallSeconds > 0 ? Math.min(1, busy / wallSeconds) : 0);
+  return {
+    staleness_mean: verdict.mean,
+    staleness_max: verdict.max,
+    stale_groups_dropped: verdict.dropped.length,
+    engine_busy_share: share(engineBusySeconds),
+    trainer_busy_share: share(trainerBusySeconds),
+    engine_busy_s: engineBusySeconds,
+  };
 }
 
 /** The metrics.jsonl line of one training step. */
@@ -50,7 +79,6 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
   const toolErrors = meansPerEpisode(rollouts, 'tool_errors', (r) => ({ ...zeroed(r.episode.stats.toolCallsByTool), ...r.episode.stats.toolErrorsByTool }));
   const trainer: Record<`train/${string}`, number> = {};
   for (const [k, v] of Object.entries(facts.trainerMetrics)) trainer[`train/${k}`] = v;
-  const trainerVersion = facts.policyVersion;
   return {
     kind: 'train',
     step: facts.step,
@@ -61,8 +89,13 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     groups: facts.batch.groups,
     dropped_groups: facts.batch.droppedGroups,
     trained_sequences: facts.batch.sequences.length,
-    generation_tokens_per_s: facts.seconds.generation > 0 ? figures.generated_tokens / facts.seconds.generation : 0,
-    staleness_mean: rollouts.reduce((a, r) => a + Math.max(0, trainerVersion - 1 - r.policyVersion), 0) / Math.max(1, rollouts.length),
+    // Over the time the engine had episodes running: with rollouts collected ahead, the wait for them can be near 0.
+    generation_tokens_per_s: facts.overlap.engine_busy_s > 0 ? figures.generated_tokens / facts.overlap.engine_busy_s : 0,
+    staleness_mean: facts.overlap.staleness_mean,
+    staleness_max: facts.overlap.staleness_max,
+    stale_groups_dropped: facts.overlap.stale_groups_dropped,
+    engine_busy_share: facts.overlap.engine_busy_share,
+    trainer_busy_share: facts.overlap.trainer_busy_share,
     time_generation_s: facts.seconds.generation,
     time_train_s: facts.seconds.train,
     time_sync_s: facts.seconds.sync,

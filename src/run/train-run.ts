@@ -9,6 +9,7 @@ import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { RunEvent, StepMetrics } from './events.js';
+import { collectJournal } from '../rollout/collect-journal.js';
 import { rewindRun } from './rewind.js';
 import { openSession, type Session } from './session.js';
 import type { RunDir } from '../runs/index.js';
@@ -48,6 +49,12 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
         startStep = checkpoint.step;
       }
       await rewindRun(run, startStep);
+      // Episodes the killed run had collected, or had in flight, for steps after its checkpoint: never trained.
+      const discarded = await collectJournal(run.dir).discardAfter(startStep);
+      if (discarded > 0) {
+        await run.appendMetrics({ kind: 'resume', step: startStep, at: new Date().toISOString(), discarded_episodes: discarded });
+        yield { type: 'warning', message: `resuming after step ${startStep}: ${discarded} episode(s) collected or in flight for later steps were discarded` };
+      }
       // What earlier sessions recorded stays in summary.json: a resume that runs no step or eval
       // (a finished run, or one killed after its last checkpoint) must not write an empty summary.
       for (const line of await run.readMetrics()) {
@@ -88,6 +95,7 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
     tasksPerStep: recipe.train.tasks_per_step,
     groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
     concurrency: recipe.rollout.concurrency,
+    maxStaleness: recipe.rollout.max_staleness,
     sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
     onFailure: recipe.rollout.on_failure,
     algorithm,

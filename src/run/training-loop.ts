@@ -7,6 +7,8 @@ import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../recipe/presets.js';
 import type { Task } from '../datasets/types.js';
 import { EventChannel } from '../util/event-channel.js';
+import { stepCollector, type EpisodeGate } from '../rollout/async-collector.js';
+import { collectJournal } from '../rollout/collect-journal.js';
 import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
@@ -15,7 +17,8 @@ import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
 import { runGroups } from '../rollout/scheduler.js';
 import { formatStall, StallWatch } from '../rollout/stall-watch.js';
-import { stepMetrics, trajectoryRecord } from './step-record.js';
+import { filterStale, policyClock } from '../rollout/staleness.js';
+import { overlapFigures, stepMetrics, trajectoryRecord } from './step-record.js';
 import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
 import { watchedKit } from '../rollout/watched-kit.js';
 
@@ -25,6 +28,8 @@ export interface TrainingPlan {
   readonly tasksPerStep: number;
   readonly groupSize: number;
   readonly concurrency: number;
+  /** Steps collected ahead of the one training (rollout.max_staleness); 0 = collect, train, sync in turn. */
+  readonly maxStaleness: number;
   readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number };
   readonly onFailure: 'zero' | 'exclude';
   readonly algorithm: ResolvedAlgorithm;
@@ -71,66 +76,94 @@ export async function* trainingLoop(context: TrainingContext): AsyncGenerator<Ru
   }
 }
 
-async function* loop(ctx: TrainingContext, watch: StallWatch, stalls: EventChannel<RunEvent>): AsyncGenerator<RunEvent> {
+async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChannel<RunEvent>): AsyncGenerator<RunEvent> {
   const { plan, store, signal } = ctx;
   let policyVersion = ctx.startPolicyVersion;
+  // The version the engine serves, read at every engine request so each turn records who sampled it.
+  const served = policyClock(policyVersion);
+  const journal = collectJournal(store.dir);
+  const collector = stepCollector({
+    collect: async (step, gate) => {
+      await journal.started(step, ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize);
+      return collectStep(ctx, step, () => served.served, channel, gate);
+    },
+    maxStaleness: plan.maxStaleness,
+    lastStep: plan.steps,
+    concurrency: plan.concurrency,
+    signal,
+  });
   yield { type: 'runStarted', runDir: store.dir, startStep: ctx.startStep, totalSteps: plan.steps, resumed: ctx.startStep > 0 };
-  if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
+  try {
+    if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
+    let sinceLastStep = performance.now();
 
-  for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
-    if (signal.aborted) return;
-    const stepStart = performance.now();
-    watch.stepStarted(step);
-    const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
-    yield { type: 'stepStarted', step, episodes: tasks.length * plan.groupSize };
+    for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
+      if (signal.aborted) return;
+      const stepStart = performance.now();
+      watch.stepStarted(step);
+      yield { type: 'stepStarted', step, episodes: ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize };
 
-    // collect + score
-    const groups: Rollout[][] = yield* stalls.drainUntil(collectStep(ctx, step, tasks, policyVersion, stalls));
-    const generationSeconds = (performance.now() - stepStart) / 1000;
+      // collect + score (with max_staleness > 0 mostly done while earlier steps trained)
+      const groups: Rollout[][] = yield* channel.drainUntil(collector.take(step));
+      const generationSeconds = (performance.now() - stepStart) / 1000;
+      const fresh = filterStale(groups, policyVersion, plan.maxStaleness);
 
-    // advantage
-    const batch = assembleBatch(groups.map((g) => g.map((r) => asGroupMember(r, plan.onFailure))), plan.algorithm);
+      // advantage
+      const batch = assembleBatch(fresh.kept.map((g) => g.map((r) => asGroupMember(r, plan.onFailure))), plan.algorithm);
 
-    // update
-    const trainStart = performance.now();
-    const trained = batch.sequences.length > 0 ? yield* stalls.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch))) : undefined;
-    const trainSeconds = (performance.now() - trainStart) / 1000;
-    if (trained) policyVersion = trained.policyVersion;
+      // update, while the engine collects the next max_staleness steps from the policy it serves
+      collector.runAhead(step);
+      const trainStart = performance.now();
+      const trained = batch.sequences.length > 0 ? yield* channel.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch))) : undefined;
+      const trainSeconds = (performance.now() - trainStart) / 1000;
+      if (trained) policyVersion = trained.policyVersion;
 
-    // sync
-    const syncStart = performance.now();
-    const checkpointDir = store.checkpointDir(step);
-    if (trained) yield* stalls.drainUntil(watch.wait('weight sync', `sync policy ${policyVersion}`, () => ctx.engine.sync(policyVersion, checkpointDir)));
-    const syncSeconds = (performance.now() - syncStart) / 1000;
+      // sync
+      const syncStart = performance.now();
+      const checkpointDir = store.checkpointDir(step);
+      if (trained) yield* channel.drainUntil(watch.wait('weight sync', `sync policy ${policyVersion}`, () => ctx.engine.sync(policyVersion, checkpointDir)));
+      served.advance(policyVersion);
+      const syncSeconds = (performance.now() - syncStart) / 1000;
 
-    // record
-    const metrics: StepMetrics = stepMetrics({
-      step,
-      policyVersion,
-      groups,
-      batch,
-      trainerMetrics: trained?.metrics ?? {},
-      seconds: { generation: generationSeconds, train: trainSeconds, sync: syncSeconds, step: (performance.now() - stepStart) / 1000 },
-    });
-    await store.writeTrajectories(step, groups.flat().map((r) => trajectoryRecord(r, step, batch.advantages[r.group]?.[r.sample] ?? null)));
-    await store.appendMetrics(metrics);
-    watch.stepFinished();
-    yield { type: 'stepFinished', step, metrics };
-    if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
+      // record
+      const now = performance.now();
+      const wallSeconds = (now - sinceLastStep) / 1000;
+      sinceLastStep = now;
+      const metrics: StepMetrics = stepMetrics({
+        step,
+        policyVersion,
+        groups,
+        batch,
+        trainerMetrics: trained?.metrics ?? {},
+        seconds: { generation: generationSeconds, train: trainSeconds, sync: syncSeconds, step: (now - stepStart) / 1000 },
+        overlap: overlapFigures(fresh, collector.activity().busySeconds, trainSeconds + syncSeconds, wallSeconds),
+      });
+      const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
+      await store.writeTrajectories(step, groups.flat().map((r) => trajectoryRecord(r, step, batch.advantages[batchIndex.get(groups[r.group]!) ?? -1]?.[r.sample] ?? null)));
+      await store.appendMetrics(metrics);
+      watch.stepFinished();
+      yield { type: 'stepFinished', step, metrics };
+      if (fresh.dropped.length > 0) yield { type: 'warning', message: `step ${step}: ${fresh.dropped.length} group(s) sampled more than ${plan.maxStaleness} policy version(s) back were dropped` };
+      if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-    if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
-    if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
-      await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
-      await store.commitCheckpoint(step, plan.keepCheckpoints);
-      yield { type: 'checkpointSaved', step, path: checkpointDir };
+      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
+      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
+        await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
+        await store.commitCheckpoint(step, plan.keepCheckpoints);
+        yield { type: 'checkpointSaved', step, path: checkpointDir };
+      }
     }
+    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
+  } finally {
+    const discarded = await collector.close();
+    if (discarded > 0) yield { type: 'warning', message: `${discarded} episode(s) collected ahead for steps that did not train were discarded` };
   }
-  if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
 }
 
-async function collectStep(ctx: TrainingContext, step: number, tasks: readonly Task[], policyVersion: number, channel: EventChannel<RunEvent>): Promise<Rollout[][]> {
+async function collectStep(ctx: TrainingContext, step: number, servedVersion: () => number, channel: EventChannel<RunEvent>, gate: EpisodeGate): Promise<Rollout[][]> {
   const { plan } = ctx;
-  if (plan.algorithm.name === 'sft') return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, policyVersion)]);
+  const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
+  if (plan.algorithm.name === 'sft') return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
   const total = tasks.length * plan.groupSize;
   let done = 0;
   return runGroups(
@@ -138,17 +171,19 @@ async function collectStep(ctx: TrainingContext, step: number, tasks: readonly T
     plan.groupSize,
     plan.concurrency,
     ({ task, group, sample }) =>
-      collectRollout(ctx.kit, {
-        task,
-        group,
-        sample,
-        seed: episodeSeed(plan.seed, step, group, sample),
-        ...plan.sampling,
-        policyVersion,
-        signal: ctx.signal,
-      }),
+      gate((signal) =>
+        collectRollout(ctx.kit, {
+          task,
+          group,
+          sample,
+          seed: episodeSeed(plan.seed, step, group, sample),
+          ...plan.sampling,
+          policyVersion: servedVersion,
+          signal,
+        }),
+      ),
     (_slot, rollout) => channel.push({ type: 'episodeFinished', step, done: ++done, total, reward: rollout.reward, failed: rollout.failed }),
-    rolloutOnThrow(policyVersion),
+    (slot, error) => rolloutOnThrow(servedVersion())(slot, error),
   );
 }
 

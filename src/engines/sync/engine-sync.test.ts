@@ -1,12 +1,15 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { doubleEngineCommand } from '../../__fixtures__/engine-processes.js';
 import { ProviderError } from '../../errors/index.js';
 import { EngineSchema } from '../../recipe/schema.js';
 import { launchEngines, type LaunchedEngines } from '../launch/launch-engines.js';
+import type { Engine } from '../types.js';
 import { createEngineSync } from './engine-sync.js';
+import { trackRequests } from './in-flight.js';
 
 // Launched engine doubles (the vLLM/SGLang protocol stand-ins, started as processes through the real
 // launcher) and a writePolicy that writes what the trainer's save writes: a peft adapter or HF weights.
@@ -64,6 +67,39 @@ describe('createEngineSync', () => {
     expect([existsSync(join(checkpoints, 'sync', 'step-00001')), existsSync(join(checkpoints, 'sync', 'step-00002', 'adapter_config.json'))]).toStrictEqual([false, true]);
     const samples = await Promise.all([1, 2, 3, 4].map((i) => engine.generate([i], params)));
     expect(samples.every((g) => g.tokenIds.length === 3)).toBe(true);
+  });
+
+  test('returns from a LoRA sync while a request runs on the old adapter, which is unloaded once that request finishes', async () => {
+    const base = vllm.engine;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The router, with each request held until released: a long episode turn still running during the sync.
+    const slow: Engine = { kind: base.kind, baseUrl: base.baseUrl, get model() { return base.model; }, generate: async (ids, p, signal) => (await held, base.generate(ids, p, signal)), generateN: (ids, p, signal) => base.generateN(ids, p, signal), health: () => base.health(), models: () => base.models(), setModel: (name) => base.setModel(name) };
+    const engine = trackRequests(slow);
+    const urls = vllm.processes.map((p) => p.baseUrl);
+    const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine, requests: engine, replicaUrls: urls, writePolicy: writeAdapter });
+    await sync.sync(11, join(dir, 'inflight', 'step-00011'));
+    const before = (await calls(urls[0]!)).length;
+    const running = engine.generate([1], params);
+    await sync.sync(12, join(dir, 'inflight', 'step-00012'));
+    expect([engine.model, (await calls(urls[0]!)).slice(before)]).toStrictEqual(['policy@12', ['/v1/load_lora_adapter policy@12', '/reset_prefix_cache']]);
+    release();
+    expect((await running).tokenIds).toHaveLength(3);
+    await engine.drained('policy@11');
+    for (let waited = 0; waited < 5_000 && !(await calls(urls[0]!)).includes('/v1/unload_lora_adapter policy@11'); waited += 50) await sleep(50);
+    expect((await calls(urls[0]!)).slice(before)).toStrictEqual(['/v1/load_lora_adapter policy@12', '/reset_prefix_cache', '/v1/unload_lora_adapter policy@11']);
+    base.setModel('policy');
+  });
+
+  test('returns a paused engine that sends no new request until released, while one already sent finishes', async () => {
+    const engine = trackRequests(vllm.engine);
+    const resume = engine.pause();
+    let sent = false;
+    const waiting = engine.generate([2], params).then((g) => ((sent = true), g));
+    await sleep(100);
+    expect(sent).toBe(false);
+    resume();
+    expect((await waiting).tokenIds).toHaveLength(3);
   });
 
   test('returns at once for version 0, the base model the engine started with', async () => {

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Engine } from '../types.js';
+import type { RequestTracker } from './in-flight.js';
 import { replicaAdmin, type ReplicaAdmin } from './replica-admin.js';
 
 export interface EngineSyncOptions {
@@ -17,6 +18,13 @@ export interface EngineSyncOptions {
   readonly baseModelName?: string;
   /** Limit for one admin request; default 300 s (a full reload of a large model takes minutes). */
   readonly timeoutMs?: number;
+  /**
+   * The rollouts' requests (asynchronous rollouts run episodes during a sync). With it, a sync does not
+   * stop the world: the previous adapter is unloaded only once its last request finished, and a full
+   * reload holds back new requests only while the weights are replaced. Without it, the engine is idle
+   * during a sync (the synchronous loop) and the old adapter is unloaded at once.
+   */
+  readonly requests?: RequestTracker;
 }
 
 /** A PolicySync for launched engines, with what it did last. */
@@ -38,7 +46,8 @@ export interface EngineSync {
 /**
  * Keeps launched vLLM/SGLang replicas serving the trainer's newest policy (docs/engines.md, weight sync).
  * LoRA: load `policy@N` from the new peft directory, unload `policy@N-1`, reset the prefix cache, check the
- * replica serves `policy@N`, then `engine.setModel('policy@N')`. Full: reload with weight version `policy@N`
+ * replica serves `policy@N`, then `engine.setModel('policy@N')` (with `requests`, `policy@N-1` is unloaded
+ * only once its running requests finish, so the sync does not wait for them). Full: reload with weight version `policy@N`
  * (SGLang `update_weights_from_disk`; vLLM atk's worker extension, then `reset_prefix_cache`), check the version. The previous sync directory
  * is deleted once no replica uses it.
  */
@@ -50,10 +59,12 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   let servedVersion = 0;
   let servedDir: string | undefined;
   let lastSeconds = 0;
+  // The unload of an adapter that still had requests running when it was replaced (with `requests` only).
+  let retiring: Promise<void> = Promise.resolve();
 
   async function loraReplica(admin: ReplicaAdmin, name: string, dir: string, previous: string | undefined): Promise<void> {
     await admin.loadAdapter(name, dir);
-    if (previous) await admin.unloadAdapter(previous);
+    if (previous && !options.requests) await admin.unloadAdapter(previous);
     await admin.resetPrefixCache();
     await admin.confirmAdapter(name);
   }
@@ -61,6 +72,12 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   async function fullReplica(admin: ReplicaAdmin, name: string, dir: string): Promise<void> {
     await admin.reloadWeights(dir, name); // the prefix cache goes with the old weights
     await admin.confirmWeights(name);
+  }
+
+  /** Unloads `previous` from every replica once no request sent to it is running; fails the next sync if it fails. */
+  function retire(previous: string, requests: RequestTracker): void {
+    retiring = requests.drained(previous).then(async () => void (await Promise.all(admins.map((admin) => admin.unloadAdapter(previous)))));
+    retiring.catch(() => undefined); // reported by the next sync, which awaits it
   }
 
   return {
@@ -79,9 +96,20 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
       const name = `${base}@${policyVersion}`;
       const dir = syncDirFor(checkpointDir);
       await options.writePolicy(dir);
+      await retiring;
       const previous = served === base ? undefined : served;
-      await Promise.all(admins.map((admin) => (options.mode === 'lora' ? loraReplica(admin, name, dir, previous) : fullReplica(admin, name, dir))));
-      if (options.mode === 'lora') options.engine.setModel(name);
+      if (options.mode === 'lora') {
+        await Promise.all(admins.map((admin) => loraReplica(admin, name, dir, previous)));
+        options.engine.setModel(name);
+        if (previous && options.requests) retire(previous, options.requests);
+      } else {
+        const resume = options.requests?.pause();
+        try {
+          await Promise.all(admins.map((admin) => fullReplica(admin, name, dir)));
+        } finally {
+          resume?.();
+        }
+      }
       served = name;
       servedVersion = policyVersion;
       if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
 /** Weight sync into launched engines: the trainer's newest policy, served by every replica. */
 export { createEngineSync, syncDirFor, type EngineSync, type EngineSyncOptions } from './engine-sync.js';
 export { replicaAdmin, type ReplicaAdmin } from './replica-admin.js';
+export { trackRequests, type RequestTracker, type TrackedEngine } from './in-flight.js';

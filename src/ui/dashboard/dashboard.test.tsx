@@ -29,6 +29,7 @@ describe('Dashboard', () => {
     expect(lines).toContain('accuracy  ▁█  10.0%');
     expect(lines).toContain('eval acc  ▄  step-00000 25.0%');
     expect(lines).toContain('tok/s 902  tools/ep 1.25  tool errors 5.0%  dropped groups 0/4 (run 1/8)');
+    expect(lines).toContain('overlap  engine busy 50.0%  trainer busy 35.0%  staleness 0.00 (max 0)');
     expect(lines).toContain('warning: step 2: no group had a learning signal; nothing trained');
   });
 

@@ -65,6 +65,12 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
           {last.failed_episodes > 0 ? <Text color="red">{`  failed episodes ${last.failed_episodes}`}</Text> : ''}
         </Text>
       )}
+      {last && (
+        <Text>
+          {`overlap  engine busy ${pct(last.engine_busy_share)}  trainer busy ${pct(last.trainer_busy_share)}  staleness ${last.staleness_mean.toFixed(2)} (max ${last.staleness_max})`}
+          {last.stale_groups_dropped > 0 ? <Text color="yellow">{`  stale groups dropped ${last.stale_groups_dropped}`}</Text> : ''}
+        </Text>
+      )}
       {state.warnings.map((w, i) => (
         // biome-ignore lint/suspicious/noArrayIndexKey: warnings are only appended, so an index names one warning for good
         <Text key={i} color="yellow">{`warning: ${w}`}</Text>

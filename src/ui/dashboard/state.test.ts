@@ -31,6 +31,8 @@ describe('reduceDashboard', () => {
     let s = reduceDashboard(initialDashboard(), { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 4, resumed: false }, 0);
     s = reduceDashboard(s, { type: 'stepStarted', step: 1, episodes: 8 }, 10_000);
     s = reduceDashboard(s, { type: 'episodeFinished', step: 1, done: 4, total: 8, reward: 1, failed: false }, 12_000);
+    // An episode of step 2 collected ahead (rollout.max_staleness > 0) is not step 1's progress.
+    s = reduceDashboard(s, { type: 'episodeFinished', step: 2, done: 7, total: 8, reward: 1, failed: false }, 12_000);
     expect(progressFraction(s)).toBe(0.125);
     expect(etaSeconds(s, 14_000)).toBe(28);
     s = reduceDashboard(s, { type: 'stepFinished', step: 1, metrics: stepMetricsAt(1) }, 18_000);

@@ -63,6 +63,8 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
     case 'stepStarted':
       return { ...state, phase: `step ${event.step}: collecting`, startedAt: state.startedAt ?? now, episodes: { done: 0, total: event.episodes } };
     case 'episodeFinished':
+      // Episodes of later steps collected ahead (rollout.max_staleness > 0) are not the current step's progress.
+      if (event.step > state.stepsDone + 1) return { ...state, startedAt: state.startedAt ?? now };
       return { ...state, startedAt: state.startedAt ?? now, episodes: { done: event.done, total: event.total } };
     case 'stepFinished': {
       const m = event.metrics;

@@ -1,6 +1,7 @@
 import type { MetricsLine } from '../../runs/index.js';
 import { conversationTurns, type ConversationPart } from '../trajectory/conversation.js';
 import type { TrajectoryRecord } from '../trajectory/record.js';
+import { overlapSection } from './overlap.js';
 import { REPORT_CSS } from './report-css.js';
 import type { RunReportData } from './run-data.js';
 import { escapeXml as esc, linePlot, type PlotSeries } from './svg-plot.js';
@@ -27,6 +28,8 @@ export function buildReportHtml(data: RunReportData): string {
     `<p class="meta">${esc(data.dir)} · status ${esc(data.status)} · started ${esc(data.startedAt)}${data.finishedAt ? ` · finished ${esc(data.finishedAt)}` : ''} · ${data.train.length} training steps recorded</p>`,
     '<h2>Training curves</h2>',
     `<div class="plots">${REPORT_CURVES.map((c, i) => curvePlot(data.train, c, COLORS[i % COLORS.length]!)).join('')}</div>`,
+    '<h2>Generation and training overlap</h2>',
+    overlapSection(data.train),
     '<h2>Evaluations</h2>',
     evalSection(data.evals),
     '<h2>Tool use</h2>',

@@ -1,0 +1,66 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, test } from 'vitest';
+import { stepCollector, type EpisodeGate } from './async-collector.js';
+import type { Rollout } from './collect.js';
+
+/** A step of `episodes` episodes, each waiting `ms` (or until aborted), logging when each step's episodes start. */
+function steps(episodes: number, ms: number, log: string[]) {
+  return (step: number, gate: EpisodeGate): Promise<Rollout[][]> =>
+    Promise.all(
+      Array.from({ length: episodes }, (_, i) =>
+        gate(async (signal) => {
+          log.push(`start ${step}.${i}`);
+          await sleep(ms, undefined, { signal });
+          return { group: 0, sample: i } as unknown as Rollout;
+        }),
+      ),
+    ).then((rollouts) => [rollouts]);
+}
+
+describe('stepCollector', () => {
+  test('returns each step when taken and collects nothing ahead at max_staleness 0', async () => {
+    const log: string[] = [];
+    const collector = stepCollector({ collect: steps(2, 5, log), maxStaleness: 0, lastStep: 3, concurrency: 4, signal: new AbortController().signal });
+    expect((await collector.take(1))[0]!.length).toBe(2);
+    collector.runAhead(1);
+    await sleep(20);
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1']);
+    expect(await collector.close()).toBe(0);
+  });
+
+  test('returns steps collected ahead up to max_staleness, never past the last step, within one pool of slots in step order', async () => {
+    const log: string[] = [];
+    const collector = stepCollector({ collect: steps(2, 10, log), maxStaleness: 2, lastStep: 3, concurrency: 2, signal: new AbortController().signal });
+    await collector.take(1);
+    collector.runAhead(1);
+    collector.runAhead(1); // idempotent: a step runs ahead once
+    await collector.take(2);
+    collector.runAhead(2);
+    await collector.take(3);
+    // Two slots: step 2's episodes start before step 3's, and step 4 never starts.
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1', 'start 2.0', 'start 2.1', 'start 3.0', 'start 3.1']);
+    expect(collector.activity().busySeconds).toBeGreaterThan(0.02);
+    expect(await collector.close()).toBe(0);
+  });
+
+  test('returns the count of episodes started for steps never taken, aborting those in flight, on close', async () => {
+    const log: string[] = [];
+    const collector = stepCollector({ collect: steps(3, 60_000, log), maxStaleness: 1, lastStep: 5, concurrency: 2, signal: new AbortController().signal });
+    collector.runAhead(0);
+    await sleep(20);
+    const started = performance.now();
+    // Two in flight (the pool has two slots), the third never started.
+    expect(await collector.close()).toBe(2);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1']);
+  });
+
+  test('rejects take once the run is aborted', async () => {
+    const run = new AbortController();
+    const collector = stepCollector({ collect: steps(1, 60_000, []), maxStaleness: 0, lastStep: 1, concurrency: 1, signal: run.signal });
+    const taken = collector.take(1);
+    run.abort(new Error('interrupted'));
+    await expect(taken).rejects.toBeInstanceOf(Error);
+    await collector.close();
+  });
+});
