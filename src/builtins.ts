@@ -22,3 +22,4 @@ tools.register('mcp', async () => (await import('./tools/mcp.js')).mcpTools);
 rewards.register('module', async () => (await import('./rewards/module.js')).moduleReward);
 rewards.register('command', async () => (await import('./rewards/command.js')).commandReward);
 rewards.register('judge', async () => (await import('./rewards/judge.js')).judgeReward);
+rewards.register('reported', async () => (await import('./gateway/reported-reward.js')).reportedReward);

@@ -13,6 +13,8 @@ export interface TrainableTokens {
 /** One scored episode of a group, ready for batch assembly. */
 export interface GroupMember extends ScoredEpisode {
   readonly tokens: TrainableTokens;
+  /** Earlier segments of the same episode (a gateway agent rewrote its history): trained with the same advantage. */
+  readonly priorTokens?: readonly TrainableTokens[];
 }
 
 /** One training sequence as the trainer's train_step takes it. */
@@ -63,7 +65,7 @@ export function assembleBatch(groups: readonly (readonly GroupMember[])[], algor
         continue;
       }
       row.push(advantage);
-      sequences.push(toSequence(member.tokens, advantage));
+      for (const tokens of memberTokens(member)) sequences.push(toSequence(tokens, advantage));
     }
     advantages.push(row);
   }
@@ -75,11 +77,16 @@ function assembleFilteredSft(groups: readonly (readonly GroupMember[])[]): Assem
   const advantages = groups.map((members) =>
     members.map((m) => {
       if (!m.success || m.excluded || !hasTrainableTokens(m.tokens)) return null;
-      sequences.push(toSequence(m.tokens, 1));
+      for (const tokens of memberTokens(m)) sequences.push(toSequence(tokens, 1));
       return 1;
     }),
   );
   return { loss: 'sft', sequences, groups: groups.length, droppedGroups: 0, advantages };
+}
+
+/** Every trainable segment of a member, its earlier segments first. */
+function memberTokens(member: GroupMember): TrainableTokens[] {
+  return [...(member.priorTokens ?? []), member.tokens].filter(hasTrainableTokens);
 }
 
 function hasTrainableTokens(tokens: TrainableTokens): boolean {

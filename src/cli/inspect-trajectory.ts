@@ -124,7 +124,9 @@ function trajectoryOf(record: TrajectoryRecord, file: string): TokenTrajectory {
 async function driftOf(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined): Promise<{ report: DriftReport; toolsNote?: string }> {
   let tools: ChatTool[] = [];
   let toolsNote: string | undefined;
-  if (runModel) {
+  if (record.tools) {
+    tools = record.tools as ChatTool[];
+  } else if (runModel) {
     try {
       tools = await runToolSpecs(runModel);
     } catch (error) {

@@ -2,6 +2,7 @@ import type { Tool } from '@strands-agents/sdk';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
+import type { ExternalAgents } from '../gateway/external-episode.js';
 import type { EpisodeEnv, EpisodeTools } from '../tools/types.js';
 import { toChatTools } from '../agent/index.js';
 import { InputError } from '../errors/index.js';
@@ -23,6 +24,8 @@ export interface EpisodeKit {
   readonly timeoutMs: number;
   /** The simulated user of an episode (the recipe's `user` section); absent for single-turn tasks. */
   readonly user?: (task: Task, env: EpisodeEnv) => EpisodeUser | undefined;
+  /** The recipe's `agent.external`: its episodes run through the gateway instead of the built-in agent. */
+  readonly external?: ExternalAgents;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
   readonly close?: () => Promise<void>;
 }
@@ -62,8 +65,13 @@ export interface EpisodeRequest {
 export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
   const { task } = request;
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
-  const tools: Tool[] = kit.tools.flatMap((make) => make(env));
   const systemPrompt = kit.systemPrompt(task);
+  const sampling = { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed };
+  if (kit.external) {
+    const episode = await kit.external.run({ task, env, ...(systemPrompt === undefined ? {} : { systemPrompt }), policyVersion: request.policyVersion, sampling, timeoutMs: kit.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) });
+    return scoreRollout(kit, request, env, episode);
+  }
+  const tools: Tool[] = kit.tools.flatMap((make) => make(env));
   const user = kit.user?.(task, env);
   const episode = await runEpisode({
     task,
@@ -72,7 +80,7 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       ...(user ? { maxSteps: user.maxSteps, maxToolErrors: user.maxToolErrors } : {}),
       tools,
-      sampling: { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed },
+      sampling,
     },
     engine: kit.engine,
     tokenizer: kit.tokenizer,
@@ -83,6 +91,12 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
   });
   user?.finish(episode.finishReason);
+  return scoreRollout(kit, request, env, episode);
+}
+
+/** Scores a finished episode; an episode that failed, or a reward that throws, is a failed rollout with reward 0. */
+async function scoreRollout(kit: EpisodeKit, request: EpisodeRequest, env: EpisodeEnv, episode: EpisodeResult): Promise<Rollout> {
+  const { task } = request;
   const base = { task, group: request.group, sample: request.sample, policyVersion: request.policyVersion, episode };
   if (episode.error !== undefined) {
     return { ...base, reward: 0, parts: {}, success: false, failed: true, error: episode.error };

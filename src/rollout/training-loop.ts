@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../algorithms/presets.js';
 import type { Task } from '../datasets/types.js';
+import type { TokenTrajectory } from '../tokens/trajectory.js';
 import { EventChannel } from '../util/event-channel.js';
 import { collectRollout, referenceRollout, type EpisodeKit, type Rollout } from './collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
@@ -132,12 +133,14 @@ async function collectStep(ctx: TrainingContext, step: number, tasks: readonly T
 }
 
 function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMember {
-  const t = rollout.episode.trajectory;
+  const tokens = (t: TokenTrajectory): GroupMember['tokens'] => ({ tokenIds: t.ids, lossMask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) });
+  const prior = rollout.episode.priorSegments ?? [];
   return {
     reward: rollout.reward,
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
-    tokens: { tokenIds: t.ids, lossMask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
+    tokens: tokens(rollout.episode.trajectory),
+    ...(prior.length > 0 ? { priorTokens: prior.map((s) => tokens(s.trajectory)) } : {}),
   };
 }
 
