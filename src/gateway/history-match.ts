@@ -9,7 +9,7 @@ import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 export function historyBreak(recorded: readonly ChatMessage[], recordedTools: readonly ChatTool[], messages: readonly ChatMessage[], tools: readonly ChatTool[]): string | undefined {
   if (canonical(recordedTools) !== canonical(tools)) return 'the tools changed';
   if (messages.length <= recorded.length) {
-    return `the request has ${messages.length} messages, not more than the ${recorded.length} already recorded (history trimmed or replaced)`;
+    return `history trimmed or replaced: the request has ${messages.length} messages, the recorded conversation ${recorded.length}`;
   }
   for (const [i, message] of recorded.entries()) {
     if (!sameMessage(message, messages[i]!)) {
