@@ -127,7 +127,8 @@ export class GatewayEpisode {
         temperature: request.temperature ?? sampling.temperature,
         topP: request.topP ?? sampling.topP,
         topK: sampling.topK,
-        ...(request.seed !== undefined ? { seed: request.seed } : sampling.seed !== undefined ? { seed: sampling.seed + this.turns } : {}),
+        // The episode's seed on every call, as the built-in agent sends it, so both sample alike.
+        ...(request.seed !== undefined ? { seed: request.seed } : sampling.seed !== undefined ? { seed: sampling.seed } : {}),
         stopTokenIds: tokenizer.eosTokenIds,
       },
       signal,
