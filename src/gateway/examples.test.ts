@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -27,5 +27,13 @@ describe('external agent examples', () => {
     const loaded = await loadRecipe(written.recipePath);
     expect(loaded.recipe.agent.external).toStrictEqual({ command: ['python3', 'agent.py'], env: {}, timeout_s: 60 });
     expect(readFileSync(join(dir, 'mine', 'agent.py'), 'utf8')).toBe(readFileSync(join(projectRoot(), 'examples', 'external-python', 'agent.py'), 'utf8'));
+  });
+
+  test('rejects recipe tools and a simulated user beside agent.external, naming the keys', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-external-check-'));
+    const file = join(dir, 'r.yaml');
+    writeFileSync(file, ['name: r', `model: {path: ${join(projectRoot(), 'models', 'tiny-arith')}}`, 'dataset: {name: arith}', 'reward: {name: math_answer}', 'tools: [{name: calculator}]', 'user: {kind: scripted, messages: [hi]}', 'agent: {external: {command: [python3, agent.py]}}'].join('\n'));
+    const error = (await loadRecipe(file).then(() => undefined, (e: unknown) => e)) as { issues?: { path: string; line: number }[] };
+    expect(error.issues?.map((i) => [i.path, i.line])).toStrictEqual([['tools.0', 5], ['user', 6]]);
   });
 });

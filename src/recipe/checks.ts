@@ -6,6 +6,7 @@
 import '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import { checkEngineSettings } from '../engines/engine-settings.js';
+import { externalAgentProblems } from '../gateway/recipe-checks.js';
 import { rewards } from '../rewards/index.js';
 import { tools } from '../tools/index.js';
 import type { Registry } from '../util/registry.js';
@@ -27,7 +28,7 @@ export interface RecipeCheckContext {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents];
+const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents, externalAgentProblems];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
