@@ -43,20 +43,23 @@ async function pythonAgents(engine: Engine, maxTurns: number): Promise<Awaited<R
   return startExternalAgents({ config: { command: [PYTHON, join('bench', 'lib', 'gateway-agent.py'), String(maxTurns)], env: {} }, recipeDir: process.cwd(), engine, tokenizer: tok, maxTurns, maxNewTokens: 256, chatTemplateKwargs: kwargs, toolCallFormat: 'hermes' });
 }
 
-/** Median CPU per request at each history length: one Python agent at a time, gaps inside this process only. */
+/** Median CPU per request at each history length: one Python agent at a time on one gateway (as in a run), gaps inside this process only. */
 async function gatewayPerRequest(): Promise<number[]> {
   const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
-  for (let e = 0; e < EPISODES + 1; e++) {
+  // One timed wrapper per episode (it keeps the end of its last call), swapped in behind one gateway.
+  let engine: Engine = vllm;
+  const agents = await pythonAgents({ ...vllm, generate: (prompt, params, signal) => engine.generate(prompt, params, signal) }, 34);
+  for (let e = 0; e < EPISODES + 2; e++) {
     const gaps: number[] = [];
-    const agents = await pythonAgents(timedEngine(gaps), 34);
+    engine = timedEngine(gaps);
     const result = await agents.run({ task, env: { episodeId: `b${e}`, task, state: new Map(), signal: new AbortController().signal }, policyVersion: 0, sampling, timeoutMs: 120_000 });
-    await agents.close();
     if (result.error) throw new Error(result.error);
     if (result.stats.historyRewrites !== 0) throw new Error('the bench agent rewrote its history');
     // The gap before call k+1 holds the gateway's answer to call k and its handling of request k+1
-    // (the Python agent's own CPU is in its process); the first episode warms the JIT.
-    if (e >= 1) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]!);
+    // (the Python agent's own CPU is in its process); the first two episodes warm the JIT.
+    if (e >= 2) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]!);
   }
+  await agents.close();
   return HISTORY.map((h) => median(perHistory.get(h)!));
 }
 
