@@ -27,7 +27,7 @@ const started: ExternalAgents[] = [];
 
 beforeAll(async () => {
   [embedded, tokenizer] = await Promise.all([startEmbeddedEngine('pretrained'), loadModelTokenizer(TINY_ARITH_DIR)]);
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await Promise.all(started.map((s) => s.close()));
   await embedded?.stop();

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
@@ -88,7 +89,7 @@ export async function startExternalAgents(options: ExternalAgentsOptions): Promi
       };
       let outcome: AgentOutcome;
       try {
-        outcome = 'url' in config ? await callAgentServer(config.url, invocation) : await runAgentCommand({ command: config.command, cwd: config.cwd === undefined ? options.recipeDir : `${options.recipeDir}/${config.cwd}`, env: config.env }, invocation);
+        outcome = 'url' in config ? await callAgentServer(config.url, invocation) : await runAgentCommand({ command: config.command, cwd: resolve(options.recipeDir, config.cwd ?? '.'), env: config.env }, invocation);
       } finally {
         endpoint.close();
       }

@@ -112,7 +112,7 @@ export class GatewayEpisode {
     const reason = current ? historyBreak(this.recorded, this.recordedTools, request.messages, request.tools) : null;
     const fresh = !current || reason !== undefined;
     const trajectory = fresh ? new TokenTrajectory() : current.trajectory;
-    const prompt = fresh ? this.renderer.initial(request.messages, request.tools) : this.renderer.continuation(trajectory.ids.at(-1), request.messages.slice(this.recorded.length));
+    const prompt = this.render(fresh, trajectory, request);
     const promptLength = trajectory.length + prompt.length;
     const budget = this.options.maxTotalTokens ?? Infinity;
     if (promptLength >= budget) {
@@ -157,6 +157,16 @@ export class GatewayEpisode {
     return reply;
   }
 
+  /** The request's new tokens: the whole prompt for a fresh segment, else only the messages after the recorded ones. */
+  private render(fresh: boolean, trajectory: TokenTrajectory, request: ParsedCompletionRequest): number[] {
+    try {
+      return fresh ? this.renderer.initial(request.messages, request.tools) : this.renderer.continuation(trajectory.ids.at(-1), request.messages.slice(this.recorded.length));
+    } catch (error) {
+      const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+      throw new GatewayError(400, 'unrenderable_messages', `the model's chat template cannot render these messages: ${why}`, 'messages');
+    }
+  }
+
   private reply(turn: number, ids: readonly number[], logprobs: readonly number[], cutText: string | undefined, finish: string, request: ParsedCompletionRequest, promptLength: number, trajectory: TokenTrajectory): GatewayReply {
     const { tokenizer, parser } = this.options;
     const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]!) ? ids.slice(0, -1) : ids;
@@ -170,7 +180,7 @@ export class GatewayEpisode {
     // A malformed call is not half-executed: the whole turn goes back as text and ends with `stop`.
     const asCalls = request.parseToolCalls && malformed.length === 0 && parsed.calls.length > 0 && finish !== 'length';
     const toolCalls = asCalls ? parsed.calls.flatMap((c, i) => (c.ok ? [{ id: `call_${this.id}_${turn}_${i}`, name: c.name, arguments: JSON.stringify(c.arguments) }] : [])) : [];
-    const text = asCalls ? parsed.text : (parsed.reasoning ? raw.slice(raw.indexOf('</think>') + '</think>'.length) : raw).trim();
+    const text = asCalls ? parsed.text : afterReasoning(raw, parsed.reasoning).trim();
     return {
       turn,
       text,
@@ -182,6 +192,13 @@ export class GatewayEpisode {
       tokens: request.logprobs ? ids.map((id, i) => ({ token: tokenizer.decode([id]), logprob: logprobs[i]! })) : [],
     };
   }
+}
+
+/** The text after a leading reasoning block, markup included (an unclosed block is all reasoning). */
+function afterReasoning(raw: string, reasoning: string): string {
+  if (!reasoning) return raw;
+  const close = raw.indexOf('</think>');
+  return close < 0 ? '' : raw.slice(close + '</think>'.length);
 }
 
 /** The reply as the client will send it back in its history. */

@@ -22,7 +22,7 @@ let opened = 0;
 beforeAll(async () => {
   [embedded, tokenizer] = await Promise.all([startEmbeddedEngine('pretrained'), loadModelTokenizer(TINY_ARITH_DIR)]);
   gateway = await startGateway({ modelName: () => 'policy' });
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await gateway?.stop();
   await embedded?.stop();

@@ -13,6 +13,7 @@ import { trajectoryRecord } from '../rollout/step-record.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
 import { externalEpisodeResult } from './external-episode.js';
+import { GatewayError } from './errors.js';
 import { GatewayEpisode } from './gateway-episode.js';
 import { parseCompletionRequest } from './openai-request.js';
 
@@ -52,6 +53,19 @@ describe('history rewrites', () => {
 
     const batch = assembleBatch([[{ reward: 1, success: true, excluded: false, tokens: toTokens(result.trajectory), priorTokens: [toTokens(result.priorSegments![0]!.trajectory)] }, { reward: 0, success: false, excluded: false, tokens: toTokens(result.trajectory) }]], resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })));
     expect(batch.sequences.map((s) => [s.token_ids.length, s.advantage > 0])).toStrictEqual([[result.priorSegments![0]!.trajectory.length, true], [result.trajectory.length, true], [result.trajectory.length, false]]);
+  });
+});
+
+describe('GatewayEpisode', () => {
+  test('rejects messages the chat template refuses to render with a 400 naming the template error', async () => {
+    // A template that, like many, refuses some conversations (here: tool messages).
+    const chatTemplate = "{%- for m in messages %}{%- if m.role == 'tool' %}{{ raise_exception('tool messages are not supported') }}{%- endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
+    const strict = await loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplate });
+    const episode = new GatewayEpisode('e2', { engine: createVllmClient({ baseUrl: double.url, model: 'policy' }), tokenizer: strict, parser: hermesParser, policyVersion: 0, maxTurns: 4, maxNewTokens: 16, sampling: { temperature: 1, topP: 1, topK: -1 } });
+    const error = (await episode.complete(parseCompletionRequest({ messages: [{ role: 'user', content: 'Hi' }, { role: 'tool', content: '5', tool_call_id: 'c1' }] })).then(() => undefined, (e: unknown) => e)) as GatewayError;
+    expect(error).toBeInstanceOf(GatewayError);
+    expect(error.toBody()).toStrictEqual({ error: { message: expect.stringMatching(/^the model's chat template cannot render these messages: .*tool messages are not supported/), type: 'invalid_request_error', param: 'messages', code: 'unrenderable_messages' } });
+    expect([episode.modelCalls, episode.segments.length]).toStrictEqual([0, 0]);
   });
 });
 
