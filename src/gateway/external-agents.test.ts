@@ -65,6 +65,15 @@ describe('external agents', () => {
     }
   });
 
+  test('returns an episode of the TypeScript openai-client example run as a command', async () => {
+    const recorded = recordingEngine(embedded.engine);
+    const runner = await agents({ command: [process.execPath, '--import', 'tsx', join('examples', 'external-typescript', 'agent.ts')], env: {} }, recorded.engine);
+    const result = await runner.run(request(tasks[0]!, 0));
+    expect([result.error, result.agentLog]).toStrictEqual([undefined, undefined]);
+    expectTitoInvariants(result, recorded.exchanges);
+    expect(result.finalText).toBe(result.messages.filter((m) => (m as { role: string }).role === 'assistant').map((m) => (m as { content: string }).content).at(-1));
+  });
+
   test('returns failed episodes with the stderr tail for a crash, a hang and an agent that never calls the model', async () => {
     const crash = await (await agents(script('import sys; sys.stderr.write("loading...\\nValueError: boom\\n"); sys.exit(3)'))).run(request(tasks[0]!, 0));
     expect([crash.finishReason, crash.error, crash.agentLog]).toStrictEqual(['error', 'agent exited with code 3: ValueError: boom', 'loading...\nValueError: boom']);
