@@ -180,6 +180,9 @@ export class GatewayEpisode {
     // A malformed call is not half-executed: the whole turn goes back as text and ends with `stop`.
     const asCalls = request.parseToolCalls && malformed.length === 0 && parsed.calls.length > 0 && finish !== 'length';
     const toolCalls = asCalls ? parsed.calls.flatMap((c, i) => (c.ok ? [{ id: `call_${this.id}_${turn}_${i}`, name: c.name, arguments: JSON.stringify(c.arguments) }] : [])) : [];
+    // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
+    const offered = new Set(request.tools.map((t) => t.function.name));
+    for (const call of toolCalls) if (!offered.has(call.name)) this.toolErrorsByKind.unknown_tool = (this.toolErrorsByKind.unknown_tool ?? 0) + 1;
     const text = asCalls ? parsed.text : afterReasoning(raw, parsed.reasoning).trim();
     return {
       turn,

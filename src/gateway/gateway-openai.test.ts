@@ -138,6 +138,16 @@ describe('gateway with the openai client', () => {
     expect(await failure(ask({}))).toMatchObject({ status: 404, code: 'episode_not_found' });
   });
 
+  test('returns a call of a tool the request did not offer as a tool call, counted as unknown_tool', async () => {
+    const { client, endpoint } = episode();
+    const add = { type: 'function' as const, function: { name: 'add', description: 'Add two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } };
+    const completion = await client.chat.completions.create({ model: 'policy', messages: [{ role: 'user', content: tasks[0]!.prompt }], tools: [add] });
+    const names = (completion.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function.name : c.type));
+    // The tiny model was taught the calculator only, and writes it greedily whatever the tool list says.
+    expect(names).toStrictEqual(['calculator']);
+    expect(endpoint.episode.toolErrorsByKind).toStrictEqual({ unknown_tool: 1 });
+  });
+
   test('returns a malformed tool call as text with finish_reason stop, and counts it', async () => {
     // A stop string cut inside the call's JSON leaves an unterminated call, as a sloppy model writes one.
     const { client, endpoint, exchanges } = episode();
