@@ -1,12 +1,16 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { answer, strandsAgent } from '../../examples/external-strands-ts/agent.js';
 import { startEmbeddedEngine, TINY_ARITH_DIR, type EmbeddedEngine } from '../__fixtures__/embedded-engine.js';
 import { expectTitoInvariants, recordingEngine } from '../__fixtures__/tito-invariants.js';
 import { ArithOptions, arithDataset, generateArith } from '../datasets/arith.js';
 import type { Task } from '../datasets/types.js';
+import { CancelledError } from '../errors/index.js';
 import type { ExternalAgentConfig } from '../recipe/schema.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import { collectRollout } from '../rollout/collect.js';
@@ -81,6 +85,28 @@ describe('external agents', () => {
     expect([hang.finishReason, hang.error]).toStrictEqual(['timeout', 'agent timed out after 1 s']);
     const idle = await (await agents(script('import sys; sys.stdin.read(); print("{}")'))).run(request(tasks[0]!, 2));
     expect([idle.finishReason, idle.error, idle.trajectory.length]).toStrictEqual(['error', 'the agent never called the model', 0]);
+  });
+
+  test('rejects with CancelledError when the run is cancelled, and kills the agent with the children it started', async () => {
+    const pids = join(mkdtempSync(join(tmpdir(), 'atk-cancel-')), 'pids');
+    const source = `import os, subprocess, time\nchild = subprocess.Popen(["sleep", "60"])\nopen(${JSON.stringify(pids)}, "w").write(f"{os.getpid()} {child.pid}")\ntime.sleep(60)`;
+    const runner = await agents(script(source));
+    const cancel = new AbortController();
+    const running = runner.run({ ...request(tasks[0]!, 0), signal: cancel.signal });
+    for (let i = 0; i < 100 && !existsSync(pids); i++) await sleep(100);
+    cancel.abort();
+    await expect(running).rejects.toBeInstanceOf(CancelledError);
+    // A killed orphan stays a zombie until PID 1 reaps it (containers may never do): zombies count as gone.
+    const stillRunning = (pid: number): boolean => {
+      try {
+        return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    };
+    const started = readFileSync(pids, 'utf8').split(' ').map(Number);
+    for (let i = 0; i < 20 && started.some(stillRunning); i++) await sleep(100);
+    expect(started.filter(stillRunning)).toStrictEqual([]);
   });
 
   test('runs a Strands TypeScript agent behind an HTTP agent server, with the reward it reports', async () => {
