@@ -11,6 +11,7 @@ const LAYERS = [
   ['tokens'],
   ['recipe'],
   ['engines', 'trainer', 'runs'],
+  ['trackers'],
   ['algorithms'],
   ['domains'],
   ['datasets'],
@@ -19,8 +20,10 @@ const LAYERS = [
   ['components'],
   ['agent'],
   ['rollout'],
+  ['gateway'],
   ['run'],
   ['ui'],
+  ['view'],
   ['cli'],
 ];
 

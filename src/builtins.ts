@@ -6,6 +6,7 @@
  */
 import { componentNames, componentOptionsFailures, customComponents } from './components/recipe-checks.js';
 import { fetchers } from './datasets/fetchers.js';
+import { externalAgentProblems } from './gateway/recipe-checks.js';
 import { datasets } from './datasets/index.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
@@ -34,6 +35,7 @@ export function registerBuiltins(): void {
   rewards.register('module', async () => (await import('./rewards/module.js')).moduleReward);
   rewards.register('command', async () => (await import('./rewards/command.js')).commandReward);
   rewards.register('judge', async () => (await import('./rewards/judge.js')).judgeReward);
+  rewards.register('reported', async () => (await import('./gateway/reported-reward.js')).reportedReward);
   fetchers.register('gsm8k', async () => (await import('./datasets/fetch-gsm8k.js')).gsm8kFetcher);
   fetchers.register('tau2', async () => (await import('./datasets/fetch-tau2.js')).tau2Fetcher);
   fetchers.register('deepcoder', async () => (await import('./datasets/fetch-deepcoder.js')).deepcoderFetcher);
@@ -41,5 +43,6 @@ export function registerBuiltins(): void {
   addRecipeCheck(componentNames);
   addRecipeCheck(checkEngineSettings);
   addRecipeCheck(customComponents);
+  addRecipeCheck(externalAgentProblems);
   addOptionsCheck(componentOptionsFailures);
 }

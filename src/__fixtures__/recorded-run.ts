@@ -10,7 +10,7 @@ import { loadRecipe, resolvedYaml } from '../recipe/index.js';
 import { collectRollout, type EpisodeKit } from '../rollout/collect.js';
 import { evaluate } from '../run/evaluate.js';
 import type { EvalSummary } from '../run/events.js';
-import { buildEpisodeKit } from '../rollout/kit.js';
+import { buildEpisodeKit } from '../run/kit.js';
 import { trajectoryRecord } from '../run/step-record.js';
 import { createRunDir } from '../runs/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';

@@ -4,7 +4,7 @@ import { ProviderError } from '../errors/index.js';
  * The layer an episode failed in. Anything thrown while an episode runs ends that episode (never
  * the step or the eval) and is counted under one of these kinds.
  */
-export type EpisodeErrorKind = 'engine' | 'timeout' | 'template' | 'parser' | 'sdk' | 'tool' | 'reward' | 'user' | 'scheduler';
+export type EpisodeErrorKind = 'engine' | 'timeout' | 'template' | 'parser' | 'sdk' | 'tool' | 'reward' | 'user' | 'agent' | 'scheduler';
 
 /** An error tagged with the layer it came from, so the episode's record says where it broke. */
 export class EpisodeFailure extends Error {

@@ -12,6 +12,8 @@ export type TrainableTokens = Pick<TrainSequence, 'token_ids' | 'loss_mask'> & {
 /** One scored episode of a group, ready for batch assembly. */
 export interface GroupMember extends ScoredEpisode {
   readonly tokens: TrainableTokens;
+  /** Earlier segments of the same episode (a gateway agent rewrote its history): trained with the same advantage. */
+  readonly priorTokens?: readonly TrainableTokens[];
 }
 
 /** A step's batch and what was left out of it. */
@@ -54,7 +56,7 @@ export function assembleBatch(groups: readonly (readonly GroupMember[])[], algor
         continue;
       }
       row.push(advantage);
-      sequences.push(toSequence(member.tokens, advantage));
+      for (const tokens of memberTokens(member)) sequences.push(toSequence(tokens, advantage));
     }
     advantages.push(row);
   }
@@ -66,11 +68,16 @@ function assembleFilteredSft(groups: readonly (readonly GroupMember[])[]): Assem
   const advantages = groups.map((members) =>
     members.map((m) => {
       if (!m.success || m.excluded || !hasTrainableTokens(m.tokens)) return null;
-      sequences.push(toSequence(m.tokens, 1));
+      for (const tokens of memberTokens(m)) sequences.push(toSequence(tokens, 1));
       return 1;
     }),
   );
   return { loss: 'sft', sequences, groups: groups.length, droppedGroups: 0, advantages };
+}
+
+/** Every trainable segment of a member, its earlier segments first. */
+function memberTokens(member: GroupMember): TrainableTokens[] {
+  return [...(member.priorTokens ?? []), member.tokens].filter(hasTrainableTokens);
 }
 
 function hasTrainableTokens(tokens: TrainableTokens): boolean {

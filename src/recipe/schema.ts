@@ -165,8 +165,24 @@ const PromptSchema = z.union([
   z.strictObject({ file: z.string().min(1).describe('File holding the prompt text, relative to the recipe.') }),
 ]);
 
+export const ExternalAgentSchema = z
+  .union([
+    z.strictObject({
+      command: z.array(z.string().min(1)).min(1).describe('Program run once per episode, e.g. [python3, my_agent.py]: OPENAI_BASE_URL, OPENAI_API_KEY and ATK_EPISODE_ID in its environment, the task as JSON on stdin, optionally a JSON result as the last stdout line.'),
+      cwd: z.string().min(1).optional().describe('Working directory, relative to the recipe; default: the recipe directory.'),
+      env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables for the agent.'),
+      timeout_s: positiveNumber.optional().describe('Seconds one run may take (the process group is killed after); default: rollout.episode_timeout_s.'),
+    }),
+    z.strictObject({
+      url: z.string().url().describe('A running agent server atk POSTs {task, base_url, api_key, episode_id} to per episode; its JSON answer is the result.'),
+      timeout_s: positiveNumber.optional().describe('Seconds one request may take; default: rollout.episode_timeout_s.'),
+    }),
+  ])
+  .describe('Your own agent instead of the built-in one: it reaches the model through atk\'s OpenAI-compatible gateway, which records the exact tokens.');
+
 export const AgentSchema = z
   .strictObject({
+    external: ExternalAgentSchema.optional(),
     system_prompt: PromptSchema.optional().describe('System prompt, inline or {file: path}; {{field}} placeholders take task fields.'),
     max_turns: positiveInt.default(4).describe('Most model calls per episode.'),
     max_new_tokens: positiveInt.default(512).describe('Most tokens generated per model call.'),
@@ -359,4 +375,5 @@ export type McpServerConfig = z.infer<typeof McpServerSchema>;
 export type JudgeConfig = z.infer<typeof JudgeSchema>;
 export type RewardComponentConfig = z.infer<typeof RewardComponentSchema>;
 export type AgentConfig = z.infer<typeof AgentSchema>;
+export type ExternalAgentConfig = z.infer<typeof ExternalAgentSchema>;
 export type UserSimulatorConfig = z.infer<typeof UserSimulatorSchema>;

@@ -9,7 +9,7 @@ import { createVllmClient } from '../engines/index.js';
 import { ConfigError, ProviderError } from '../errors/index.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import { collectRollout } from '../rollout/collect.js';
-import { buildEpisodeKit } from '../rollout/kit.js';
+import { buildEpisodeKit } from '../run/kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
 import { tools } from '../tools/index.js';
 import type { EpisodeEnv } from '../tools/types.js';

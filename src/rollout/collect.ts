@@ -8,6 +8,7 @@ import { CancelledError, InputError } from '../errors/index.js';
 import type { ChatMessage, ModelTokenizer } from '../tokens/index.js';
 import { failedEpisode, runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
 import { referenceTrajectory } from './reference.js';
+import type { ExternalEpisodes } from './external.js';
 import type { EpisodeSlot } from './scheduler.js';
 import type { EpisodeUser } from './user-simulation.js';
 
@@ -26,6 +27,8 @@ export interface EpisodeKit {
   readonly rewardTimeoutMs?: number;
   /** The simulated user of an episode (the recipe's `user` section); absent for single-turn tasks. */
   readonly user?: (task: Task, env: EpisodeEnv) => EpisodeUser | undefined;
+  /** The recipe's `agent.external`: its episodes run through the gateway instead of the built-in agent. */
+  readonly external?: ExternalEpisodes;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
   readonly close?: () => Promise<void>;
 }
@@ -73,6 +76,19 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
   const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
   const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
+  const systemPrompt = kit.systemPrompt(task);
+  const sampling = { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed };
+  if (kit.external) {
+    let external: EpisodeResult;
+    try {
+      external = await kit.external.run({ task, env, ...(systemPrompt === undefined ? {} : { systemPrompt }), policyVersion: request.policyVersion, sampling, timeoutMs: kit.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) });
+    } catch (error) {
+      if (error instanceof CancelledError) throw error;
+      const failure = describeFailure(error, 'agent');
+      return failedRollout(base, failedEpisode(failure.kind, failure.message));
+    }
+    return scoreRollout(kit, base, env, external);
+  }
   let tools: Tool[];
   let user: EpisodeUser | undefined;
   try {
@@ -85,7 +101,6 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   } catch (error) {
     return failedRollout(base, failedEpisode('user', `user simulator set-up failed: ${errorMessage(error)}`));
   }
-  const systemPrompt = kit.systemPrompt(task);
   const episode = await runEpisode({
     task,
     spec: {
@@ -93,7 +108,7 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
       ...(systemPrompt === undefined ? {} : { systemPrompt }),
       ...(user ? { maxSteps: user.maxSteps, maxToolErrors: user.maxToolErrors } : {}),
       tools,
-      sampling: { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed },
+      sampling,
     },
     engine: kit.engine,
     tokenizer: kit.tokenizer,
@@ -103,6 +118,12 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
     ...(request.signal ? { signal: request.signal } : {}),
     ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
   });
+  return scoreRollout(kit, base, env, episode, user);
+}
+
+/** Scores a finished episode; an episode that failed, a simulated user or a reward that throws, is a failed rollout with reward 0. */
+async function scoreRollout(kit: EpisodeKit, base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>, env: EpisodeEnv, episode: EpisodeResult, user?: EpisodeUser): Promise<Rollout> {
+  const { task } = base;
   try {
     user?.finish(episode.finishReason);
   } catch (error) {

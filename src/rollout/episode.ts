@@ -8,6 +8,7 @@ import type { Engine } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ToolCallRecord } from '../rewards/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
+import type { ChatTool } from '../tokens/chat-types.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
 import type { TokenTrajectory } from '../tokens/trajectory.js';
@@ -45,6 +46,8 @@ export interface EpisodeStats {
   readonly generatedTokens: number;
   readonly wallMs: number;
   readonly engineMs: number;
+  /** Gateway episodes: times the agent rewrote its history, each starting a new trajectory segment. */
+  readonly historyRewrites?: number;
 }
 
 /** A finished episode: the conversation, its exact tokens, and what happened. */
@@ -62,6 +65,15 @@ export interface EpisodeResult {
   readonly error?: string;
   /** The layer that failed, with `error`. */
   readonly errorKind?: EpisodeErrorKind;
+  /**
+   * Gateway episodes whose agent rewrote its history: the trajectory segments before `trajectory`, in
+   * order, each with why the segment after it starts from a fresh render. Every segment is trained.
+   */
+  readonly priorSegments?: readonly { readonly trajectory: TokenTrajectory; readonly endedBecause: string }[];
+  /** External agents: the end of their stderr (or of an agent server's error body). */
+  readonly agentLog?: string;
+  /** External agents: the tools their requests carried, as the template rendered them (for the drift audit). */
+  readonly chatTools?: readonly ChatTool[];
 }
 
 export interface RunEpisodeOptions {

@@ -13,7 +13,7 @@ import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
 import { projectRoot } from '../util/paths.js';
 import { collectRollout, type EpisodeKit, type Rollout } from './collect.js';
-import { buildEpisodeKit } from './kit.js';
+import { buildEpisodeKit } from '../run/kit.js';
 
 const MODEL_DIR = join(projectRoot(), 'models', 'tiny-arith');
 const TAU2 = { domain: 'retail', release: '2025-06-10' };

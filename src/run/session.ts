@@ -9,7 +9,7 @@ import { EventChannel } from '../util/event-channel.js';
 import type { EpisodeKit } from '../rollout/collect.js';
 import type { RunningPolicy } from './embedded-policy.js';
 import type { RunEvent } from './events.js';
-import { buildEpisodeKit } from '../rollout/kit.js';
+import { buildEpisodeKit } from './kit.js';
 import { engineKind } from './engine-kinds/index.js';
 import { engineProgressLines } from './launched-policy.js';
 

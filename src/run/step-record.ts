@@ -103,6 +103,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...failuresByKind(rollouts),
     ...toolCalls,
     ...toolErrors,
+    ...gatewayFigures(rollouts),
     ...parts,
     ...trainer,
   };
@@ -116,6 +117,13 @@ export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${s
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return counts;
+}
+
+/** External-agent steps only: history rewrites per episode (each started a new trajectory segment). */
+function gatewayFigures(rollouts: readonly Rollout[]): Record<`gateway/${string}`, number> {
+  const rewrites = rollouts.map((r) => r.episode.stats.historyRewrites);
+  if (rewrites.every((n) => n === undefined)) return {};
+  return { 'gateway/history_rewrites': rewrites.reduce<number>((a, n) => a + (n ?? 0), 0) / Math.max(1, rollouts.length) };
 }
 
 /** `<prefix>/<name>`: the mean over `rollouts` of each name's count (an episode without it counts 0). */
@@ -149,5 +157,8 @@ export function trajectoryRecord(rollout: Rollout, step: number, advantage: numb
     stats: episode.stats,
     messages: episode.messages,
     trajectory: episode.trajectory.toJSON(),
+    ...(episode.priorSegments ? { prior_segments: episode.priorSegments.map((s) => ({ ended_because: s.endedBecause, trajectory: s.trajectory.toJSON() })) } : {}),
+    ...(episode.agentLog ? { agent_log: episode.agentLog } : {}),
+    ...(episode.chatTools ? { tools: episode.chatTools } : {}),
   };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
 import type { ResolvedAlgorithm } from '../recipe/presets.js';
 import type { Task } from '../datasets/types.js';
+import type { TokenTrajectory } from '../tokens/trajectory.js';
 import { EventChannel } from '../util/event-channel.js';
 import { stepCollector, type EpisodeGate } from '../rollout/async-collector.js';
 import { collectJournal } from '../rollout/collect-journal.js';
@@ -188,12 +189,15 @@ async function collectStep(ctx: TrainingContext, step: number, servedVersion: ()
 }
 
 function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMember {
-  const t = rollout.episode.trajectory;
+  const tokens = (t: TokenTrajectory): GroupMember['tokens'] => ({ token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) });
+  // A gateway episode whose agent rewrote its history has earlier segments; each is trained with the episode's advantage.
+  const prior = rollout.episode.priorSegments ?? [];
   return {
     reward: rollout.reward,
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
-    tokens: { token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) },
+    tokens: tokens(rollout.episode.trajectory),
+    ...(prior.length > 0 ? { priorTokens: prior.map((s) => tokens(s.trajectory)) } : {}),
   };
 }
 

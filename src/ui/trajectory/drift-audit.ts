@@ -15,15 +15,17 @@ export interface RecordedDrift {
  * them and says so, since the prompt's tool list will then show as drift.
  */
 export async function recordedDrift(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined, tools?: readonly ChatTool[]): Promise<RecordedDrift> {
-  let toolList: readonly ChatTool[] = tools ?? [];
+  // A gateway episode records the tools its agent sent; those rendered its prompt.
+  const recorded = tools ?? (record.tools as readonly ChatTool[] | undefined);
+  let toolList: readonly ChatTool[] = recorded ?? [];
   let toolsNote: string | undefined;
-  if (tools === undefined && runModel) {
+  if (recorded === undefined && runModel) {
     try {
       toolList = await runToolSpecs(runModel);
     } catch (error) {
       toolsNote = `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift`;
     }
-  } else if (tools === undefined && record.stats.toolCalls > 0) {
+  } else if (recorded === undefined && record.stats.toolCalls > 0) {
     toolsNote = "no run directory, so the tools are unknown; the prompt's tool list will show as drift";
   }
   const report = auditRecordedDrift({ messages: record.messages, trajectory }, tokenizer, toolList, runModel?.chatTemplateKwargs ?? {});

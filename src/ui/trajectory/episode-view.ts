@@ -23,6 +23,10 @@ export function episodeHeader(record: TrajectoryRecord, at: EpisodePosition, pai
     `tokens ${s.promptTokens} environment + ${s.generatedTokens} generated  time ${(s.wallMs / 1000).toFixed(2)} s (engine ${(s.engineMs / 1000).toFixed(2)} s)`,
   ];
   if (record.error) lines.push(paint(`error: ${record.error}`, 'red'));
+  for (const [i, segment] of (record.prior_segments ?? []).entries()) {
+    lines.push(paint(`history rewrite ${i + 1}: ${segment.ended_because}; the trajectory shown is segment ${(record.prior_segments?.length ?? 0) + 1}, every segment is trained`, 'yellow'));
+  }
+  if (record.agent_log) lines.push(paint('agent stderr (end):', 'dim'), ...record.agent_log.split('\n').slice(-10).map((l) => paint(`  ${l}`, 'dim')));
   if (record.reward_info && Object.keys(record.reward_info).length) lines.push(`reward info ${JSON.stringify(record.reward_info)}`);
   return lines;
 }

@@ -39,6 +39,12 @@ export const TrajectoryRecordSchema = z.object({
   stats: StatsSchema,
   messages: z.array(z.unknown()),
   trajectory: z.unknown(),
+  /** Gateway episodes whose agent rewrote its history: the earlier segments and why each ended. */
+  prior_segments: z.array(z.object({ ended_because: z.string(), trajectory: z.unknown() })).optional(),
+  /** External agents: the end of their stderr. */
+  agent_log: z.string().optional(),
+  /** External agents: the tools their requests carried (chat-template form). */
+  tools: z.array(z.unknown()).optional(),
 });
 
 export type TrajectoryRecord = z.infer<typeof TrajectoryRecordSchema>;

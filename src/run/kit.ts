@@ -4,6 +4,7 @@ import type { DatasetDefinition, Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import { InputError } from '../errors/index.js';
 import type { Recipe } from '../recipe/schema.js';
+import { startExternalAgents, type ExternalAgents } from '../gateway/external-episode.js';
 import { composeReward, type ComposedReward } from '../rewards/compose.js';
 import type { ModelTokenizer } from '../tokens/index.js';
 import { tools as toolRegistry } from '../tools/index.js';
@@ -11,8 +12,8 @@ import { toolComponent } from '../tools/components.js';
 import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
-import type { EpisodeKit } from './collect.js';
-import { startUserSimulation, type UserSimulation } from './user-simulation.js';
+import type { EpisodeKit } from '../rollout/collect.js';
+import { startUserSimulation, type UserSimulation } from '../rollout/user-simulation.js';
 
 export interface KitContext {
   readonly recipe: Recipe;
@@ -44,6 +45,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const toolContext = { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn, onClose: (fn: () => Promise<void>) => void closers.push(fn) };
   let reward: ComposedReward;
   let user: UserSimulation | undefined;
+  let external: ExternalAgents | undefined;
   try {
     for (const tool of recipe.tools) {
       const { name, options } = toolComponent(tool);
@@ -64,6 +66,12 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       });
       const started = user;
       closers.push(() => started.close());
+    }
+    if (recipe.agent.external) {
+      const { agent } = recipe;
+      const maxTotalTokens = agent.max_total_tokens ?? recipe.model.engine.max_model_len;
+      const gateway = (external = await startExternalAgents({ config: recipe.agent.external, recipeDir: ctx.recipeDir, engine: ctx.engine, tokenizer: ctx.tokenizer, maxTurns: agent.max_turns, maxNewTokens: agent.max_new_tokens, ...(maxTotalTokens === undefined ? {} : { maxTotalTokens }), chatTemplateKwargs: agent.chat_template_kwargs, toolCallFormat: agent.tool_call_format }));
+      closers.push(() => gateway.close());
     }
   } catch (error) {
     // An MCP server started by an earlier tool must not outlive a failed build.
@@ -88,6 +96,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     timeoutMs: recipe.rollout.episode_timeout_s * 1000,
     rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),
+    ...(external ? { external } : {}),
   };
 }
 

@@ -1,0 +1,1 @@
+../../recipes/examples/external/agent.py

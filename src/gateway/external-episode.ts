@@ -1,0 +1,142 @@
+import { resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Task } from '../datasets/types.js';
+import type { Engine } from '../engines/types.js';
+import { CancelledError } from '../errors/index.js';
+import type { ExternalAgentConfig } from '../recipe/schema.js';
+import type { ToolCallRecord } from '../rewards/types.js';
+import type { EpisodeResult } from '../rollout/episode.js';
+import type { ExternalEpisodeRequest, ExternalEpisodes } from '../rollout/external.js';
+import type { ChatMessage } from '../tokens/chat-types.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import { TokenTrajectory } from '../tokens/trajectory.js';
+import type { EpisodeEnv } from '../tools/types.js';
+import { callAgentServer, runAgentCommand, type AgentOutcome } from './agent-process.js';
+import type { GatewayEpisode } from './gateway-episode.js';
+import { REPORTED_REWARD_KEY } from './reported-reward.js';
+import { startGateway, type Gateway } from './server.js';
+
+/** What the run fixes for every external episode. */
+export interface ExternalAgentsOptions {
+  readonly config: ExternalAgentConfig;
+  readonly recipeDir: string;
+  readonly engine: Engine;
+  readonly tokenizer: ModelTokenizer;
+  readonly maxTurns: number;
+  readonly maxNewTokens: number;
+  readonly maxTotalTokens?: number;
+  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+  readonly toolCallFormat: string;
+}
+
+/** Runs the recipe's external agent once per episode behind the run's gateway. */
+export interface ExternalAgents extends ExternalEpisodes {
+  readonly gateway: Gateway;
+}
+
+/**
+ * Starts the gateway for `agent.external`.
+ * @throws Error when the recipe's tool-call format has no parser.
+ */
+export async function startExternalAgents(options: ExternalAgentsOptions): Promise<ExternalAgents> {
+  const parser = toolCallParsers[options.toolCallFormat];
+  if (!parser) throw new Error(`no tool-call parser for format '${options.toolCallFormat}'`);
+  const gateway = await startGateway({ modelName: () => options.engine.model });
+  let opened = 0;
+  return {
+    gateway,
+    async run(request) {
+      const started = performance.now();
+      if (request.signal?.aborted) throw new CancelledError('episode cancelled before it started');
+      const id = `${request.env.episodeId}-${++opened}`;
+      const endpoint = gateway.open(id, {
+        engine: options.engine,
+        tokenizer: options.tokenizer,
+        parser,
+        policyVersion: request.policyVersion,
+        maxTurns: options.maxTurns,
+        maxNewTokens: options.maxNewTokens,
+        ...(options.maxTotalTokens === undefined ? {} : { maxTotalTokens: options.maxTotalTokens }),
+        sampling: request.sampling,
+        ...(options.chatTemplateKwargs ? { chatTemplateKwargs: options.chatTemplateKwargs } : {}),
+      });
+      const { config } = options;
+      const invocation = {
+        task: taskJson(request.task, request.systemPrompt),
+        baseUrl: endpoint.baseUrl,
+        apiKey: endpoint.apiKey,
+        episodeId: id,
+        timeoutMs: Math.min(request.timeoutMs, (config.timeout_s ?? Infinity) * 1000),
+        ...(request.signal ? { signal: request.signal } : {}),
+      };
+      let outcome: AgentOutcome;
+      try {
+        outcome = 'url' in config ? await callAgentServer(config.url, invocation) : await runAgentCommand({ command: config.command, cwd: resolve(options.recipeDir, config.cwd ?? '.'), env: config.env }, invocation);
+      } finally {
+        endpoint.close();
+      }
+      if (request.signal?.aborted) throw new CancelledError('episode cancelled');
+      const reported = typeof outcome.result?.reward === 'number' ? outcome.result.reward : endpoint.episode.reportedReward;
+      if (reported !== undefined) request.env.state.set(REPORTED_REWARD_KEY, reported);
+      return externalEpisodeResult(endpoint.episode, outcome, request.systemPrompt, performance.now() - started);
+    },
+    close: () => gateway.stop(),
+  };
+}
+
+/** What the agent gets on stdin (or as `task` in the POST): the task and the recipe's system prompt. */
+function taskJson(task: Task, systemPrompt: string | undefined): Record<string, unknown> {
+  return { id: task.id, prompt: task.prompt, ...(task.answer === undefined ? {} : { answer: task.answer }), data: task.data, ...(systemPrompt === undefined ? {} : { system_prompt: systemPrompt }) };
+}
+
+/** The episode as the reward, the trainer and the trajectory files see it. */
+export function externalEpisodeResult(episode: GatewayEpisode, outcome: AgentOutcome, systemPrompt: string | undefined, wallMs: number): EpisodeResult {
+  const segments = episode.segments;
+  const trajectory = segments.at(-1)?.trajectory ?? new TokenTrajectory();
+  const messages = episode.conversation;
+  const error = outcome.error ?? (episode.modelCalls === 0 ? 'the agent never called the model' : undefined);
+  const answer = outcome.result?.answer;
+  const lastReply = messages.filter((m) => m.role === 'assistant').at(-1)?.content ?? '';
+  const toolCalls = toolCallRecords(messages);
+  const counters = segments.reduce((sum, s) => ({ turns: sum.turns + s.trajectory.counters.turns, toolErrors: sum.toolErrors + s.trajectory.counters.toolErrors, truncations: sum.truncations + s.trajectory.counters.truncations }), { turns: 0, toolErrors: 0, truncations: 0 });
+  trajectory.counters.toolCalls = toolCalls.length;
+  const finishReason = error !== undefined ? (outcome.timedOut ? 'timeout' : 'error') : episode.lastFinishReason === 'length' ? 'truncated' : 'endTurn';
+  return {
+    messages: messages.length > 0 && messages[0]!.role !== 'system' && systemPrompt !== undefined ? [{ role: 'system', content: systemPrompt }, ...messages] : [...messages],
+    trajectory,
+    finalText: typeof answer === 'string' ? answer : typeof answer === 'number' ? String(answer) : lastReply,
+    toolCalls,
+    finishReason,
+    stats: {
+      turns: counters.turns,
+      toolCalls: toolCalls.length,
+      toolErrors: counters.toolErrors,
+      toolErrorsByKind: { ...episode.toolErrorsByKind },
+      toolCallsByTool: countBy(toolCalls.map((c) => c.name)),
+      toolErrorsByTool: {},
+      truncated: finishReason === 'truncated',
+      promptTokens: episode.promptTokens,
+      generatedTokens: episode.generatedTokens,
+      wallMs,
+      engineMs: episode.engineMs,
+      historyRewrites: segments.length > 0 ? segments.length - 1 : 0,
+    },
+    ...(error === undefined ? {} : { error, errorKind: outcome.timedOut ? ('timeout' as const) : ('agent' as const) }),
+    ...(segments.length > 1 ? { priorSegments: segments.slice(0, -1).map((s, i) => ({ trajectory: s.trajectory, endedBecause: segments[i + 1]!.reason ?? '' })) } : {}),
+    ...(outcome.log ? { agentLog: outcome.log } : {}),
+    chatTools: episode.tools,
+  };
+}
+
+/** Tool calls the agent made, paired with the results it sent back (the agent ran the tools itself). */
+function toolCallRecords(messages: readonly ChatMessage[]): ToolCallRecord[] {
+  const results = new Map(messages.filter((m) => m.role === 'tool' && m.tool_call_id).map((m) => [m.tool_call_id!, m.content]));
+  return messages.flatMap((m) => (m.tool_calls ?? []).map((call) => ({ name: call.function.name, input: call.function.arguments, status: 'success' as const, output: call.id ? (results.get(call.id) ?? '') : '' })));
+}
+
+function countBy(names: readonly string[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const name of names) counts[name] = (counts[name] ?? 0) + 1;
+  return counts;
+}

@@ -1,0 +1,13 @@
+import type { RecipeProblem } from '../recipe/checks.js';
+import type { ResolvedRecipe } from '../recipe/resolve.js';
+
+/**
+ * Refuses recipe keys that would do nothing beside `agent.external`: the external agent brings its own
+ * tools and conversation, so recipe tools and a simulated user would never be used.
+ */
+export function externalAgentProblems(recipe: ResolvedRecipe): RecipeProblem[] {
+  if (!recipe.agent.external) return [];
+  const problems: RecipeProblem[] = recipe.tools.map((_, i) => ({ path: `tools.${i}`, message: 'agent.external runs its own tools; recipe tools would never be called (remove them)' }));
+  if (recipe.user) problems.push({ path: 'user', message: 'agent.external drives its own conversation; a simulated user would never speak (remove it)' });
+  return problems;
+}
