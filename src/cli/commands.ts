@@ -9,7 +9,8 @@ import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
+import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, setupCommand, inspectTrajectoryCommand, reportCommand, evalCommand];
