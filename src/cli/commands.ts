@@ -9,9 +9,10 @@ import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
 import { runsCommand } from './runs.js';
 import { schemaCommand } from './schema.js';
+import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
 import { viewCommand } from './view.js';
 
 /** Every command, one module per verb. */
 // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs takes them as one list
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, setupCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand];

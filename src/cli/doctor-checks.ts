@@ -21,7 +21,7 @@ export interface DoctorRow {
   readonly fix?: string;
 }
 
-const NODE22 = 'npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH';
+const NODE22 = 'run npm ci in the atk folder (Node 22 comes as the package dependency node@22), or: npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH';
 
 /** Run every check. */
 export async function doctorChecks(): Promise<DoctorRow[]> {

@@ -15,7 +15,7 @@ describe('doctor checks', () => {
       check: 'node',
       status: 'fail',
       detail: 'v20.19.0; atk needs >= 22',
-      fix: 'npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH',
+      fix: 'run npm ci in the atk folder (Node 22 comes as the package dependency node@22), or: npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH',
     });
   });
 

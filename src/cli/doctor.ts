@@ -1,6 +1,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { paint, renderTable, type TableStyle } from '../ui/table.js';
 import { doctorChecks, type DoctorRow, type DoctorStatus } from './doctor-checks.js';
+import { setupFlags, setupFromArgs } from './setup.js';
 
 /** What `atk doctor` found: the rows, the table text, and whether any row failed. */
 export interface DoctorReport {
@@ -25,14 +26,32 @@ export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRo
   return { rows: found, text: `${table}\n${counts}\n`, failed };
 }
 
-export const doctorCommand: CommandModule<object, object> = {
+interface DoctorArgs {
+  fix: boolean;
+  'dry-run': boolean;
+  yes: boolean;
+  dev: boolean;
+}
+
+export const doctorCommand: CommandModule<object, DoctorArgs> = {
   command: 'doctor',
   describe: 'Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory',
   builder: (yargs: Argv) =>
-    yargs.example('$0 doctor', 'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails'),
-  handler: async () => {
+    setupFlags(yargs.option('fix', { type: 'boolean', default: false, describe: 'Then install what is missing, as atk setup does (with --yes, --dry-run, --dev)' }))
+      .example('$0 doctor', 'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails')
+      .example('$0 doctor --fix --yes', 'check, then install the missing Python side') as unknown as Argv<DoctorArgs>,
+  handler: async (args) => {
     const report = await runDoctor();
     process.stdout.write(report.text);
+    if (args.fix) {
+      await setupFromArgs(args);
+      if (!args['dry-run']) {
+        const after = await runDoctor();
+        process.stdout.write(`\nafter atk setup:\n${after.text}`);
+        process.exitCode = after.failed ? 1 : 0;
+        return;
+      }
+    }
     if (report.failed) process.exitCode = 1;
   },
 };

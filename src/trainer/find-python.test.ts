@@ -1,15 +1,18 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { join } from 'node:path';
+import { venvDir } from '../util/paths.js';
 import { findPython, pythonCandidates } from './find-python.js';
 
 // Issue 4's order: $ATK_PYTHON, then the recipe's model.trainer.python, then python3 and /usr/bin/python3.
 describe('pythonCandidates', () => {
   afterEach(() => vi.unstubAllEnvs());
 
-  test('returns $ATK_PYTHON, then the recipe python, then the fallbacks, each once', () => {
+  test('returns $ATK_PYTHON, then the recipe python, then the fallbacks and the atk setup venv, each once', () => {
+    const venv = join(venvDir(), 'bin', 'python');
     vi.stubEnv('ATK_PYTHON', '/opt/py/bin/python');
-    expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual(['/opt/py/bin/python', '/srv/venv/bin/python', 'python3', '/usr/bin/python3', 'python']);
+    expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual(['/opt/py/bin/python', '/srv/venv/bin/python', 'python3', '/usr/bin/python3', 'python', venv]);
     vi.stubEnv('ATK_PYTHON', '');
-    expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', 'python3', 'python']);
+    expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', 'python3', 'python', venv]);
   });
 });
 

@@ -1,4 +1,6 @@
+import { join } from 'node:path';
 import { execa } from 'execa';
+import { venvDir } from '../util/paths.js';
 
 /** A Python interpreter that can import torch, and what it reports about itself. */
 export interface PythonInfo {
@@ -53,10 +55,12 @@ print(json.dumps({"pythonVersion": sys.version.split()[0], "torchVersion": torch
 
 /**
  * Candidates in order: $ATK_PYTHON, the recipe's `model.trainer.python`, then python3 on PATH and
- * Debian's /usr/bin/python3 (where python3-torch lives even when another python3 comes first).
+ * Debian's /usr/bin/python3 (where python3-torch lives even when another python3 comes first), then
+ * the venv of `atk setup`.
  */
 export function pythonCandidates(recipePython?: string): string[] {
-  const list = [process.env.ATK_PYTHON, recipePython, 'python3', '/usr/bin/python3', 'python'];
+  // Last: the private venv `atk setup` makes where apt cannot install torch.
+  const list = [process.env.ATK_PYTHON, recipePython, 'python3', '/usr/bin/python3', 'python', join(venvDir(), 'bin', 'python')];
   return [...new Set(list.filter((p): p is string => Boolean(p)))];
 }
 

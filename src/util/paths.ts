@@ -30,3 +30,8 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   const xdg = env.XDG_DATA_HOME && env.XDG_DATA_HOME.startsWith('/') ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
   return join(xdg, 'atk', 'datasets');
 }
+
+/** The private Python venv `atk setup` makes where apt cannot: $XDG_CACHE_HOME/atk/venv, else ~/.cache/atk/venv. */
+export function venvDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'atk', 'venv');
+}

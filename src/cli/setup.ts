@@ -1,0 +1,105 @@
+import { createInterface } from 'node:readline/promises';
+import { execa } from 'execa';
+import type { Argv, CommandModule } from 'yargs';
+import { AtkError, InputError } from '../errors/index.js';
+import { commandLine, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
+import { probeMachine } from '../setup/probe.js';
+
+export interface SetupOptions {
+  /** Print the commands, run nothing. */
+  readonly dryRun: boolean;
+  /** Run them without asking (required where no one can answer: CI, a pipe). */
+  readonly yes: boolean;
+  /** Also what the test suite needs (pytest, tmux, chromium). */
+  readonly dev: boolean;
+  readonly print: (line: string) => void;
+  /** Whether someone can answer a question (a TTY, not CI). */
+  readonly interactive: boolean;
+  readonly ask?: (question: string) => Promise<boolean>;
+  readonly run?: (command: SetupCommand) => Promise<void>;
+  readonly facts?: MachineFacts;
+}
+
+/**
+ * `atk setup`: give this machine the trainer's Python side. Prints every command before running it;
+ * `dryRun` only prints; without `yes` it asks once on a terminal and refuses where nobody can answer.
+ * Returns the commands it ran (or would run).
+ * @throws InputError when it would install without --yes non-interactively or the user declines;
+ * AtkError (exit 1) naming the command that failed.
+ */
+export async function runSetup(options: SetupOptions): Promise<readonly SetupCommand[]> {
+  const plan = setupPlan(options.facts ?? (await probeMachine()), { dev: options.dev });
+  for (const note of plan.notes) options.print(`note: ${note}`);
+  if (plan.commands.length === 0) {
+    options.print('atk setup: nothing to install; atk doctor shows what was found');
+    return [];
+  }
+  const route = plan.route === 'apt' ? 'Debian packages through apt' : 'a private Python venv with pip (the trainer finds it)';
+  options.print(`atk setup ${options.dryRun ? 'would run' : 'runs'} (${route}):`);
+  for (const command of plan.commands) options.print(`  ${commandLine(command)}`);
+  if (options.dryRun) return plan.commands;
+  if (!options.yes) {
+    if (!options.interactive || !options.ask) {
+      throw new InputError('atk setup installs nothing without --yes when no one can answer (CI, a pipe)', { hint: 'atk setup --yes, or atk setup --dry-run to see the commands' });
+    }
+    if (!(await options.ask('Run these commands? [y/N] '))) throw new InputError('atk setup: nothing installed (declined)');
+  }
+  const run = options.run ?? runInherited;
+  for (const command of plan.commands) {
+    options.print(`$ ${commandLine(command)}`);
+    await run(command);
+  }
+  options.print('atk setup: done; atk doctor checks the result');
+  return plan.commands;
+}
+
+async function runInherited(command: SetupCommand): Promise<void> {
+  const [file, ...args] = command;
+  const result = await execa(file, args, { stdio: 'inherit', reject: false });
+  if (result.exitCode !== 0) throw new AtkError('E_SETUP', `atk setup: \`${commandLine(command)}\` failed (exit ${result.exitCode ?? result.signal})`, 1, { hint: 'fix what it printed and run atk setup again' });
+}
+
+/** A yes/no question on the terminal. */
+export async function askOnTerminal(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/** Whether a question can be answered here: stdin and stdout are terminals and this is not CI. */
+export function isInteractive(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(process.stdin.isTTY && process.stdout.isTTY) && !env.CI;
+}
+
+interface SetupArgs {
+  'dry-run': boolean;
+  yes: boolean;
+  dev: boolean;
+}
+
+/** The setup flags, shared with `atk doctor --fix`. */
+export function setupFlags<T>(yargs: Argv<T>): Argv<T & SetupArgs> {
+  return yargs
+    .option('dry-run', { type: 'boolean', default: false, describe: 'Print the commands, run nothing' })
+    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Run them without asking (needed in CI and scripts)' })
+    .option('dev', { type: 'boolean', default: false, describe: "Also what atk's tests need: pytest, tmux, chromium" }) as Argv<T & SetupArgs>;
+}
+
+/** Runs setup from parsed flags, printing to stdout. */
+export function setupFromArgs(args: SetupArgs): Promise<readonly SetupCommand[]> {
+  return runSetup({ dryRun: args['dry-run'], yes: args.yes, dev: args.dev, interactive: isInteractive(), ask: askOnTerminal, print: (line) => process.stdout.write(`${line}\n`) });
+}
+
+export const setupCommand: CommandModule<object, SetupArgs> = {
+  command: 'setup',
+  describe: "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
+  builder: (yargs: Argv) =>
+    setupFlags(yargs)
+      .example('$0 setup --dry-run', 'the commands it would run')
+      .example('$0 setup --yes', 'install without asking (CI)')
+      .example('$0 setup --yes --dev', 'also what npm test needs') as unknown as Argv<SetupArgs>,
+  handler: async (args) => void (await setupFromArgs(args)),
+};
