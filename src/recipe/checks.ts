@@ -5,6 +5,7 @@
  */
 import '../builtins.js';
 import { datasets } from '../datasets/index.js';
+import { checkClusterPlacement } from '../cluster/recipe-check.js';
 import { checkEngineSettings } from '../engines/engine-settings.js';
 import { rewards } from '../rewards/index.js';
 import { tools } from '../tools/index.js';
@@ -27,7 +28,7 @@ export interface RecipeCheckContext {
 /** A semantic check over a recipe that already passed the schema. */
 export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents];
+const checks: RecipeCheck[] = [componentNames, engineUrl, checkEngineSettings, scheduleLength, customComponents, (recipe) => checkClusterPlacement(recipe)];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
