@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
+import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createRouterEngine } from '../engines/router.js';
@@ -37,8 +38,9 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   if (config.kind === 'embedded') throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
+  const cluster = await startClusterLaunch(recipe);
   const [trainerStart, enginesStart] = await Promise.allSettled([
-    launchTrainer(trainerLaunchOptions(recipe, options)),
+    launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }),
     config.kind === 'url'
       ? Promise.resolve(undefined)
       : launchEngines({
@@ -53,15 +55,20 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
           cwd: options.runDir,
           ...(options.onEngineProgress ? { onProgress: options.onEngineProgress } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(cluster ? { place: (replica: number) => cluster.place(replica) } : {}),
         }),
   ]);
   const trainerProcess = trainerStart.status === 'fulfilled' ? trainerStart.value : undefined;
   const engines = enginesStart.status === 'fulfilled' ? enginesStart.value : undefined;
-  const stopAll = async (): Promise<void> => void (await Promise.all([engines?.stop(), trainerProcess?.stop()]));
+  const stopAll = async (): Promise<void> => {
+    await cluster?.close();
+    await Promise.all([engines?.stop(), trainerProcess?.stop()]);
+  };
   try {
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
-    return await assemble(options, modelDir, trainerStart.value, engines, stopAll);
+    const policy = await assemble(options, modelDir, trainerStart.value, engines, stopAll);
+    return cluster ? guardPlacedPolicy(policy, cluster, trainerStart.value, engines?.processes ?? []) : policy;
   } catch (error) {
     await stopAll();
     throw error;
