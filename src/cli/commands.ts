@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { evalCommand } from './eval.js';
 import { exportCommand } from './export.js';
 import { initCommand } from './init.js';
+import { launchCommand } from './launch.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
@@ -12,4 +13,4 @@ import { schemaCommand } from './schema.js';
 import { validateCommand } from './validate.js';
 
 /** Every command, one module per verb. */
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, inspectTrajectoryCommand, reportCommand, evalCommand, launchCommand];

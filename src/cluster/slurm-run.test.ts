@@ -52,10 +52,18 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
   beforeAll(async () => void (slurm = await startLocalSlurm()), 60_000);
   afterAll(async () => slurm?.stop(), 30_000);
 
-  test('returns a finished run with the trainer step on n1 and the engine step on n2, both cancelled at the end', async () => {
+  test('returns a finished run, submitted by atk launch slurm, with the trainer step on n1 and the engine step on n2, both cancelled at the end', async () => {
     const { dir, recipe } = await writeTwin('slurm-twin', 2);
-    const result = await atkInAllocation(dir, recipe);
-    expect([result.exitCode, String(result.stderr).split('\n').filter((l) => !/^(npm warn|salloc: )/.test(l)).join('\n')]).toStrictEqual([0, '']);
+    const [file, ...args] = tsScript('atk-cli.ts');
+    const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: slurm.env });
+    const jobId = /submitted slurm job (\d+)/.exec(String(launched.stdout))?.[1];
+    expect([launched.exitCode, jobId !== undefined]).toStrictEqual([0, true]);
+    const script = readFileSync(/: (\S+\.sbatch)/.exec(String(launched.stdout))![1]!, 'utf8');
+    expect(script).toContain('#SBATCH --nodes=2\n');
+    for (let waited = 0; waited < 240_000 && (await execa('squeue', ['-h', '-j', jobId!], { env: slurm.env, reject: false })).stdout.trim(); waited += 1000) await sleep(1000);
+    const job = (await execa('scontrol', ['show', 'job', '-o', jobId!], { env: slurm.env, reject: false })).stdout;
+    const out = readFileSync(join(dir, 'runs', 'slurm-twin', 'slurm', `slurm-${jobId}.out`), 'utf8');
+    expect([/JobState=(\w+)/.exec(job)?.[1], /ExitCode=(\S+)/.exec(job)?.[1]], out).toStrictEqual(['COMPLETED', '0:0']);
     const run = join(dir, 'runs', 'slurm-twin', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { policy_version: number; time_sync_s: number });
     expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0])).toStrictEqual([[1, true], [2, true]]);
@@ -63,8 +71,8 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     expect(JSON.stringify(manifest)).toContain('"trainer_nodes":["n1"],"engine_nodes":["n2"]');
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('"SLURMD_NODENAME": "n2"');
     // What each slurmd launched: one step on n1 (the trainer) and another on n2 (the engine).
-    const launched = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
-    const [onN1, onN2] = [launched('n1'), launched('n2')];
+    const stepsOn = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
+    const [onN1, onN2] = [stepsOn('n1'), stepsOn('n2')];
     expect([onN1.length, onN2.length, onN1[0] !== onN2[0]]).toStrictEqual([1, 1, true]);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
