@@ -11,6 +11,7 @@ import type { ReplicaPlace } from '../engines/launch/launch-engines.js';
 import { replicaGpus } from '../engines/launch/launch-engines.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { LaunchTrainerOptions } from '../trainer/launch.js';
+import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
 import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, type StepCommand } from './slurm-steps.js';
@@ -56,13 +57,23 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
   }
   const { placement, problems } = planPlacement(recipe, allocation);
   if (!placement) throw new ConfigError(problems.map((p) => ({ file: '', line: 0, col: 0, ...p })));
+  if (placement.trainerNodes.length > 1) {
+    // torchrun's c10d rendezvous ranks nodes by host name, so rank 0 (the control API) may land on any of them.
+    throw new ConfigError([{ file: '', line: 0, col: 0, path: 'model.trainer.nodes', message: `${placement.trainerNodes.length} nodes: atk cannot yet start a trainer across nodes (only one node per trainer)` }], {
+      hint: 'use model.trainer.nodes 1 with more GPUs on that node (model.trainer.gpus)',
+    });
+  }
   const nodes = [...new Set([...placement.trainerNodes, ...placement.engineReplicas.map((r) => r.node)])];
   const addresses = new Map(await Promise.all(nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const)));
   const prefix = `atk-${process.pid}-`;
-  const wrap = (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) => <C extends StepCommand>(command: C): C =>
-    allocation.launcher === 'slurm'
+  // Every placed listener requires the token (validation refuses auth none off this machine).
+  const tokenEnv: Record<string, string> = cluster.auth === 'token' ? { [RUN_TOKEN_ENV]: ensureRunToken(env) } : {};
+  const wrap = (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) => <C extends StepCommand>(local: C): C => {
+    const command = { ...local, env: { ...local.env, ...tokenEnv } };
+    return allocation.launcher === 'slurm'
       ? { ...command, ...srunCommand({ jobId: allocation.jobId!, name: `${prefix}${stepName}`, nodes: stepNodes, ...(gpusPerNode ? { gpusPerNode } : {}) }, command) }
       : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
+  };
   const demand = placementDemand(recipe);
   const engine = recipe.model.engine;
   const shares = replicaGpus(engine.gpus, Math.max(demand.replicasPerNode, 1));
@@ -76,7 +87,8 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
     trainer: { host: addresses.get(placement.trainerNodes[0]!)!, wrap: wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined) },
     place: (replica) => {
       const { node } = placement.engineReplicas[replica]!;
-      return { host: addresses.get(node)!, gpus: shares[replica % shares.length]!, wrap: wrap(`engine-${replica}`, [node], engine.gpus_per_replica) };
+      const placed = wrap(`engine-${replica}`, [node], engine.gpus_per_replica);
+      return { host: addresses.get(node)!, gpus: shares[replica % shares.length]!, wrap: (command) => placed(engineAuth(engine.kind, command, tokenEnv[RUN_TOKEN_ENV])) };
     },
     watch: (processes) => {
       for (const process of processes) {
@@ -103,6 +115,16 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
         if (allocation.launcher === 'slurm') await cancelSteps(allocation.jobId!, prefix);
       })()),
   };
+}
+
+/**
+ * An engine command that requires the run token the way the engine itself checks one: vLLM reads
+ * VLLM_API_KEY (guarding its /v1 routes), SGLang takes --api-key; atk's stand-ins read ATK_RUN_TOKEN.
+ */
+export function engineAuth<C extends StepCommand>(kind: string, command: C, token: string | undefined): C {
+  if (!token) return command;
+  if (kind === 'sglang') return { ...command, args: [...command.args, '--api-key', token] };
+  return { ...command, env: { ...command.env, VLLM_API_KEY: token } };
 }
 
 /**

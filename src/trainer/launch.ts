@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
 import { TrainerError } from '../errors/index.js';
 import { trainerPythonPath } from '../util/paths.js';
+import { runTokenHeaders } from '../util/run-token.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
 import { findPython } from './find-python.js';
 import { trainerErrorFromLog } from './traceback.js';
@@ -158,7 +159,7 @@ async function waitForHealth(trainer: TrainerProcess, options: LaunchTrainerOpti
 
 async function isHealthy(baseUrl: string): Promise<boolean> {
   try {
-    const response = await fetch(`${baseUrl}/control/health`, { signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`${baseUrl}/control/health`, { headers: runTokenHeaders(), signal: AbortSignal.timeout(2000) });
     await response.arrayBuffer();
     return response.ok;
   } catch {
