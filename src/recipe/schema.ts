@@ -39,7 +39,10 @@ export const EngineSchema = z
     kind: EngineKind.default('embedded').describe(
       'Inference engine: embedded (served by the bundled trainer, CPU or GPU), vllm, sglang, or url (an already running server).',
     ),
-    url: z.string().url().optional().describe('Base URL of a running server; required when kind is url.'),
+    url: z
+      .union([z.string().url(), z.array(z.string().url()).min(1)])
+      .optional()
+      .describe('Base URL of a running server, or a list of them (replicas someone else started, routed by fewest in flight); required when kind is url.'),
     protocol: z
       .enum(['vllm', 'sglang'])
       .default('vllm')

@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
-import { engineProtocols, type Engine } from '../engines/index.js';
+import type { Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
-import { createRouterEngine } from '../engines/router.js';
+import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
@@ -81,17 +81,18 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
   const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
   const lora = recipe.algorithm.lora;
   // A url engine is asked its version too: it must speak the API atk's clients and sync were written for.
-  const version = engines ? engines.version : await runningEngineVersion(protocol, config.url ?? '');
+  const urls = engineUrls(config);
+  const version = engines ? engines.version : await runningEngineVersion(protocol, urls[0] ?? '');
   const verdict = judgeEngineVersion(protocol, version);
   if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  const engine: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
+  const engine: Engine = engines?.engine ?? urlEngines(urls, protocol, recipe.rollout.request_timeout_s * 1000);
   const client = trainerProcess.client;
   const syncDtype = config.kind === 'url' ? undefined : servedWeightDtype(config.args, modelDir);
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
     engine,
-    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
+    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : urls,
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
@@ -106,7 +107,7 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     facts: {
       engine: config.kind,
       engine_version: version,
-      engine_replicas: engines?.processes.length ?? 1,
+      engine_replicas: engines?.processes.length ?? urls.length,
       weight_sync: lora ? 'lora' : 'full',
       python: trainerProcess.python,
       backend: loaded.backend,
