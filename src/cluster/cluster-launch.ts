@@ -5,7 +5,8 @@
  * wraps their command. It also watches the placed processes, so a lost node or step fails the run
  * with the node and component named, and cancels the steps on every exit path.
  */
-import { basename } from 'node:path';
+import { cp, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { ConfigError, ProviderError } from '../errors/index.js';
 import type { ReplicaPlace } from '../engines/launch/launch-engines.js';
 import { replicaGpus } from '../engines/launch/launch-engines.js';
@@ -14,7 +15,7 @@ import type { LaunchTrainerOptions } from '../trainer/launch.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
-import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, type StepCommand } from './slurm-steps.js';
+import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, uploadDir, type StepCommand } from './slurm-steps.js';
 
 /** A placed process atk watches: it must not end before the run does. */
 export interface PlacedProcess {
@@ -33,6 +34,12 @@ export interface ClusterLaunch {
   readonly trainer: Pick<LaunchTrainerOptions, 'host' | 'wrap'>;
   /** For launchEngines: each replica's address, GPUs and command wrapper. */
   place(replica: number): ReplicaPlace;
+  /**
+   * Puts a written sync directory where replica `replica` reads it and returns that path (engine-sync's
+   * stage): a copy in cluster.shared_dir, or, on slurm without one, a copy streamed to the replica's node.
+   * Undefined (hosts without shared_dir) when the engines read the run directory at the same path.
+   */
+  readonly stage?: (replica: number, dir: string) => Promise<string>;
   /** Remembers processes whose end before close() is a lost node or step. */
   watch(processes: readonly PlacedProcess[]): void;
   /** The first watched process that ended before close(), as the error that fails the step. */
@@ -81,9 +88,21 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
   const watched: { process: PlacedProcess; ended?: number | null }[] = [];
   let closing = false;
   let closed: Promise<void> | undefined;
+  // One copy per sync however many replicas ask for it (they ask at once).
+  let shared: { readonly dir: string; readonly copy: Promise<string> } | undefined;
+  const stage = cluster.shared_dir !== undefined
+    ? (_replica: number, dir: string): Promise<string> => {
+        if (shared?.dir !== dir) shared = { dir, copy: copyToShared(dir, join(cluster.shared_dir!, `atk-sync-${process.pid}`), basename(dir)) };
+        return shared.copy;
+      }
+    : allocation.launcher === 'slurm'
+      ? (replica: number, dir: string): Promise<string> =>
+          uploadDir(allocation.jobId!, `${prefix}upload-${replica}`, placement.engineReplicas[replica]!.node, dir, `/tmp/atk-sync-${process.pid}-r${replica}`, basename(dir))
+      : undefined;
   return {
     allocation,
     placement,
+    ...(stage ? { stage } : {}),
     trainer: { host: addresses.get(placement.trainerNodes[0]!)!, wrap: wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined) },
     place: (replica) => {
       const { node } = placement.engineReplicas[replica]!;
@@ -115,6 +134,15 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
         if (allocation.launcher === 'slurm') await cancelSteps(allocation.jobId!, prefix);
       })()),
   };
+}
+
+/** Copies a sync directory into the shared directory (emptied of the previous one first); returns the copy. */
+async function copyToShared(dir: string, root: string, name: string): Promise<string> {
+  const target = join(root, name);
+  if (target === dir) return dir;
+  await rm(root, { recursive: true, force: true });
+  await cp(dir, target, { recursive: true });
+  return target;
 }
 
 /**

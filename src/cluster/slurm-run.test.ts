@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -49,10 +49,18 @@ async function jobSteps(): Promise<string[]> {
 }
 
 describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', () => {
+  const suiteStart = Date.now();
   beforeAll(async () => void (slurm = await startLocalSlurm()), 60_000);
-  afterAll(async () => slurm?.stop(), 30_000);
+  afterAll(async () => {
+    await slurm?.stop();
+    // The engine nodes' copies of the last synced adapter (node-local /tmp, here this machine's).
+    for (const d of readdirSync(tmpdir()).filter((name) => /^atk-sync-\d+-r\d+$/.test(name)).map((name) => join(tmpdir(), name))) {
+      if (statSync(d).mtimeMs >= suiteStart) rmSync(d, { recursive: true, force: true });
+    }
+  }, 30_000);
 
   test('returns a finished run, submitted by atk launch slurm, with the trainer step on n1 and the engine step on n2, both cancelled at the end', async () => {
+    const started = Date.now();
     const { dir, recipe } = await writeTwin('slurm-twin', 2);
     const [file, ...args] = tsScript('atk-cli.ts');
     const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: slurm.env });
@@ -70,10 +78,15 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const manifest = JSON.parse(readFileSync(join(run, 'manifest.json'), 'utf8')) as Record<string, unknown>;
     expect(JSON.stringify(manifest)).toContain('"trainer_nodes":["n1"],"engine_nodes":["n2"]');
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('"SLURMD_NODENAME": "n2"');
-    // What each slurmd launched: one step on n1 (the trainer) and another on n2 (the engine).
+    // What each slurmd launched: one step on n1 (the trainer); on n2 the engine and one upload per sync.
     const stepsOn = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
     const [onN1, onN2] = [stepsOn('n1'), stepsOn('n2')];
-    expect([onN1.length, onN2.length, onN1[0] !== onN2[0]]).toStrictEqual([1, 1, true]);
+    expect([onN1.length, onN2.length, onN2.includes(onN1[0]!)]).toStrictEqual([1, 3, false]);
+    // No shared directory: each step's adapter went to n2 through an srun step, the previous copy removed.
+    const copies = readdirSync(tmpdir()).filter((d) => /^atk-sync-\d+-r0$/.test(d)).map((d) => join(tmpdir(), d)).filter((d) => statSync(d).mtimeMs >= started);
+    expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);
+    expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    rmSync(copies[0]!, { recursive: true });
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 

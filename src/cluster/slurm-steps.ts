@@ -97,3 +97,21 @@ ids=$(squeue -h -s -j "$2" -o '%i %j' 2>/dev/null | awk -v p="$3" 'index($2, p) 
     }
   };
 }
+
+/**
+ * Copies directory `dir` to `<root>/<name>` on `node` without a shared disk: a tar stream into an srun
+ * step that first empties `root` (the previous sync's copy, no longer needed once it is loaded).
+ * @returns the copy's path on the node.
+ * @throws ProviderError quoting srun or tar when the copy fails.
+ */
+export async function uploadDir(jobId: string, stepName: string, node: string, dir: string, root: string, name: string): Promise<string> {
+  const script = 'rm -rf "$1" && mkdir -p "$1/$2" && tar -x -C "$1/$2"';
+  const srun = ['--jobid', jobId, '--nodes=1', '--ntasks=1', `--nodelist=${node}`, `--job-name=${stepName}`, '--overlap', '--', 'sh', '-c', script, 'sh', root, name];
+  const result = await execa('tar', ['-c', '-C', dir, '.'], { reject: false, timeout: 600_000 }).pipe('srun', srun, { reject: false, timeout: 600_000 });
+  if (result.exitCode !== 0) {
+    throw new ProviderError(`slurm: copying ${dir} to ${node}:${root}/${name} failed (${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`})`, {
+      hint: 'with a filesystem every node sees, set cluster.shared_dir and atk reads the weights there instead',
+    });
+  }
+  return `${root}/${name}`;
+}

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
+import { guardPlacedPolicy, startClusterLaunch, type ClusterLaunch } from '../cluster/cluster-launch.js';
 import type { Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
@@ -67,7 +67,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   try {
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
-    const policy = await assemble(options, modelDir, trainerStart.value, engines, stopAll);
+    const policy = await assemble(options, modelDir, trainerStart.value, engines, stopAll, cluster);
     return cluster ? guardPlacedPolicy(policy, cluster, trainerStart.value, engines?.processes ?? []) : policy;
   } catch (error) {
     await stopAll();
@@ -75,7 +75,7 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   }
 }
 
-async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
+async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>, cluster?: ClusterLaunch): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;
   const protocol = config.kind === 'url' ? config.protocol : (config.kind as 'vllm' | 'sglang');
@@ -96,6 +96,7 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
+    ...(cluster?.stage ? { stage: cluster.stage } : {}),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
   await sync.check();

@@ -17,6 +17,11 @@ export interface EngineSyncOptions {
   readonly baseModelName?: string;
   /** Limit for one admin request; default 300 s (a full reload of a large model takes minutes). */
   readonly timeoutMs?: number;
+  /**
+   * Puts the written policy where replica `replica` can read it and returns that path (a copy on an engine
+   * node without a shared disk); default: the replica reads `dir` itself.
+   */
+  readonly stage?: (replica: number, dir: string) => Promise<string>;
 }
 
 /** A PolicySync for launched engines, with what it did last. */
@@ -80,7 +85,10 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
       const dir = syncDirFor(checkpointDir);
       await options.writePolicy(dir);
       const previous = served === base ? undefined : served;
-      await Promise.all(admins.map((admin) => (options.mode === 'lora' ? loraReplica(admin, name, dir, previous) : fullReplica(admin, name, dir))));
+      await Promise.all(admins.map(async (admin, replica) => {
+        const at = options.stage ? await options.stage(replica, dir) : dir;
+        return options.mode === 'lora' ? loraReplica(admin, name, at, previous) : fullReplica(admin, name, at);
+      }));
       if (options.mode === 'lora') options.engine.setModel(name);
       served = name;
       servedVersion = policyVersion;
