@@ -11,9 +11,10 @@ import { ConfigError, ProviderError } from '../errors/index.js';
 import type { ReplicaPlace } from '../engines/launch/launch-engines.js';
 import { replicaGpus } from '../engines/launch/launch-engines.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
-import type { LaunchTrainerOptions } from '../trainer/launch.js';
+import { freePort, type LaunchTrainerOptions } from '../trainer/launch.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
+import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
 import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, uploadDir, type StepCommand } from './slurm-steps.js';
 
@@ -64,12 +65,6 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
   }
   const { placement, problems } = planPlacement(recipe, allocation);
   if (!placement) throw new ConfigError(problems.map((p) => ({ file: '', line: 0, col: 0, ...p })));
-  if (placement.trainerNodes.length > 1) {
-    // torchrun's c10d rendezvous ranks nodes by host name, so rank 0 (the control API) may land on any of them.
-    throw new ConfigError([{ file: '', line: 0, col: 0, path: 'model.trainer.nodes', message: `${placement.trainerNodes.length} nodes: atk cannot yet start a trainer across nodes (only one node per trainer)` }], {
-      hint: 'use model.trainer.nodes 1 with more GPUs on that node (model.trainer.gpus)',
-    });
-  }
   const nodes = [...new Set([...placement.trainerNodes, ...placement.engineReplicas.map((r) => r.node)])];
   const addresses = new Map(await Promise.all(nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const)));
   const prefix = `atk-${process.pid}-`;
@@ -81,6 +76,11 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
       ? { ...command, ...srunCommand({ jobId: allocation.jobId!, name: `${prefix}${stepName}`, nodes: stepNodes, ...(gpusPerNode ? { gpusPerNode } : {}) }, command) }
       : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
   };
+  const trainerHost = addresses.get(placement.trainerNodes[0]!)!;
+  const placeTrainer = wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined);
+  const multiNode = placement.trainerNodes.length > 1;
+  // torch.distributed's store on the first trainer node (free here; on another host it is a guess that is rarely wrong).
+  const masterPort = multiNode ? await freePort() : 0;
   const demand = placementDemand(recipe);
   const engine = recipe.model.engine;
   const shares = replicaGpus(engine.gpus, Math.max(demand.replicasPerNode, 1));
@@ -103,7 +103,10 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
     allocation,
     placement,
     ...(stage ? { stage } : {}),
-    trainer: { host: addresses.get(placement.trainerNodes[0]!)!, wrap: wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined) },
+    trainer: {
+      host: trainerHost,
+      wrap: (command) => placeTrainer(multiNode ? { ...command, ...multiNodeTrainerCommand(command, placement.trainerNodes.length, Math.max(recipe.model.trainer.gpus.length, 1), trainerHost, masterPort) } : command),
+    },
     place: (replica) => {
       const { node } = placement.engineReplicas[replica]!;
       const placed = wrap(`engine-${replica}`, [node], engine.gpus_per_replica);

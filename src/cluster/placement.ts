@@ -97,6 +97,7 @@ export function staticPlacementProblems(recipe: PlacementRecipe): PlacementProbl
   if (cluster.launcher === 'hosts') {
     if (!cluster.hosts?.length) problems.push({ path: 'cluster.hosts', message: 'launcher hosts needs the list of hosts' });
     if (!cluster.command.some((part) => part.includes('{host}'))) problems.push({ path: 'cluster.command', message: 'must contain {host} (e.g. [ssh, "{host}"])' });
+    if (trainer.nodes > 1) problems.push({ path: 'model.trainer.nodes', message: `${trainer.nodes} nodes: a trainer across nodes is started on slurm only (one srun step, one torchrun per node)` });
   }
   if (engine.nodes !== undefined && (engine.kind === 'vllm' || engine.kind === 'sglang') && engine.nodes > engine.replicas) {
     problems.push({ path: 'model.engine.nodes', message: `${engine.nodes} nodes for ${engine.replicas} replica${engine.replicas > 1 ? 's' : ''}: a node would have none` });

@@ -17,7 +17,13 @@ if (missing.length) console.warn(`\n*** SKIPPING the Slurm cluster tests: ${miss
 
 let slurm: LocalSlurm;
 
-async function writeTwin(name: string, steps: number): Promise<{ dir: string; recipe: string }> {
+const STANDIN_ENGINE = [
+  `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, replicas: 1, startup_timeout_s: 120}`,
+  '  trainer: {device: cpu, nodes: 1}',
+  'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
+];
+
+async function writeTwin(name: string, steps: number, lines: readonly string[] = STANDIN_ENGINE): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
   const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
   const recipe = join(dir, `${name}.yaml`);
@@ -27,9 +33,7 @@ async function writeTwin(name: string, steps: number): Promise<{ dir: string; re
     'cluster: {launcher: slurm}',
     'model:',
     `  path: ${model}`,
-    `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, replicas: 1, startup_timeout_s: 120}`,
-    '  trainer: {device: cpu, nodes: 1}',
-    'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
+    ...lines,
     `train: {steps: ${steps}, eval_before: false, eval_after: false}`,
   ].join('\n'));
   return { dir, recipe };
@@ -87,6 +91,19 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);
     expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
     rmSync(copies[0]!, { recursive: true });
+    expect(await jobSteps()).toStrictEqual([]);
+  }, 300_000);
+
+  test('returns a finished run whose trainer spans n1 and n2 in one srun step, one torchrun per node, rank 0 serving on n1', async () => {
+    const { dir, recipe } = await writeTwin('slurm-2node', 2, ['  engine: {kind: embedded}', '  trainer: {device: cpu, nodes: 2}', 'algorithm: {name: sft}']);
+    const result = await atkInAllocation(dir, recipe);
+    expect([result.exitCode, String(result.stderr).split('\n').filter((l) => !/^(npm warn|salloc: )/.test(l)).join('\n')]).toStrictEqual([0, '']);
+    const run = join(dir, 'runs', 'slurm-2node', 'v001');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { policy_version: number });
+    expect(steps.map((s) => s.policy_version)).toStrictEqual([1, 2]);
+    expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain('"trainer_nodes":["n1","n2"]');
+    const stepsOn = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
+    expect(stepsOn('n1').filter((id) => stepsOn('n2').includes(id))).toHaveLength(1);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 

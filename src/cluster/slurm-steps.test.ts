@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { slurmGpusPerNode } from './allocation.js';
 import { engineAuth, hostsCommand } from './cluster-launch.js';
+import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { shellQuote } from './sbatch.js';
 import { srunCommand } from './slurm-steps.js';
 
@@ -41,5 +42,17 @@ describe('slurmGpusPerNode', () => {
 describe('shellQuote', () => {
   test('returns safe words as they are and quotes the rest', () => {
     expect(['/a/b.yaml', 'x=1', "it's here"].map(shellQuote)).toStrictEqual(['/a/b.yaml', 'x=1', "'it'\\''s here'"]);
+  });
+});
+
+describe('multiNodeTrainerCommand', () => {
+  test('returns one torchrun per node with the node rank from SLURM_NODEID, from a one-node or a torchrun command', () => {
+    const expected = {
+      file: 'sh',
+      args: ['-c', 'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"', 'python3', '--nnodes', '2', '--nproc_per_node', '4', '--master_addr', '10.0.0.1', '--master_port', '29500', '-m', 'atk_trainer', '--host', '10.0.0.1'],
+    };
+    const oneNode = { file: 'python3', args: ['-m', 'atk_trainer', '--host', '10.0.0.1'], env: {} };
+    const torchrun = { ...oneNode, args: ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', '4', '-m', 'atk_trainer', '--host', '10.0.0.1'] };
+    expect([multiNodeTrainerCommand(oneNode, 2, 4, '10.0.0.1', 29500), multiNodeTrainerCommand(torchrun, 2, 4, '10.0.0.1', 29500)]).toStrictEqual([expected, expected]);
   });
 });
