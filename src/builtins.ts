@@ -4,6 +4,7 @@
  * recipe that never names it never loads it. The CLI entry point calls this once; so does the test
  * setup.
  */
+import { checkClusterPlacement } from './cluster/recipe-check.js';
 import { componentNames, componentOptionsFailures, customComponents } from './components/recipe-checks.js';
 import { fetchers } from './datasets/fetchers.js';
 import { externalAgentProblems } from './gateway/recipe-checks.js';
@@ -44,5 +45,6 @@ export function registerBuiltins(): void {
   addRecipeCheck(checkEngineSettings);
   addRecipeCheck(customComponents);
   addRecipeCheck(externalAgentProblems);
+  addRecipeCheck((recipe) => checkClusterPlacement(recipe));
   addOptionsCheck(componentOptionsFailures);
 }

@@ -23,8 +23,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--worker-extension-cls", default=None)
     args, ignored = p.parse_known_args()
-    env = {k: os.environ.get(k, "") for k in ("CUDA_VISIBLE_DEVICES", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "VLLM_SERVER_DEV_MODE")}
-    print(f"embedded-vllm-serve: pid {os.getpid()}, model {args.model}, ignoring {ignored}, env {json.dumps(env)}", flush=True)
+    env = {k: os.environ.get(k, "") for k in ("CUDA_VISIBLE_DEVICES", "VLLM_ALLOW_RUNTIME_LORA_UPDATING", "VLLM_SERVER_DEV_MODE", "SLURMD_NODENAME", "ATK_HOST")}
+    print(f"embedded-vllm-serve: pid {os.getpid()}, model {args.model}, ignoring {ignored}, env {json.dumps(env)}, on {args.host}:{args.port}", flush=True)
     app = TrainerServer(args.host, args.port, served_name=args.served_model_name, seed=args.seed)
     if args.worker_extension_cls:
         module, _, name = args.worker_extension_cls.rpartition(".")

@@ -21,7 +21,9 @@ def serve(prog: str, app: TrainerServer, model: str, served_name: str) -> int:
 
     def load() -> None:
         body = {"path": model, "init": os.environ.get("ATK_STANDIN_INIT", "pretrained"), "backend": "builtin", "device": "cpu", "dtype": "float32"}
-        request = urllib.request.Request(f"http://127.0.0.1:{app.port}/control/load_model", data=json.dumps(body).encode(), headers={"content-type": "application/json"})
+        host = app.httpd.server_address[0]
+        auth = {"Authorization": f"Bearer {app.token}"} if app.token else {}
+        request = urllib.request.Request(f"http://{host}:{app.port}/control/load_model", data=json.dumps(body).encode(), headers={"content-type": "application/json", **auth})
         try:
             urllib.request.urlopen(request, timeout=600).read()
             print(f"{prog}: model loaded, serving {served_name}", flush=True)

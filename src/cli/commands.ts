@@ -4,6 +4,7 @@ import { doctorCommand } from './doctor.js';
 import { evalCommand } from './eval.js';
 import { exportCommand } from './export.js';
 import { initCommand } from './init.js';
+import { launchCommand } from './launch.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
@@ -15,4 +16,4 @@ import { viewCommand } from './view.js';
 
 /** Every command, one module per verb. */
 // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs takes them as one list
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, setupCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand];
+export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, setupCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand, launchCommand];

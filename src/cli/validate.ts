@@ -1,4 +1,5 @@
 import type { Argv, CommandModule } from 'yargs';
+import { describePlacement, readAllocation } from '../cluster/index.js';
 import { loadRecipe, resolvedYaml } from '../recipe/index.js';
 
 /** Options of `atk validate`. */
@@ -17,7 +18,8 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
   const loaded = await loadRecipe(options.recipe, options.overrides);
   if (options.resolved) return resolvedYaml(loaded.recipe);
   const { recipe } = loaded;
-  return `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n`;
+  const cluster = recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
+  return `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n${cluster}`;
 }
 
 interface ValidateArgs {

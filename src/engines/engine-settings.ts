@@ -5,6 +5,8 @@ import { vllmLoraRank, VLLM_LORA_RANKS } from './launch/index.js';
 export interface EngineSettingsInput {
   readonly model: { readonly engine: EngineConfig; readonly trainer: TrainerConfig; readonly init: 'pretrained' | 'random' };
   readonly algorithm: { readonly lora?: { readonly rank: number } | undefined };
+  /** On slurm/hosts the replicas spread over nodes: engine.gpus lists the GPUs of each node. */
+  readonly cluster?: { readonly launcher: 'local' | 'slurm' | 'hosts' };
 }
 
 /** One refused setting: dotted key path and a one-line reason. */
@@ -27,14 +29,18 @@ export function launchedEngineProblems(recipe: EngineSettingsInput): EngineSetti
   const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
   if (engine.url !== undefined) refuse('engine.url', `a launched ${engine.kind} engine gets its own loopback URL; use kind url to attach to a running server`);
   if (new Set(engine.gpus).size !== engine.gpus.length) refuse('engine.gpus', 'lists a GPU twice');
-  if (engine.replicas > 1 && (engine.gpus.length === 0 || engine.gpus.length % engine.replicas !== 0)) {
-    refuse('engine.replicas', `${engine.replicas} replicas need model.engine.gpus to list a multiple of ${engine.replicas} GPUs (each replica gets an equal share); it lists ${engine.gpus.length}`);
+  // On a cluster each node's replicas share that node's GPUs.
+  const onNodes = recipe.cluster !== undefined && recipe.cluster.launcher !== 'local';
+  const perNode = onNodes ? Math.ceil(engine.replicas / Math.min(engine.nodes ?? engine.replicas, engine.replicas)) : engine.replicas;
+  if (perNode > 1 && (engine.gpus.length === 0 || engine.gpus.length % perNode !== 0)) {
+    const where = onNodes ? ` on each node (${perNode} replicas share one)` : '';
+    refuse('engine.replicas', `${perNode} replicas need model.engine.gpus to list a multiple of ${perNode} GPUs${where} (each replica gets an equal share); it lists ${engine.gpus.length}`);
   }
   // Empty lists mean the CUDA default device, GPU 0, for both processes.
   const engineGpus = engine.gpus.length ? engine.gpus : [0];
   const trainerGpus = trainer.device === 'cpu' ? [] : trainer.gpus.length ? trainer.gpus : [0];
   const shared = [...new Set(engineGpus.filter((g) => trainerGpus.includes(g)))];
-  if (shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
+  if (!onNodes && shared.length && engine.gpu_memory_utilization > SHARED_GPU_MAX_UTILIZATION) {
     const unset = [!engine.gpus.length && 'model.engine.gpus', !trainer.gpus.length && 'model.trainer.gpus'].filter(Boolean);
     const how = unset.length ? ` (${unset.join(' and ')} ${unset.length > 1 ? 'are' : 'is'} not set: GPU 0)` : '';
     refuse('engine.gpu_memory_utilization', `GPU ${shared.join(', ')} is shared with the trainer${how}; at ${engine.gpu_memory_utilization} the trainer is left too little (use <= ${SHARED_GPU_MAX_UTILIZATION}, e.g. 0.5, or give each its own GPUs)`);

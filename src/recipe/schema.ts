@@ -6,6 +6,7 @@
  * Keys are snake_case on both sides of the TypeScript/Python boundary.
  */
 import { z } from 'zod';
+import { ClusterSchema } from './cluster-schema.js';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -38,7 +39,10 @@ export const EngineSchema = z
     kind: EngineKind.default('embedded').describe(
       'Inference engine: embedded (served by the bundled trainer, CPU or GPU), vllm, sglang, or url (an already running server).',
     ),
-    url: z.string().url().optional().describe('Base URL of a running server; required when kind is url.'),
+    url: z
+      .union([z.string().url(), z.array(z.string().url()).min(1)])
+      .optional()
+      .describe('Base URL of a running server, or a list of them (replicas someone else started, routed by fewest in flight); required when kind is url.'),
     protocol: z
       .enum(['vllm', 'sglang'])
       .default('vllm')
@@ -59,6 +63,9 @@ export const EngineSchema = z
     replicas: positiveInt.default(1).describe('Engine replicas; each engine request goes to the replica with the fewest samples in flight.'),
     startup_timeout_s: positiveNumber.default(900).describe('Seconds to wait for the engine to become healthy.'),
     max_batch_size: positiveInt.default(256).describe('embedded: most sequences decoded together in one batch; more wait for a free row.'),
+    // Cluster placement (cluster.launcher slurm or hosts).
+    nodes: positiveInt.optional().describe('slurm/hosts: nodes the replicas spread over, after the trainer\'s; default: one node per replica. model.engine.gpus then lists the GPUs on each node.'),
+    gpus_per_replica: nonNegativeInt.optional().describe('slurm/hosts: GPUs each replica needs on its node; atk validate checks the allocation has them.'),
   })
   .describe('How generation is served.');
 
@@ -77,6 +84,7 @@ export const TrainerSchema = z
     weights_dtype: z.enum(['float32', 'bfloat16']).default('float32').describe('Full fine-tuning on CUDA: float32 master weights with bf16 compute, or bfloat16 weights with a float32 optimizer (less memory).'),
     gpus: z.array(nonNegativeInt).default([]).describe('GPU indices for the trainer (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU and shards the model with FSDP.'),
     startup_timeout_s: positiveNumber.default(300).describe('Seconds to wait for the trainer process to become healthy.'),
+    nodes: positiveInt.default(1).describe('slurm/hosts: nodes the trainer spans (torchrun with c10d rendezvous on the first); the first nodes of the allocation.'),
   })
   .describe('The bundled PyTorch trainer.');
 
@@ -356,6 +364,7 @@ export const RecipeSchema = z
     rollout: RolloutSchema.prefault({}),
     train: TrainSchema.prefault({}),
     output: OutputSchema.prefault({}),
+    cluster: ClusterSchema.prefault({}),
   })
   .describe('An atk recipe.');
 

@@ -5,6 +5,7 @@ import type { ConversationEnd, Task, UserSimulationHooks } from '../datasets/typ
 import { ChatUrlUser, EngineUser, isStopMessage, ScriptedUser, transcriptOf, type UserSimulator } from '../domains/tau2/index.js';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { launchEngines } from '../engines/launch/index.js';
+import { engineUrls } from '../engines/url-engines.js';
 import { InputError } from '../errors/index.js';
 import type { UserSimulatorConfig } from '../recipe/schema.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
@@ -120,7 +121,7 @@ async function startUserEngine(config: UserSimulatorConfig, ctx: UserSimulationC
   const modelDir = existsSync(join(local, 'config.json')) ? local : localModelDir(config.model);
   const tokenizer = await loadModelTokenizer(modelDir);
   if (engineConfig.kind === 'url') {
-    const engine = engineProtocols[engineConfig.protocol]({ baseUrl: engineConfig.url ?? '', model: config.model, timeoutMs: ctx.requestTimeoutMs });
+    const engine = engineProtocols[engineConfig.protocol]({ baseUrl: engineUrls(engineConfig)[0] ?? '', model: config.model, timeoutMs: ctx.requestTimeoutMs });
     return { engine, tokenizer, stop: () => Promise.resolve() };
   }
   const launched = await launchEngines({

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
@@ -48,12 +49,20 @@ export function trainerCalls(client: TrainerClient, afterLoad?: (policyVersion: 
 export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<RunningPolicy> {
   const { recipe } = options;
   const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
-  const trainerProcess: TrainerProcess = await launchTrainer(trainerLaunchOptions(recipe, options));
+  const cluster = await startClusterLaunch(recipe);
+  const trainerProcess: TrainerProcess = await launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }).catch(async (error: unknown) => {
+    await cluster?.close();
+    throw error;
+  });
+  const stop = async (graceMs?: number): Promise<void> => {
+    await cluster?.close();
+    await trainerProcess.stop(graceMs);
+  };
   try {
     const loaded = await trainerProcess.client.loadModel(loadModelRequest(recipe, modelDir));
     const engine = createVllmClient({ baseUrl: trainerProcess.engineUrl, model: loaded.model, timeoutMs: recipe.rollout.request_timeout_s * 1000 });
     const client = trainerProcess.client;
-    return {
+    const policy: RunningPolicy = {
       engine,
       trainer: trainerCalls(client),
       sync: {
@@ -65,10 +74,11 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
         },
       },
       facts: { engine: 'embedded', python: trainerProcess.python, backend: loaded.backend, device: loaded.device, parameters: loaded.parameters, trainable_parameters: loaded.trainable_parameters },
-      close: () => trainerProcess.stop(),
+      close: () => stop(),
     };
+    return cluster ? guardPlacedPolicy(policy, cluster, trainerProcess, []) : policy;
   } catch (error) {
-    await trainerProcess.stop(1000);
+    await stop(1000);
     throw error;
   }
 }

@@ -3,10 +3,13 @@
  * by the bundled trainer on its own GPUs, with the trainer's newest policy pushed into every replica
  * after each step.
  */
-import { engineProtocols, type Engine } from '../engines/index.js';
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { guardPlacedPolicy, startClusterLaunch, type ClusterLaunch } from '../cluster/cluster-launch.js';
+import type { Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
-import { createRouterEngine } from '../engines/router.js';
 import { createEngineSync, trackRequests } from '../engines/sync/index.js';
+import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { InputError, ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
@@ -31,8 +34,9 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   const protocol = config.kind === 'url' ? config.protocol : config.kind;
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
+  const cluster = await startClusterLaunch(recipe);
   const [trainerStart, enginesStart] = await Promise.allSettled([
-    launchTrainer(trainerLaunchOptions(recipe, options)),
+    launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }),
     config.kind === 'url'
       ? Promise.resolve(undefined)
       : launchEngines({
@@ -47,30 +51,36 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
           cwd: options.runDir,
           ...(options.onEngineProgress ? { onProgress: options.onEngineProgress } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(cluster ? { place: (replica: number) => cluster.place(replica) } : {}),
         }),
   ]);
   const trainerProcess = trainerStart.status === 'fulfilled' ? trainerStart.value : undefined;
   const engines = enginesStart.status === 'fulfilled' ? enginesStart.value : undefined;
-  const stopAll = async (): Promise<void> => void (await Promise.all([engines?.stop(), trainerProcess?.stop()]));
+  const stopAll = async (): Promise<void> => {
+    await cluster?.close();
+    await Promise.all([engines?.stop(), trainerProcess?.stop()]);
+  };
   try {
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
-    return await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll);
+    const policy = await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll, cluster);
+    return cluster ? guardPlacedPolicy(policy, cluster, trainerStart.value, engines?.processes ?? []) : policy;
   } catch (error) {
     await stopAll();
     throw error;
   }
 }
 
-async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 'sglang', modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>): Promise<RunningPolicy> {
+async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 'sglang', modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>, cluster?: ClusterLaunch): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;
   const lora = recipe.algorithm.lora;
   // A url engine is asked its version too: it must speak the API atk's clients and sync were written for.
-  const version = engines ? engines.version : await runningEngineVersion(protocol, config.url ?? '');
+  const urls = engineUrls(config);
+  const version = engines ? engines.version : await runningEngineVersion(protocol, urls[0] ?? '');
   const verdict = judgeEngineVersion(protocol, version);
   if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  const served: Engine = engines?.engine ?? createRouterEngine([engineProtocols[protocol]({ baseUrl: config.url ?? '', model: 'policy', timeoutMs: recipe.rollout.request_timeout_s * 1000 })]);
+  const served: Engine = engines?.engine ?? urlEngines(urls, protocol, recipe.rollout.request_timeout_s * 1000);
   // Rollouts collected ahead run during syncs: the sync then works around their requests instead of after them.
   const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
   const engine: Engine = tracked ?? served;
@@ -81,10 +91,11 @@ async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 
     protocol,
     engine,
     ...(tracked ? { requests: tracked } : {}),
-    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : [config.url ?? ''],
+    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : urls,
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
+    ...(cluster?.stage ? { stage: cluster.stage } : {}),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
   await sync.check();
@@ -96,7 +107,7 @@ async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 
     facts: {
       engine: config.kind,
       engine_version: version,
-      engine_replicas: engines?.processes.length ?? 1,
+      engine_replicas: engines?.processes.length ?? urls.length,
       weight_sync: lora ? 'lora' : 'full',
       python: trainerProcess.python,
       backend: loaded.backend,

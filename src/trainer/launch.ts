@@ -5,6 +5,7 @@ import { execa, type ResultPromise } from 'execa';
 import { TrainerError } from '../errors/index.js';
 import { freePort } from '../util/free-port.js';
 import { trainerPythonPath } from '../util/paths.js';
+import { runTokenHeaders } from '../util/run-token.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
 import { findPython } from './find-python.js';
 import { trainerErrorFromLog } from './traceback.js';
@@ -18,8 +19,12 @@ export interface LaunchTrainerOptions {
   readonly runDir?: string;
   /** stdout and stderr are appended here (a run's logs/trainer.log). */
   readonly logFile: string;
-  /** Port on 127.0.0.1; default: a free one. */
+  /** Port on `host`; default: a free one. */
   readonly port?: number;
+  /** Address the control API binds; default 127.0.0.1 (a cluster launcher gives the node's address). */
+  readonly host?: string;
+  /** Starts the command elsewhere (an srun step); the trainer then does not watch atk's pid, which that node lacks. */
+  readonly wrap?: (command: TrainerCommand) => TrainerCommand;
   /** torch CPU threads (OMP_NUM_THREADS and --threads). */
   readonly threads: number;
   /** Most sequences the embedded engine decodes together (--max-batch); default the trainer's (256). */
@@ -64,10 +69,10 @@ export interface TrainerCommand {
  * torchrun's module form, one rank per GPU (rank 0 serves, the others follow it; trainer/PROTOCOL.md).
  * atk_trainer.torchrun is torch.distributed.run with torch 1.13's Python 3.11 parsing crash fixed.
  */
-export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus'>): TrainerCommand {
+export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus' | 'host' | 'wrap'>): TrainerCommand {
   const gpus = options.gpus ?? [];
   const trainer = [
-    '-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(options.threads),
+    '-m', 'atk_trainer', '--host', options.host ?? '127.0.0.1', '--port', String(port), ...(options.wrap ? [] : ['--parent-pid', String(process.pid)]), '--threads', String(options.threads),
     ...(options.maxBatch === undefined ? [] : ['--max-batch', String(options.maxBatch)]),
   ];
   const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
@@ -97,7 +102,8 @@ export async function launchTrainer(options: LaunchTrainerOptions): Promise<Trai
   const python = options.python ?? (await defaultPython(options.recipePython));
   const port = options.port ?? (await freePort());
   mkdirSync(dirname(options.logFile), { recursive: true });
-  const command = trainerCommand(python, port, options);
+  const local = trainerCommand(python, port, options);
+  const command = options.wrap ? options.wrap(local) : local;
   const child = execa(command.file, command.args, {
     cwd: options.runDir,
     env: command.env,
@@ -112,7 +118,7 @@ export async function launchTrainer(options: LaunchTrainerOptions): Promise<Trai
     running = false;
     return result.exitCode ?? null;
   });
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}`;
   const client = createTrainerClient({ baseUrl, logFile: options.logFile, exited });
   let stopping: Promise<void> | undefined;
   const trainer: TrainerProcess = {
@@ -153,7 +159,7 @@ async function waitForHealth(trainer: TrainerProcess, options: LaunchTrainerOpti
 
 async function isHealthy(baseUrl: string): Promise<boolean> {
   try {
-    const response = await fetch(`${baseUrl}/control/health`, { signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`${baseUrl}/control/health`, { headers: runTokenHeaders(), signal: AbortSignal.timeout(2000) });
     await response.arrayBuffer();
     return response.ok;
   } catch {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ProviderError } from '../errors/index.js';
+import { runTokenHeaders } from '../util/run-token.js';
 
 /** Where and how patiently to talk to one server. */
 export interface HttpTarget {
@@ -41,7 +42,7 @@ export async function requestText(target: HttpTarget, method: 'GET' | 'POST', pa
     let status: number;
     let text: string;
     try {
-      const response = await fetch(url, { method, body: payload, signal: combined, headers: payload ? { 'content-type': 'application/json' } : {} });
+      const response = await fetch(url, { method, body: payload, signal: combined, headers: { ...runTokenHeaders(), ...(payload ? { 'content-type': 'application/json' } : {}) } });
       status = response.status;
       text = await response.text();
     } catch (error) {
@@ -76,7 +77,7 @@ export async function requestText(target: HttpTarget, method: 'GET' | 'POST', pa
 /** True when `GET path` answers 2xx within min(timeout, 5 s); never throws. */
 export async function probe(target: HttpTarget, path: string): Promise<boolean> {
   try {
-    const response = await fetch(target.baseUrl.replace(/\/+$/, '') + path, { signal: AbortSignal.timeout(Math.min(target.timeoutMs, 5000)) });
+    const response = await fetch(target.baseUrl.replace(/\/+$/, '') + path, { headers: runTokenHeaders(), signal: AbortSignal.timeout(Math.min(target.timeoutMs, 5000)) });
     await response.arrayBuffer();
     return response.ok;
   } catch {

@@ -10,6 +10,8 @@ export interface EngineLaunchSpec {
   /** Name requests use for the base model (LoRA adapters get their own names). */
   readonly servedModelName: string;
   readonly port: number;
+  /** Address to bind; default 127.0.0.1 (a cluster launcher gives the node's address). */
+  readonly host?: string;
   /** Replaces the default `vllm serve` / `python -m sglang.launch_server`; the arguments are still appended. */
   readonly command?: readonly string[];
   /** Python for the default SGLang command; default python3. */
@@ -59,7 +61,7 @@ interface BuiltCommand {
 function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
     spec.model,
-    '--host', '127.0.0.1',
+    '--host', spec.host ?? '127.0.0.1',
     '--port', String(spec.port),
     '--served-model-name', spec.servedModelName,
     '--max-model-len', String(spec.maxModelLen),
@@ -86,7 +88,7 @@ function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
 function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
     '--model-path', spec.model,
-    '--host', '127.0.0.1',
+    '--host', spec.host ?? '127.0.0.1',
     '--port', String(spec.port),
     '--served-model-name', spec.servedModelName,
     '--context-length', String(spec.maxModelLen),

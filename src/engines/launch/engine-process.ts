@@ -20,8 +20,10 @@ export interface EngineStartProgress {
 export interface LaunchEngineOptions {
   readonly name: 'vllm' | 'sglang';
   readonly command: EngineCommand;
-  /** Port the command binds on 127.0.0.1 (it is already in `command`). */
+  /** Port the command binds on `host` (it is already in `command`). */
   readonly port: number;
+  /** Address the command binds; default 127.0.0.1. */
+  readonly host?: string;
   /** Name /v1/models must list before the engine counts as ready. */
   readonly servedModelName: string;
   /** stdout and stderr are appended here (the run's logs/engine.log). */
@@ -95,7 +97,7 @@ export async function launchEngineProcess(options: LaunchEngineOptions): Promise
   let stopping: Promise<void> | undefined;
   const engine: EngineProcess = {
     pid,
-    baseUrl: `http://127.0.0.1:${options.port}`,
+    baseUrl: `http://${options.host ?? '127.0.0.1'}:${options.port}`,
     logFile: options.logFile,
     exited,
     stop: () =>

@@ -4,7 +4,7 @@ import { freePort } from '../../util/free-port.js';
 import { engineProtocols } from '../index.js';
 import { createRouterEngine, type RoutedEngine } from '../router.js';
 import type { Engine } from '../types.js';
-import { engineCommand, type EngineLaunchSpec } from './engine-command.js';
+import { engineCommand, type EngineCommand, type EngineLaunchSpec } from './engine-command.js';
 import { launchEngineProcess, type EngineProcess, type EngineStartProgress } from './engine-process.js';
 import { runningEngineVersion } from './engine-version.js';
 
@@ -26,6 +26,15 @@ export interface LaunchEnginesOptions {
   readonly cwd?: string;
   readonly onProgress?: (progress: EngineStartProgress) => void;
   readonly signal?: AbortSignal;
+  /** Where each replica runs (a cluster launcher); default: this machine on loopback, a share of config.gpus each. */
+  readonly place?: (replica: number) => ReplicaPlace;
+}
+
+/** One replica's place on a cluster: the address it binds, its GPUs on that node, and the command that starts it there. */
+export interface ReplicaPlace {
+  readonly host: string;
+  readonly gpus: readonly number[];
+  wrap(command: EngineCommand): EngineCommand;
 }
 
 /** Running engine replicas behind one router. */
@@ -50,9 +59,11 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
   const served = options.servedModelName ?? 'policy';
   const shares = replicaGpus(config.gpus, config.replicas);
   const started: EngineProcess[] = [];
-  const launches = shares.map(async (gpus, replica) => {
+  const launches = shares.map(async (share, replica) => {
+    const place = options.place?.(replica);
+    const gpus = place ? place.gpus : share;
     const port = await freePort();
-    const command = engineCommand({
+    const spec = {
       kind: options.kind,
       model: options.model,
       servedModelName: served,
@@ -65,11 +76,14 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
       maxModelLen: config.max_model_len,
       ...(options.seed === undefined ? {} : { seed: options.seed }),
       ...(options.lora ? { lora: options.lora } : {}),
-    });
+      ...(place ? { host: place.host } : {}),
+    };
+    const command = place ? place.wrap(engineCommand(spec)) : engineCommand(spec);
     const proc = await launchEngineProcess({
       name: options.kind,
       command,
       port,
+      ...(place ? { host: place.host } : {}),
       servedModelName: served,
       logFile: join(options.logsDir, config.replicas === 1 ? 'engine.log' : `engine-${replica}.log`),
       startupTimeoutMs: config.startup_timeout_s * 1000,

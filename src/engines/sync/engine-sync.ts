@@ -25,6 +25,11 @@ export interface EngineSyncOptions {
    * during a sync (the synchronous loop) and the old adapter is unloaded at once.
    */
   readonly requests?: RequestTracker;
+  /**
+   * Puts the written policy where replica `replica` can read it and returns that path (a copy on an engine
+   * node without a shared disk); default: the replica reads `dir` itself.
+   */
+  readonly stage?: (replica: number, dir: string) => Promise<string>;
 }
 
 /** A PolicySync for launched engines, with what it did last. */
@@ -98,14 +103,15 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
       await options.writePolicy(dir);
       await retiring;
       const previous = served === base ? undefined : served;
+      const staged = await Promise.all(admins.map((_, replica) => (options.stage ? options.stage(replica, dir) : Promise.resolve(dir))));
       if (options.mode === 'lora') {
-        await Promise.all(admins.map((admin) => loraReplica(admin, name, dir, previous)));
+        await Promise.all(admins.map((admin, replica) => loraReplica(admin, name, staged[replica]!, previous)));
         options.engine.setModel(name);
         if (previous && options.requests) retire(previous, options.requests);
       } else {
         const resume = options.requests?.pause();
         try {
-          await Promise.all(admins.map((admin) => fullReplica(admin, name, dir)));
+          await Promise.all(admins.map((admin, replica) => fullReplica(admin, name, staged[replica]!)));
         } finally {
           resume?.();
         }

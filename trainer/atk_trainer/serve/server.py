@@ -29,6 +29,7 @@ from .control import ControlApi
 from .engine_api import EngineApi
 from .generate import Engine
 from .wire import Body, Reply
+from .run_token import authorized, required_token
 
 MAX_BODY = 512 * 1024 * 1024  # a train step of many long sequences is large, but not this large
 PARENT_POLL_S = 0.5
@@ -64,7 +65,7 @@ def follow(peers: Peers, args: argparse.Namespace) -> int:
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m atk_trainer", description="atk's trainer and embedded engine")
-    p.add_argument("--host", default="127.0.0.1", help="bind address; keep loopback, the API has no auth")
+    p.add_argument("--host", default="127.0.0.1", help="bind address; off loopback only with $ATK_RUN_TOKEN set (run_token.py)")
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (printed on stdout)")
     p.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
     p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 beat 2 here: bench/trainer-generate.py)")
@@ -97,7 +98,10 @@ class TrainerServer:
             ("POST", "/control/load_checkpoint"): c.load_checkpoint,
             ("POST", "/control/shutdown"): c.shutdown,
         }
+        self.token = required_token(host)
         self.httpd = _HttpServer((host, port), _handler_class(self))
+        if self.token is not None:
+            log("requests need the per-run token (Authorization: Bearer); others get 401")
         self.port = self.httpd.server_address[1]
         self._stopping = threading.Event()
 
@@ -158,6 +162,10 @@ def _handler_class(app: TrainerServer):
             start = time.perf_counter()
             try:
                 length = int(self.headers.get("Content-Length") or 0)
+                if not authorized(self.headers, app.token):
+                    if 0 < length <= MAX_BODY:
+                        self.rfile.read(length)  # drain it: the keep-alive connection's next request starts after it
+                    raise HttpError(401, "missing or wrong run token (Authorization: Bearer)", "AuthenticationError")
                 if length > MAX_BODY:
                     raise HttpError(413, f"request body of {length} bytes is over the {MAX_BODY} limit", "RequestTooLargeError")
                 status, body = app.dispatch(method, path, self.rfile.read(length) if length else b"")

@@ -1,0 +1,237 @@
+/**
+ * Starting the trainer and the engine replicas where the recipe's cluster launcher places them: each
+ * as an `srun` step inside the Slurm allocation, or through the hosts command template. The launchers
+ * in src/trainer and src/engines stay the same; this module only tells them the address to bind and
+ * wraps their command. It also watches the placed processes, so a lost node or step fails the run
+ * with the node and component named, and cancels the steps on every exit path.
+ */
+import { cp, rm } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { ConfigError, ProviderError } from '../errors/index.js';
+import type { ReplicaPlace } from '../engines/launch/launch-engines.js';
+import { replicaGpus } from '../engines/launch/launch-engines.js';
+import type { ResolvedRecipe } from '../recipe/resolve.js';
+import type { LaunchTrainerOptions } from '../trainer/launch.js';
+import { freePort } from '../util/free-port.js';
+import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
+import { readAllocation, type Allocation } from './allocation.js';
+import { multiNodeTrainerCommand } from './multinode-trainer.js';
+import { planPlacement, placementDemand, type Placement } from './placement.js';
+import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, uploadDir, type StepCommand } from './slurm-steps.js';
+
+/** A placed process atk watches: it must not end before the run does. */
+export interface PlacedProcess {
+  /** `trainer` or `engine replica <i>`. */
+  readonly component: string;
+  readonly node: string;
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+}
+
+/** How the run's processes are placed on the cluster, and the means to watch and end them. */
+export interface ClusterLaunch {
+  readonly allocation: Allocation;
+  readonly placement: Placement;
+  /** Options for launchTrainer: the node address to bind and the command wrapper. */
+  readonly trainer: Pick<LaunchTrainerOptions, 'host' | 'wrap'>;
+  /** For launchEngines: each replica's address, GPUs and command wrapper. */
+  place(replica: number): ReplicaPlace;
+  /**
+   * Puts a written sync directory where replica `replica` reads it and returns that path (engine-sync's
+   * stage): a copy in cluster.shared_dir, or, on slurm without one, a copy streamed to the replica's node.
+   * Undefined (hosts without shared_dir) when the engines read the run directory at the same path.
+   */
+  readonly stage?: (replica: number, dir: string) => Promise<string>;
+  /** Remembers processes whose end before close() is a lost node or step. */
+  watch(processes: readonly PlacedProcess[]): void;
+  /** The first watched process that ended before close(), as the error that fails the step. */
+  failure(): ProviderError | undefined;
+  /** Cancels every step still running (slurm) and stops the watchdog; idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * The cluster placement of `recipe`, or undefined for the local launcher (everything on loopback).
+ * @throws ConfigError outside a Slurm allocation or when the allocation cannot hold the recipe;
+ * ProviderError when a node's address cannot be found.
+ */
+export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.ProcessEnv = process.env): Promise<ClusterLaunch | undefined> {
+  const { cluster } = recipe;
+  if (cluster.launcher === 'local') return undefined;
+  const allocation = readAllocation(cluster, env);
+  if (!allocation) {
+    throw new ConfigError([{ file: '', line: 0, col: 0, path: 'cluster.launcher', message: 'slurm: atk is not inside an allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are unset)' }], {
+      hint: 'run it under salloc or sbatch, or submit it with atk launch slurm <recipe>',
+    });
+  }
+  const { placement, problems } = planPlacement(recipe, allocation);
+  if (!placement) throw new ConfigError(problems.map((p) => ({ file: '', line: 0, col: 0, ...p })));
+  const nodes = [...new Set([...placement.trainerNodes, ...placement.engineReplicas.map((r) => r.node)])];
+  const addresses = new Map(await Promise.all(nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const)));
+  const prefix = `atk-${process.pid}-`;
+  // Every placed listener requires the token (validation refuses auth none off this machine).
+  const tokenEnv: Record<string, string> = cluster.auth === 'token' ? { [RUN_TOKEN_ENV]: ensureRunToken(env) } : {};
+  const wrap = (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) => <C extends StepCommand>(local: C): C => {
+    const command = { ...local, env: { ...local.env, ...tokenEnv } };
+    return allocation.launcher === 'slurm'
+      ? { ...command, ...srunCommand({ jobId: allocation.jobId!, name: `${prefix}${stepName}`, nodes: stepNodes, ...(gpusPerNode ? { gpusPerNode } : {}) }, command) }
+      : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
+  };
+  const trainerHost = addresses.get(placement.trainerNodes[0]!)!;
+  const placeTrainer = wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined);
+  const multiNode = placement.trainerNodes.length > 1;
+  // torch.distributed's store on the first trainer node (free here; on another host it is a guess that is rarely wrong).
+  const masterPort = multiNode ? await freePort() : 0;
+  const demand = placementDemand(recipe);
+  const engine = recipe.model.engine;
+  const shares = replicaGpus(engine.gpus, Math.max(demand.replicasPerNode, 1));
+  const stopWatchdog = allocation.launcher === 'slurm' ? startStepWatchdog(allocation.jobId!, prefix) : () => undefined;
+  const watched: { process: PlacedProcess; ended?: number | null }[] = [];
+  let closing = false;
+  let closed: Promise<void> | undefined;
+  // One copy per sync however many replicas ask for it (they ask at once).
+  let shared: { readonly dir: string; readonly copy: Promise<string> } | undefined;
+  const stage = cluster.shared_dir !== undefined
+    ? (_replica: number, dir: string): Promise<string> => {
+        if (shared?.dir !== dir) shared = { dir, copy: copyToShared(dir, join(cluster.shared_dir!, `atk-sync-${process.pid}`), basename(dir)) };
+        return shared.copy;
+      }
+    : allocation.launcher === 'slurm'
+      ? (replica: number, dir: string): Promise<string> =>
+          uploadDir(allocation.jobId!, `${prefix}upload-${replica}`, placement.engineReplicas[replica]!.node, dir, `/tmp/atk-sync-${process.pid}-r${replica}`, basename(dir))
+      : undefined;
+  return {
+    allocation,
+    placement,
+    ...(stage ? { stage } : {}),
+    trainer: {
+      host: trainerHost,
+      wrap: (command) => placeTrainer(multiNode ? { ...command, ...multiNodeTrainerCommand(command, placement.trainerNodes.length, Math.max(recipe.model.trainer.gpus.length, 1), trainerHost, masterPort) } : command),
+    },
+    place: (replica) => {
+      const { node } = placement.engineReplicas[replica]!;
+      const placed = wrap(`engine-${replica}`, [node], engine.gpus_per_replica);
+      return { host: addresses.get(node)!, gpus: shares[replica % shares.length]!, wrap: (command) => placed(engineAuth(engine.kind, command, tokenEnv[RUN_TOKEN_ENV])) };
+    },
+    watch: (processes) => {
+      for (const process of processes) {
+        const entry: { process: PlacedProcess; ended?: number | null } = { process };
+        watched.push(entry);
+        void process.exited.then((code) => void (entry.ended = code));
+      }
+    },
+    failure: () => {
+      if (closing) return undefined;
+      const lost = watched.find((w) => w.ended !== undefined);
+      if (!lost) return undefined;
+      const { component, node, logFile } = lost.process;
+      const how = lost.ended === null ? 'was killed' : `exited with code ${lost.ended}`;
+      const where = allocation.launcher === 'slurm' ? `node ${node} (slurm job ${allocation.jobId})` : `host ${node}`;
+      return new ProviderError(`${component} on ${where} ${how} during the run (log: logs/${basename(logFile)})`, {
+        hint: 'the node or its step was lost (scancel, node failure, out of memory); atk run --resume continues from the last checkpoint, also on a new allocation',
+      });
+    },
+    close: () =>
+      (closed ??= (async () => {
+        closing = true;
+        stopWatchdog();
+        if (allocation.launcher === 'slurm') await cancelSteps(allocation.jobId!, prefix);
+      })()),
+  };
+}
+
+/** Copies a sync directory into the shared directory (emptied of the previous one first); returns the copy. */
+async function copyToShared(dir: string, root: string, name: string): Promise<string> {
+  const target = join(root, name);
+  if (target === dir) return dir;
+  await rm(root, { recursive: true, force: true });
+  await cp(dir, target, { recursive: true });
+  return target;
+}
+
+/**
+ * An engine command that requires the run token the way the engine itself checks one: vLLM reads
+ * VLLM_API_KEY (guarding its /v1 routes), SGLang takes --api-key; atk's stand-ins read ATK_RUN_TOKEN.
+ */
+export function engineAuth<C extends StepCommand>(kind: string, command: C, token: string | undefined): C {
+  if (!token) return command;
+  if (kind === 'sglang') return { ...command, args: [...command.args, '--api-key', token] };
+  return { ...command, env: { ...command.env, VLLM_API_KEY: token } };
+}
+
+/**
+ * The hosts launcher's command: the template with {host} filled in, then `env K=V ...` (ssh does not
+ * carry the environment), then the command.
+ */
+export function hostsCommand(template: readonly string[], host: string, command: StepCommand): StepCommand {
+  const prefix = template.map((part) => part.replaceAll('{host}', host));
+  const env = Object.entries(command.env).map(([k, v]) => `${k}=${v}`);
+  const [file, ...rest] = prefix;
+  return { file: file!, args: [...rest, 'env', ...env, command.file, ...command.args], env: command.env };
+}
+
+/** The parts of a running policy the guard wraps: the trainer's calls and the weight sync. */
+export interface GuardablePolicy {
+  readonly trainer: object;
+  readonly sync: object;
+  readonly facts: Readonly<Record<string, unknown>>;
+}
+
+/** How long a failed call waits for a lost process to be noticed, so the error names it rather than a refused connection. */
+const LOSS_GRACE_MS = 5000;
+
+/**
+ * Watches the placed trainer and engine replicas and makes every trainer call and weight sync fail
+ * with the named loss (component, node, log) once one of them has ended: a lost node or step fails the
+ * step it happens in rather than leaving atk waiting. The placement goes into the run manifest's facts.
+ */
+export function guardPlacedPolicy<P extends GuardablePolicy>(
+  policy: P,
+  cluster: ClusterLaunch,
+  trainer: Pick<PlacedProcess, 'logFile' | 'exited'>,
+  engines: readonly Pick<PlacedProcess, 'logFile' | 'exited'>[],
+): P {
+  const { placement } = cluster;
+  cluster.watch([
+    { component: 'trainer', node: placement.trainerNodes[0]!, ...pick(trainer) },
+    ...engines.map((p, i) => ({ component: `engine replica ${i}`, node: placement.engineReplicas[i]?.node ?? '?', ...pick(p) })),
+  ]);
+  const guard = async <R>(call: () => Promise<R>): Promise<R> => {
+    const lost = cluster.failure();
+    if (lost) throw lost;
+    try {
+      return await call();
+    } catch (error) {
+      for (const end = performance.now() + LOSS_GRACE_MS; performance.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+        const named = cluster.failure();
+        if (named) throw named;
+      }
+      throw error;
+    }
+  };
+  return {
+    ...policy,
+    trainer: guardMethods(policy.trainer, guard),
+    sync: guardMethods(policy.sync, guard),
+    facts: {
+      ...policy.facts,
+      cluster: cluster.allocation.launcher,
+      trainer_nodes: placement.trainerNodes,
+      engine_nodes: placement.engineReplicas.map((r) => r.node),
+    },
+  };
+}
+
+function pick(p: Pick<PlacedProcess, 'logFile' | 'exited'>): Pick<PlacedProcess, 'logFile' | 'exited'> {
+  return { logFile: p.logFile, exited: p.exited };
+}
+
+/** `target` with each of its methods run through `guard` (the trainer calls and sync are async). */
+function guardMethods<T extends object>(target: T, guard: <R>(call: () => Promise<R>) => Promise<R>): T {
+  return new Proxy(target, {
+    get(object, key) {
+      const value: unknown = Reflect.get(object, key);
+      return typeof value === 'function' ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(object, args)) : value;
+    },
+  });
+}
