@@ -90,7 +90,8 @@ async function assemble(options: StartLaunchedPolicyOptions, modelDir: string, t
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
-  await sync.check();
+  // Nothing is synced when no weights will be loaded (an eval of the base model), so nothing is asked.
+  if (options.loadsWeights !== false) await sync.check();
   const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   return {
     engine,
