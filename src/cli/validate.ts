@@ -18,8 +18,22 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
   const loaded = await loadRecipe(options.recipe, options.overrides);
   if (options.resolved) return resolvedYaml(loaded.recipe);
   const { recipe } = loaded;
+  const verdict = `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n`;
   const cluster = recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
-  return `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n${cluster}`;
+  const url = recipe.model.engine.url === undefined ? undefined : [recipe.model.engine.url].flat().join(', ');
+  return verdict + cluster + urlEngineNote(recipe.model.engine.kind, url, recipe.algorithm.lora !== undefined);
+}
+
+/**
+ * What a running server (`model.engine.kind: url`) must offer: training and evaluating a checkpoint
+ * load weights into it; `atk eval --checkpoint base` loads nothing and needs neither.
+ */
+export function urlEngineNote(kind: string, url: string | undefined, lora: boolean): string {
+  if (kind !== 'url') return '';
+  const needs = lora
+    ? 'its LoRA routes (vllm serve --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or SGLang\'s)'
+    : "atk's weight-reload extension (vLLM: VLLM_SERVER_DEV_MODE=1 ... --worker-extension-cls atk_trainer.vllm_worker.WeightReload; SGLang has it built in)";
+  return `note: the server at ${url ?? '(model.engine.url)'} needs ${needs} to train or to evaluate a checkpoint; atk eval --checkpoint base needs neither\n`;
 }
 
 interface ValidateArgs {

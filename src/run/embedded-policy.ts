@@ -23,6 +23,11 @@ export interface StartPolicyOptions {
   readonly logsDir: string;
   readonly runDir: string;
   readonly signal?: AbortSignal;
+  /**
+   * Whether weights will be loaded into the engine (training, a checkpoint); default true. False (an
+   * eval of the base model) asks a url engine for no weight-reload extension or LoRA routes.
+   */
+  readonly loadsWeights?: boolean;
 }
 
 /**

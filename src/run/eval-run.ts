@@ -35,7 +35,8 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     // The recipe's eval_limit holds on its eval split, so a checkpoint scores on the tasks its run's evals used.
     const limit = options.limit ?? (options.split === recipe.dataset.eval_split ? recipe.dataset.eval_limit : undefined);
     const tasks = limit ? all.slice(0, limit) : all;
-    session = yield* openSession(options);
+    // The base model loads nothing into the engine: a running server needs no weight-reload extension for it.
+    session = yield* openSession({ ...options, loadsWeights: options.checkpoint !== undefined });
     const { policy, kit } = session;
     let policyVersion = 0;
     if (options.checkpoint) {

@@ -98,7 +98,8 @@ async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 
     ...(cluster?.stage ? { stage: cluster.stage } : {}),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
-  await sync.check();
+  // Nothing is synced when no weights will be loaded (an eval of the base model), so nothing is asked.
+  if (options.loadsWeights !== false) await sync.check();
   const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
   return {
     engine,

@@ -21,6 +21,8 @@ export interface SessionOptions {
   readonly runDir: string;
   readonly logsDir: string;
   readonly signal: AbortSignal;
+  /** False when no weights will be loaded into the engine (see StartPolicyOptions.loadsWeights). */
+  readonly loadsWeights?: boolean;
 }
 
 /** A started policy with everything episodes need; `close()` stops what the session started. */
@@ -49,7 +51,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
   const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
-  const policy = yield* starting.drainUntil(kind.start({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress }));
+  const policy = yield* starting.drainUntil(kind.start({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress, ...(options.loadsWeights === false ? { loadsWeights: false } : {}) }));
   let kit: EpisodeKit;
   try {
     kit = await buildEpisodeKit({
