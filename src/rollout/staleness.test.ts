@@ -27,6 +27,11 @@ describe('samplingVersion', () => {
     expect([samplingVersion(rollout(0, 0, 2, [2, 3, 3])), samplingVersion(rollout(0, 1, 7, []))]).toStrictEqual([2, 7]);
   });
 
+  test('returns the version a reference conversation (sft) was collected under, not the 0 its segments carry', () => {
+    const reference = rollout(0, 0, 5, [0]);
+    expect(samplingVersion({ ...reference, episode: { ...reference.episode, finishReason: 'reference' } })).toBe(5);
+  });
+
   test('returns staleness against the trainer version, 0 for an episode sampled by a newer policy', () => {
     expect([stalenessOf(rollout(0, 0, 2, [2, 3]), 4), stalenessOf(rollout(0, 0, 5, [5]), 4)]).toStrictEqual([2, 0]);
   });

@@ -29,9 +29,11 @@ export function policyClock(version: number): PolicyClock {
 
 /**
  * The oldest policy version that sampled any turn of the episode (turn-level versions are on the
- * trajectory's model segments); the version it started under when it produced no model turn.
+ * trajectory's model segments); the version it started under when it produced no model turn, or when
+ * no policy sampled it (`sft`'s reference conversations, whose segments carry version 0).
  */
 export function samplingVersion(rollout: Rollout): number {
+  if (rollout.episode.finishReason === 'reference') return rollout.policyVersion;
   let oldest = Infinity;
   for (const s of rollout.episode.trajectory.segments) if (s.source === 'model' && s.policyVersion !== undefined) oldest = Math.min(oldest, s.policyVersion);
   return Number.isFinite(oldest) ? oldest : rollout.policyVersion;
