@@ -117,6 +117,6 @@ const pythonRps = await pythonThroughput(16);
 const openaiRps = await openaiThroughput(32);
 await double.close();
 console.log(`gateway CPU per request (median of ${EPISODES} Python-agent episodes, Qwen3 tokenizer, engine time excluded):`);
-HISTORY.forEach((h, i) => console.log(`  history ${String(h).padStart(2)} turns: gateway ${gateway[i]!.toFixed(2)} ms, built-in agent ${builtin[i]!.toFixed(2)} ms per turn, ratio ${(gateway[i]! / builtin[i]!).toFixed(2)}`));
+for (const [i, h] of HISTORY.entries()) console.log(`  history ${String(h).padStart(2)} turns: gateway ${gateway[i]!.toFixed(2)} ms, built-in agent ${builtin[i]!.toFixed(2)} ms per turn, ratio ${(gateway[i]! / builtin[i]!).toFixed(2)}`);
 console.log(`  ratio turn-32 / turn-1: gateway ${(gateway[1]! / gateway[0]!).toFixed(2)}, built-in ${(builtin[1]! / builtin[0]!).toFixed(2)}`);
 console.log(`requests/s on this machine (instant engine): 16 concurrent Python agents ${pythonRps.toFixed(0)}, 32 concurrent in-process openai clients ${openaiRps.toFixed(0)}`);

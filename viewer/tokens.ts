@@ -17,7 +17,7 @@ export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLEl
     const head = `${segment.source} · turn ${segment.turn} · tokens ${segment.start}..${segment.start + segment.length - 1}${segment.policyVersion === null ? '' : ` · policy v${segment.policyVersion}`}${segment.finishReason ? ` · finish ${segment.finishReason}` : ''}${rewrite}`;
     const spans: HTMLElement[] = [];
     for (let i = segment.start; i < segment.start + segment.length; i++) {
-      const [id, text, mask, logprob] = data.tokens[i]!;
+      const [, text, mask, logprob] = data.tokens[i]!;
       const span = h('span', { class: `tok ${mask ? 'model' : 'env'}${drifted.has(i) ? ' drift' : ''}`, 'data-i': i, 'data-segment': k }, text.replace(/\n/g, '⏎\n'));
       span.style.background = tokenColor(mask, logprob, mode);
       spans.push(span);

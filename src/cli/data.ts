@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';

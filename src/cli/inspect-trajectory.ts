@@ -10,7 +10,7 @@ import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/reco
 import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-context.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
 import { locateTrajectories, type TrajectorySource } from '../ui/trajectory/source.js';
-import { tokenRows, tokenViewLines, type TokenRow } from '../ui/trajectory/token-view.js';
+import { tokenRows, tokenViewLines, } from '../ui/trajectory/token-view.js';
 import { viewHint } from './view.js';
 
 export interface InspectOptions {

@@ -21,7 +21,10 @@ function harness(over: { yes?: boolean; dryRun?: boolean; interactive?: boolean;
     facts,
     print: (line: string) => printed.push(line),
     run: async (command: SetupCommand) => void ran.push(command),
-    ask: async (question: string) => (asked.push(question), over.answer ?? false),
+    ask: async (question: string) => {
+      asked.push(question);
+      return over.answer ?? false;
+    },
   };
   return { options, printed, ran, asked };
 }

@@ -18,6 +18,7 @@ export function multiNodeTrainerCommand(local: StepCommand, nnodes: number, npro
   const torchrun = ['--nnodes', String(nnodes), '--nproc_per_node', String(nprocPerNode), '--master_addr', masterAddr, '--master_port', String(masterPort)];
   return {
     file: 'sh',
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by bash on the node
     args: ['-c', 'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"', local.file, ...torchrun, ...trainerArgs],
   };
 }

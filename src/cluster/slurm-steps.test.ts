@@ -49,6 +49,7 @@ describe('multiNodeTrainerCommand', () => {
   test('returns one torchrun per node with the node rank from SLURM_NODEID, from a one-node or a torchrun command', () => {
     const expected = {
       file: 'sh',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by bash on the node
       args: ['-c', 'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"', 'python3', '--nnodes', '2', '--nproc_per_node', '4', '--master_addr', '10.0.0.1', '--master_port', '29500', '-m', 'atk_trainer', '--host', '10.0.0.1'],
     };
     const oneNode = { file: 'python3', args: ['-m', 'atk_trainer', '--host', '10.0.0.1'], env: {} };

@@ -85,7 +85,10 @@ describe('runEpisode', () => {
   test('returns each model turn stamped with the policy version served when its request was sent', async () => {
     // A weight sync lands while the tool runs: the second turn is sampled by the newer policy.
     let served = 4;
-    const bump = tool({ name: 'add', description: 'Add two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => ((served = 5), { sum: a + b }) });
+    const bump = tool({ name: 'add', description: 'Add two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => {
+        served = 5;
+        return { sum: a + b };
+      } });
     const d = await scripted(tiny, [`${call('add', '{"a": 2, "b": 3}')}<|im_end|>`, 'It is 5.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), { spec: { ...spec, tools: [bump] }, policyVersion: () => served });
     expect(result.trajectory.segments.map((s) => [s.source, s.policyVersion])).toStrictEqual([['prompt', undefined], ['model', 4], ['tool', undefined], ['model', 5]]);

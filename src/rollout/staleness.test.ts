@@ -8,7 +8,7 @@ import { filterStale, policyClock, samplingVersion, stalenessOf } from './stalen
 function rollout(group: number, sample: number, startVersion: number, turnVersions: readonly number[]): Rollout {
   const trajectory = new TokenTrajectory();
   trajectory.appendEnvironment('prompt', [1, 2], 0);
-  turnVersions.forEach((version, turn) => trajectory.appendModel([3, 4], [-0.5, -0.25], turn, version, 'stop'));
+  for (const [turn, version] of turnVersions.entries()) trajectory.appendModel([3, 4], [-0.5, -0.25], turn, version, 'stop');
   const episode = { trajectory } as unknown as EpisodeResult;
   return { task: { id: `t${group}`, prompt: '', data: {} }, group, sample, policyVersion: startVersion, reward: 1, parts: {}, success: true, failed: false, episode };
 }

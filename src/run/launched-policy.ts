@@ -1,16 +1,10 @@
-/**
- * A policy served by vLLM/SGLang replicas that atk launches (or a url engine it attaches to), trained
- * by the bundled trainer on its own GPUs, with the trainer's newest policy pushed into every replica
- * after each step.
- */
-import { existsSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+
 import { guardPlacedPolicy, startClusterLaunch, type ClusterLaunch } from '../cluster/cluster-launch.js';
 import type { Engine } from '../engines/index.js';
 import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
 import { createEngineSync, trackRequests } from '../engines/sync/index.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
-import { InputError, ProviderError } from '../errors/index.js';
+import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
 import { loadModelRequest, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';

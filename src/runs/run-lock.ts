@@ -5,7 +5,7 @@
  * taken over by the next writer, so a killed run never blocks its own `--resume`.
  */
 import { readFileSync, unlinkSync } from 'node:fs';
-import { link, open, readFile, rename, rm } from 'node:fs/promises';
+import { type FileHandle, link, open, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../errors/index.js';
@@ -86,7 +86,7 @@ function thisProcess(): LockHolder {
 }
 
 async function createExclusive(path: string, me: LockHolder): Promise<boolean> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(path, 'wx');
   } catch (error) {

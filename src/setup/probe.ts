@@ -30,6 +30,7 @@ async function executables(names: readonly string[]): Promise<Set<string>> {
 }
 
 async function debianPackages(names: readonly string[]): Promise<Set<string>> {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format fields
   const result = await execa('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...names], { reject: false });
   if (result.failed && result.code === 'ENOENT') return new Set();
   return new Set(

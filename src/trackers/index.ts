@@ -47,14 +47,20 @@ export class TrackerSet {
     for (const [name, chain] of this.chains) {
       this.chains.set(
         name,
-        chain.then((tracker) => (tracker ? this.guard(name, async () => (await tracker.log(scalars), tracker)) : undefined)),
+        chain.then((tracker) => (tracker ? this.guard(name, async () => {
+          await tracker.log(scalars);
+          return tracker;
+        }) : undefined)),
       );
     }
   }
 
   /** Wait for every queued line, then close each tracker (W&B finishes its run). */
   async close(): Promise<void> {
-    await Promise.all([...this.chains].map(([name, chain]) => chain.then((tracker) => (tracker ? this.guard(name, async () => (await tracker.close(), undefined)) : undefined))));
+    await Promise.all([...this.chains].map(([name, chain]) => chain.then((tracker) => (tracker ? this.guard(name, async () => {
+      await tracker.close();
+      return undefined;
+    }) : undefined))));
   }
 
   private start(name: string): Promise<Tracker> | Tracker {

@@ -27,11 +27,11 @@ export function trainerPythonPath(inherited: string | undefined = process.env.PY
  */
 export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.ATK_DATA_DIR) return resolve(env.ATK_DATA_DIR);
-  const xdg = env.XDG_DATA_HOME && env.XDG_DATA_HOME.startsWith('/') ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
+  const xdg = env.XDG_DATA_HOME?.startsWith('/') ? env.XDG_DATA_HOME : join(homedir(), '.local', 'share');
   return join(xdg, 'atk', 'datasets');
 }
 
 /** The private Python venv `atk setup` makes where apt cannot: $XDG_CACHE_HOME/atk/venv, else ~/.cache/atk/venv. */
 export function venvDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(env.XDG_CACHE_HOME && env.XDG_CACHE_HOME.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'atk', 'venv');
+  return join(env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'atk', 'venv');
 }

@@ -74,7 +74,10 @@ describe('createEngineSync', () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     // The router, with each request held until released: a long episode turn still running during the sync.
-    const slow: Engine = { kind: base.kind, baseUrl: base.baseUrl, get model() { return base.model; }, generate: async (ids, p, signal) => (await held, base.generate(ids, p, signal)), generateN: (ids, p, signal) => base.generateN(ids, p, signal), health: () => base.health(), models: () => base.models(), setModel: (name) => base.setModel(name) };
+    const slow: Engine = { kind: base.kind, baseUrl: base.baseUrl, get model() { return base.model; }, generate: async (ids, p, signal) => {
+      await held;
+      return base.generate(ids, p, signal);
+    }, generateN: (ids, p, signal) => base.generateN(ids, p, signal), health: () => base.health(), models: () => base.models(), setModel: (name) => base.setModel(name) };
     const engine = trackRequests(slow);
     const urls = vllm.processes.map((p) => p.baseUrl);
     const sync = createEngineSync({ mode: 'lora', protocol: 'vllm', engine, requests: engine, replicaUrls: urls, writePolicy: writeAdapter });
@@ -95,7 +98,10 @@ describe('createEngineSync', () => {
     const engine = trackRequests(vllm.engine);
     const resume = engine.pause();
     let sent = false;
-    const waiting = engine.generate([2], params).then((g) => ((sent = true), g));
+    const waiting = engine.generate([2], params).then((g) => {
+      sent = true;
+      return g;
+    });
     await sleep(100);
     expect(sent).toBe(false);
     resume();

@@ -40,7 +40,7 @@ export interface ToolUseStats {
 /** How many invented names the unknown-tools row shows. */
 const UNKNOWN_EXAMPLES = 5;
 /** The guard's message for a call of a tool the agent does not have (src/agent/tool-call-guard.ts). */
-const UNKNOWN_TOOL = /^(?:Error: )?unknown tool '[^]*'; available tools: (.*)$/;
+const UNKNOWN_TOOL = /^(?:Error: )?unknown tool '[\s\S]*'; available tools: (.*)$/;
 
 /**
  * Accumulates tool-use figures episode by episode (trajectory files are read one at a time). The
