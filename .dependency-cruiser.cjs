@@ -78,4 +78,3 @@ module.exports = {
     enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs'] },
   },
 };
-

@@ -6,7 +6,8 @@ import { defineConfig } from 'vitest/config';
 // there, else the small licensed slices shipped in test/data (see test/data/README.md), so a fresh
 // clone passes without the network and nothing is skipped for want of data.
 const shared = resolve(import.meta.dirname, '..', 'shared', 'datasets');
-const testData = process.env.ATK_DATA_DIR || (existsSync(shared) ? shared : resolve(import.meta.dirname, 'test', 'data'));
+const testData =
+  process.env.ATK_DATA_DIR || (existsSync(shared) ? shared : resolve(import.meta.dirname, 'test', 'data'));
 
 export default defineConfig({
   test: {

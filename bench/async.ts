@@ -17,21 +17,49 @@ const tasks = Number(process.env.ATK_BENCH_ASYNC_TASKS ?? 8);
 const evalLimit = Number(process.env.ATK_BENCH_ASYNC_EVAL ?? 50);
 const ks = (process.env.ATK_BENCH_ASYNC_K ?? '0,1,2').split(',').map(Number);
 
-interface Line { readonly kind: string; readonly step: number; readonly at: string; readonly [key: string]: unknown }
+interface Line {
+  readonly kind: string;
+  readonly step: number;
+  readonly at: string;
+  readonly [key: string]: unknown;
+}
 
 async function run(k: number): Promise<Line[]> {
   const runsDir = mkdtempSync(join(tmpdir(), `atk-bench-async-${k}-`));
   const overrides = [
-    `model.engine.kind=vllm`, `model.engine.command=${JSON.stringify(embeddedVllmCommand)}`, 'model.engine.startup_timeout_s=300',
-    `rollout.max_staleness=${k}`, `train.steps=${steps}`, `train.tasks_per_step=${tasks}`, 'train.eval_every=0', 'train.save_every=0',
-    `dataset.eval_limit=${evalLimit}`, `output.runs_dir=${runsDir}`,
+    `model.engine.kind=vllm`,
+    `model.engine.command=${JSON.stringify(embeddedVllmCommand)}`,
+    'model.engine.startup_timeout_s=300',
+    `rollout.max_staleness=${k}`,
+    `train.steps=${steps}`,
+    `train.tasks_per_step=${tasks}`,
+    'train.eval_every=0',
+    'train.save_every=0',
+    `dataset.eval_limit=${evalLimit}`,
+    `output.runs_dir=${runsDir}`,
   ];
   console.log(`async: atk run recipes/quickstart.yaml ${overrides.join(' ')}`);
   const started = performance.now();
-  await execa('node', [join(projectRoot(), 'bin', 'atk'), 'run', 'recipes/quickstart.yaml', ...overrides, '--no-tui'], { cwd: projectRoot(), stdout: 'ignore', stderr: 'inherit' });
-  const dir = join(runsDir, 'quickstart', readdirSync(join(runsDir, 'quickstart')).filter((v) => /^v\d+$/.test(v)).sort().at(-1)!);
-  console.log(`async: max_staleness ${k}: run finished in ${((performance.now() - started) / 60_000).toFixed(1)} min (${dir})`);
-  return readFileSync(join(dir, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line);
+  await execa('node', [join(projectRoot(), 'bin', 'atk'), 'run', 'recipes/quickstart.yaml', ...overrides, '--no-tui'], {
+    cwd: projectRoot(),
+    stdout: 'ignore',
+    stderr: 'inherit',
+  });
+  const dir = join(
+    runsDir,
+    'quickstart',
+    readdirSync(join(runsDir, 'quickstart'))
+      .filter((v) => /^v\d+$/.test(v))
+      .sort()
+      .at(-1)!,
+  );
+  console.log(
+    `async: max_staleness ${k}: run finished in ${((performance.now() - started) / 60_000).toFixed(1)} min (${dir})`,
+  );
+  return readFileSync(join(dir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Line);
 }
 
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -56,4 +84,7 @@ for (const k of ks) {
   });
 }
 const base = results.find((r) => r.k === 0);
-for (const r of results) console.log(`async: max_staleness ${r.k}: ${r.line}${base && r !== base ? `; step time ${(r.stepSeconds / base.stepSeconds).toFixed(2)}x the synchronous loop` : ''}`);
+for (const r of results)
+  console.log(
+    `async: max_staleness ${r.k}: ${r.line}${base && r !== base ? `; step time ${(r.stepSeconds / base.stepSeconds).toFixed(2)}x the synchronous loop` : ''}`,
+  );

@@ -25,7 +25,10 @@ await engines.stop();
 const double = await startEngineDouble({ script: () => ({ tokenIds: [1, 2, 3] }) });
 const params = { maxTokens: 3, temperature: 1, topP: 1, topK: -1 };
 const direct = createVllmClient({ baseUrl: double.url, model: 'policy' });
-const routed = createRouterEngine([createVllmClient({ baseUrl: double.url, model: 'policy' }), createVllmClient({ baseUrl: double.url, model: 'policy' })]);
+const routed = createRouterEngine([
+  createVllmClient({ baseUrl: double.url, model: 'policy' }),
+  createVllmClient({ baseUrl: double.url, model: 'policy' }),
+]);
 const rate = async (engine: typeof direct): Promise<number> => {
   const n = 2000;
   const t = performance.now();
@@ -40,6 +43,12 @@ for (let round = 0; round < 4; round++) {
 }
 await double.close();
 
-console.log(`engines: ${readyS.toFixed(2)} s until 2 launched replicas were ready (embedded engine as vllm serve, tiny model)`);
-console.log(`engines: ${(syncs / syncS).toFixed(1)} LoRA syncs/s into 2 replicas (${((syncS / syncs) * 1000).toFixed(0)} ms each: write, load, unload, reset, confirm)`);
-console.log(`engines: router ${routedRate.toFixed(0)} requests/s vs direct ${directRate.toFixed(0)} requests/s (ratio ${(routedRate / directRate).toFixed(2)}, 50 in flight)`);
+console.log(
+  `engines: ${readyS.toFixed(2)} s until 2 launched replicas were ready (embedded engine as vllm serve, tiny model)`,
+);
+console.log(
+  `engines: ${(syncs / syncS).toFixed(1)} LoRA syncs/s into 2 replicas (${((syncS / syncs) * 1000).toFixed(0)} ms each: write, load, unload, reset, confirm)`,
+);
+console.log(
+  `engines: router ${routedRate.toFixed(0)} requests/s vs direct ${directRate.toFixed(0)} requests/s (ratio ${(routedRate / directRate).toFixed(2)}, 50 in flight)`,
+);

@@ -39,8 +39,20 @@ function timedEngine(gaps: number[]): Engine {
   };
 }
 
-async function pythonAgents(engine: Engine, maxTurns: number): Promise<Awaited<ReturnType<typeof startExternalAgents>>> {
-  return startExternalAgents({ config: { command: [PYTHON, join('bench', 'lib', 'gateway-agent.py'), String(maxTurns)], env: {} }, recipeDir: process.cwd(), engine, tokenizer: tok, maxTurns, maxNewTokens: 256, chatTemplateKwargs: kwargs, toolCallFormat: 'hermes' });
+async function pythonAgents(
+  engine: Engine,
+  maxTurns: number,
+): Promise<Awaited<ReturnType<typeof startExternalAgents>>> {
+  return startExternalAgents({
+    config: { command: [PYTHON, join('bench', 'lib', 'gateway-agent.py'), String(maxTurns)], env: {} },
+    recipeDir: process.cwd(),
+    engine,
+    tokenizer: tok,
+    maxTurns,
+    maxNewTokens: 256,
+    chatTemplateKwargs: kwargs,
+    toolCallFormat: 'hermes',
+  });
 }
 
 /** Median CPU per request at each history length: one Python agent at a time on one gateway (as in a run), gaps inside this process only. */
@@ -48,11 +60,20 @@ async function gatewayPerRequest(): Promise<number[]> {
   const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
   // One timed wrapper per episode (it keeps the end of its last call), swapped in behind one gateway.
   let engine: Engine = vllm;
-  const agents = await pythonAgents({ ...vllm, generate: (prompt, params, signal) => engine.generate(prompt, params, signal) }, 34);
+  const agents = await pythonAgents(
+    { ...vllm, generate: (prompt, params, signal) => engine.generate(prompt, params, signal) },
+    34,
+  );
   for (let e = 0; e < EPISODES + 2; e++) {
     const gaps: number[] = [];
     engine = timedEngine(gaps);
-    const result = await agents.run({ task, env: { episodeId: `b${e}`, task, state: new Map(), signal: new AbortController().signal }, policyVersion: 0, sampling, timeoutMs: 120_000 });
+    const result = await agents.run({
+      task,
+      env: { episodeId: `b${e}`, task, state: new Map(), signal: new AbortController().signal },
+      policyVersion: 0,
+      sampling,
+      timeoutMs: 120_000,
+    });
     if (result.error) throw new Error(result.error);
     if (result.stats.historyRewrites !== 0) throw new Error('the bench agent rewrote its history');
     // The gap before call k+1 holds the gateway's answer to call k and its handling of request k+1
@@ -67,7 +88,14 @@ async function builtinPerTurn(): Promise<number[]> {
   const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
   for (let e = 0; e < EPISODES + 2; e++) {
     const gaps: number[] = [];
-    const result = await runEpisode({ task, spec: agentSpec(34), engine: timedEngine(gaps), tokenizer: tok, policyVersion: 0, timeoutMs: 60_000 });
+    const result = await runEpisode({
+      task,
+      spec: agentSpec(34),
+      engine: timedEngine(gaps),
+      tokenizer: tok,
+      policyVersion: 0,
+      timeoutMs: 60_000,
+    });
     if (result.error) throw new Error(result.error);
     if (e >= 2) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]!);
   }
@@ -78,7 +106,17 @@ async function builtinPerTurn(): Promise<number[]> {
 async function pythonThroughput(episodes: number): Promise<number> {
   const agents = await pythonAgents(vllm, 8);
   const started = performance.now();
-  const results = await Promise.all(Array.from({ length: episodes }, (_, i) => agents.run({ task, env: { episodeId: `t${i}`, task, state: new Map(), signal: new AbortController().signal }, policyVersion: 0, sampling, timeoutMs: 120_000 })));
+  const results = await Promise.all(
+    Array.from({ length: episodes }, (_, i) =>
+      agents.run({
+        task,
+        env: { episodeId: `t${i}`, task, state: new Map(), signal: new AbortController().signal },
+        policyVersion: 0,
+        sampling,
+        timeoutMs: 120_000,
+      }),
+    ),
+  );
   const seconds = (performance.now() - started) / 1000;
   await agents.close();
   return results.reduce((a, r) => a + r.stats.turns, 0) / seconds;
@@ -87,16 +125,42 @@ async function pythonThroughput(episodes: number): Promise<number> {
 /** Requests/s of `episodes` concurrent in-process openai clients, 8 model calls each. */
 async function openaiThroughput(episodes: number): Promise<number> {
   const agents = await pythonAgents(vllm, 8);
-  const tools = [{ type: 'function' as const, function: { name: 'add', description: 'Add two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } } }];
+  const tools = [
+    {
+      type: 'function' as const,
+      function: {
+        name: 'add',
+        description: 'Add two numbers',
+        parameters: {
+          type: 'object',
+          properties: { a: { type: 'number' }, b: { type: 'number' } },
+          required: ['a', 'b'],
+        },
+      },
+    },
+  ];
   let requests = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: episodes }, async (_, i) => {
-      const endpoint = agents.gateway.open(`o${i}`, { engine: vllm, tokenizer: tok, parser: hermesParser, policyVersion: 0, maxTurns: 8, maxNewTokens: 256, sampling, chatTemplateKwargs: kwargs });
+      const endpoint = agents.gateway.open(`o${i}`, {
+        engine: vllm,
+        tokenizer: tok,
+        parser: hermesParser,
+        policyVersion: 0,
+        maxTurns: 8,
+        maxNewTokens: 256,
+        sampling,
+        chatTemplateKwargs: kwargs,
+      });
       const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey, maxRetries: 0 });
-      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [{ role: 'system', content: 'You are a careful calculator.' }, { role: 'user', content: task.prompt }];
+      const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+        { role: 'system', content: 'You are a careful calculator.' },
+        { role: 'user', content: task.prompt },
+      ];
       for (let turn = 0; turn < 8; turn++) {
-        const message = (await client.chat.completions.create({ model: 'policy', messages, tools })).choices[0]!.message;
+        const message = (await client.chat.completions.create({ model: 'policy', messages, tools })).choices[0]!
+          .message;
         requests++;
         const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function');
         messages.push({ role: 'assistant', content: message.content, ...(calls.length ? { tool_calls: calls } : {}) });
@@ -116,7 +180,16 @@ const builtin = await builtinPerTurn();
 const pythonRps = await pythonThroughput(16);
 const openaiRps = await openaiThroughput(32);
 await double.close();
-console.log(`gateway CPU per request (median of ${EPISODES} Python-agent episodes, Qwen3 tokenizer, engine time excluded):`);
-for (const [i, h] of HISTORY.entries()) console.log(`  history ${String(h).padStart(2)} turns: gateway ${gateway[i]!.toFixed(2)} ms, built-in agent ${builtin[i]!.toFixed(2)} ms per turn, ratio ${(gateway[i]! / builtin[i]!).toFixed(2)}`);
-console.log(`  ratio turn-32 / turn-1: gateway ${(gateway[1]! / gateway[0]!).toFixed(2)}, built-in ${(builtin[1]! / builtin[0]!).toFixed(2)}`);
-console.log(`requests/s on this machine (instant engine): 16 concurrent Python agents ${pythonRps.toFixed(0)}, 32 concurrent in-process openai clients ${openaiRps.toFixed(0)}`);
+console.log(
+  `gateway CPU per request (median of ${EPISODES} Python-agent episodes, Qwen3 tokenizer, engine time excluded):`,
+);
+for (const [i, h] of HISTORY.entries())
+  console.log(
+    `  history ${String(h).padStart(2)} turns: gateway ${gateway[i]!.toFixed(2)} ms, built-in agent ${builtin[i]!.toFixed(2)} ms per turn, ratio ${(gateway[i]! / builtin[i]!).toFixed(2)}`,
+  );
+console.log(
+  `  ratio turn-32 / turn-1: gateway ${(gateway[1]! / gateway[0]!).toFixed(2)}, built-in ${(builtin[1]! / builtin[0]!).toFixed(2)}`,
+);
+console.log(
+  `requests/s on this machine (instant engine): 16 concurrent Python agents ${pythonRps.toFixed(0)}, 32 concurrent in-process openai clients ${openaiRps.toFixed(0)}`,
+);

@@ -16,11 +16,21 @@ const DEPTH = 16;
 const dir = mkdtempSync(join(tmpdir(), 'atk-bench-recipe-'));
 
 const options = (level: number): Record<string, unknown> =>
-  Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`key_${level}_${i}`, { value: i, list: [level, i, 'x'], nested: { deep: `v${i}` } }]));
+  Object.fromEntries(
+    Array.from({ length: 50 }, (_, i) => [
+      `key_${level}_${i}`,
+      { value: i, list: [level, i, 'x'], nested: { deep: `v${i}` } },
+    ]),
+  );
 
 writeFileSync(
   join(dir, 'level-0.yaml'),
-  stringify({ name: 'bench', model: { path: 'Qwen/Qwen3-0.6B' }, dataset: { name: 'arith', options: { max_digits: 2 } }, reward: { name: 'math_answer' } }),
+  stringify({
+    name: 'bench',
+    model: { path: 'Qwen/Qwen3-0.6B' },
+    dataset: { name: 'arith', options: { max_digits: 2 } },
+    reward: { name: 'math_answer' },
+  }),
 );
 for (let level = 1; level < DEPTH; level++) {
   const body: Record<string, unknown> = {
@@ -31,7 +41,8 @@ for (let level = 1; level < DEPTH; level++) {
     train: { steps: 100 + level },
     agent: { chat_template_kwargs: options(level) },
   };
-  if (level === DEPTH - 1) body.tools = Array.from({ length: 200 }, (_, i) => ({ name: 'calculator', options: { max_length: 100 + i } }));
+  if (level === DEPTH - 1)
+    body.tools = Array.from({ length: 200 }, (_, i) => ({ name: 'calculator', options: { max_length: 100 + i } }));
   writeFileSync(join(dir, `level-${level}.yaml`), stringify(body));
 }
 const top = join(dir, `level-${DEPTH - 1}.yaml`);

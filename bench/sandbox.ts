@@ -43,5 +43,7 @@ const perSecond = batch / ((performance.now() - start) / 1000);
 
 console.log(`isolation: ${caps.namespaces ? 'bwrap (namespaces + rlimits)' : 'rlimits only'}; ${caps.detail}`);
 console.log(`plain python subprocess: ${plain.toFixed(1)} ms per run`);
-console.log(`sandboxed run (1 slot):  ${sandboxed.toFixed(1)} ms per run; overhead ${(sandboxed / plain).toFixed(2)}x a plain subprocess`);
+console.log(
+  `sandboxed run (1 slot):  ${sandboxed.toFixed(1)} ms per run; overhead ${(sandboxed / plain).toFixed(2)}x a plain subprocess`,
+);
 console.log(`sandboxed test executions/s with a pool of ${cores} (one per core): ${perSecond.toFixed(1)}`);

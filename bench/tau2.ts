@@ -29,7 +29,9 @@ const airline = domainSpec('airline');
 let before = heap();
 let started = performance.now();
 const base = await baseDb(airline, dataDir());
-console.log(`airline db.json load + freeze: ${(performance.now() - started).toFixed(0)} ms, ${mb(heap() - before)} MB heap (shared by all episodes)`);
+console.log(
+  `airline db.json load + freeze: ${(performance.now() - started).toFixed(0)} ms, ${mb(heap() - before)} MB heap (shared by all episodes)`,
+);
 
 // 2. Per-episode copies: copy-on-write overlays vs a full structuredClone.
 before = heap();
@@ -49,16 +51,30 @@ started = performance.now();
 const clones = Array.from({ length: 4 }, () => structuredClone(base));
 const cloneMs = (performance.now() - started) / clones.length;
 const cloneBytes = (heap() - before) / clones.length;
-console.log(`${CONCURRENT} concurrent airline episode DBs (copy-on-write): ${overlayUs.toFixed(2)} us per copy, ${(overlayBytes / 1024).toFixed(1)} KB per episode after 3 writes`);
-console.log(`  for comparison a full structuredClone: ${cloneMs.toFixed(0)} ms and ${mb(cloneBytes)} MB heap per copy (x${CONCURRENT} = ${mb(cloneBytes * CONCURRENT)} MB)`);
+console.log(
+  `${CONCURRENT} concurrent airline episode DBs (copy-on-write): ${overlayUs.toFixed(2)} us per copy, ${(overlayBytes / 1024).toFixed(1)} KB per episode after 3 writes`,
+);
+console.log(
+  `  for comparison a full structuredClone: ${cloneMs.toFixed(0)} ms and ${mb(cloneBytes)} MB heap per copy (x${CONCURRENT} = ${mb(cloneBytes * CONCURRENT)} MB)`,
+);
 copies.length = 0;
 clones.length = 0;
 
 // 3. Perfect-agent episodes through the registered dataset, tools and reward.
-async function perfectEpisodes(domain: Tau2Domain): Promise<{ episodes: number; seconds: number; perfect: number; bytesPerEpisode: number }> {
-  const tasks = await (await datasets.get('tau2')).load('all', { recipeDir: '.', dataDir: dataDir(), seed: 0, options: { domain } });
+async function perfectEpisodes(
+  domain: Tau2Domain,
+): Promise<{ episodes: number; seconds: number; perfect: number; bytesPerEpisode: number }> {
+  const tasks = await (await datasets.get('tau2')).load('all', {
+    recipeDir: '.',
+    dataDir: dataDir(),
+    seed: 0,
+    options: { domain },
+  });
   const makeTools = await (await tools.get('tau2')).create({ domain }, { recipeDir: '.', warn: () => {} });
-  const reward = await (await rewards.get('tau2')).create({ domain, basis: 'judge_free' }, { recipeDir: '.', warn: () => {} });
+  const reward = await (await rewards.get('tau2')).create(
+    { domain, basis: 'judge_free' },
+    { recipeDir: '.', warn: () => {} },
+  );
   const run = async (task: Task, i: number, live: EpisodeEnv[]): Promise<number> => {
     const env: EpisodeEnv = { episodeId: String(i), task, state: new Map(), signal: new AbortController().signal };
     live.push(env);

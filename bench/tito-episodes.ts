@@ -13,7 +13,14 @@ async function batch(tag: string): Promise<number> {
   const started = performance.now();
   const results = await Promise.all(
     Array.from({ length: CONCURRENT }, (_, i) =>
-      runEpisode({ task: { id: `${tag}${i}`, prompt: `What is 2+3? (#${i})`, data: {} }, spec: agentSpec(8), engine, tokenizer: tok, policyVersion: 0, timeoutMs: 120_000 }),
+      runEpisode({
+        task: { id: `${tag}${i}`, prompt: `What is 2+3? (#${i})`, data: {} },
+        spec: agentSpec(8),
+        engine,
+        tokenizer: tok,
+        policyVersion: 0,
+        timeoutMs: 120_000,
+      }),
     ),
   );
   const failed = results.filter((r) => r.error || r.stats.toolCalls !== 3);
@@ -25,5 +32,9 @@ await batch('warm');
 const seconds = await batch('run');
 await double.close();
 console.log(`${CONCURRENT} concurrent episodes x 3 tool turns (instant engine double, in-process):`);
-console.log(`  ${(CONCURRENT / seconds).toFixed(1)} episodes/s, ${((CONCURRENT * 4) / seconds).toFixed(0)} model turns/s (${seconds.toFixed(2)} s)`);
-console.log(`  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (includes the ~11 MB Qwen3 tokenizer JSON and the double)`);
+console.log(
+  `  ${(CONCURRENT / seconds).toFixed(1)} episodes/s, ${((CONCURRENT * 4) / seconds).toFixed(0)} model turns/s (${seconds.toFixed(2)} s)`,
+);
+console.log(
+  `  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (includes the ~11 MB Qwen3 tokenizer JSON and the double)`,
+);

@@ -32,7 +32,14 @@ function timedEngine(gaps: number[]): Engine {
 const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
 for (let e = 0; e < EPISODES + 2; e++) {
   const gaps: number[] = [];
-  const result = await runEpisode({ task: { id: `b${e}`, prompt: 'What is 2+3? Use the tool many times.', data: {} }, spec: agentSpec(34), engine: timedEngine(gaps), tokenizer: tok, policyVersion: 0, timeoutMs: 60_000 });
+  const result = await runEpisode({
+    task: { id: `b${e}`, prompt: 'What is 2+3? Use the tool many times.', data: {} },
+    spec: agentSpec(34),
+    engine: timedEngine(gaps),
+    tokenizer: tok,
+    policyVersion: 0,
+    timeoutMs: 60_000,
+  });
   if (result.error) throw new Error(result.error);
   // gaps[k-1] is the work before model call k+1, i.e. with k model turns of history; the first two episodes warm the JIT.
   if (e >= 2) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]);

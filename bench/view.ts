@@ -27,26 +27,42 @@ try {
     seed: 0,
   });
   for (let step = 1; step <= STEPS; step++) {
-    await run.writeTrajectories(step, Array.from({ length: EPISODES }, (_, i) => episode(step, i)));
+    await run.writeTrajectories(
+      step,
+      Array.from({ length: EPISODES }, (_, i) => episode(step, i)),
+    );
     await run.appendMetrics(metrics(step));
   }
   await run.setStatus('finished');
-  console.log(`synthetic run: ${STEPS} steps x ${EPISODES} episodes written in ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+  console.log(
+    `synthetic run: ${STEPS} steps x ${EPISODES} episodes written in ${((performance.now() - t0) / 1000).toFixed(1)}s`,
+  );
 
   let t = performance.now();
   const catalog = await RunCatalog.open([join(root, 'runs')]);
-  console.log(`server index at start (manifest, ${STEPS} metrics lines, file list): ${(performance.now() - t).toFixed(0)} ms`);
+  console.log(
+    `server index at start (manifest, ${STEPS} metrics lines, file list): ${(performance.now() - t).toFixed(0)} ms`,
+  );
   const index = catalog.list()[0]!;
   t = performance.now();
   for (const source of index.sources) await index.episodes(source.id);
   const all = performance.now() - t;
-  console.log(`every episode file indexed (${STEPS * EPISODES} episodes): ${(all / 1000).toFixed(2)} s (${((all * 1000) / (STEPS * EPISODES)).toFixed(1)} µs per episode)`);
+  console.log(
+    `every episode file indexed (${STEPS * EPISODES} episodes): ${(all / 1000).toFixed(2)} s (${((all * 1000) / (STEPS * EPISODES)).toFixed(1)} µs per episode)`,
+  );
 
   const server = await startViewServer({ paths: [join(root, 'runs')] });
-  const browser = await puppeteer.launch({ executablePath: process.env.ATK_CHROMIUM ?? '/usr/bin/chromium', headless: true, userDataDir: join(root, 'profile'), args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] }).catch((error: unknown) => {
-    console.log(`no browser figures: chromium did not start (${(error as Error).message.split('\n')[0]})`);
-    return undefined;
-  });
+  const browser = await puppeteer
+    .launch({
+      executablePath: process.env.ATK_CHROMIUM ?? '/usr/bin/chromium',
+      headless: true,
+      userDataDir: join(root, 'profile'),
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    })
+    .catch((error: unknown) => {
+      console.log(`no browser figures: chromium did not start (${(error as Error).message.split('\n')[0]})`);
+      return undefined;
+    });
   try {
     const id = catalog.list()[0]!.id;
     const views: [string, string][] = [
@@ -65,7 +81,10 @@ try {
       const page = await browser!.newPage();
       await page.setViewport({ width: 1400, height: 900 });
       await page.goto(`${server.url}${hash}`, { waitUntil: 'load' });
-      await page.waitForFunction(() => document.getElementById('main')?.dataset.state === 'ready', { timeout: 120_000, polling: 50 });
+      await page.waitForFunction(() => document.getElementById('main')?.dataset.state === 'ready', {
+        timeout: 120_000,
+        polling: 50,
+      });
       // Charts draw in the next animation frame; wait for it before reading the figures.
       await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
       const figures = await page.evaluate(() => {
@@ -73,9 +92,16 @@ try {
         const ready = performance.getEntriesByName('atk-view-ready-1')[0]?.startTime ?? NaN;
         const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
         const resources = performance.getEntriesByType('resource') as PerformanceResourceTiming[];
-        return { paint, ready, bytes: nav.transferSize + resources.reduce((sum, r) => sum + r.transferSize, 0), requests: resources.length + 1 };
+        return {
+          paint,
+          ready,
+          bytes: nav.transferSize + resources.reduce((sum, r) => sum + r.transferSize, 0),
+          requests: resources.length + 1,
+        };
       });
-      console.log(`${name}: first paint ${figures.paint.toFixed(0)} ms, view drawn ${figures.ready.toFixed(0)} ms, ${(figures.bytes / 1024).toFixed(1)} KiB in ${figures.requests} requests`);
+      console.log(
+        `${name}: first paint ${figures.paint.toFixed(0)} ms, view drawn ${figures.ready.toFixed(0)} ms, ${(figures.bytes / 1024).toFixed(1)} KiB in ${figures.requests} requests`,
+      );
       await page.close();
     }
   } finally {
@@ -105,21 +131,87 @@ function episode(step: number, i: number): Record<string, unknown> {
     advantage: right ? 0.5 : -0.5,
     failed: false,
     finish_reason: 'endTurn',
-    stats: { turns: 2, toolCalls: 1, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: { calculator: 1 }, toolErrorsByTool: {}, truncated: false, promptTokens: 48, generatedTokens: model, wallMs: 900, engineMs: 800 },
+    stats: {
+      turns: 2,
+      toolCalls: 1,
+      toolErrors: 0,
+      toolErrorsByKind: {},
+      toolCallsByTool: { calculator: 1 },
+      toolErrorsByTool: {},
+      truncated: false,
+      promptTokens: 48,
+      generatedTokens: model,
+      wallMs: 900,
+      engineMs: 800,
+    },
     messages: [
       { role: 'user', content: [{ text: `What is ${a} + ${b}?` }] },
-      { role: 'assistant', content: [{ toolUse: { name: 'calculator', toolUseId: 'call_0_0', input: { expression: `${a} + ${b}` } } }] },
-      { role: 'user', content: [{ toolResult: { toolUseId: 'call_0_0', status: 'success', content: [{ text: String(a + b) }] } }] },
+      {
+        role: 'assistant',
+        content: [{ toolUse: { name: 'calculator', toolUseId: 'call_0_0', input: { expression: `${a} + ${b}` } } }],
+      },
+      {
+        role: 'user',
+        content: [{ toolResult: { toolUseId: 'call_0_0', status: 'success', content: [{ text: String(a + b) }] } }],
+      },
       { role: 'assistant', content: [{ text: `Answer: ${right ? a + b : a + b + 1}` }] },
     ],
-    trajectory: { format: 'atk.trajectory/1', ids, segments: [['prompt', 30, 0], ['model', 24, 0, step - 1, 'stop'], ['tool', 18, 1], ['model', 8, 1, step - 1, 'stop']], logprobs: Array.from({ length: model }, (_, k) => -((k * 37) % 100) / 50), counters: { turns: 2, toolCalls: 1, toolErrors: 0 } },
+    trajectory: {
+      format: 'atk.trajectory/1',
+      ids,
+      segments: [
+        ['prompt', 30, 0],
+        ['model', 24, 0, step - 1, 'stop'],
+        ['tool', 18, 1],
+        ['model', 8, 1, step - 1, 'stop'],
+      ],
+      logprobs: Array.from({ length: model }, (_, k) => -((k * 37) % 100) / 50),
+      counters: { turns: 2, toolCalls: 1, toolErrors: 0 },
+    },
   };
 }
 
 function metrics(step: number): Record<string, unknown> {
   const p = 1 - Math.exp(-step / 200);
-  const figures: Record<string, unknown> = { kind: 'train', step, at: new Date(Date.UTC(2026, 0, 1, 0, 0, step * 3)).toISOString(), policy_version: step, reward_mean: 0.2 + 0.7 * p, accuracy: 0.2 + 0.7 * p, episodes: EPISODES };
-  for (const key of ['reward/correct', 'reward/formatted', 'tool_calls_per_episode', 'tool_error_rate', 'mean_turns', 'response_tokens_mean', 'staleness_mean', 'time_generation_s', 'time_train_s', 'time_sync_s', 'time_step_s', 'tool_calls/calculator', 'tool_errors/calculator']) figures[key] = Math.abs(Math.sin(step / 17 + key.length));
-  for (const key of ['loss', 'entropy', 'kl', 'grad_norm', 'lr', 'tokens', 'sequences', 'clip_fraction', 'mismatch_mean', 'mismatch_max', 'tokens_per_s', 'seconds']) figures[`train/${key}`] = Math.abs(Math.cos(step / 23 + key.length));
+  const figures: Record<string, unknown> = {
+    kind: 'train',
+    step,
+    at: new Date(Date.UTC(2026, 0, 1, 0, 0, step * 3)).toISOString(),
+    policy_version: step,
+    reward_mean: 0.2 + 0.7 * p,
+    accuracy: 0.2 + 0.7 * p,
+    episodes: EPISODES,
+  };
+  for (const key of [
+    'reward/correct',
+    'reward/formatted',
+    'tool_calls_per_episode',
+    'tool_error_rate',
+    'mean_turns',
+    'response_tokens_mean',
+    'staleness_mean',
+    'time_generation_s',
+    'time_train_s',
+    'time_sync_s',
+    'time_step_s',
+    'tool_calls/calculator',
+    'tool_errors/calculator',
+  ])
+    figures[key] = Math.abs(Math.sin(step / 17 + key.length));
+  for (const key of [
+    'loss',
+    'entropy',
+    'kl',
+    'grad_norm',
+    'lr',
+    'tokens',
+    'sequences',
+    'clip_fraction',
+    'mismatch_mean',
+    'mismatch_max',
+    'tokens_per_s',
+    'seconds',
+  ])
+    figures[`train/${key}`] = Math.abs(Math.cos(step / 23 + key.length));
   return figures;
 }

@@ -16,12 +16,19 @@ import { calculatorTool } from '../src/tools/calculator.js';
 const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'models', 'tiny-arith');
 const MERGES = 96;
 const SPECIALS: readonly [string, boolean][] = [
-  ['<|endoftext|>', true], ['<|im_start|>', true], ['<|im_end|>', true],
-  ['<tool_call>', false], ['</tool_call>', false], ['<tool_response>', false], ['</tool_response>', false],
+  ['<|endoftext|>', true],
+  ['<|im_start|>', true],
+  ['<|im_end|>', true],
+  ['<tool_call>', false],
+  ['</tool_call>', false],
+  ['<tool_response>', false],
+  ['</tool_response>', false],
 ];
-const PRE_TOKENIZER_REGEX = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const PRE_TOKENIZER_REGEX =
+  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 // The same pattern for JavaScript, which lacks inline (?i:...) groups.
-const CHUNK = /'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
+const CHUNK =
+  /'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
 
 const template = readFileSync(join(dir, 'chat_template.jinja'), 'utf8');
 const bytes = byteToUnicode();
@@ -38,24 +45,46 @@ write('tokenizer.json', {
   version: '1.0',
   truncation: null,
   padding: null,
-  added_tokens: SPECIALS.map(([content, special]) => ({ id: id(content), content, single_word: false, lstrip: false, rstrip: false, normalized: false, special })),
+  added_tokens: SPECIALS.map(([content, special]) => ({
+    id: id(content),
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special,
+  })),
   normalizer: { type: 'NFC' },
   pre_tokenizer: {
     type: 'Sequence',
-    pretokenizers: [{ type: 'Split', pattern: { Regex: PRE_TOKENIZER_REGEX }, behavior: 'Isolated', invert: false }, byteLevel],
+    pretokenizers: [
+      { type: 'Split', pattern: { Regex: PRE_TOKENIZER_REGEX }, behavior: 'Isolated', invert: false },
+      byteLevel,
+    ],
   },
   post_processor: byteLevel,
   decoder: byteLevel,
   model: {
-    type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-    fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: merges.map(([a, b]) => `${a} ${b}`),
+    type: 'BPE',
+    dropout: null,
+    unk_token: null,
+    continuing_subword_prefix: '',
+    end_of_word_suffix: '',
+    fuse_unk: false,
+    byte_fallback: false,
+    ignore_merges: false,
+    vocab,
+    merges: merges.map(([a, b]) => `${a} ${b}`),
   },
 });
 write('tokenizer_config.json', {
   add_bos_token: false,
   add_prefix_space: false,
   added_tokens_decoder: Object.fromEntries(
-    SPECIALS.map(([content, special]) => [String(id(content)), { content, lstrip: false, normalized: false, rstrip: false, single_word: false, special }]),
+    SPECIALS.map(([content, special]) => [
+      String(id(content)),
+      { content, lstrip: false, normalized: false, rstrip: false, single_word: false, special },
+    ]),
   ),
   bos_token: null,
   eos_token: '<|im_end|>',
@@ -68,7 +97,14 @@ write('tokenizer_config.json', {
   tokenizer_class: 'Qwen2Tokenizer',
   chat_template: template,
 });
-write('generation_config.json', { bos_token_id: id('<|endoftext|>'), eos_token_id: [id('<|im_end|>'), id('<|endoftext|>')], pad_token_id: id('<|endoftext|>'), do_sample: true, temperature: 1.0, top_p: 1.0 });
+write('generation_config.json', {
+  bos_token_id: id('<|endoftext|>'),
+  eos_token_id: [id('<|im_end|>'), id('<|endoftext|>')],
+  pad_token_id: id('<|endoftext|>'),
+  do_sample: true,
+  temperature: 1.0,
+  top_p: 1.0,
+});
 write('config.json', {
   architectures: ['Qwen2ForCausalLM'],
   model_type: 'qwen2',
@@ -94,7 +130,9 @@ write('config.json', {
   pad_token_id: id('<|endoftext|>'),
   torch_dtype: 'float32',
 });
-process.stdout.write(`models/tiny-arith: vocab ${vocabSize} (256 bytes + ${firstSpecial - 256} merged + ${SPECIALS.length} specials)\n`);
+process.stdout.write(
+  `models/tiny-arith: vocab ${vocabSize} (256 bytes + ${firstSpecial - 256} merged + ${SPECIALS.length} specials)\n`,
+);
 
 function write(name: string, value: unknown): void {
   writeFileSync(join(dir, name), JSON.stringify(value, null, name === 'tokenizer.json' ? undefined : 2) + '\n');
@@ -104,7 +142,10 @@ function write(name: string, value: unknown): void {
 function corpusChunks(): Map<string, number> {
   const render = new Template(template);
   const tools = toChatTools([calculatorTool().toolSpec]);
-  const tasks = generateArith('train', ArithOptions.parse({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 3, train_size: 4000 }));
+  const tasks = generateArith(
+    'train',
+    ArithOptions.parse({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 3, train_size: 4000 }),
+  );
   const specials = new RegExp(SPECIALS.map(([t]) => t.replace(/[|]/g, '\\|')).join('|'));
   const counts = new Map<string, number>();
   for (const task of tasks) {
@@ -151,7 +192,8 @@ function learnMerges(chunks: Map<string, number>, count: number): [string, strin
 
 /** GPT-2's reversible byte -> printable character map that byte-level BPE vocabularies are written in. */
 function byteToUnicode(): string[] {
-  const printable = (b: number): boolean => (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+  const printable = (b: number): boolean =>
+    (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
   let extra = 0;
   return Array.from({ length: 256 }, (_, b) => String.fromCodePoint(printable(b) ? b : 256 + extra++));
 }

@@ -7,9 +7,7 @@ if (!existsSync('trainer')) {
   process.exit(0);
 }
 const candidates = [process.env.ATK_PYTHON, 'python3', '/usr/bin/python3', 'python'].filter(Boolean);
-const python = candidates.find(
-  (p) => spawnSync(p, ['-c', 'import torch, pytest'], { stdio: 'ignore' }).status === 0,
-);
+const python = candidates.find((p) => spawnSync(p, ['-c', 'import torch, pytest'], { stdio: 'ignore' }).status === 0);
 if (!python) {
   console.error(`pytest: no Python among ${candidates.join(', ')} can import torch and pytest.`);
   console.error('hint: apt-get install python3-torch libopenblas0-pthread python3-pytest, or set ATK_PYTHON');

@@ -25,7 +25,7 @@ function ciNpmCommands(): string[] {
 }
 
 describe('.ci/run', () => {
-  test('returns exactly the README\'s test commands as its last steps', () => {
+  test("returns exactly the README's test commands as its last steps", () => {
     expect(readmeCommands('Run the tests:')).toStrictEqual(['npm ci', 'npm test']);
     expect(ciNpmCommands()).toStrictEqual(readmeCommands('Run the tests:'));
   });
@@ -41,8 +41,19 @@ describe('.ci/run', () => {
 
 describe('package.json', () => {
   test('returns an ESM package for Node >= 22 whose bin is bin/atk, built by prepare, tested by vitest and pytest', () => {
-    const pkg = JSON.parse(read('package.json')) as { type: string; bin: Record<string, string>; engines: Record<string, string>; scripts: Record<string, string> };
-    expect({ type: pkg.type, bin: pkg.bin, node: pkg.engines.node, prepare: pkg.scripts.prepare, bench: pkg.scripts.bench }).toStrictEqual({
+    const pkg = JSON.parse(read('package.json')) as {
+      type: string;
+      bin: Record<string, string>;
+      engines: Record<string, string>;
+      scripts: Record<string, string>;
+    };
+    expect({
+      type: pkg.type,
+      bin: pkg.bin,
+      node: pkg.engines.node,
+      prepare: pkg.scripts.prepare,
+      bench: pkg.scripts.bench,
+    }).toStrictEqual({
       type: 'module',
       bin: { atk: 'bin/atk' },
       node: '>=22',

@@ -13,7 +13,13 @@ async function violations(baseDir: string): Promise<string[]> {
   const { forbidden, options } = config;
   const reporter = await cruise(
     ['src'],
-    { ...options, baseDir, ruleSet: { forbidden }, validate: true, tsConfig: { fileName: join(projectRoot(), 'tsconfig.json') } },
+    {
+      ...options,
+      baseDir,
+      ruleSet: { forbidden },
+      validate: true,
+      tsConfig: { fileName: join(projectRoot(), 'tsconfig.json') },
+    },
     { extensionAlias: { '.js': ['.ts', '.tsx', '.js'] } } as never,
   );
   const output = reporter.output as ICruiseResult;
@@ -43,7 +49,8 @@ describe('import rules', () => {
   test('rejects an import against the layers, a circle, a peer import, the built-ins outside the entry point and a folder with no layer', async () => {
     const dir = tree({
       'src/recipe/load.ts': "import { datasets } from '../datasets/index.js';\nexport const x = datasets;\n",
-      'src/datasets/index.ts': "import type { Problem } from '../recipe/problem.js';\nexport const datasets: Problem[] = [];\n",
+      'src/datasets/index.ts':
+        "import type { Problem } from '../recipe/problem.js';\nexport const datasets: Problem[] = [];\n",
       'src/recipe/problem.ts': 'export interface Problem { readonly path: string }\n',
       'src/util/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
       'src/util/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
@@ -51,7 +58,8 @@ describe('import rules', () => {
       'src/trainer/port.ts': 'export const port = 1;\n',
       'src/run/session.ts': "import '../builtins.js';\nexport const session = 1;\n",
       'src/builtins.ts': 'export const registered = true;\n',
-      'src/cli/main.ts': "import '../builtins.js';\nimport { session } from '../run/session.js';\nexport const main = session;\n",
+      'src/cli/main.ts':
+        "import '../builtins.js';\nimport { session } from '../run/session.js';\nexport const main = session;\n",
       // A folder the layers do not name yet must be given its place first.
       'src/gateway/serve.ts': "import { a } from '../util/a.js';\nexport const serve = a;\n",
       // A test may reach up: the recipe loader's tests load real components.

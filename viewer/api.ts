@@ -13,7 +13,8 @@ export async function api<T>(route: string, params: Record<string, string | numb
 /** The URL fragment of a view: `#/episodes?run=...`; empty parameters are left out so links stay short. */
 export function link(view: string, params: Record<string, string | number | boolean | undefined | null> = {}): string {
   const query = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '' && v !== false) query.set(k, v === true ? '1' : String(v));
+  for (const [k, v] of Object.entries(params))
+    if (v !== undefined && v !== null && v !== '' && v !== false) query.set(k, v === true ? '1' : String(v));
   const text = query.toString();
   return `#/${view}${text ? `?${text}` : ''}`;
 }

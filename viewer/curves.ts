@@ -19,8 +19,14 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
   { title: 'KL to the reference', match: (k) => k === 'train/kl' || k === 'train/kl_mean' },
   { title: 'Train/inference mismatch', match: (k) => k.startsWith('train/mismatch') },
   { title: 'Staleness (policy versions)', match: (k) => k.startsWith('staleness') },
-  { title: 'Tool calls per episode (all, and per tool)', match: (k) => k === 'tool_calls_per_episode' || k.startsWith('tool_calls/') },
-  { title: 'Tool errors (rate per call, and per tool per episode)', match: (k) => k === 'tool_error_rate' || k.startsWith('tool_errors/') },
+  {
+    title: 'Tool calls per episode (all, and per tool)',
+    match: (k) => k === 'tool_calls_per_episode' || k.startsWith('tool_calls/'),
+  },
+  {
+    title: 'Tool errors (rate per call, and per tool per episode)',
+    match: (k) => k === 'tool_error_rate' || k.startsWith('tool_errors/'),
+  },
   { title: 'Step time breakdown (s)', match: (k) => /^time_.*_s$/.test(k) },
   { title: 'Response length (generated tokens)', match: (k) => k === 'response_tokens_mean' },
   { title: 'Gradient norm', match: (k) => k === 'train/grad_norm' },
@@ -29,33 +35,89 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
 const EVAL_FIGURES = ['accuracy', 'reward_mean', 'tool_error_rate'] as const;
 /** Whole steps only on the x axis. */
 const STEP_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
-const COLORS = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#65a30d', '#9333ea', '#ea580c'];
+const COLORS = [
+  '#2563eb',
+  '#dc2626',
+  '#059669',
+  '#d97706',
+  '#7c3aed',
+  '#0891b2',
+  '#db2777',
+  '#65a30d',
+  '#9333ea',
+  '#ea580c',
+];
 
 export const renderCurves: View = async (params, { main, crumbs }) => {
   const ids = (params.get('runs') ?? '').split(',').filter(Boolean);
   const weight = Math.min(0.99, Math.max(0, Number(params.get('smooth') ?? 0.6) || 0));
   const answers = await Promise.all(ids.map((run) => api<MetricsAnswer>('metrics', { run })));
   const sources = await Promise.all(ids.map((run) => api<{ sources: SourceInfo[] }>('sources', { run })));
-  crumbs(['runs', link('runs', { sel: ids.join(',') })], answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : `${answers.length} runs`);
+  crumbs(
+    ['runs', link('runs', { sel: ids.join(',') })],
+    answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : `${answers.length} runs`,
+  );
   const label = (i: number): string => (answers.length > 1 ? `${answers[i]!.run.name}/${answers[i]!.run.version}` : '');
 
-  const slider = h('input', { type: 'range', id: 'smoothing', min: 0, max: 0.99, step: 0.01, value: weight, onchange: (e) => setParams({ smooth: (e.target as HTMLInputElement).value }) });
-  const runLines = answers.map((a, i) => runLine(a, sources[i]!.sources, COLORS[i % COLORS.length]!, answers.length > 1));
+  const slider = h('input', {
+    type: 'range',
+    id: 'smoothing',
+    min: 0,
+    max: 0.99,
+    step: 0.01,
+    value: weight,
+    onchange: (e) => setParams({ smooth: (e.target as HTMLInputElement).value }),
+  });
+  const runLines = answers.map((a, i) =>
+    runLine(a, sources[i]!.sources, COLORS[i % COLORS.length]!, answers.length > 1),
+  );
   const grid = h('div', { class: 'charts', id: 'charts' });
-  main.replaceChildren(h('h1', {}, answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : 'Compare runs'), ...runLines, h('div', { class: 'toolbar' }, h('label', {}, 'smoothing', slider, h('span', {}, weight.toFixed(2))), h('span', { class: 'dim' }, 'drag to zoom · double-click to reset · hover for values')), grid);
+  main.replaceChildren(
+    h('h1', {}, answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : 'Compare runs'),
+    ...runLines,
+    h(
+      'div',
+      { class: 'toolbar' },
+      h('label', {}, 'smoothing', slider, h('span', {}, weight.toFixed(2))),
+      h('span', { class: 'dim' }, 'drag to zoom · double-click to reset · hover for values'),
+    ),
+    grid,
+  );
 
   for (const chart of CHARTS) {
-    const series = answers.flatMap((a, i) => Object.keys(a.train.series).filter(chart.match).sort(byMainFirst).map((key) => ({ run: i, key, name: [label(i), key].filter(Boolean).join(' · '), x: a.train.steps, y: a.train.series[key]! })));
+    const series = answers.flatMap((a, i) =>
+      Object.keys(a.train.series)
+        .filter(chart.match)
+        .sort(byMainFirst)
+        .map((key) => ({
+          run: i,
+          key,
+          name: [label(i), key].filter(Boolean).join(' · '),
+          x: a.train.steps,
+          y: a.train.series[key]!,
+        })),
+    );
     if (series.length) grid.append(drawChart(chart.title, series, weight));
   }
   for (const figure of EVAL_FIGURES) {
     const series = answers.flatMap((a, i) => {
       const points = a.evals.filter((e) => typeof e[figure] === 'number' && typeof e.step === 'number');
-      return points.length ? [{ run: i, key: figure, name: [label(i), `eval ${figure}`].filter(Boolean).join(' · '), x: points.map((e) => e.step!), y: points.map((e) => e[figure] as number) }] : [];
+      return points.length
+        ? [
+            {
+              run: i,
+              key: figure,
+              name: [label(i), `eval ${figure}`].filter(Boolean).join(' · '),
+              x: points.map((e) => e.step!),
+              y: points.map((e) => e[figure] as number),
+            },
+          ]
+        : [];
     });
     if (series.length) grid.append(drawChart(`Held-out eval: ${figure}`, series, 0, true));
   }
-  if (!grid.childElementCount) grid.append(h('p', { class: 'dim', id: 'no-curves' }, 'no metrics yet: curves appear as steps are recorded'));
+  if (!grid.childElementCount)
+    grid.append(h('p', { class: 'dim', id: 'no-curves' }, 'no metrics yet: curves appear as steps are recorded'));
   return ids;
 };
 
@@ -69,18 +131,51 @@ interface Series {
 
 function drawChart(title: string, series: readonly Series[], weight: number, points = false): HTMLElement {
   const box = h('div', { class: 'chart', 'data-chart': title }, h('h3', {}, title));
-  const tables = series.map((s) => [s.x as number[], ...(weight > 0 ? [s.y as (number | null)[], smooth(s.y, weight)] : [s.y as (number | null)[]])] as uPlot.AlignedData);
+  const tables = series.map(
+    (s) =>
+      [
+        s.x as number[],
+        ...(weight > 0 ? [s.y as (number | null)[], smooth(s.y, weight)] : [s.y as (number | null)[]]),
+      ] as uPlot.AlignedData,
+  );
   const data = uPlot.join(tables);
   const config: uPlot.Series[] = [{ label: 'step' }];
   series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
-    if (weight > 0) config.push({ label: `${s.name} (raw)`, class: 'raw', stroke: `${color}40`, width: 1, spanGaps: true, value: (_u, v) => fmt(v, 4) });
-    config.push({ label: s.name, stroke: color, width: 2, spanGaps: true, points: { show: points }, value: (_u, v) => fmt(v, 4) });
+    if (weight > 0)
+      config.push({
+        label: `${s.name} (raw)`,
+        class: 'raw',
+        stroke: `${color}40`,
+        width: 1,
+        spanGaps: true,
+        value: (_u, v) => fmt(v, 4),
+      });
+    config.push({
+      label: s.name,
+      stroke: color,
+      width: 2,
+      spanGaps: true,
+      points: { show: points },
+      value: (_u, v) => fmt(v, 4),
+    });
   });
   const width = 470;
   // Drawn after the element is in the page, to take the width the grid gave it.
   requestAnimationFrame(() => {
-    const plot = new uPlot({ width: Math.max(320, box.clientWidth - 12 || width), height: 220, series: config, scales: { x: { time: false } }, axes: [{ incrs: STEP_TICKS }, {}], cursor: { sync: { key: 'atk-steps' } }, legend: { live: true } }, data, box);
+    const plot = new uPlot(
+      {
+        width: Math.max(320, box.clientWidth - 12 || width),
+        height: 220,
+        series: config,
+        scales: { x: { time: false } },
+        axes: [{ incrs: STEP_TICKS }, {}],
+        cursor: { sync: { key: 'atk-steps' } },
+        legend: { live: true },
+      },
+      data,
+      box,
+    );
     box.dataset.series = String(series.length);
     box.dataset.points = String(data[0].length);
     (box as HTMLElement & { plot?: uPlot }).plot = plot;
@@ -92,7 +187,15 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
 function runLine(a: MetricsAnswer, sources: readonly SourceInfo[], color: string, many: boolean): HTMLElement {
   const r = a.run;
   const newest = [...sources].reverse().find((s) => s.kind === 'train') ?? sources[sources.length - 1];
-  const pick = h('select', { class: 'source-pick', onchange: (e) => (location.hash = link('episodes', { run: r.id, source: (e.target as HTMLSelectElement).value })) }, h('option', { value: '' }, 'episodes of…'), ...sources.map((s) => h('option', { value: s.id }, s.kind === 'eval' ? s.id : `step ${s.step}`)));
+  const pick = h(
+    'select',
+    {
+      class: 'source-pick',
+      onchange: (e) => (location.hash = link('episodes', { run: r.id, source: (e.target as HTMLSelectElement).value })),
+    },
+    h('option', { value: '' }, 'episodes of…'),
+    ...sources.map((s) => h('option', { value: s.id }, s.kind === 'eval' ? s.id : `step ${s.step}`)),
+  );
   return h(
     'div',
     { class: 'facts run-facts', 'data-run': r.id },
@@ -100,8 +203,20 @@ function runLine(a: MetricsAnswer, sources: readonly SourceInfo[], color: string
     h('span', {}, h('span', { class: `status ${r.status}` }, r.status)),
     h('span', { id: many ? null : 'steps-done' }, `step ${r.stepsDone}${r.stepsTotal ? ` / ${r.stepsTotal}` : ''}`),
     h('span', {}, `last reward ${fmt(r.lastReward)}`, ' · ', `best ${fmt(r.bestReward)}`),
-    r.evalBefore ? h('span', {}, `held-out ${fmt(r.evalBefore.accuracy)}${r.evalAfter && r.evalAfter.label !== r.evalBefore.label ? ` → ${fmt(r.evalAfter.accuracy)}` : ''}`) : null,
-    newest ? h('a', { href: link('episodes', { run: r.id, source: newest.id }), class: 'newest-episodes' }, `episodes of ${newest.kind === 'eval' ? newest.id : `step ${newest.step}`}`) : h('span', { class: 'dim' }, 'no episodes yet'),
+    r.evalBefore
+      ? h(
+          'span',
+          {},
+          `held-out ${fmt(r.evalBefore.accuracy)}${r.evalAfter && r.evalAfter.label !== r.evalBefore.label ? ` → ${fmt(r.evalAfter.accuracy)}` : ''}`,
+        )
+      : null,
+    newest
+      ? h(
+          'a',
+          { href: link('episodes', { run: r.id, source: newest.id }), class: 'newest-episodes' },
+          `episodes of ${newest.kind === 'eval' ? newest.id : `step ${newest.step}`}`,
+        )
+      : h('span', { class: 'dim' }, 'no episodes yet'),
     sources.length ? pick : null,
     h('span', { class: 'dim' }, r.dir),
   );

@@ -15,15 +15,35 @@ export const renderEpisode: View = async (params, { main, crumbs }) => {
     api<EpisodeAnswer>('episode', { run, source, index }),
     showTokens ? api<EpisodeTokens>('tokens', { run, source, index }) : Promise.resolve(undefined),
   ]);
-  crumbs(['runs', link('runs')], [`${row.name} ${row.version}`, link('curves', { runs: run })], [source, link('episodes', { run, source })], `episode ${index}`);
+  crumbs(
+    ['runs', link('runs')],
+    [`${row.name} ${row.version}`, link('curves', { runs: run })],
+    [source, link('episodes', { run, source })],
+    `episode ${index}`,
+  );
   const r = episode.record;
-  const parts = Object.entries(r.reward_parts).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+  const parts = Object.entries(r.reward_parts)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ');
   const facts = h(
     'div',
     { class: 'facts', id: 'episode-facts' },
-    h('span', {}, h('b', {}, 'task '), h('a', { href: link('task', { run, task: r.task_id }), id: 'task-link', title: 'this task in every step and eval' }, r.task_id)),
+    h(
+      'span',
+      {},
+      h('b', {}, 'task '),
+      h(
+        'a',
+        { href: link('task', { run, task: r.task_id }), id: 'task-link', title: 'this task in every step and eval' },
+        r.task_id,
+      ),
+    ),
     h('span', {}, h('b', {}, 'reward '), fmt(r.reward), parts ? ` (${parts})` : ''),
-    h('span', { class: r.success && !r.failed ? 'good' : 'bad' }, r.failed ? 'harness failure' : r.success ? 'success' : 'failed'),
+    h(
+      'span',
+      { class: r.success && !r.failed ? 'good' : 'bad' },
+      r.failed ? 'harness failure' : r.success ? 'success' : 'failed',
+    ),
     h('span', {}, `${r.stats.turns} turns`),
     h('span', {}, `${r.stats.toolCalls} tool calls, ${r.stats.toolErrors} errors`),
     h('span', {}, `finish ${r.finish_reason}${r.stats.truncated ? ' (truncated)' : ''}`),
@@ -35,15 +55,37 @@ export const renderEpisode: View = async (params, { main, crumbs }) => {
   const nav = h(
     'div',
     { class: 'toolbar' },
-    index > 0 ? h('a', { href: link('episode', { run, source, index: index - 1, tokens: showTokens }) }, '‹ previous episode') : null,
-    h('a', { href: link('episode', { run, source, index: index + 1, tokens: showTokens }), id: 'next-episode' }, 'next episode ›'),
-    h('button', { id: 'toggle-tokens', onclick: () => setParams({ tokens: !showTokens }) }, showTokens ? 'Hide tokens' : 'Show tokens'),
+    index > 0
+      ? h('a', { href: link('episode', { run, source, index: index - 1, tokens: showTokens }) }, '‹ previous episode')
+      : null,
+    h(
+      'a',
+      { href: link('episode', { run, source, index: index + 1, tokens: showTokens }), id: 'next-episode' },
+      'next episode ›',
+    ),
+    h(
+      'button',
+      { id: 'toggle-tokens', onclick: () => setParams({ tokens: !showTokens }) },
+      showTokens ? 'Hide tokens' : 'Show tokens',
+    ),
   );
-  const info = r.reward_info ? h('pre', { class: 'dim', id: 'reward-info' }, `reward info: ${JSON.stringify(r.reward_info)}`) : null;
+  const info = r.reward_info
+    ? h('pre', { class: 'dim', id: 'reward-info' }, `reward info: ${JSON.stringify(r.reward_info)}`)
+    : null;
   const error = r.error ? h('pre', { class: 'bad' }, `error: ${r.error}`) : null;
-  const turns = episode.turns.map((turn) => h('div', { class: `turn ${turn.role}` }, h('div', { class: 'role' }, turn.role), ...turn.parts.map(partNode)));
+  const turns = episode.turns.map((turn) =>
+    h('div', { class: `turn ${turn.role}` }, h('div', { class: 'role' }, turn.role), ...turn.parts.map(partNode)),
+  );
   const tokenSection = tokens ? [tokenView(tokens, params.get('color') === 'mask' ? 'mask' : 'logprob')] : [];
-  main.replaceChildren(h('h1', {}, `Episode ${index} of ${source}`), facts, nav, ...[info, error].filter((x) => x !== null), ...tokenSection, h('h2', {}, 'Conversation'), h('div', { id: 'conversation' }, turns));
+  main.replaceChildren(
+    h('h1', {}, `Episode ${index} of ${source}`),
+    facts,
+    nav,
+    ...[info, error].filter((x) => x !== null),
+    ...tokenSection,
+    h('h2', {}, 'Conversation'),
+    h('div', { id: 'conversation' }, turns),
+  );
   return [run];
 };
 
@@ -56,6 +98,10 @@ function partNode(part: ConversationPart): HTMLElement {
     case 'toolCall':
       return h('pre', { class: 'call' }, `→ ${part.name}(${JSON.stringify(part.input)})`);
     case 'toolResult':
-      return h('pre', { class: `result ${part.status}` }, `← ${part.name}${part.status === 'error' ? ' error' : ''}: ${part.text}`);
+      return h(
+        'pre',
+        { class: `result ${part.status}` },
+        `← ${part.name}${part.status === 'error' ? ' error' : ''}: ${part.text}`,
+      );
   }
 }

@@ -19,7 +19,13 @@ export interface ViewContext {
 /** A view: renders itself; returns the runs it depends on ('*': every run). */
 export type View = (params: URLSearchParams, context: ViewContext) => Promise<readonly string[] | '*'>;
 
-const VIEWS: Record<string, View> = { runs: renderRuns, curves: renderCurves, episodes: renderEpisodes, episode: renderEpisode, task: renderTask };
+const VIEWS: Record<string, View> = {
+  runs: renderRuns,
+  curves: renderCurves,
+  episodes: renderEpisodes,
+  episode: renderEpisode,
+  task: renderTask,
+};
 
 const main = document.getElementById('main')!;
 const crumbsEl = document.getElementById('crumbs')!;
@@ -30,7 +36,9 @@ let rendering: Promise<void> = Promise.resolve();
 const context: ViewContext = {
   main,
   crumbs(...items) {
-    crumbsEl.replaceChildren(...items.map((item) => (typeof item === 'string' ? h('span', {}, item) : h('a', { href: item[1] }, item[0]))));
+    crumbsEl.replaceChildren(
+      ...items.map((item) => (typeof item === 'string' ? h('span', {}, item) : h('a', { href: item[1] }, item[0]))),
+    );
   },
 };
 
@@ -47,7 +55,9 @@ function render(reason: 'navigate' | 'live'): Promise<void> {
       // For the benchmark: when each view was drawn, on the page's own clock.
       performance.mark(`atk-view-ready-${renderCount + 1}`);
     } catch (error) {
-      main.replaceChildren(h('p', { class: 'bad', id: 'view-error' }, `could not show this view: ${(error as Error).message}`));
+      main.replaceChildren(
+        h('p', { class: 'bad', id: 'view-error' }, `could not show this view: ${(error as Error).message}`),
+      );
       main.dataset.state = 'error';
     }
     main.dataset.renders = String(++renderCount);

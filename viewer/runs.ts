@@ -10,18 +10,56 @@ export const renderRuns: View = async (params, { main, crumbs }) => {
   const q = (params.get('q') ?? '').toLowerCase();
   const status = params.get('status') ?? '';
   const selected = new Set((params.get('sel') ?? '').split(',').filter(Boolean));
-  const shown = runs.filter((r) => (!q || `${r.name}/${r.version} ${r.dataset ?? ''}`.toLowerCase().includes(q)) && (!status || r.status === status));
+  const shown = runs.filter(
+    (r) =>
+      (!q || `${r.name}/${r.version} ${r.dataset ?? ''}`.toLowerCase().includes(q)) && (!status || r.status === status),
+  );
 
-  const compare = h('button', { class: 'primary', id: 'compare', disabled: selected.size < 1, onclick: () => (location.hash = link('curves', { runs: [...selected].join(',') })) }, `Compare selected (${selected.size})`);
+  const compare = h(
+    'button',
+    {
+      class: 'primary',
+      id: 'compare',
+      disabled: selected.size < 1,
+      onclick: () => (location.hash = link('curves', { runs: [...selected].join(',') })),
+    },
+    `Compare selected (${selected.size})`,
+  );
   const toolbar = h(
     'div',
     { class: 'toolbar' },
-    h('label', {}, 'name', h('input', { id: 'runs-filter', type: 'search', value: params.get('q') ?? '', placeholder: 'filter', onchange: (e) => setParams({ q: (e.target as HTMLInputElement).value }) })),
+    h(
+      'label',
+      {},
+      'name',
+      h('input', {
+        id: 'runs-filter',
+        type: 'search',
+        value: params.get('q') ?? '',
+        placeholder: 'filter',
+        onchange: (e) => setParams({ q: (e.target as HTMLInputElement).value }),
+      }),
+    ),
     h('label', {}, 'status', statusSelect(status)),
     compare,
     h('span', { class: 'dim', id: 'runs-count' }, `${shown.length} of ${runs.length} runs`),
   );
-  const head = h('tr', {}, h('th', {}, ''), ...['run', 'status', 'steps', 'best reward', 'last reward', 'held-out before → after', 'duration', 'dataset', 'started'].map((t) => h('th', {}, t)));
+  const head = h(
+    'tr',
+    {},
+    h('th', {}, ''),
+    ...[
+      'run',
+      'status',
+      'steps',
+      'best reward',
+      'last reward',
+      'held-out before → after',
+      'duration',
+      'dataset',
+      'started',
+    ].map((t) => h('th', {}, t)),
+  );
   const rows = shown.map((r) => {
     const box = h('input', {
       type: 'checkbox',
@@ -34,7 +72,9 @@ export const renderRuns: View = async (params, { main, crumbs }) => {
         setParams({ sel: [...selected].join(',') });
       },
     });
-    const evals = r.evalBefore ? `${pct(r.evalBefore.accuracy)}${r.evalAfter && r.evalAfter.label !== r.evalBefore.label ? ` → ${pct(r.evalAfter.accuracy)}` : ''}` : '-';
+    const evals = r.evalBefore
+      ? `${pct(r.evalBefore.accuracy)}${r.evalAfter && r.evalAfter.label !== r.evalBefore.label ? ` → ${pct(r.evalAfter.accuracy)}` : ''}`
+      : '-';
     return h(
       'tr',
       { class: 'run-row', 'data-run': r.id },
@@ -50,11 +90,21 @@ export const renderRuns: View = async (params, { main, crumbs }) => {
       h('td', { class: 'dim' }, r.startedAt.replace('T', ' ').slice(0, 19)),
     );
   });
-  main.replaceChildren(h('h1', {}, 'Runs'), toolbar, h('table', { class: 'grid', id: 'runs-table' }, h('thead', {}, head), h('tbody', {}, rows)));
+  main.replaceChildren(
+    h('h1', {}, 'Runs'),
+    toolbar,
+    h('table', { class: 'grid', id: 'runs-table' }, h('thead', {}, head), h('tbody', {}, rows)),
+  );
   return '*';
 };
 
 function statusSelect(current: string): HTMLSelectElement {
-  const options = ['', 'running', 'finished', 'failed', 'interrupted', 'stale'].map((s) => h('option', { value: s, selected: s === current }, s || 'any'));
-  return h('select', { id: 'status-filter', onchange: (e) => setParams({ status: (e.target as HTMLSelectElement).value }) }, options);
+  const options = ['', 'running', 'finished', 'failed', 'interrupted', 'stale'].map((s) =>
+    h('option', { value: s, selected: s === current }, s || 'any'),
+  );
+  return h(
+    'select',
+    { id: 'status-filter', onchange: (e) => setParams({ status: (e.target as HTMLSelectElement).value }) },
+    options,
+  );
 }

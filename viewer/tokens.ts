@@ -9,7 +9,9 @@ import type { EpisodeTokens } from './types.js';
 
 export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLElement {
   const drifted = new Set<number>();
-  if ('report' in data.drift) for (const hunk of data.drift.report.hunks) for (let i = hunk.trajectory.start; i < Math.min(hunk.trajectory.end, data.length); i++) drifted.add(i);
+  if ('report' in data.drift)
+    for (const hunk of data.drift.report.hunks)
+      for (let i = hunk.trajectory.start; i < Math.min(hunk.trajectory.end, data.length); i++) drifted.add(i);
   const hover = h('div', { id: 'tok-hover', hidden: true });
   const body = h('div', { class: 'tokens', id: 'token-view' });
   data.segments.forEach((segment, k) => {
@@ -18,11 +20,22 @@ export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLEl
     const spans: HTMLElement[] = [];
     for (let i = segment.start; i < segment.start + segment.length; i++) {
       const [, text, mask, logprob] = data.tokens[i]!;
-      const span = h('span', { class: `tok ${mask ? 'model' : 'env'}${drifted.has(i) ? ' drift' : ''}`, 'data-i': i, 'data-segment': k }, text.replace(/\n/g, '⏎\n'));
+      const span = h(
+        'span',
+        { class: `tok ${mask ? 'model' : 'env'}${drifted.has(i) ? ' drift' : ''}`, 'data-i': i, 'data-segment': k },
+        text.replace(/\n/g, '⏎\n'),
+      );
       span.style.background = tokenColor(mask, logprob, mode);
       spans.push(span);
     }
-    body.append(h('div', { class: 'segment', 'data-source': segment.source }, h('div', { class: 'segment-head' }, head), ...spans));
+    body.append(
+      h(
+        'div',
+        { class: 'segment', 'data-source': segment.source },
+        h('div', { class: 'segment-head' }, head),
+        ...spans,
+      ),
+    );
   });
   // One listener for every token: a long episode has tens of thousands of them.
   body.addEventListener('mouseover', (e) => {
@@ -45,25 +58,69 @@ export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLEl
   const legend = h(
     'div',
     { class: 'toolbar' },
-    h('span', {}, `${data.length} tokens: ${model.length} model (mask 1), ${data.length - model.length} environment (mask 0); ${low} with p < 0.1`),
-    h('label', {}, 'colour by', h('select', { id: 'colour-mode', onchange: (e) => setParams({ color: (e.target as HTMLSelectElement).value === 'mask' ? 'mask' : null }) }, h('option', { value: 'logprob', selected: mode === 'logprob' }, 'logprob'), h('option', { value: 'mask', selected: mode === 'mask' }, 'loss mask'))),
-    mode === 'logprob' ? h('span', {}, 'p 0 ', h('span', { class: 'legend-bar' }), ' 1 · environment grey') : h('span', {}, 'blue: trained (mask 1) · grey: environment (mask 0)'),
+    h(
+      'span',
+      {},
+      `${data.length} tokens: ${model.length} model (mask 1), ${data.length - model.length} environment (mask 0); ${low} with p < 0.1`,
+    ),
+    h(
+      'label',
+      {},
+      'colour by',
+      h(
+        'select',
+        {
+          id: 'colour-mode',
+          onchange: (e) => setParams({ color: (e.target as HTMLSelectElement).value === 'mask' ? 'mask' : null }),
+        },
+        h('option', { value: 'logprob', selected: mode === 'logprob' }, 'logprob'),
+        h('option', { value: 'mask', selected: mode === 'mask' }, 'loss mask'),
+      ),
+    ),
+    mode === 'logprob'
+      ? h('span', {}, 'p 0 ', h('span', { class: 'legend-bar' }), ' 1 · environment grey')
+      : h('span', {}, 'blue: trained (mask 1) · grey: environment (mask 0)'),
   );
   return h('section', { id: 'tokens-section' }, h('h2', {}, 'Tokens'), legend, body, driftPanel(data), hover);
 }
 
 function driftPanel(data: EpisodeTokens): HTMLElement {
-  if ('error' in data.drift) return h('div', { class: 'panel warn', id: 'drift' }, `drift audit failed: ${data.drift.error}`);
+  if ('error' in data.drift)
+    return h('div', { class: 'panel warn', id: 'drift' }, `drift audit failed: ${data.drift.error}`);
   const { report, toolsNote } = data.drift;
   const note = toolsNote ? h('p', { class: 'warn' }, toolsNote) : null;
-  if (report.identical) return h('div', { class: 'panel', id: 'drift' }, h('b', { class: 'good' }, `drift: none: re-rendering the conversation gives the same ${report.trajectoryTokens} tokens`), note);
+  if (report.identical)
+    return h(
+      'div',
+      { class: 'panel', id: 'drift' },
+      h(
+        'b',
+        { class: 'good' },
+        `drift: none: re-rendering the conversation gives the same ${report.trajectoryTokens} tokens`,
+      ),
+      note,
+    );
   return h(
     'div',
     { class: 'panel', id: 'drift' },
-    h('b', { class: 'warn' }, `drift: ${report.hunkCount} place(s) where a re-render differs; ${report.changedModelTokens} model token(s) a text pipeline would train on wrongly (underlined red above)`),
+    h(
+      'b',
+      { class: 'warn' },
+      `drift: ${report.hunkCount} place(s) where a re-render differs; ${report.changedModelTokens} model token(s) a text pipeline would train on wrongly (underlined red above)`,
+    ),
     note,
     ...report.hunks.map((hunk, i) =>
-      h('div', { class: 'hunk' }, h('div', {}, `hunk ${i + 1}: tokens ${hunk.trajectory.start}..${hunk.trajectory.end} (${hunk.modelTokens} model) vs re-rendered ${hunk.rerendered.start}..${hunk.rerendered.end}`), h('pre', { class: 'bad' }, `trajectory ${JSON.stringify(hunk.trajectory.text)}`), h('pre', { class: 'good' }, `re-render  ${JSON.stringify(hunk.rerendered.text)}`)),
+      h(
+        'div',
+        { class: 'hunk' },
+        h(
+          'div',
+          {},
+          `hunk ${i + 1}: tokens ${hunk.trajectory.start}..${hunk.trajectory.end} (${hunk.modelTokens} model) vs re-rendered ${hunk.rerendered.start}..${hunk.rerendered.end}`,
+        ),
+        h('pre', { class: 'bad' }, `trajectory ${JSON.stringify(hunk.trajectory.text)}`),
+        h('pre', { class: 'good' }, `re-render  ${JSON.stringify(hunk.rerendered.text)}`),
+      ),
     ),
   );
 }

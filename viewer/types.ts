@@ -26,7 +26,10 @@ export interface RunRow {
 
 export interface MetricsAnswer {
   readonly run: RunRow;
-  readonly train: { readonly steps: readonly number[]; readonly series: Readonly<Record<string, readonly (number | null)[]>> };
+  readonly train: {
+    readonly steps: readonly number[];
+    readonly series: Readonly<Record<string, readonly (number | null)[]>>;
+  };
   readonly evals: readonly (Readonly<Record<string, unknown>> & { readonly step?: number; readonly label?: string })[];
 }
 
@@ -79,7 +82,15 @@ export interface EpisodeRecord {
   readonly failed: boolean;
   readonly error?: string;
   readonly finish_reason: string;
-  readonly stats: { readonly turns: number; readonly toolCalls: number; readonly toolErrors: number; readonly truncated: boolean; readonly promptTokens: number; readonly generatedTokens: number; readonly wallMs: number };
+  readonly stats: {
+    readonly turns: number;
+    readonly toolCalls: number;
+    readonly toolErrors: number;
+    readonly truncated: boolean;
+    readonly promptTokens: number;
+    readonly generatedTokens: number;
+    readonly wallMs: number;
+  };
   readonly messages: readonly unknown[];
 }
 
@@ -101,7 +112,14 @@ export interface DriftReport {
 
 export interface EpisodeTokens {
   readonly length: number;
-  readonly segments: readonly { readonly source: string; readonly start: number; readonly length: number; readonly turn: number; readonly policyVersion: number | null; readonly finishReason: string | null }[];
+  readonly segments: readonly {
+    readonly source: string;
+    readonly start: number;
+    readonly length: number;
+    readonly turn: number;
+    readonly policyVersion: number | null;
+    readonly finishReason: string | null;
+  }[];
   readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
   readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
 }
@@ -118,7 +136,12 @@ export interface ToolUseStats {
   readonly toolCalls: number;
   readonly callsPerEpisode: number;
   readonly tools: readonly ToolFigures[];
-  readonly unknownTools: (ToolFigures & { readonly names: number; readonly examples: readonly { readonly name: string; readonly calls: number }[] }) | null;
+  readonly unknownTools:
+    | (ToolFigures & {
+        readonly names: number;
+        readonly examples: readonly { readonly name: string; readonly calls: number }[];
+      })
+    | null;
   readonly errors: readonly { readonly kind: string; readonly count: number; readonly rate: number }[];
 }
 
@@ -126,7 +149,13 @@ export type ConversationPart =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'reasoning'; readonly text: string }
   | { readonly kind: 'toolCall'; readonly id: string; readonly name: string; readonly input: unknown }
-  | { readonly kind: 'toolResult'; readonly id: string; readonly name: string; readonly status: 'success' | 'error'; readonly text: string };
+  | {
+      readonly kind: 'toolResult';
+      readonly id: string;
+      readonly name: string;
+      readonly status: 'success' | 'error';
+      readonly text: string;
+    };
 
 export interface ConversationTurn {
   readonly role: 'system' | 'user' | 'assistant' | 'tool';

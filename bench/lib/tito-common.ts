@@ -7,10 +7,23 @@ import { QWEN3_TOKENIZER_DIR } from '../../src/__fixtures__/tokenizers.js';
 import type { AgentSpec } from '../../src/rollout/episode.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/index.js';
 
-export const add = tool({ name: 'add', description: 'Add two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => ({ sum: a + b }) });
+export const add = tool({
+  name: 'add',
+  description: 'Add two numbers',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  callback: ({ a, b }) => ({ sum: a + b }),
+});
 
 export function agentSpec(maxTurns: number): AgentSpec {
-  return { systemPrompt: 'You are a careful calculator.', tools: [add], maxTurns, maxNewTokens: 256, sampling: { temperature: 1, topP: 1, topK: -1 }, toolCallFormat: 'hermes', chatTemplateKwargs: { enable_thinking: false } };
+  return {
+    systemPrompt: 'You are a careful calculator.',
+    tools: [add],
+    maxTurns,
+    maxNewTokens: 256,
+    sampling: { temperature: 1, topP: 1, topK: -1 },
+    toolCallFormat: 'hermes',
+    chatTemplateKwargs: { enable_thinking: false },
+  };
 }
 
 export function qwen3(): Promise<ModelTokenizer> {

@@ -9,7 +9,8 @@ import { calculate } from '../external-typescript/agent.js';
 
 const calculator = tool({
   name: 'calculator',
-  description: 'Evaluate an arithmetic expression exactly: numbers, + - * / % ** and parentheses (write percentages as /100). Returns the number.',
+  description:
+    'Evaluate an arithmetic expression exactly: numbers, + - * / % ** and parentheses (write percentages as /100). Returns the number.',
   inputSchema: z.object({ expression: z.string().describe('The expression, e.g. 12 * (3 + 4)') }),
   callback: ({ expression }) => calculate(expression),
 });
@@ -20,8 +21,19 @@ const calculator = tool({
  * the new tokens.
  */
 export function strandsAgent(baseUrl: string, apiKey: string, systemPrompt?: string): Agent {
-  const model = new OpenAIModel({ api: 'chat', modelId: 'policy', apiKey, clientConfig: { baseURL: baseUrl, maxRetries: 0 } });
-  return new Agent({ model, tools: [calculator], printer: false, conversationManager: new NullConversationManager(), ...(systemPrompt ? { systemPrompt } : {}) });
+  const model = new OpenAIModel({
+    api: 'chat',
+    modelId: 'policy',
+    apiKey,
+    clientConfig: { baseURL: baseUrl, maxRetries: 0 },
+  });
+  return new Agent({
+    model,
+    tools: [calculator],
+    printer: false,
+    conversationManager: new NullConversationManager(),
+    ...(systemPrompt ? { systemPrompt } : {}),
+  });
 }
 
 /** The text of the agent's last message. */

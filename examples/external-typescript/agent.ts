@@ -16,8 +16,13 @@ export const calculatorTool: ChatCompletionTool = {
   type: 'function',
   function: {
     name: 'calculator',
-    description: 'Evaluate an arithmetic expression exactly: numbers, + - * / % ** and parentheses (write percentages as /100). Returns the number.',
-    parameters: { type: 'object', properties: { expression: { type: 'string', description: 'The expression, e.g. 12 * (3 + 4)' } }, required: ['expression'] },
+    description:
+      'Evaluate an arithmetic expression exactly: numbers, + - * / % ** and parentheses (write percentages as /100). Returns the number.',
+    parameters: {
+      type: 'object',
+      properties: { expression: { type: 'string', description: 'The expression, e.g. 12 * (3 + 4)' } },
+      required: ['expression'],
+    },
   },
 };
 
@@ -25,11 +30,20 @@ export const calculatorTool: ChatCompletionTool = {
  * Calls the model, runs the calculator calls it makes, and returns its final text, within `maxTurns`
  * model calls. With `stream` the replies arrive as Server-Sent Events and are put back together here.
  */
-export async function solve(client: OpenAI, task: AgentTask, options: { readonly stream?: boolean; readonly maxTurns?: number; readonly model?: string } = {}): Promise<{ answer: string; messages: ChatCompletionMessageParam[] }> {
-  const messages: ChatCompletionMessageParam[] = [...(task.system_prompt ? [{ role: 'system' as const, content: task.system_prompt }] : []), { role: 'user', content: task.prompt }];
+export async function solve(
+  client: OpenAI,
+  task: AgentTask,
+  options: { readonly stream?: boolean; readonly maxTurns?: number; readonly model?: string } = {},
+): Promise<{ answer: string; messages: ChatCompletionMessageParam[] }> {
+  const messages: ChatCompletionMessageParam[] = [
+    ...(task.system_prompt ? [{ role: 'system' as const, content: task.system_prompt }] : []),
+    { role: 'user', content: task.prompt },
+  ];
   for (let turn = 0; turn < (options.maxTurns ?? 3); turn++) {
     const request = { model: options.model ?? 'policy', messages, tools: [calculatorTool] };
-    const message = options.stream ? await streamed(client, request) : (await client.chat.completions.create(request)).choices[0]!.message;
+    const message = options.stream
+      ? await streamed(client, request)
+      : (await client.chat.completions.create(request)).choices[0]!.message;
     const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function');
     messages.push({ role: 'assistant', content: message.content, ...(calls.length ? { tool_calls: calls } : {}) });
     if (calls.length === 0) return { answer: message.content ?? '', messages };
@@ -42,7 +56,10 @@ export async function solve(client: OpenAI, task: AgentTask, options: { readonly
 }
 
 /** One streamed completion, its deltas joined into a message. */
-async function streamed(client: OpenAI, request: { model: string; messages: ChatCompletionMessageParam[]; tools: ChatCompletionTool[] }): Promise<OpenAI.Chat.Completions.ChatCompletionMessage> {
+async function streamed(
+  client: OpenAI,
+  request: { model: string; messages: ChatCompletionMessageParam[]; tools: ChatCompletionTool[] },
+): Promise<OpenAI.Chat.Completions.ChatCompletionMessage> {
   let content = '';
   const calls: { id: string; type: 'function'; function: { name: string; arguments: string } }[] = [];
   for await (const chunk of await client.chat.completions.create({ ...request, stream: true })) {
@@ -55,7 +72,12 @@ async function streamed(client: OpenAI, request: { model: string; messages: Chat
       slot.function.arguments += call.function?.arguments ?? '';
     }
   }
-  return { role: 'assistant', content: content || (calls.length ? null : ''), refusal: null, ...(calls.length ? { tool_calls: calls } : {}) };
+  return {
+    role: 'assistant',
+    content: content || (calls.length ? null : ''),
+    refusal: null,
+    ...(calls.length ? { tool_calls: calls } : {}),
+  };
 }
 
 /** + - * / % ** and parentheses on numbers; an unusable expression answers `Error: <why>`. */
@@ -107,7 +129,11 @@ export function calculate(expression: string): string {
 async function main(): Promise<void> {
   let input = '';
   for await (const chunk of process.stdin) input += chunk;
-  const client = new OpenAI({ baseURL: process.env.OPENAI_BASE_URL, apiKey: process.env.OPENAI_API_KEY, maxRetries: 0 });
+  const client = new OpenAI({
+    baseURL: process.env.OPENAI_BASE_URL,
+    apiKey: process.env.OPENAI_API_KEY,
+    maxRetries: 0,
+  });
   const { answer } = await solve(client, JSON.parse(input) as AgentTask);
   process.stdout.write(`${JSON.stringify({ answer })}\n`);
 }

@@ -8,7 +8,26 @@ const NAMES = ['add', 'calculator', '', 'invalid_tool_call', '</think>', '<tool_
 
 /** A JSON-ish value: valid, or broken in one of the ways models break JSON. */
 const jsonish: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom('1', '-0.5e400', 'null', 'true', '""', '{}', '[]', '{"a": 2, "b": 3}', '{"a": 2,}', '{a: 1}', "{'a': 1}", '"\\x41"', '"\\u12"', '"\\', '"\uD800"', '"\uDFFF"', 'NaN', '1e99999'),
+  fc.constantFrom(
+    '1',
+    '-0.5e400',
+    'null',
+    'true',
+    '""',
+    '{}',
+    '[]',
+    '{"a": 2, "b": 3}',
+    '{"a": 2,}',
+    '{a: 1}',
+    "{'a': 1}",
+    '"\\x41"',
+    '"\\u12"',
+    '"\\',
+    '"\uD800"',
+    '"\uDFFF"',
+    'NaN',
+    '1e99999',
+  ),
   fc.integer({ min: 1, max: 6000 }).map((depth) => `${'['.repeat(depth)}${']'.repeat(depth)}`),
   fc.integer({ min: 1, max: 3000 }).map((depth) => `${'{"a": '.repeat(depth)}1${'}'.repeat(depth)}`),
   fc.integer({ min: 1, max: 4000 }).map((depth) => '['.repeat(depth)),
@@ -20,9 +39,15 @@ const jsonish: fc.Arbitrary<string> = fc.oneof(
 /** One `<tool_call>` block, well-formed or not. */
 const toolCall: fc.Arbitrary<string> = fc
   .record({
-    name: fc.oneof(fc.constantFrom(...NAMES), fc.integer({ min: 0, max: 20_000 }).map((n) => 'n'.repeat(n))),
+    name: fc.oneof(
+      fc.constantFrom(...NAMES),
+      fc.integer({ min: 0, max: 20_000 }).map((n) => 'n'.repeat(n)),
+    ),
     // Mostly an object around the fragment: that is what reaches argument validation and serialisation.
-    args: fc.oneof({ weight: 1, arbitrary: jsonish }, { weight: 3, arbitrary: jsonish.map((value) => `{"a": ${value}}`) }),
+    args: fc.oneof(
+      { weight: 1, arbitrary: jsonish },
+      { weight: 3, arbitrary: jsonish.map((value) => `{"a": ${value}}`) },
+    ),
     open: fc.constantFrom('<tool_call>\n', '<tool_call>\n', '<tool_call>', ''),
     close: fc.constantFrom('\n</tool_call>', '\n</tool_call>', '</tool_call>', '', '</think>'),
   })
@@ -30,7 +55,15 @@ const toolCall: fc.Arbitrary<string> = fc
 
 /** A completion as text: a sequence of tags, calls, JSON fragments and arbitrary characters. */
 export const adversarialText: fc.Arbitrary<string> = fc
-  .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...TAGS) }, { weight: 3, arbitrary: toolCall }, { weight: 1, arbitrary: jsonish }, { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) }), { maxLength: 12 })
+  .array(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.constantFrom(...TAGS) },
+      { weight: 3, arbitrary: toolCall },
+      { weight: 1, arbitrary: jsonish },
+      { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 30 }) },
+    ),
+    { maxLength: 12 },
+  )
   .map((parts) => parts.join(''));
 
 /** A completion as token ids: encoded text, random ids, or text with random ids spliced in. */

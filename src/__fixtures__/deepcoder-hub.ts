@@ -38,7 +38,8 @@ const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).dig
  */
 export async function startDeepCoderHub(): Promise<DeepCoderHub> {
   const { dataset, revision } = loadManifest();
-  const raw = (name: string): RawProblem[] => JSON.parse(readFileSync(join(dataDir(), 'deepcoder', 'raw', name), 'utf8')) as RawProblem[];
+  const raw = (name: string): RawProblem[] =>
+    JSON.parse(readFileSync(join(dataDir(), 'deepcoder', 'raw', name), 'utf8')) as RawProblem[];
   const codeforces = raw('rllm_test_code_codeforces.json');
   const lcb = raw('rllm_test_code_livecodebench_v5_2408-2502_public.json');
   const shards: Record<string, Buffer> = {
@@ -50,7 +51,15 @@ export async function startDeepCoderHub(): Promise<DeepCoderHub> {
   const files: Record<string, Buffer> = {};
   for (const subset of ['codeforces', 'lcbv5']) {
     const entries = Object.entries(shards).filter(([path]) => path.startsWith(`${subset}/`));
-    const listing = [{ type: 'directory', path: `${subset}/extra` }, ...entries.map(([path, bytes]) => ({ type: 'file', path, size: bytes.length, lfs: { oid: sha256(bytes), size: bytes.length } }))];
+    const listing = [
+      { type: 'directory', path: `${subset}/extra` },
+      ...entries.map(([path, bytes]) => ({
+        type: 'file',
+        path,
+        size: bytes.length,
+        lfs: { oid: sha256(bytes), size: bytes.length },
+      })),
+    ];
     files[`/api/datasets/${dataset}/tree/${revision}/${subset}`] = Buffer.from(JSON.stringify(listing));
     for (const [path, bytes] of entries) files[resolvePath(path)] = bytes;
   }

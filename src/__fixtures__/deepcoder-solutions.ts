@@ -13,8 +13,10 @@ export interface SampleSolution {
 export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
   {
     id: 'codeforces_test_0',
-    correct: 'import sys\nd = sys.stdin.read().split()\nt = int(d[0])\nfor i in range(t):\n    x, y = int(d[1 + 2 * i]), int(d[2 + 2 * i])\n    print(min(x, y), max(x, y))\n',
-    wrong: 'import sys\nd = sys.stdin.read().split()\nt = int(d[0])\nfor i in range(t):\n    x, y = int(d[1 + 2 * i]), int(d[2 + 2 * i])\n    print(x, y)\n',
+    correct:
+      'import sys\nd = sys.stdin.read().split()\nt = int(d[0])\nfor i in range(t):\n    x, y = int(d[1 + 2 * i]), int(d[2 + 2 * i])\n    print(min(x, y), max(x, y))\n',
+    wrong:
+      'import sys\nd = sys.stdin.read().split()\nt = int(d[0])\nfor i in range(t):\n    x, y = int(d[1 + 2 * i]), int(d[2 + 2 * i])\n    print(x, y)\n',
     wrongKind: 'wrong_answer',
   },
   {
@@ -31,7 +33,8 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
   },
   {
     id: 'lcbv5_test_117',
-    correct: 'def main():\n    s = input().strip()\n    print("Yes" if s.endswith("san") else "No")\n\nif __name__ == "__main__":\n    main()\n',
+    correct:
+      'def main():\n    s = input().strip()\n    print("Yes" if s.endswith("san") else "No")\n\nif __name__ == "__main__":\n    main()\n',
     wrong: 's = input().strip()\nprint("Yes" if s.endswith("san") else "No"\n',
     wrongKind: 'runtime_error',
   },
@@ -45,12 +48,14 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
       'key = lambda i: [ord(c) if j % 2 == 0 else -ord(c) for j, c in enumerate(rows[i])]',
       'print(" ".join(str(i + 1) for i in sorted(range(n), key=key)))',
     ].join('\n'),
-    wrong: 'import sys\ndata = sys.stdin.read().split()\nn = int(data[0])\nrows = data[2:2 + n]\nprint(" ".join(str(i + 1) for i in sorted(range(n), key=lambda i: rows[i])))\n',
+    wrong:
+      'import sys\ndata = sys.stdin.read().split()\nn = int(data[0])\nrows = data[2:2 + n]\nprint(" ".join(str(i + 1) for i in sorted(range(n), key=lambda i: rows[i])))\n',
     wrongKind: 'wrong_answer',
   },
   {
     id: 'lcbv5_test_249',
-    correct: 'class Solution:\n    def smallestNumber(self, n: int) -> int:\n        x = 1\n        while x < n:\n            x = x * 2 + 1\n        return x\n',
+    correct:
+      'class Solution:\n    def smallestNumber(self, n: int) -> int:\n        x = 1\n        while x < n:\n            x = x * 2 + 1\n        return x\n',
     wrong: 'class Solution:\n    def smallestNumber(self, n: int) -> int:\n        while True:\n            pass\n',
     wrongKind: 'timeout',
   },
@@ -73,8 +78,10 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
   },
   {
     id: 'lcbv5_test_268',
-    correct: 'class Solution:\n    def countSubarrays(self, nums: List[int]) -> int:\n        return sum(1 for i in range(len(nums) - 2) if 2 * (nums[i] + nums[i + 2]) == nums[i + 1])\n',
-    wrong: 'class Solution:\n    def countSubarrays(self, nums: List[int]) -> int:\n        return sum(1 for i in range(len(nums) - 2) if nums[i] == nums[i + 2])\n',
+    correct:
+      'class Solution:\n    def countSubarrays(self, nums: List[int]) -> int:\n        return sum(1 for i in range(len(nums) - 2) if 2 * (nums[i] + nums[i + 2]) == nums[i + 1])\n',
+    wrong:
+      'class Solution:\n    def countSubarrays(self, nums: List[int]) -> int:\n        return sum(1 for i in range(len(nums) - 2) if nums[i] == nums[i + 2])\n',
     wrongKind: 'wrong_answer',
   },
   {
@@ -92,12 +99,14 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
       '                    break',
       '        return total',
     ].join('\n'),
-    wrong: 'class Solution:\n    def numberOfSubstrings(self, s: str, k: int) -> int:\n        return len(s) * (len(s) + 1) // 2 - k\n',
+    wrong:
+      'class Solution:\n    def numberOfSubstrings(self, s: str, k: int) -> int:\n        return len(s) * (len(s) + 1) // 2 - k\n',
     wrongKind: 'wrong_answer',
   },
   {
     id: 'lcbv5_test_108',
-    correct: 'class Solution:\n    def minElement(self, nums: List[int]) -> int:\n        return min(sum(map(int, str(x))) for x in nums)\n',
+    correct:
+      'class Solution:\n    def minElement(self, nums: List[int]) -> int:\n        return min(sum(map(int, str(x))) for x in nums)\n',
     wrong: 'class Solution:\n    def minElement(self, nums: List[int]) -> int:\n        return min(nums) / 0\n',
     wrongKind: 'runtime_error',
   },
@@ -112,7 +121,8 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
       '            total += best',
       '        return total',
     ].join('\n'),
-    wrong: 'class Solution:\n    def findMaximumScore(self, nums: List[int]) -> int:\n        return (len(nums) - 1) * nums[0]\n',
+    wrong:
+      'class Solution:\n    def findMaximumScore(self, nums: List[int]) -> int:\n        return (len(nums) - 1) * nums[0]\n',
     wrongKind: 'wrong_answer',
   },
   {
@@ -129,7 +139,8 @@ export const SAMPLE_SOLUTIONS: readonly SampleSolution[] = [
       '                count += 1',
       '        return count',
     ].join('\n'),
-    wrong: 'class Solution:\n    def maxDistinctElements(self, nums: List[int], k: int) -> int:\n        return len(set(nums))\n',
+    wrong:
+      'class Solution:\n    def maxDistinctElements(self, nums: List[int], k: int) -> int:\n        return len(set(nums))\n',
     wrongKind: 'wrong_answer',
   },
 ];

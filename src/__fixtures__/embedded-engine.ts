@@ -22,7 +22,14 @@ export async function startEmbeddedEngine(init: 'pretrained' | 'random'): Promis
   const dir = mkdtempSync(join(tmpdir(), 'atk-embedded-'));
   const trainer = await launchTrainer({ logFile: join(dir, 'trainer.log'), threads: 1, startupTimeoutMs: 60_000 });
   try {
-    await trainer.client.loadModel({ path: TINY_ARITH_DIR, init, backend: 'builtin', device: 'cpu', dtype: 'float32', train: { seed: 0 } });
+    await trainer.client.loadModel({
+      path: TINY_ARITH_DIR,
+      init,
+      backend: 'builtin',
+      device: 'cpu',
+      dtype: 'float32',
+      train: { seed: 0 },
+    });
   } catch (error) {
     await trainer.stop();
     throw error;

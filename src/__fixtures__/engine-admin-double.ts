@@ -32,9 +32,14 @@ export function adminRoutes(state: AdminState, options: AdminOptions): ExtraRout
     const path = url.split('?')[0];
     if (method === 'GET' && path === '/_double/calls') return ok(state.calls);
     if (method === 'GET' && path === '/version' && options.protocol === 'vllm') return ok({ version: options.version });
-    if (method === 'GET' && (path === '/get_server_info' || path === '/server_info') && options.protocol === 'sglang') return ok({ version: options.version });
+    if (method === 'GET' && (path === '/get_server_info' || path === '/server_info') && options.protocol === 'sglang')
+      return ok({ version: options.version });
     if (method === 'GET' && (path === '/get_model_info' || path === '/model_info') && options.protocol === 'sglang') {
-      return ok({ model_path: state.weightsPath ?? state.models[0], is_generation: true, weight_version: state.weightVersion });
+      return ok({
+        model_path: state.weightsPath ?? state.models[0],
+        is_generation: true,
+        weight_version: state.weightVersion,
+      });
     }
     if (method !== 'POST') return undefined;
     const handler = (options.protocol === 'vllm' ? vllmRoutes : sglangRoutes)[path];
@@ -49,12 +54,17 @@ type Reply = { readonly status: number; readonly body: unknown };
 type Handler = (state: AdminState, body: Record<string, unknown>) => Reply;
 
 const ok = (body: unknown): Reply => ({ status: 200, body });
-const vllmError = (status: number, message: string): Reply => ({ status, body: { error: { message, type: 'BadRequestError', code: status } } });
+const vllmError = (status: number, message: string): Reply => ({
+  status,
+  body: { error: { message, type: 'BadRequestError', code: status } },
+});
 
 const vllmRoutes: Record<string, Handler> = {
   '/v1/load_lora_adapter': (state, { lora_name: name, lora_path: dir }) => {
-    if (state.models.includes(String(name))) return vllmError(400, `The lora adapter '${String(name)}' has already been loaded.`);
-    if (!existsSync(join(String(dir), 'adapter_config.json'))) return vllmError(400, `No adapter found for ${String(dir)}`);
+    if (state.models.includes(String(name)))
+      return vllmError(400, `The lora adapter '${String(name)}' has already been loaded.`);
+    if (!existsSync(join(String(dir), 'adapter_config.json')))
+      return vllmError(400, `No adapter found for ${String(dir)}`);
     state.models.push(String(name));
     return ok(`Success: LoRA adapter '${String(name)}' added successfully.`);
   },
@@ -69,21 +79,34 @@ const vllmRoutes: Record<string, Handler> = {
 
 const sglangRoutes: Record<string, Handler> = {
   '/load_lora_adapter': (state, { lora_name: name, lora_path: dir }) => {
-    if (state.models.includes(String(name))) return { status: 400, body: { success: false, error_message: `LoRA adapter ${String(name)} is already loaded` } };
-    if (!existsSync(join(String(dir), 'adapter_config.json'))) return { status: 400, body: { success: false, error_message: `no adapter_config.json in ${String(dir)}` } };
+    if (state.models.includes(String(name)))
+      return { status: 400, body: { success: false, error_message: `LoRA adapter ${String(name)} is already loaded` } };
+    if (!existsSync(join(String(dir), 'adapter_config.json')))
+      return { status: 400, body: { success: false, error_message: `no adapter_config.json in ${String(dir)}` } };
     state.models.push(String(name));
     return ok({ success: true, error_message: null, loaded_adapters: loaded(state) });
   },
   '/unload_lora_adapter': (state, { lora_name: name }) => {
     const at = state.models.indexOf(String(name));
-    if (at <= 0) return { status: 400, body: { success: false, error_message: `LoRA adapter ${String(name)} is not loaded` } };
+    if (at <= 0)
+      return { status: 400, body: { success: false, error_message: `LoRA adapter ${String(name)} is not loaded` } };
     state.models.splice(at, 1);
     return ok({ success: true, error_message: null, loaded_adapters: loaded(state) });
   },
-  '/flush_cache': () => ok('Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n'),
+  '/flush_cache': () =>
+    ok(
+      'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n',
+    ),
   '/update_weights_from_disk': (state, { model_path: dir, weight_version: version }) => {
     if (!existsSync(join(String(dir), 'config.json'))) {
-      return { status: 400, body: { success: false, message: `Failed to update weights: no config.json in ${String(dir)}`, num_paused_requests: 0 } };
+      return {
+        status: 400,
+        body: {
+          success: false,
+          message: `Failed to update weights: no config.json in ${String(dir)}`,
+          num_paused_requests: 0,
+        },
+      };
     }
     state.weightsPath = String(dir);
     if (typeof version === 'string') state.weightVersion = version;

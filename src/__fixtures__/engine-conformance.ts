@@ -45,7 +45,12 @@ export function describeEngineConformance(label: string, open: () => Promise<Con
     });
 
     test('returns a stop token only as the last token, with finish reason stop', async () => {
-      const g = await target.engine.generate(target.promptIds, { ...sampling, maxTokens: 64, seed: 3, stopTokenIds: target.stopTokenIds });
+      const g = await target.engine.generate(target.promptIds, {
+        ...sampling,
+        maxTokens: 64,
+        seed: 3,
+        stopTokenIds: target.stopTokenIds,
+      });
       const at = g.tokenIds.findIndex((id) => target.stopTokenIds.includes(id));
       if (at >= 0) expect([at, g.finishReason]).toStrictEqual([g.tokenIds.length - 1, 'stop']);
       else expect(g.finishReason).not.toBe('stop');
@@ -53,7 +58,10 @@ export function describeEngineConformance(label: string, open: () => Promise<Con
 
     test('returns the same tokens for the same seed', async () => {
       const params = { ...sampling, seed: 1234 };
-      const [a, b] = [await target.engine.generate(target.promptIds, params), await target.engine.generate(target.promptIds, params)];
+      const [a, b] = [
+        await target.engine.generate(target.promptIds, params),
+        await target.engine.generate(target.promptIds, params),
+      ];
       expect(b.tokenIds).toStrictEqual(a.tokenIds);
     });
 

@@ -13,16 +13,25 @@ const flag = (name: string): string | undefined => {
 };
 const protocol = argv.includes('--model-path') ? 'sglang' : 'vllm';
 const served = flag('--served-model-name') ?? 'policy';
-const runtimeLora = protocol === 'vllm' ? ['1', 'true'].includes((process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? '').toLowerCase()) : argv.includes('--enable-lora');
+const runtimeLora =
+  protocol === 'vllm'
+    ? ['1', 'true'].includes((process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? '').toLowerCase())
+    : argv.includes('--enable-lora');
 console.log(`engine-double: pid ${process.pid}, argv ${JSON.stringify(argv)}`);
-console.log(`engine-double: CUDA_VISIBLE_DEVICES=${process.env.CUDA_VISIBLE_DEVICES ?? ''} VLLM_ALLOW_RUNTIME_LORA_UPDATING=${process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? ''}`);
+console.log(
+  `engine-double: CUDA_VISIBLE_DEVICES=${process.env.CUDA_VISIBLE_DEVICES ?? ''} VLLM_ALLOW_RUNTIME_LORA_UPDATING=${process.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING ?? ''}`,
+);
 await sleep(Number(process.env.ATK_DOUBLE_DELAY_MS ?? 0));
 const state: AdminState = { models: [served], calls: [], weightVersion: 'default', weightsPath: undefined };
 const double = await startEngineDouble({
   script: seededScript(256, 302),
   models: state.models,
   port: Number(flag('--port')),
-  routes: adminRoutes(state, { protocol, runtimeLora, version: process.env.ATK_DOUBLE_VERSION ?? (protocol === 'vllm' ? '0.11.0' : '0.5.4') }),
+  routes: adminRoutes(state, {
+    protocol,
+    runtimeLora,
+    version: process.env.ATK_DOUBLE_VERSION ?? (protocol === 'vllm' ? '0.11.0' : '0.5.4'),
+  }),
 });
 console.log(`engine-double: ${protocol} listening on ${double.url}`);
 process.on('SIGTERM', () => {

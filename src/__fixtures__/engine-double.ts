@@ -34,7 +34,10 @@ export interface DoubleRequest {
   readonly outputs: number[][];
 }
 
-export type ReplyScript = (request: DoubleRequest, sample: number) => ScriptedReply | ScriptedFailure | 'hang' | Promise<ScriptedReply | ScriptedFailure | 'hang'>;
+export type ReplyScript = (
+  request: DoubleRequest,
+  sample: number,
+) => ScriptedReply | ScriptedFailure | 'hang' | Promise<ScriptedReply | ScriptedFailure | 'hang'>;
 
 export interface EngineDouble {
   readonly url: string;
@@ -59,7 +62,14 @@ export interface EngineDoubleOptions {
 }
 
 /** Extra endpoints of a double: the reply for a request, or undefined to fall through. */
-export type ExtraRoutes = (method: string, url: string, body: Record<string, unknown>) => { readonly status: number; readonly body: unknown } | undefined | Promise<{ readonly status: number; readonly body: unknown } | undefined>;
+export type ExtraRoutes = (
+  method: string,
+  url: string,
+  body: Record<string, unknown>,
+) =>
+  | { readonly status: number; readonly body: unknown }
+  | undefined
+  | Promise<{ readonly status: number; readonly body: unknown } | undefined>;
 
 /** Starts the double on 127.0.0.1 and an ephemeral port; it speaks both protocols at once. */
 export async function startEngineDouble(options: EngineDoubleOptions): Promise<EngineDouble> {
@@ -87,7 +97,18 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
     }
     if (req.method === 'GET' && req.url === '/health') return send(res, 200, '');
     if (req.method === 'GET' && req.url === '/v1/models') {
-      return send(res, 200, { object: 'list', data: models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'vllm', root: id, parent: null, max_model_len: 4096 })) });
+      return send(res, 200, {
+        object: 'list',
+        data: models.map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'vllm',
+          root: id,
+          parent: null,
+          max_model_len: 4096,
+        })),
+      });
     }
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     const extra = await options.routes?.(req.method ?? 'GET', req.url ?? '/', body);
@@ -97,7 +118,10 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
     send(res, 404, { detail: 'Not Found' });
   }
 
-  async function run(request: DoubleRequest, res: ServerResponse): Promise<{ ids: number[]; logprobs: number[]; finish: string; matched: number | null }[] | null> {
+  async function run(
+    request: DoubleRequest,
+    res: ServerResponse,
+  ): Promise<{ ids: number[]; logprobs: number[]; finish: string; matched: number | null }[] | null> {
     requests.push(request);
     const samples = [];
     for (let i = 0; i < request.n; i++) {
@@ -115,10 +139,22 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
 
   async function completions(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const model = body.model as string | undefined;
-    const request = neutral('vllm', '/v1/completions', body, body.prompt, body.max_tokens ?? 16, body.stop_token_ids, body.n, body.seed, model);
+    const request = neutral(
+      'vllm',
+      '/v1/completions',
+      body,
+      body.prompt,
+      body.max_tokens ?? 16,
+      body.stop_token_ids,
+      body.n,
+      body.seed,
+      model,
+    );
     if (!models.includes(model ?? '')) {
       requests.push(request);
-      return send(res, 404, { error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 } });
+      return send(res, 404, {
+        error: { message: `The model \`${model}\` does not exist.`, type: 'NotFoundError', param: 'model', code: 404 },
+      });
     }
     const samples = await run(request, res);
     if (!samples) return;
@@ -142,14 +178,29 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
         prompt_token_ids: request.promptIds,
         token_ids: s.ids,
       })),
-      usage: { prompt_tokens: request.promptIds.length, total_tokens: 0, completion_tokens: 0, prompt_tokens_details: null },
+      usage: {
+        prompt_tokens: request.promptIds.length,
+        total_tokens: 0,
+        completion_tokens: 0,
+        prompt_tokens_details: null,
+      },
       kv_transfer_params: null,
     });
   }
 
   async function generate(body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const sp = (body.sampling_params ?? {}) as Record<string, unknown>;
-    const request = neutral('sglang', '/generate', body, body.input_ids, sp.max_new_tokens ?? 128, sp.stop_token_ids, sp.n, sp.sampling_seed, body.lora_path as string | undefined);
+    const request = neutral(
+      'sglang',
+      '/generate',
+      body,
+      body.input_ids,
+      sp.max_new_tokens ?? 128,
+      sp.stop_token_ids,
+      sp.n,
+      sp.sampling_seed,
+      body.lora_path as string | undefined,
+    );
     if (request.model !== undefined && !models.includes(request.model)) {
       requests.push(request);
       return send(res, 400, { error: { message: `LoRA adapter '${request.model}' is not loaded`, code: 400 } });
@@ -161,7 +212,12 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
       output_ids: s.ids,
       meta_info: {
         id: `${requests.length}-${i}`,
-        finish_reason: s.finish === 'length' ? { type: 'length', length: request.maxTokens } : s.finish === 'abort' ? { type: 'abort', message: 'aborted' } : { type: 'stop', matched: s.matched },
+        finish_reason:
+          s.finish === 'length'
+            ? { type: 'length', length: request.maxTokens }
+            : s.finish === 'abort'
+              ? { type: 'abort', message: 'aborted' }
+              : { type: 'stop', matched: s.matched },
         prompt_tokens: request.promptIds.length,
         completion_tokens: s.ids.length,
         cached_tokens: 0,
@@ -194,9 +250,22 @@ export function doubleLogprob(id: number): number {
   return -((id % 13) + 1) / 16;
 }
 
-function neutral(protocol: 'vllm' | 'sglang', path: string, body: Record<string, unknown>, prompt: unknown, maxTokens: unknown, stop: unknown, n: unknown, seed: unknown, model: string | undefined): DoubleRequest {
+function neutral(
+  protocol: 'vllm' | 'sglang',
+  path: string,
+  body: Record<string, unknown>,
+  prompt: unknown,
+  maxTokens: unknown,
+  stop: unknown,
+  n: unknown,
+  seed: unknown,
+  model: string | undefined,
+): DoubleRequest {
   return {
-    protocol, path, body, model,
+    protocol,
+    path,
+    body,
+    model,
     promptIds: Array.isArray(prompt) ? (prompt as number[]) : [],
     maxTokens: Number(maxTokens),
     stopTokenIds: Array.isArray(stop) ? (stop as number[]) : [],
@@ -206,7 +275,10 @@ function neutral(protocol: 'vllm' | 'sglang', path: string, body: Record<string,
   };
 }
 
-function applyLimits(reply: ScriptedReply, request: DoubleRequest): { ids: number[]; logprobs: number[]; finish: string; matched: number | null } {
+function applyLimits(
+  reply: ScriptedReply,
+  request: DoubleRequest,
+): { ids: number[]; logprobs: number[]; finish: string; matched: number | null } {
   const all = [...reply.tokenIds];
   const lps = reply.logprobs ? [...reply.logprobs] : all.map(doubleLogprob);
   const stopAt = all.findIndex((id) => request.stopTokenIds.includes(id));
@@ -216,12 +288,20 @@ function applyLimits(reply: ScriptedReply, request: DoubleRequest): { ids: numbe
     end = request.maxTokens;
     finish = 'length';
   }
-  return { ids: all.slice(0, end), logprobs: lps.slice(0, end), finish, matched: finish === 'stop' && stopAt >= 0 ? all[stopAt] : null };
+  return {
+    ids: all.slice(0, end),
+    logprobs: lps.slice(0, end),
+    finish,
+    matched: finish === 'stop' && stopAt >= 0 ? all[stopAt] : null,
+  };
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'content-type': typeof body === 'string' ? 'text/plain' : 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 
@@ -231,7 +311,8 @@ function send(res: ServerResponse, status: number, body: unknown): void {
  */
 export function seededScript(vocab: number, stopId: number): ReplyScript {
   return (request, sample) => {
-    let state = request.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : request.seed * 7919 + sample * 104729 + 1;
+    let state =
+      request.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : request.seed * 7919 + sample * 104729 + 1;
     const ids = Array.from({ length: 39 }, () => {
       state = (state * 1103515245 + 12345) % 2 ** 31;
       return state % vocab;

@@ -42,7 +42,10 @@ export async function startFileServer(files: Readonly<Record<string, Buffer>>): 
         res.writeHead(416, { 'content-range': `bytes */${body.length}` }).end();
         return;
       }
-      res.writeHead(206, { 'content-length': body.length - start, 'content-range': `bytes ${start}-${body.length - 1}/${body.length}` });
+      res.writeHead(206, {
+        'content-length': body.length - start,
+        'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
+      });
     } else {
       res.writeHead(200, { 'content-length': body.length, 'accept-ranges': 'bytes' });
     }

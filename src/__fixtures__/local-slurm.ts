@@ -50,7 +50,19 @@ export async function startLocalSlurm(): Promise<LocalSlurm> {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    execFileSync('munged', ['--force', `--socket=${join(dir, 'munge.sock')}`, `--key-file=${key}`, `--pid-file=${pidFiles[0]}`, `--log-file=${join(dir, 'munged.log')}`, `--seed-file=${join(dir, 'munged.seed')}`, '--num-threads=1'], { env: { ...process.env, ...env } });
+    execFileSync(
+      'munged',
+      [
+        '--force',
+        `--socket=${join(dir, 'munge.sock')}`,
+        `--key-file=${key}`,
+        `--pid-file=${pidFiles[0]}`,
+        `--log-file=${join(dir, 'munged.log')}`,
+        `--seed-file=${join(dir, 'munged.seed')}`,
+        '--num-threads=1',
+      ],
+      { env: { ...process.env, ...env } },
+    );
     const [ctld, n1, n2] = [await freePort(), await freePort(), await freePort()];
     mkdirSync(join(dir, 'state'));
     writeFileSync(env.SLURM_CONF, slurmConf(dir, ctld, n1, n2));
@@ -61,7 +73,10 @@ export async function startLocalSlurm(): Promise<LocalSlurm> {
     for (let waited = 0; ; waited += 250) {
       const info = await execa('sinfo', ['-h', '-o', '%t %D'], { env, reject: false });
       if (info.stdout.trim() === 'idle 2') break;
-      if (waited > 30_000) throw new Error(`local slurm: nodes not idle after 30 s (sinfo: ${info.stdout.trim() || info.stderr.trim()})\n${logs(dir)}`);
+      if (waited > 30_000)
+        throw new Error(
+          `local slurm: nodes not idle after 30 s (sinfo: ${info.stdout.trim() || info.stderr.trim()})\n${logs(dir)}`,
+        );
       await sleep(250);
     }
   } catch (error) {

@@ -7,12 +7,19 @@ import { z } from 'zod';
 
 const greeting = process.argv[2] ?? process.env.GREETING ?? 'hey';
 const server = new McpServer({ name: 'atk-test', version: '1.0.0' });
-server.registerTool('add', { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-  content: [{ type: 'text', text: String(a + b) }],
-}));
+server.registerTool(
+  'add',
+  { description: 'Add two numbers', inputSchema: { a: z.number(), b: z.number() } },
+  async ({ a, b }) => ({
+    content: [{ type: 'text', text: String(a + b) }],
+  }),
+);
 server.registerTool('shout', { description: 'Shout a text', inputSchema: { text: z.string() } }, async ({ text }) => ({
   content: [{ type: 'text', text: `${greeting} ${text.toUpperCase()}` }],
 }));
-server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, async () => ({ content: [{ type: 'text', text: 'it broke' }], isError: true }));
+server.registerTool('broken', { description: 'Always fails', inputSchema: {} }, async () => ({
+  content: [{ type: 'text', text: 'it broke' }],
+  isError: true,
+}));
 process.stderr.write(`atk-test MCP server pid ${process.pid} started\n`);
 await server.connect(new StdioServerTransport());

@@ -25,7 +25,8 @@ export function readPng(data: Buffer): Image {
       width = body.readUInt32BE(0);
       height = body.readUInt32BE(4);
       const [depth, color, , , interlace] = [body[8], body[9], body[10], body[11], body[12]];
-      if (depth !== 8 || (color !== 2 && color !== 6) || interlace !== 0) throw new Error(`unsupported PNG (depth ${depth}, colour type ${color}, interlace ${interlace})`);
+      if (depth !== 8 || (color !== 2 && color !== 6) || interlace !== 0)
+        throw new Error(`unsupported PNG (depth ${depth}, colour type ${color}, interlace ${interlace})`);
       channels = color === 6 ? 4 : 3;
     } else if (type === 'IDAT') idat.push(body);
     at += 12 + length;
@@ -41,7 +42,12 @@ export function readPng(data: Buffer): Image {
       const b = y > 0 ? rows[(y - 1) * stride + x]! : 0;
       const c = x >= channels && y > 0 ? rows[(y - 1) * stride + x - channels]! : 0;
       const p = a + b - c;
-      const paeth = Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c;
+      const paeth =
+        Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c)
+          ? a
+          : Math.abs(p - b) <= Math.abs(p - c)
+            ? b
+            : c;
       rows[y * stride + x] = (v + [0, a, b, (a + b) >> 1, paeth][filter]!) & 0xff;
     }
   }

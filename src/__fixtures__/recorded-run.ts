@@ -46,16 +46,38 @@ export async function recordRun(root: string, options: RecordedRunOptions = {}):
   const name = options.name ?? 'fixture';
   const recipeFile = await writeFixtureRecipe(root, name);
   const loaded = await loadRecipe(recipeFile);
-  const run = await createRunDir({ runsDir: join(root, 'runs'), name, recipeText: recipeYaml(name), resolvedYaml: resolvedYaml(loaded.recipe), seed: 0, recipeFile });
+  const run = await createRunDir({
+    runsDir: join(root, 'runs'),
+    name,
+    recipeText: recipeYaml(name),
+    resolvedYaml: resolvedYaml(loaded.recipe),
+    seed: 0,
+    recipeFile,
+  });
   const { kit, double } = await scriptedKit(recipeFile, run.dir);
   try {
     const evalOptions = { split: 'test', samples: 2, temperature: 0, topP: 1, topK: -1, concurrency: 4, seed: 0 };
-    const before = await evaluate(kit, RECORDED_TASKS, { ...evalOptions, label: 'step-00000', step: 0, policyVersion: 0, outDir: join(run.evalDir, 'step-00000') });
+    const before = await evaluate(kit, RECORDED_TASKS, {
+      ...evalOptions,
+      label: 'step-00000',
+      step: 0,
+      policyVersion: 0,
+      outDir: join(run.evalDir, 'step-00000'),
+    });
     for (let step = 0; step < (options.trajectorySteps ?? 2); step++) {
       const records = [];
       for (const [group, task] of RECORDED_TASKS.entries()) {
         for (let sample = 0; sample < 2; sample++) {
-          const rollout = await collectRollout(kit, { task, group, sample, seed: step * 100 + group * 10 + sample, temperature: 1, topP: 1, topK: -1, policyVersion: step });
+          const rollout = await collectRollout(kit, {
+            task,
+            group,
+            sample,
+            seed: step * 100 + group * 10 + sample,
+            temperature: 1,
+            topP: 1,
+            topK: -1,
+            policyVersion: step,
+          });
           records.push(trajectoryRecord(rollout, step, rollout.success ? 0.5 : -0.5));
         }
       }
@@ -64,7 +86,12 @@ export async function recordRun(root: string, options: RecordedRunOptions = {}):
     const steps = options.metricSteps ?? 40;
     for (let step = 1; step <= steps; step++) await run.appendMetrics(syntheticStep(step, options.rewardShift ?? 0));
     await run.appendMetrics({ kind: 'eval', step: 0, ...before });
-    const after: EvalSummary = { ...before, label: `step-${String(steps).padStart(5, '0')}`, accuracy: Math.min(1, before.accuracy + 0.25 + (options.rewardShift ?? 0)), reward_mean: before.reward_mean + 0.25 };
+    const after: EvalSummary = {
+      ...before,
+      label: `step-${String(steps).padStart(5, '0')}`,
+      accuracy: Math.min(1, before.accuracy + 0.25 + (options.rewardShift ?? 0)),
+      reward_mean: before.reward_mean + 0.25,
+    };
     await mkdir(join(run.evalDir, after.label), { recursive: true });
     await writeFile(join(run.evalDir, after.label, 'summary.json'), JSON.stringify(after));
     await run.appendMetrics({ kind: 'eval', step: steps, ...after });
@@ -77,12 +104,24 @@ export async function recordRun(root: string, options: RecordedRunOptions = {}):
 }
 
 /** The episode kit of a fixture recipe (written by `recordRun` or `writeFixtureRecipe`) over the scripted engine double. */
-export async function scriptedKit(recipeFile: string, runDir?: string): Promise<{ kit: EpisodeKit; double: EngineDouble }> {
+export async function scriptedKit(
+  recipeFile: string,
+  runDir?: string,
+): Promise<{ kit: EpisodeKit; double: EngineDouble }> {
   const loaded = await loadRecipe(recipeFile);
   const tokenizer = await loadModelTokenizer(TINY_TOKENIZER_DIR);
   const double = await startEngineDouble({ script: (request) => scriptedModel(tokenizer, request.promptIds) });
   const engine = createVllmClient({ baseUrl: double.url, model: 'policy' });
-  const kit = await buildEpisodeKit({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile, ...(runDir ? { runDir } : {}), dataset: await datasets.get('arith'), engine, tokenizer, warn: () => undefined });
+  const kit = await buildEpisodeKit({
+    recipe: loaded.recipe,
+    recipeDir: loaded.dir,
+    recipeFile,
+    ...(runDir ? { runDir } : {}),
+    dataset: await datasets.get('arith'),
+    engine,
+    tokenizer,
+    warn: () => undefined,
+  });
   return { kit, double };
 }
 
@@ -132,14 +171,20 @@ function scriptedModel(tokenizer: ModelTokenizer, promptIds: readonly number[]):
   const afterQuestion = prompt.slice(prompt.lastIndexOf('What is'));
   if (!afterQuestion.includes('<tool_response>')) {
     const tool = question === '6/2' ? 'abacus' : 'calculator';
-    return reply(tokenizer, `Let me compute.\n<tool_call>\n{"name": "${tool}", "arguments": {"expression": "${question}"}}\n</tool_call><|im_end|>`);
+    return reply(
+      tokenizer,
+      `Let me compute.\n<tool_call>\n{"name": "${tool}", "arguments": {"expression": "${question}"}}\n</tool_call><|im_end|>`,
+    );
   }
   const result = /<tool_response>\n([^\n]*)\n<\/tool_response>/.exec(afterQuestion)?.[1] ?? '';
   const answer = question === '7*8' ? '54' : /^-?\d+$/.test(result.trim()) ? result.trim() : '0';
   const head = tokenizer.encode('Answer: ');
   const digits = tokenizer.encode(answer);
   const tail = tokenizer.encode('<|im_end|>');
-  return { tokenIds: [...head, ...digits, ...tail], logprobs: [...head.map(() => -0.05), ...digits.map(() => LOW_LOGPROB), ...tail.map(() => -0.01)] };
+  return {
+    tokenIds: [...head, ...digits, ...tail],
+    logprobs: [...head.map(() => -0.05), ...digits.map(() => LOW_LOGPROB), ...tail.map(() => -0.01)],
+  };
 }
 
 function reply(tokenizer: ModelTokenizer, text: string): ScriptedReply {

@@ -13,14 +13,23 @@ const [mode, a, b, c] = process.argv.slice(2);
 if (mode === 'create') {
   const startAt = Number(c);
   while (Date.now() < startAt) await new Promise((r) => setTimeout(r, 1));
-  const run = await createRunDir({ runsDir: a!, name: b!, recipeText: 'name: race\n', resolvedYaml: 'name: race\n', seed: 0 });
+  const run = await createRunDir({
+    runsDir: a!,
+    name: b!,
+    recipeText: 'name: race\n',
+    resolvedYaml: 'name: race\n',
+    seed: 0,
+  });
   process.stdout.write(`${run.version}\n`);
 } else if (mode === 'churn') {
   const run = await openRunDir(a!);
   const big = 'x'.repeat(Number(b));
   for (let i = 0; ; i++) {
     await run.updateManifest({ churn: { round: i, padding: big } });
-    await run.writeTrajectories(0, [{ round: i, padding: big }, { round: i, padding: big }]);
+    await run.writeTrajectories(0, [
+      { round: i, padding: big },
+      { round: i, padding: big },
+    ]);
     await run.appendMetrics({ kind: 'train', step: i, padding: big.slice(0, 4096) });
     process.stdout.write(`wrote ${i}\n`);
   }

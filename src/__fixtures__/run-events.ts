@@ -57,16 +57,30 @@ export function evalSummaryOf(label: string, accuracy: number): EvalSummary {
 /** A whole small run: an eval before, `steps` steps of 8 episodes, a warning, a checkpoint, an eval after. */
 export function syntheticRun(steps: number, runDir = 'runs/demo/v001'): RunEvent[] {
   const events: RunEvent[] = [{ type: 'runStarted', runDir, startStep: 0, totalSteps: steps, resumed: false }];
-  events.push({ type: 'evalStarted', label: 'step-00000', tasks: 4 }, { type: 'evalFinished', label: 'step-00000', step: 0, summary: evalSummaryOf('step-00000', 0.25) });
+  events.push(
+    { type: 'evalStarted', label: 'step-00000', tasks: 4 },
+    { type: 'evalFinished', label: 'step-00000', step: 0, summary: evalSummaryOf('step-00000', 0.25) },
+  );
   for (let step = 1; step <= steps; step++) {
     events.push({ type: 'stepStarted', step, episodes: 8 });
-    for (let done = 1; done <= 8; done++) events.push({ type: 'episodeFinished', step, done, total: 8, reward: done % 2, failed: false });
+    for (let done = 1; done <= 8; done++)
+      events.push({ type: 'episodeFinished', step, done, total: 8, reward: done % 2, failed: false });
     events.push({ type: 'stepFinished', step, metrics: stepMetricsAt(step) });
-    if (step === 2) events.push({ type: 'warning', message: 'step 2: no group had a learning signal; nothing trained' });
+    if (step === 2)
+      events.push({ type: 'warning', message: 'step 2: no group had a learning signal; nothing trained' });
   }
-  events.push({ type: 'checkpointSaved', step: steps, path: `${runDir}/checkpoints/step-${String(steps).padStart(5, '0')}` });
+  events.push({
+    type: 'checkpointSaved',
+    step: steps,
+    path: `${runDir}/checkpoints/step-${String(steps).padStart(5, '0')}`,
+  });
   events.push({ type: 'evalStarted', label: `step-${String(steps).padStart(5, '0')}`, tasks: 4 });
-  events.push({ type: 'evalFinished', label: `step-${String(steps).padStart(5, '0')}`, step: steps, summary: evalSummaryOf(`step-${String(steps).padStart(5, '0')}`, 0.75) });
+  events.push({
+    type: 'evalFinished',
+    label: `step-${String(steps).padStart(5, '0')}`,
+    step: steps,
+    summary: evalSummaryOf(`step-${String(steps).padStart(5, '0')}`, 0.75),
+  });
   events.push({ type: 'runFinished', status: 'finished', summary: {} });
   return events;
 }

@@ -13,7 +13,11 @@ export interface PerfectAgentTurns {
 
 /** Runs each expected action of `task` with the episode tool of that name, in order. */
 export async function perfectToolCalls(task: Task, episodeTools: readonly Tool[]): Promise<PerfectAgentTurns> {
-  const criteria = (task.data.tau2 as { evaluation_criteria: { actions: { name: string; arguments: unknown }[]; communicate_info: string[] } }).evaluation_criteria;
+  const criteria = (
+    task.data.tau2 as {
+      evaluation_criteria: { actions: { name: string; arguments: unknown }[]; communicate_info: string[] };
+    }
+  ).evaluation_criteria;
   const toolCalls: ToolCallRecord[] = [];
   for (const action of criteria.actions) {
     const tool = episodeTools.find((t) => t.name === action.name)!;

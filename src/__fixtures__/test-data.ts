@@ -31,7 +31,17 @@ export function gsm8kTestManifest(): TestManifest<Gsm8kManifest> {
   const shipped = loadGsm8kManifest();
   const files = shipped.files.map((f) => {
     const bytes = readFileSync(join(dataDir(), 'gsm8k', f.name));
-    return fullData ? f : { ...f, bytes: bytes.length, rows: bytes.toString('utf8').split('\n').filter((l) => l.trim() !== '').length, sha256: sha256(bytes) };
+    return fullData
+      ? f
+      : {
+          ...f,
+          bytes: bytes.length,
+          rows: bytes
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l.trim() !== '').length,
+          sha256: sha256(bytes),
+        };
   });
   return written({ ...shipped, files });
 }

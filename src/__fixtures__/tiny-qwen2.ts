@@ -6,9 +6,19 @@ import { execa } from 'execa';
 import { projectRoot } from '../util/paths.js';
 
 export const TINY_QWEN2_CONFIG = {
-  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
-  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
-  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
+  architectures: ['Qwen2ForCausalLM'],
+  model_type: 'qwen2',
+  vocab_size: 32,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  max_position_embeddings: 64,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  torch_dtype: 'float32',
 } as const;
 
 /** Writes the tiny model's config.json into `dir` (created) and returns `dir`. */
@@ -25,7 +35,8 @@ export function writeTinyModel(dir: string): string {
  */
 export async function writeModelWithWeights(dir: string, configDir?: string): Promise<string> {
   const source = configDir ?? writeTinyModel(`${dir}.config`);
-  const script = 'import sys\nfrom atk_trainer.model.modeling import random_policy, read_config\nrandom_policy(read_config(sys.argv[1]), seed=0).save_pretrained(sys.argv[2])';
+  const script =
+    'import sys\nfrom atk_trainer.model.modeling import random_policy, read_config\nrandom_policy(read_config(sys.argv[1]), seed=0).save_pretrained(sys.argv[2])';
   await execa('/usr/bin/python3', ['-c', script, source, dir], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
   for (const file of ['tokenizer.json', 'tokenizer_config.json', 'chat_template.jinja', 'generation_config.json']) {
     if (existsSync(join(source, file))) copyFileSync(join(source, file), join(dir, file));
@@ -38,7 +49,11 @@ export async function writeModelWithWeights(dir: string, configDir?: string): Pr
  * `modelDir`, written by the bundled trainer: rank 8, alpha 16 on `targetModules`, with B drawn at random
  * (a trained adapter; a fresh one adds nothing). Returns `dir`.
  */
-export async function writeTinyAdapter(modelDir: string, dir: string, targetModules: readonly string[] = ['q_proj']): Promise<string> {
+export async function writeTinyAdapter(
+  modelDir: string,
+  dir: string,
+  targetModules: readonly string[] = ['q_proj'],
+): Promise<string> {
   const script = [
     'import json, os, sys, torch',
     'from atk_trainer.train import lora',
@@ -53,6 +68,8 @@ export async function writeTinyAdapter(modelDir: string, dir: string, targetModu
     'os.makedirs(sys.argv[2], exist_ok=True)',
     'lora.write_adapter(module, config, sys.argv[1], sys.argv[2], save_file)',
   ].join('\n');
-  await execa('/usr/bin/python3', ['-c', script, modelDir, dir, JSON.stringify(targetModules)], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
+  await execa('/usr/bin/python3', ['-c', script, modelDir, dir, JSON.stringify(targetModules)], {
+    env: { PYTHONPATH: join(projectRoot(), 'trainer') },
+  });
   return dir;
 }

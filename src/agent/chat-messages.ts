@@ -11,13 +11,24 @@ export function toChatMessages(message: Message): ChatMessage[] {
   const calls: ChatToolCall[] = [];
   let reasoning = '';
   for (const block of message.content) {
-    if (block.type === 'toolResultBlock') out.push({ role: 'tool', content: toolResultText(block), tool_call_id: block.toolUseId });
+    if (block.type === 'toolResultBlock')
+      out.push({ role: 'tool', content: toolResultText(block), tool_call_id: block.toolUseId });
     else if (block.type === 'textBlock') texts.push(block.text);
     else if (block.type === 'reasoningBlock') reasoning += block.text ?? '';
-    else if (block.type === 'toolUseBlock') calls.push({ id: block.toolUseId, type: 'function', function: { name: block.name, arguments: block.input as Record<string, unknown> } });
+    else if (block.type === 'toolUseBlock')
+      calls.push({
+        id: block.toolUseId,
+        type: 'function',
+        function: { name: block.name, arguments: block.input as Record<string, unknown> },
+      });
   }
   if (message.role === 'assistant') {
-    out.push({ role: 'assistant', content: texts.join(''), ...(reasoning ? { reasoning_content: reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) });
+    out.push({
+      role: 'assistant',
+      content: texts.join(''),
+      ...(reasoning ? { reasoning_content: reasoning } : {}),
+      ...(calls.length ? { tool_calls: calls } : {}),
+    });
   } else if (texts.length > 0) {
     out.push({ role: 'user', content: texts.join('') });
   }
@@ -27,7 +38,13 @@ export function toChatMessages(message: Message): ChatMessage[] {
 /** The text a tool result shows the model: text blocks as they are, JSON blocks in Python's json.dumps style. */
 export function toolResultText(block: ToolResultBlock): string {
   return block.content
-    .map((item) => (item.type === 'textBlock' ? item.text : item.type === 'jsonBlock' ? pythonJson(item.json) : pythonJson(item.toJSON())))
+    .map((item) =>
+      item.type === 'textBlock'
+        ? item.text
+        : item.type === 'jsonBlock'
+          ? pythonJson(item.json)
+          : pythonJson(item.toJSON()),
+    )
     .join('\n');
 }
 
@@ -41,7 +58,10 @@ export function systemPromptText(prompt: SystemPrompt | undefined): string | und
 /** Strands tool specs in the OpenAI function form templates render (without the JSON Schema `$schema` key). */
 export function toChatTools(specs: readonly ToolSpec[] | undefined): ChatTool[] {
   return (specs ?? []).map((spec) => {
-    const { $schema: _ignored, ...parameters } = (spec.inputSchema ?? { type: 'object', properties: {} }) as Record<string, unknown>;
+    const { $schema: _ignored, ...parameters } = (spec.inputSchema ?? { type: 'object', properties: {} }) as Record<
+      string,
+      unknown
+    >;
     return { type: 'function', function: { name: spec.name, description: spec.description, parameters } };
   });
 }

@@ -13,12 +13,22 @@ import { createTitoAgent } from './create-agent.js';
  * trajectory holds), retry strategies (retrying a model call behind the trajectory's back). These are
  * SDK internals; the default agent below proves the probe still sees them after an SDK upgrade.
  */
-function rlHazards(agent: Agent): { printer: boolean; conversationManagers: string[]; retryStrategies: string[]; contextManager: boolean } {
-  const internals = agent as unknown as { _printer?: unknown; _pluginRegistry: { _pending: unknown[]; _plugins: Map<string, unknown> } };
+function rlHazards(agent: Agent): {
+  printer: boolean;
+  conversationManagers: string[];
+  retryStrategies: string[];
+  contextManager: boolean;
+} {
+  const internals = agent as unknown as {
+    _printer?: unknown;
+    _pluginRegistry: { _pending: unknown[]; _plugins: Map<string, unknown> };
+  };
   const plugins = [...internals._pluginRegistry._pending, ...internals._pluginRegistry._plugins.values()];
   return {
     printer: internals._printer !== undefined,
-    conversationManagers: plugins.filter((p) => p instanceof ConversationManager && !(p instanceof NullConversationManager)).map((p) => (p as ConversationManager).name),
+    conversationManagers: plugins
+      .filter((p) => p instanceof ConversationManager && !(p instanceof NullConversationManager))
+      .map((p) => (p as ConversationManager).name),
     retryStrategies: plugins.filter((p) => p instanceof ModelRetryStrategy).map((p) => (p as ModelRetryStrategy).name),
     contextManager: agent.contextManager !== undefined,
   };
@@ -40,10 +50,19 @@ describe('createTitoAgent', () => {
       sampling: { temperature: 1, topP: 1, topK: -1 },
       tools: [calculatorTool()],
     });
-    expect(rlHazards(agent)).toStrictEqual({ printer: false, conversationManagers: [], retryStrategies: [], contextManager: false });
+    expect(rlHazards(agent)).toStrictEqual({
+      printer: false,
+      conversationManagers: [],
+      retryStrategies: [],
+      contextManager: false,
+    });
     expect(agent.model).toBe(model);
     // The probe itself: an agent with the SDK's defaults has every one of them.
     const defaults = rlHazards(new Agent({ model }));
-    expect([defaults.printer, defaults.conversationManagers.length, defaults.retryStrategies.length]).toStrictEqual([true, 1, 1]);
+    expect([defaults.printer, defaults.conversationManagers.length, defaults.retryStrategies.length]).toStrictEqual([
+      true,
+      1,
+      1,
+    ]);
   });
 });

@@ -16,7 +16,9 @@ export interface TitoAgent {
  * strategy (the engine client retries connection errors itself), tools run one after another so
  * stateful tools see calls in the order the model wrote them.
  */
-export function createTitoAgent(options: Omit<TitoModelOptions, 'ledger'> & { readonly tools: readonly Tool[]; readonly systemPrompt?: string }): TitoAgent {
+export function createTitoAgent(
+  options: Omit<TitoModelOptions, 'ledger'> & { readonly tools: readonly Tool[]; readonly systemPrompt?: string },
+): TitoAgent {
   const ledger = new EpisodeLedger();
   ledger.toolNames = options.tools.map((t) => t.name);
   const model = new TitoModel({ ...options, ledger });

@@ -4,7 +4,17 @@ import { ProviderError } from '../errors/index.js';
  * The layer an episode failed in. Anything thrown while an episode runs ends that episode (never
  * the step or the eval) and is counted under one of these kinds.
  */
-export type EpisodeErrorKind = 'engine' | 'timeout' | 'template' | 'parser' | 'sdk' | 'tool' | 'reward' | 'user' | 'agent' | 'scheduler';
+export type EpisodeErrorKind =
+  | 'engine'
+  | 'timeout'
+  | 'template'
+  | 'parser'
+  | 'sdk'
+  | 'tool'
+  | 'reward'
+  | 'user'
+  | 'agent'
+  | 'scheduler';
 
 /** An error tagged with the layer it came from, so the episode's record says where it broke. */
 export class EpisodeFailure extends Error {
@@ -39,7 +49,10 @@ export async function blameAsync<T>(kind: EpisodeErrorKind, work: () => Promise<
  * The layer and message of an error thrown by an episode: the innermost tag in its cause chain (the
  * SDK wraps what the model provider throws), a ProviderError as `engine`, anything else as `fallback`.
  */
-export function describeFailure(error: unknown, fallback: EpisodeErrorKind): { readonly kind: EpisodeErrorKind; readonly message: string } {
+export function describeFailure(
+  error: unknown,
+  fallback: EpisodeErrorKind,
+): { readonly kind: EpisodeErrorKind; readonly message: string } {
   for (let e = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
     if (e instanceof EpisodeFailure) return { kind: e.kind, message: e.message };
     if (e instanceof ProviderError) return { kind: 'engine', message: e.message };
@@ -52,7 +65,10 @@ const BUILTIN_ERRORS = new Set(['TypeError', 'RangeError', 'SyntaxError', 'Refer
 /** The message of anything thrown, on one line and at most 1,000 characters (a trajectory field, not a dump). */
 export function errorMessage(error: unknown): string {
   // Built-in error names say what went wrong (RangeError: stack overflow); ours are in the message already.
-  const text = error instanceof Error ? `${BUILTIN_ERRORS.has(error.name) ? `${error.name}: ` : ''}${error.message}` : String(error);
+  const text =
+    error instanceof Error
+      ? `${BUILTIN_ERRORS.has(error.name) ? `${error.name}: ` : ''}${error.message}`
+      : String(error);
   const line = text.replace(/\s*\n\s*/g, ' ');
   return line.length > 1000 ? `${line.slice(0, 1000)}...` : line;
 }

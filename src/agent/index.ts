@@ -4,4 +4,11 @@ export { EpisodeLedger, type ToolErrorKind } from './episode-ledger.js';
 export { toolCallGuard } from './tool-call-guard.js';
 export { toChatMessages, toChatTools, toolResultText, pythonJson, systemPromptText } from './chat-messages.js';
 export { checkJsonSchema } from './json-schema-check.js';
-export { blame, blameAsync, describeFailure, errorMessage, EpisodeFailure, type EpisodeErrorKind } from './episode-failure.js';
+export {
+  blame,
+  blameAsync,
+  describeFailure,
+  errorMessage,
+  EpisodeFailure,
+  type EpisodeErrorKind,
+} from './episode-failure.js';

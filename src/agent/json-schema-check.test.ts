@@ -3,7 +3,14 @@ import { z } from 'zod';
 import { checkJsonSchema } from './json-schema-check.js';
 import { pythonJson } from './chat-messages.js';
 
-const schema = z.toJSONSchema(z.object({ a: z.number(), tags: z.array(z.string()).optional(), mode: z.enum(['x', 'y']).optional(), n: z.int().optional() }));
+const schema = z.toJSONSchema(
+  z.object({
+    a: z.number(),
+    tags: z.array(z.string()).optional(),
+    mode: z.enum(['x', 'y']).optional(),
+    n: z.int().optional(),
+  }),
+);
 
 describe('checkJsonSchema', () => {
   test('returns undefined for arguments a zod tool schema accepts', () => {
@@ -31,6 +38,8 @@ describe('checkJsonSchema', () => {
 
 describe('pythonJson', () => {
   test('returns json.dumps separators', () => {
-    expect(pythonJson({ sum: 5, list: [1, 'a', null], nested: { ok: true } })).toBe('{"sum": 5, "list": [1, "a", null], "nested": {"ok": true}}');
+    expect(pythonJson({ sum: 5, list: [1, 'a', null], nested: { ok: true } })).toBe(
+      '{"sum": 5, "list": [1, "a", null], "nested": {"ok": true}}',
+    );
   });
 });

@@ -17,7 +17,8 @@ export function checkJsonSchema(value: unknown, schema: unknown, path = 'argumen
   if (Array.isArray(s.enum) && !s.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
     return `${path}: must be one of ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`;
   }
-  if ('const' in s && JSON.stringify(s.const) !== JSON.stringify(value)) return `${path}: must be ${JSON.stringify(s.const)}`;
+  if ('const' in s && JSON.stringify(s.const) !== JSON.stringify(value))
+    return `${path}: must be ${JSON.stringify(s.const)}`;
   if (typeof value === 'number') {
     if (typeof s.minimum === 'number' && value < s.minimum) return `${path}: must be >= ${s.minimum}`;
     if (typeof s.maximum === 'number' && value > s.maximum) return `${path}: must be <= ${s.maximum}`;
@@ -28,7 +29,8 @@ export function checkJsonSchema(value: unknown, schema: unknown, path = 'argumen
       if (problem) return problem;
     }
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return checkObject(value as Record<string, unknown>, s, path);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value))
+    return checkObject(value as Record<string, unknown>, s, path);
   return undefined;
 }
 

@@ -1,5 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { Model, type BaseModelConfig, type Message, type ModelStreamEvent, type StreamOptions } from '@strands-agents/sdk';
+import {
+  Model,
+  type BaseModelConfig,
+  type Message,
+  type ModelStreamEvent,
+  type StreamOptions,
+} from '@strands-agents/sdk';
 import type { Engine, Generation } from '../engines/types.js';
 import type { ChatMessage } from '../tokens/chat-types.js';
 import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
@@ -12,7 +18,11 @@ import { blame, blameAsync } from './episode-failure.js';
 import type { EpisodeLedger } from './episode-ledger.js';
 
 /** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
-export const TITO_STOP = { truncated: 'truncated', maxTotalTokens: 'maxTotalTokens', engineAbort: 'engineAbort' } as const;
+export const TITO_STOP = {
+  truncated: 'truncated',
+  maxTotalTokens: 'maxTotalTokens',
+  engineAbort: 'engineAbort',
+} as const;
 
 /** What one episode's model provider needs. */
 export interface TitoModelOptions {
@@ -28,7 +38,12 @@ export interface TitoModelOptions {
   readonly maxNewTokens: number;
   /** Cap on prompt + generated tokens of the whole episode; generation is clamped to the room left. */
   readonly maxTotalTokens?: number;
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly sampling: {
+    readonly temperature: number;
+    readonly topP: number;
+    readonly topK: number;
+    readonly seed?: number;
+  };
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
 }
 
@@ -47,7 +62,12 @@ export class TitoModel extends Model<BaseModelConfig> {
 
   constructor(private readonly options: TitoModelOptions) {
     super();
-    this.config = { modelId: options.engine.model, maxTokens: options.maxNewTokens, temperature: options.sampling.temperature, topP: options.sampling.topP };
+    this.config = {
+      modelId: options.engine.model,
+      maxTokens: options.maxNewTokens,
+      temperature: options.sampling.temperature,
+      topP: options.sampling.topP,
+    };
     this.renderer = blame('template', () => incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {}));
   }
 
@@ -84,7 +104,13 @@ export class TitoModel extends Model<BaseModelConfig> {
     const { policyVersion } = this.options;
     const version = typeof policyVersion === 'function' ? policyVersion() : policyVersion;
     const prompt = trajectory.ids.concat(environmentIds);
-    const generation = await blameAsync('engine', () => engine.generate(prompt, { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds }, streamOptions.cancelSignal));
+    const generation = await blameAsync('engine', () =>
+      engine.generate(
+        prompt,
+        { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds },
+        streamOptions.cancelSignal,
+      ),
+    );
     const latencyMs = performance.now() - started;
     // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
     trajectory.appendEnvironment(source, environmentIds, this.turn);
@@ -99,10 +125,16 @@ export class TitoModel extends Model<BaseModelConfig> {
     this.turn++;
   }
 
-  private renderNew(messages: Message[], streamOptions: StreamOptions): { source: Exclude<SegmentSource, 'model'>; ids: number[] } {
+  private renderNew(
+    messages: Message[],
+    streamOptions: StreamOptions,
+  ): { source: Exclude<SegmentSource, 'model'>; ids: number[] } {
     if (this.options.ledger.trajectory.length === 0) {
       const system = systemPromptText(streamOptions.systemPrompt);
-      const chat: ChatMessage[] = [...(system ? [{ role: 'system' as const, content: system }] : []), ...messages.flatMap(toChatMessages)];
+      const chat: ChatMessage[] = [
+        ...(system ? [{ role: 'system' as const, content: system }] : []),
+        ...messages.flatMap(toChatMessages),
+      ];
       return { source: 'prompt', ids: this.renderer.initial(chat, toChatTools(streamOptions.toolSpecs)) };
     }
     const fresh = messages.slice(this.cursor);
@@ -111,7 +143,10 @@ export class TitoModel extends Model<BaseModelConfig> {
     }
     const chat = fresh.flatMap(toChatMessages);
     const lastToken = this.options.ledger.trajectory.ids.at(-1);
-    return { source: chat.some((m) => m.role === 'user') ? 'user' : 'tool', ids: this.renderer.continuation(lastToken, chat) };
+    return {
+      source: chat.some((m) => m.role === 'user') ? 'user' : 'tool',
+      ids: this.renderer.continuation(lastToken, chat),
+    };
   }
 
   private *events(generation: Generation, promptLength: number, latencyMs: number): Iterable<ModelStreamEvent> {
@@ -139,7 +174,13 @@ export class TitoModel extends Model<BaseModelConfig> {
       yield* toolUseEvents(call, toolUseId, input.json);
     }
     const truncated = generation.finishReason === 'length';
-    const stopReason = truncated ? TITO_STOP.truncated : generation.finishReason === 'abort' ? TITO_STOP.engineAbort : parsed.calls.length > 0 ? 'toolUse' : 'endTurn';
+    const stopReason = truncated
+      ? TITO_STOP.truncated
+      : generation.finishReason === 'abort'
+        ? TITO_STOP.engineAbort
+        : parsed.calls.length > 0
+          ? 'toolUse'
+          : 'endTurn';
     yield { type: 'modelMessageStopEvent', stopReason };
     yield {
       type: 'modelMetadataEvent',
@@ -167,6 +208,12 @@ function toolInput(call: ParsedToolCall): { json: string; problem?: { kind: Tool
   try {
     return { json: JSON.stringify(call.arguments) };
   } catch (error) {
-    return { json: '{}', problem: { kind: 'bad_call', message: `the arguments of the call to '${clipEcho(call.name)}' cannot be serialised (${(error as Error).message})` } };
+    return {
+      json: '{}',
+      problem: {
+        kind: 'bad_call',
+        message: `the arguments of the call to '${clipEcho(call.name)}' cannot be serialised (${(error as Error).message})`,
+      },
+    };
   }
 }

@@ -16,7 +16,9 @@ export function toolCallGuard(ledger: EpisodeLedger): Plugin {
     initAgent(agent) {
       agent.addHook(BeforeToolCallEvent, (event) => {
         const { name, toolUseId, input } = event.toolUse;
-        const problem = ledger.rejectedCalls.get(toolUseId) ?? validate(name, input, event.tool?.toolSpec.inputSchema, event.tool !== undefined, ledger.toolNames);
+        const problem =
+          ledger.rejectedCalls.get(toolUseId) ??
+          validate(name, input, event.tool?.toolSpec.inputSchema, event.tool !== undefined, ledger.toolNames);
         if (!problem) return;
         rejected.add(toolUseId);
         ledger.countToolError(problem.kind);
@@ -32,8 +34,20 @@ export function toolCallGuard(ledger: EpisodeLedger): Plugin {
   };
 }
 
-function validate(name: string, input: unknown, schema: unknown, known: boolean, toolNames: readonly string[]): { kind: ToolErrorKind; message: string } | undefined {
-  if (!known) return { kind: 'unknown_tool', message: `unknown tool '${clipEcho(name)}'; available tools: ${toolNames.join(', ') || '(none)'}` };
+function validate(
+  name: string,
+  input: unknown,
+  schema: unknown,
+  known: boolean,
+  toolNames: readonly string[],
+): { kind: ToolErrorKind; message: string } | undefined {
+  if (!known)
+    return {
+      kind: 'unknown_tool',
+      message: `unknown tool '${clipEcho(name)}'; available tools: ${toolNames.join(', ') || '(none)'}`,
+    };
   const problem = checkJsonSchema(input, schema);
-  return problem ? { kind: 'bad_arguments', message: `invalid arguments for '${clipEcho(name)}': ${clipEcho(problem)}` } : undefined;
+  return problem
+    ? { kind: 'bad_arguments', message: `invalid arguments for '${clipEcho(name)}': ${clipEcho(problem)}` }
+    : undefined;
 }

@@ -32,7 +32,10 @@ export interface AssembledBatch {
  * advantages per group, zero-signal groups dropped (when the preset says so), the batch-mean
  * baseline for reinforce, and for filtered_sft only successful episodes with a plain CE loss.
  */
-export function assembleBatch(groups: readonly (readonly GroupMember[])[], algorithm: ResolvedAlgorithm): AssembledBatch {
+export function assembleBatch(
+  groups: readonly (readonly GroupMember[])[],
+  algorithm: ResolvedAlgorithm,
+): AssembledBatch {
   if (algorithm.name === 'filtered_sft' || algorithm.name === 'sft') return assembleFilteredSft(groups);
   let droppedGroups = 0;
   const perGroup = groups.map((members) => {

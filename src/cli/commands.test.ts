@@ -15,7 +15,9 @@ async function help(path: readonly string[]): Promise<string> {
 async function commandPaths(path: readonly string[] = []): Promise<string[][]> {
   const text = await help(path);
   const listed = text.split('Commands:\n')[1]?.split('\n\n')[0] ?? '';
-  const children = [...listed.matchAll(/^ {2}atk ((?:[a-z][\w-]* ?)+)/gm)].map((m) => m[1]!.trim().split(' ')).filter((p) => p.length === path.length + 1);
+  const children = [...listed.matchAll(/^ {2}atk ((?:[a-z][\w-]* ?)+)/gm)]
+    .map((m) => m[1]!.trim().split(' '))
+    .filter((p) => p.length === path.length + 1);
   const nested = await Promise.all(children.map((child) => commandPaths(child)));
   return [...(path.length ? [[...path]] : []), ...nested.flat()];
 }
@@ -23,7 +25,9 @@ async function commandPaths(path: readonly string[] = []): Promise<string[][]> {
 describe('commands', () => {
   test('returns --help with at least one example for every command and subcommand', async () => {
     const paths = await commandPaths();
-    expect(paths.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['run', 'eval', 'validate', 'runs ls', 'runs show', 'runs compare', 'data fetch']));
+    expect(paths.map((p) => p.join(' '))).toEqual(
+      expect.arrayContaining(['run', 'eval', 'validate', 'runs ls', 'runs show', 'runs compare', 'data fetch']),
+    );
     const withoutExample: string[] = [];
     for (const path of paths) if (!/\nExamples:\n {2}atk /.test(await help(path))) withoutExample.push(path.join(' '));
     expect(withoutExample).toStrictEqual([]);

@@ -16,4 +16,19 @@ import { viewCommand } from './view.js';
 
 /** Every command, one module per verb. */
 // biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs takes them as one list
-export const commands: CommandModule<object, any>[] = [runCommand, exportCommand, dataCommand, validateCommand, initCommand, schemaCommand, runsCommand, doctorCommand, setupCommand, inspectTrajectoryCommand, reportCommand, evalCommand, viewCommand, launchCommand];
+export const commands: CommandModule<object, any>[] = [
+  runCommand,
+  exportCommand,
+  dataCommand,
+  validateCommand,
+  initCommand,
+  schemaCommand,
+  runsCommand,
+  doctorCommand,
+  setupCommand,
+  inspectTrajectoryCommand,
+  reportCommand,
+  evalCommand,
+  viewCommand,
+  launchCommand,
+];

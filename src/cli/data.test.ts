@@ -23,15 +23,30 @@ describe('runDataFetch', () => {
   test('returns the destination after printing progress and a done line', async () => {
     const out = mkdtempSync(join(tmpdir(), 'atk-data-'));
     const lines: string[] = [];
-    expect(await runDataFetch({ name: 'gsm8k', out, baseUrl: server.url, manifestPath: manifest.path, limit: 3, print: (l) => lines.push(l) })).toBe(out);
+    expect(
+      await runDataFetch({
+        name: 'gsm8k',
+        out,
+        baseUrl: server.url,
+        manifestPath: manifest.path,
+        limit: 3,
+        print: (l) => lines.push(l),
+      }),
+    ).toBe(out);
     expect(lines.at(-1)).toBe(`gsm8k: done -> ${out}`);
     expect(lines).toContain(`test.jsonl: sha256 ok, 3 rows kept (--limit 3) -> ${join(out, 'test.jsonl')}`);
   });
 
   test('rejects --subset for a dataset that has none', async () => {
-    await expect(runDataFetch({ name: 'gsm8k', out: mkdtempSync(join(tmpdir(), 'atk-data-')), subsets: ['main'], baseUrl: server.url, print: () => {} })).rejects.toThrow(
-      "gsm8k has no subsets; --subset would do nothing",
-    );
+    await expect(
+      runDataFetch({
+        name: 'gsm8k',
+        out: mkdtempSync(join(tmpdir(), 'atk-data-')),
+        subsets: ['main'],
+        baseUrl: server.url,
+        print: () => {},
+      }),
+    ).rejects.toThrow('gsm8k has no subsets; --subset would do nothing');
   });
 
   test('rejects an unknown dataset name with the nearest one', async () => {
@@ -45,9 +60,19 @@ describe('runDataLs', () => {
   test('returns built-in datasets and fetchable ones with their location', async () => {
     const rows = await runDataLs();
     expect(rows.find((r) => r.name === 'arith')).toStrictEqual({ name: 'arith', fetchable: false });
-    expect(rows.find((r) => r.name === 'gsm8k')).toMatchObject({ name: 'gsm8k', fetchable: true, location: join(dataDir(), 'gsm8k'), present: true });
+    expect(rows.find((r) => r.name === 'gsm8k')).toMatchObject({
+      name: 'gsm8k',
+      fetchable: true,
+      location: join(dataDir(), 'gsm8k'),
+      present: true,
+    });
     // Nothing fetched, but the dataset reads the public sample the data dir holds.
-    expect(rows.find((r) => r.name === 'deepcoder')).toMatchObject({ name: 'deepcoder', fetchable: true, location: join(dataDir(), 'deepcoder', 'fetched'), present: true });
+    expect(rows.find((r) => r.name === 'deepcoder')).toMatchObject({
+      name: 'deepcoder',
+      fetchable: true,
+      location: join(dataDir(), 'deepcoder', 'fetched'),
+      present: true,
+    });
   });
 });
 
@@ -71,7 +96,19 @@ describe('atk data', () => {
     const printed: string[] = [];
     const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => printed.push(String(chunk)) > 0);
     try {
-      await main(['data', 'fetch', 'deepcoder', '--subset', 'codeforces', '--limit', '5', '--out', out, '--base-url', hub.server.url]);
+      await main([
+        'data',
+        'fetch',
+        'deepcoder',
+        '--subset',
+        'codeforces',
+        '--limit',
+        '5',
+        '--out',
+        out,
+        '--base-url',
+        hub.server.url,
+      ]);
     } finally {
       write.mockRestore();
       await hub.server.close();
@@ -79,8 +116,17 @@ describe('atk data', () => {
     expect(process.exitCode ?? 0).toBe(0);
     expect(printed.at(-2)).toBe(`codeforces/test: 5 problems -> ${join(out, 'codeforces_test.jsonl')}\n`);
     expect(printed.at(-1)).toBe(`deepcoder: done -> ${out}\n`);
-    const rows = readFileSync(join(out, 'codeforces_test.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string });
-    expect(rows.map((r) => r.id)).toStrictEqual(['codeforces_test_0', 'codeforces_test_1', 'codeforces_test_2', 'codeforces_test_3', 'codeforces_test_4']);
+    const rows = readFileSync(join(out, 'codeforces_test.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string });
+    expect(rows.map((r) => r.id)).toStrictEqual([
+      'codeforces_test_0',
+      'codeforces_test_1',
+      'codeforces_test_2',
+      'codeforces_test_3',
+      'codeforces_test_4',
+    ]);
     expect(existsSync(join(out, 'lcbv5_test.jsonl'))).toBe(false);
     expect(JSON.parse(readFileSync(join(out, 'deepcoder.lock.json'), 'utf8')).revision).toBe(hub.revision);
   });

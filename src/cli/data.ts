@@ -1,4 +1,4 @@
-import { existsSync, } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { Argv, CommandModule } from 'yargs';
 import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';
@@ -24,9 +24,11 @@ export interface DataFetchOptions {
  * @throws InputError for an unknown name; whatever the fetcher throws (ProviderError, InputError, CancelledError).
  */
 export async function runDataFetch(options: DataFetchOptions): Promise<string> {
-  if (!fetchers.has(options.name)) throw new InputError(fetchers.unknownMessage(options.name), { hint: 'atk data ls lists what can be fetched' });
+  if (!fetchers.has(options.name))
+    throw new InputError(fetchers.unknownMessage(options.name), { hint: 'atk data ls lists what can be fetched' });
   const fetcher = await fetchers.get(options.name);
-  if (options.subsets !== undefined && fetcher.subsets === undefined) throw new InputError(`${options.name} has no subsets; --subset would do nothing`);
+  if (options.subsets !== undefined && fetcher.subsets === undefined)
+    throw new InputError(`${options.name} has no subsets; --subset would do nothing`);
   const { dest } = await fetcher.fetch({
     ...(options.out === undefined ? {} : { dest: options.out }),
     ...(options.limit === undefined ? {} : { limit: options.limit }),
@@ -65,7 +67,9 @@ export async function runDataLs(): Promise<DataListing[]> {
         name,
         fetchable: true,
         ...(location === undefined ? {} : { location, present }),
-        ...(present && location !== undefined && fetcher.check && existsSync(location) ? { checksums: await fetcher.check(location) } : {}),
+        ...(present && location !== undefined && fetcher.check && existsSync(location)
+          ? { checksums: await fetcher.check(location) }
+          : {}),
         ...(fetcher.description === undefined ? {} : { description: fetcher.description }),
       };
     }),
@@ -75,8 +79,14 @@ export async function runDataLs(): Promise<DataListing[]> {
 function formatListing(rows: readonly DataListing[]): string[] {
   const width = Math.max(...rows.map((r) => r.name.length), 4);
   return rows.map((r) => {
-    const sums = r.checksums ? ` (${r.checksums.state === 'verified' ? 'sha256 verified' : `${r.checksums.state}: ${r.checksums.detail}`})` : '';
-    const state = !r.fetchable ? 'nothing to fetch (generated, or read from the data dir)' : r.present ? `present: ${r.location}${sums}` : `not fetched: atk data fetch ${r.name}`;
+    const sums = r.checksums
+      ? ` (${r.checksums.state === 'verified' ? 'sha256 verified' : `${r.checksums.state}: ${r.checksums.detail}`})`
+      : '';
+    const state = !r.fetchable
+      ? 'nothing to fetch (generated, or read from the data dir)'
+      : r.present
+        ? `present: ${r.location}${sums}`
+        : `not fetched: atk data fetch ${r.name}`;
     return `${r.name.padEnd(width)}  ${state}${r.description ? `\n${' '.repeat(width + 2)}${r.description}` : ''}`;
   });
 }
@@ -92,27 +102,49 @@ interface FetchArgs {
 
 const fetchCommand: CommandModule<object, FetchArgs> = {
   command: 'fetch [names..]',
-  describe: 'Download datasets from their canonical source at a pinned revision (verified, resumable); no name: all the shipped recipes read',
+  describe:
+    'Download datasets from their canonical source at a pinned revision (verified, resumable); no name: all the shipped recipes read',
   builder: (yargs) =>
     yargs
-      .positional('names', { type: 'string', array: true, default: [], describe: 'Datasets to fetch (see atk data ls); none: every one a shipped recipe reads' })
-      .option('manifest', { type: 'string', describe: 'A manifest of your own (pinned files and sha256s) instead of the shipped one' })
+      .positional('names', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'Datasets to fetch (see atk data ls); none: every one a shipped recipe reads',
+      })
+      .option('manifest', {
+        type: 'string',
+        describe: 'A manifest of your own (pinned files and sha256s) instead of the shipped one',
+      })
       .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
       .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
-      .option('subset', { type: 'string', array: true, describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)' })
+      .option('subset', {
+        type: 'string',
+        array: true,
+        describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)',
+      })
       .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' })
-      .example('$0 data fetch', 'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets')
+      .example(
+        '$0 data fetch',
+        'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets',
+      )
       .example('$0 data fetch tau2', 'tau2-bench airline and retail at the pinned commit')
       .example('$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it')
-      .example('$0 data fetch deepcoder --subset lcbv5 --limit 200', '200 LiveCodeBench problems per split, resumable if cut off') as Argv<FetchArgs>,
+      .example(
+        '$0 data fetch deepcoder --subset lcbv5 --limit 200',
+        '200 LiveCodeBench problems per split, resumable if cut off',
+      ) as Argv<FetchArgs>,
   handler: async (args) => {
-    if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0)) throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
+    if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0))
+      throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
     const controller = new AbortController();
     const interrupt = (): void => controller.abort();
     process.once('SIGINT', interrupt);
     const names = args.names.length > 0 ? args.names : shippedRecipeDataNames();
     if (names.length > 1 && (args.out !== undefined || args.manifest !== undefined || args['base-url'] !== undefined)) {
-      throw new InputError('--out, --manifest and --base-url apply to one dataset; name it', { hint: `atk data fetch ${names[0]} ${args.out === undefined ? '' : '--out DIR'}`.trim() });
+      throw new InputError('--out, --manifest and --base-url apply to one dataset; name it', {
+        hint: `atk data fetch ${names[0]} ${args.out === undefined ? '' : '--out DIR'}`.trim(),
+      });
     }
     const print = (line: string): void => void process.stdout.write(`${line}\n`);
     if (args.names.length === 0) print(`fetching every dataset the shipped recipes read: ${names.join(', ')}`);
@@ -122,7 +154,9 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
           name,
           ...(args.out === undefined ? {} : { out: args.out }),
           ...(args.limit === undefined ? {} : { limit: args.limit }),
-          ...(args.subset === undefined ? {} : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
+          ...(args.subset === undefined
+            ? {}
+            : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
           ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
           ...(args.manifest === undefined ? {} : { manifestPath: args.manifest }),
           signal: controller.signal,
@@ -130,7 +164,8 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
         });
       }
     } catch (error) {
-      if (controller.signal.aborted && !(error instanceof CancelledError)) throw new CancelledError('download cancelled; run again to resume', { cause: error });
+      if (controller.signal.aborted && !(error instanceof CancelledError))
+        throw new CancelledError('download cancelled; run again to resume', { cause: error });
       throw error;
     } finally {
       process.off('SIGINT', interrupt);

@@ -21,7 +21,8 @@ export interface DoctorRow {
   readonly fix?: string;
 }
 
-const NODE22 = 'run npm ci in the atk folder (Node 22 comes as the package dependency node@22), or: npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH';
+const NODE22 =
+  'run npm ci in the atk folder (Node 22 comes as the package dependency node@22), or: npm install --prefix ~/.cache/atk/node22 node@22 && export PATH=~/.cache/atk/node22/node_modules/.bin:$PATH';
 
 /** Run every check. */
 export async function doctorChecks(): Promise<DoctorRow[]> {
@@ -56,7 +57,9 @@ export function torchCheck(info: PythonInfo | null, tried: readonly string[]): D
       fix: 'apt-get install python3-torch libopenblas0-pthread, or set ATK_PYTHON to a Python with torch',
     };
   }
-  const extras = [info.transformers && `transformers ${info.transformers}`, info.peft && `peft ${info.peft}`].filter(Boolean).join(', ');
+  const extras = [info.transformers && `transformers ${info.transformers}`, info.peft && `peft ${info.peft}`]
+    .filter(Boolean)
+    .join(', ');
   return {
     check: 'python + torch',
     status: 'pass',
@@ -67,29 +70,58 @@ export function torchCheck(info: PythonInfo | null, tried: readonly string[]): D
 /** CPU torch is only fast with an optimised BLAS; Debian's falls back to the reference one. */
 export function blasCheck(info: PythonInfo | null): DoctorRow {
   const fix = 'apt-get install libopenblas0-pthread (Debian/Ubuntu: it becomes the libblas.so.3 alternative)';
-  if (!info) return { check: 'openblas', status: 'warn', detail: 'unknown: no Python with torch', fix: 'fix python + torch first' };
+  if (!info)
+    return {
+      check: 'openblas',
+      status: 'warn',
+      detail: 'unknown: no Python with torch',
+      fix: 'fix python + torch first',
+    };
   const where = info.blasLibrary ? ` (${info.blasLibrary})` : '';
-  if (info.blas === 'openblas' || info.blas === 'mkl') return { check: 'openblas', status: 'pass', detail: `torch uses ${info.blas}${where}` };
+  if (info.blas === 'openblas' || info.blas === 'mkl')
+    return { check: 'openblas', status: 'pass', detail: `torch uses ${info.blas}${where}` };
   if (info.blas === 'reference') {
-    return { check: 'openblas', status: info.cuda ? 'warn' : 'fail', detail: `torch uses the reference BLAS${where}: CPU training is many times slower`, fix };
+    return {
+      check: 'openblas',
+      status: info.cuda ? 'warn' : 'fail',
+      detail: `torch uses the reference BLAS${where}: CPU training is many times slower`,
+      fix,
+    };
   }
   return { check: 'openblas', status: 'warn', detail: 'could not tell which BLAS torch uses', fix };
 }
 
 /** nvidia-smi's CSV, one `name, memory.total, driver_version` line per GPU; null when it is missing or fails. */
 export async function nvidiaSmi(): Promise<string | null> {
-  const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], { reject: false, timeout: 30_000 });
+  const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], {
+    reject: false,
+    timeout: 30_000,
+  });
   return smi.exitCode === 0 ? String(smi.stdout) : null;
 }
 
 /** GPUs: optional (the embedded engine runs on CPU); vllm/sglang recipes need them. `probe` stands in for nvidia-smi in tests. */
-export async function gpuCheck(info: PythonInfo | null, probe: () => Promise<string | null> = nvidiaSmi): Promise<DoctorRow> {
+export async function gpuCheck(
+  info: PythonInfo | null,
+  probe: () => Promise<string | null> = nvidiaSmi,
+): Promise<DoctorRow> {
   const gpus = (await probe())?.trim().split('\n').filter(Boolean) ?? [];
   if (gpus.length === 0) {
-    return { check: 'gpus', status: 'warn', detail: 'no NVIDIA GPU found (nvidia-smi)', fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU' };
+    return {
+      check: 'gpus',
+      status: 'warn',
+      detail: 'no NVIDIA GPU found (nvidia-smi)',
+      fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU',
+    };
   }
   const detail = `${gpus.length}: ${gpus.map((g) => g.replace(/\s*,\s*/g, ', ')).join('; ')}`;
-  if (info && !info.cuda) return { check: 'gpus', status: 'warn', detail: `${detail}; but torch in ${info.python} has no CUDA`, fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU' };
+  if (info && !info.cuda)
+    return {
+      check: 'gpus',
+      status: 'warn',
+      detail: `${detail}; but torch in ${info.python} has no CUDA`,
+      fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU',
+    };
   return { check: 'gpus', status: 'pass', detail };
 }
 
@@ -101,18 +133,32 @@ export async function sandboxCheck(): Promise<DoctorRow> {
     check: 'bubblewrap',
     status: 'warn',
     detail: caps.detail,
-    fix: caps.bwrap ? 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run in a container that permits them' : 'apt-get install bubblewrap (needed by the code sandbox: run_python, code_tests)',
+    fix: caps.bwrap
+      ? 'allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run in a container that permits them'
+      : 'apt-get install bubblewrap (needed by the code sandbox: run_python, code_tests)',
   };
 }
 
 /** Where gsm8k, deepcoder and tau2 data are read from. */
 export function dataDirCheck(dir: string): DoctorRow {
   if (!existsSync(dir)) {
-    return { check: 'data dir', status: 'warn', detail: `${dir} does not exist`, fix: 'set ATK_DATA_DIR, or fetch data: atk data fetch gsm8k (arith needs no data)' };
+    return {
+      check: 'data dir',
+      status: 'warn',
+      detail: `${dir} does not exist`,
+      fix: 'set ATK_DATA_DIR, or fetch data: atk data fetch gsm8k (arith needs no data)',
+    };
   }
-  const present = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const present = readdirSync(dir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return present.length > 0
     ? { check: 'data dir', status: 'pass', detail: `${dir}: ${present.join(', ')}` }
-    : { check: 'data dir', status: 'warn', detail: `${dir} is empty`, fix: 'atk data fetch gsm8k (or deepcoder, tau2); arith needs no data' };
+    : {
+        check: 'data dir',
+        status: 'warn',
+        detail: `${dir} is empty`,
+        fix: 'atk data fetch gsm8k (or deepcoder, tau2); arith needs no data',
+      };
 }
-

@@ -6,7 +6,17 @@ import type { PythonInfo } from '../trainer/find-python.js';
 import { blasCheck, dataDirCheck, doctorChecks, gpuCheck, nodeCheck, torchCheck } from './doctor-checks.js';
 import { runDoctor } from './doctor.js';
 
-const torch: PythonInfo = { python: '/usr/bin/python3', pythonVersion: '3.11.2', torchVersion: '1.13.0', cuda: false, gpuCount: 0, transformers: null, peft: null, blas: 'openblas', blasLibrary: '/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3' };
+const torch: PythonInfo = {
+  python: '/usr/bin/python3',
+  pythonVersion: '3.11.2',
+  torchVersion: '1.13.0',
+  cuda: false,
+  gpuCount: 0,
+  transformers: null,
+  peft: null,
+  blas: 'openblas',
+  blasLibrary: '/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3',
+};
 
 describe('doctor checks', () => {
   test('returns pass for Node 22 and fail with the install command for Node 20', () => {
@@ -20,23 +30,41 @@ describe('doctor checks', () => {
   });
 
   test('returns fail with the apt packages when no Python imports torch', () => {
-    expect(torchCheck(null, ['python3: not found'])).toMatchObject({ status: 'fail', detail: 'no Python can import torch (python3: not found)', fix: expect.stringContaining('apt-get install python3-torch libopenblas0-pthread') });
+    expect(torchCheck(null, ['python3: not found'])).toMatchObject({
+      status: 'fail',
+      detail: 'no Python can import torch (python3: not found)',
+      fix: expect.stringContaining('apt-get install python3-torch libopenblas0-pthread'),
+    });
   });
 
   test('returns fail for the reference BLAS on CPU torch, pass for OpenBLAS', () => {
     expect(blasCheck(torch).status).toBe('pass');
-    expect(blasCheck({ ...torch, blas: 'reference', blasLibrary: '/usr/lib/x86_64-linux-gnu/blas/libblas.so.3' })).toMatchObject({ status: 'fail', fix: expect.stringContaining('libopenblas0-pthread') });
+    expect(
+      blasCheck({ ...torch, blas: 'reference', blasLibrary: '/usr/lib/x86_64-linux-gnu/blas/libblas.so.3' }),
+    ).toMatchObject({ status: 'fail', fix: expect.stringContaining('libopenblas0-pthread') });
   });
 
   test('returns warn without a GPU, warn naming the Python whose torch lacks CUDA, pass listing CUDA GPUs', async () => {
     const smi = (stdout: string | null) => async () => stdout; // what nvidia-smi --format=csv,noheader prints; null: missing or failed
     const h100s = 'NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15\nNVIDIA H100 80GB HBM3,81559 MiB, 550.54.15\n';
     const listed = '2: NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15; NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15';
-    const none = { check: 'gpus', status: 'warn', detail: 'no NVIDIA GPU found (nvidia-smi)', fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU' };
+    const none = {
+      check: 'gpus',
+      status: 'warn',
+      detail: 'no NVIDIA GPU found (nvidia-smi)',
+      fix: 'only needed for vllm/sglang recipes and GPU training; the embedded engine runs on CPU',
+    };
     expect(await gpuCheck(torch, smi(null))).toStrictEqual(none);
     expect(await gpuCheck(torch, smi('\n'))).toStrictEqual(none);
-    expect(await gpuCheck(torch, smi(h100s))).toStrictEqual({ check: 'gpus', status: 'warn', detail: `${listed}; but torch in /usr/bin/python3 has no CUDA`, fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU' });
-    expect(await gpuCheck({ ...torch, torchVersion: '2.5.1+cu124', cuda: true, gpuCount: 2 }, smi(h100s))).toStrictEqual({ check: 'gpus', status: 'pass', detail: listed });
+    expect(await gpuCheck(torch, smi(h100s))).toStrictEqual({
+      check: 'gpus',
+      status: 'warn',
+      detail: `${listed}; but torch in /usr/bin/python3 has no CUDA`,
+      fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU',
+    });
+    expect(
+      await gpuCheck({ ...torch, torchVersion: '2.5.1+cu124', cuda: true, gpuCount: 2 }, smi(h100s)),
+    ).toStrictEqual({ check: 'gpus', status: 'pass', detail: listed });
   });
 
   test('returns warn for a missing or empty data directory and pass listing the datasets', () => {
@@ -49,7 +77,16 @@ describe('doctor checks', () => {
 
   test('returns a row for every check on this machine, with a fix on every row that is not pass', async () => {
     const rows = await doctorChecks();
-    expect(rows.map((r) => r.check)).toStrictEqual(['node', 'python + torch', 'openblas', 'gpus', 'vllm', 'sglang', 'bubblewrap', 'data dir']);
+    expect(rows.map((r) => r.check)).toStrictEqual([
+      'node',
+      'python + torch',
+      'openblas',
+      'gpus',
+      'vllm',
+      'sglang',
+      'bubblewrap',
+      'data dir',
+    ]);
     expect(rows.filter((r) => r.status !== 'pass' && !r.fix)).toStrictEqual([]);
     expect(rows[0]!.status).toBe('pass');
   });
@@ -57,9 +94,18 @@ describe('doctor checks', () => {
 
 describe('runDoctor', () => {
   test('returns a plain table with counts, failed only when a row fails', async () => {
-    const warn = await runDoctor({ tty: false }, [nodeCheck('22.0.0'), { check: 'gpus', status: 'warn', detail: 'none', fix: 'optional' }]);
+    const warn = await runDoctor({ tty: false }, [
+      nodeCheck('22.0.0'),
+      { check: 'gpus', status: 'warn', detail: 'none', fix: 'optional' },
+    ]);
     expect(warn.failed).toBe(false);
-    expect(warn.text.split('\n').map((l) => l.split(/\s{2,}/))).toStrictEqual([['check', 'status', 'found', 'fix'], ['node', 'pass', 'v22.0.0'], ['gpus', 'warn', 'none', 'optional'], ['1 pass, 1 warn, 0 fail'], ['']]);
+    expect(warn.text.split('\n').map((l) => l.split(/\s{2,}/))).toStrictEqual([
+      ['check', 'status', 'found', 'fix'],
+      ['node', 'pass', 'v22.0.0'],
+      ['gpus', 'warn', 'none', 'optional'],
+      ['1 pass, 1 warn, 0 fail'],
+      [''],
+    ]);
     expect((await runDoctor({ tty: false }, [nodeCheck('18.0.0')])).failed).toBe(true);
   });
 });

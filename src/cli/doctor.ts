@@ -10,7 +10,11 @@ export interface DoctorReport {
   readonly failed: boolean;
 }
 
-const COLORS: Readonly<Record<DoctorStatus, 'green' | 'yellow' | 'red'>> = { pass: 'green', warn: 'yellow', fail: 'red' };
+const COLORS: Readonly<Record<DoctorStatus, 'green' | 'yellow' | 'red'>> = {
+  pass: 'green',
+  warn: 'yellow',
+  fail: 'red',
+};
 
 /** `atk doctor`: check the machine; render a pass/warn/fail table with a fix on every other row. */
 export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRow[]): Promise<DoctorReport> {
@@ -22,7 +26,9 @@ export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRo
     { tty },
   );
   const failed = found.some((r) => r.status === 'fail');
-  const counts = (['pass', 'warn', 'fail'] as const).map((s) => `${found.filter((r) => r.status === s).length} ${s}`).join(', ');
+  const counts = (['pass', 'warn', 'fail'] as const)
+    .map((s) => `${found.filter((r) => r.status === s).length} ${s}`)
+    .join(', ');
   return { rows: found, text: `${table}\n${counts}\n`, failed };
 }
 
@@ -37,8 +43,17 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
   command: 'doctor',
   describe: 'Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory',
   builder: (yargs: Argv) =>
-    setupFlags(yargs.option('fix', { type: 'boolean', default: false, describe: 'Then install what is missing, as atk setup does (with --yes, --dry-run, --dev)' }))
-      .example('$0 doctor', 'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails')
+    setupFlags(
+      yargs.option('fix', {
+        type: 'boolean',
+        default: false,
+        describe: 'Then install what is missing, as atk setup does (with --yes, --dry-run, --dev)',
+      }),
+    )
+      .example(
+        '$0 doctor',
+        'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails',
+      )
       .example('$0 doctor --fix --yes', 'check, then install the missing Python side') as unknown as Argv<DoctorArgs>,
   handler: async (args) => {
     const report = await runDoctor();

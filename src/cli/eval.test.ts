@@ -15,30 +15,55 @@ beforeAll(async () => {
 });
 afterAll(() => rm(root, { recursive: true, force: true }));
 
-const base: Omit<EvalOptions, 'target'> = { overrides: [], samples: 2, temperature: 0, metric: 'accuracy', resume: false, tui: false, json: false, limit: 4 };
+const base: Omit<EvalOptions, 'target'> = {
+  overrides: [],
+  samples: 2,
+  temperature: 0,
+  metric: 'accuracy',
+  resume: false,
+  tui: false,
+  json: false,
+  limit: 4,
+};
 
 describe('runEval', () => {
-  test('returns the smoke recipe\'s base model scored by the embedded engine, then gates on --min-score against a baseline', async () => {
+  test("returns the smoke recipe's base model scored by the embedded engine, then gates on --min-score against a baseline", async () => {
     const overrides = [`output.runs_dir=${join(root, 'runs')}`];
     const first = await runEval({ ...base, target: 'recipes/smoke/quickstart.yaml', overrides });
     expect(first.dir).toBe(join(root, 'runs', 'smoke-quickstart-eval', 'v001', 'eval', 'base'));
-    const results = (await readFile(join(first.dir, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { task_id: string; sample: number });
+    const results = (await readFile(join(first.dir, 'results.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { task_id: string; sample: number });
     expect(results.map((r) => r.sample)).toStrictEqual([0, 1, 0, 1, 0, 1, 0, 1]);
     expect(JSON.parse(await readFile(join(first.dir, 'summary.json'), 'utf8'))).toStrictEqual(first.summary);
     expect(first.summary).toMatchObject({ label: 'base', tasks: 4, samples: 2 });
     expect(first.text).toContain(`results: ${first.dir}`);
-    const error = await runEval({ ...base, target: 'recipes/smoke/quickstart.yaml', overrides, baseline: first.dir, minScore: 1.01 }).catch((e: unknown) => e);
+    const error = await runEval({
+      ...base,
+      target: 'recipes/smoke/quickstart.yaml',
+      overrides,
+      baseline: first.dir,
+      minScore: 1.01,
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AtkError);
-    expect([(error as AtkError).exitCode, (error as AtkError).message]).toStrictEqual([1, `eval base: accuracy ${first.summary.accuracy.toFixed(3)} is below --min-score 1.01`]);
+    expect([(error as AtkError).exitCode, (error as AtkError).message]).toStrictEqual([
+      1,
+      `eval base: accuracy ${first.summary.accuracy.toFixed(3)} is below --min-score 1.01`,
+    ]);
   }, 120_000);
 
-  test('returns the recipe\'s eval_limit tasks without --limit, and a recipe eval with a bad --checkpoint ends failed', async () => {
+  test("returns the recipe's eval_limit tasks without --limit, and a recipe eval with a bad --checkpoint ends failed", async () => {
     const overrides = [`output.runs_dir=${join(root, 'limited')}`, 'dataset.eval_limit=3'];
     const { limit: _limit, ...unlimited } = base;
     const scored = await runEval({ ...unlimited, samples: 1, target: 'recipes/smoke/quickstart.yaml', overrides });
     expect(scored.summary).toMatchObject({ tasks: 3, samples: 1 });
-    await expect(runEval({ ...unlimited, target: 'recipes/smoke/quickstart.yaml', overrides, checkpoint: 'latest' })).rejects.toThrow('has no complete checkpoint');
-    const manifest = JSON.parse(await readFile(join(root, 'limited', 'smoke-quickstart-eval', 'v002', 'manifest.json'), 'utf8')) as { status: string };
+    await expect(
+      runEval({ ...unlimited, target: 'recipes/smoke/quickstart.yaml', overrides, checkpoint: 'latest' }),
+    ).rejects.toThrow('has no complete checkpoint');
+    const manifest = JSON.parse(
+      await readFile(join(root, 'limited', 'smoke-quickstart-eval', 'v002', 'manifest.json'), 'utf8'),
+    ) as { status: string };
     expect(manifest.status).toBe('failed');
   }, 120_000);
 });
@@ -46,7 +71,13 @@ describe('runEval', () => {
 describe('resolveCheckpoint', () => {
   let run: RunDir;
   beforeAll(async () => {
-    run = await createRunDir({ runsDir: join(root, 'ck'), name: 'r', recipeText: 'name: r\n', resolvedYaml: 'name: r\n', seed: 0 });
+    run = await createRunDir({
+      runsDir: join(root, 'ck'),
+      name: 'r',
+      recipeText: 'name: r\n',
+      resolvedYaml: 'name: r\n',
+      seed: 0,
+    });
     await run.commitCheckpoint(1, 5);
     await run.commitCheckpoint(2, 5);
   });
@@ -59,7 +90,10 @@ describe('resolveCheckpoint', () => {
   });
 
   test('rejects a step without a complete checkpoint, naming the newest, and a value that is nothing', async () => {
-    await expect(resolveCheckpoint(run, 'step-5')).rejects.toMatchObject({ message: `${run.dir} has no complete checkpoint step-00005`, hint: 'the newest is step-00002 (--checkpoint latest)' });
+    await expect(resolveCheckpoint(run, 'step-5')).rejects.toMatchObject({
+      message: `${run.dir} has no complete checkpoint step-00005`,
+      hint: 'the newest is step-00002 (--checkpoint latest)',
+    });
     await expect(resolveCheckpoint(run, join(root, 'nope'))).rejects.toBeInstanceOf(InputError);
   });
 });

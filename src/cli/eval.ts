@@ -29,27 +29,52 @@ export interface EvalOptions {
 
 export const evalCommand: CommandModule<object, EvalOptions> = {
   command: 'eval <target> [overrides..]',
-  describe: 'Score a model or a run\'s checkpoint on a split with the same agent loop, tools and reward as training',
+  describe: "Score a model or a run's checkpoint on a split with the same agent loop, tools and reward as training",
   builder: (yargs: Argv) =>
     yargs
       .positional('target', { type: 'string', demandOption: true, describe: 'Recipe YAML file, or a run directory' })
       .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value recipe overrides' })
-      .option('checkpoint', { type: 'string', describe: 'base | latest | step-N | <dir> (default: latest for a run, base for a recipe)' })
-      .option('split', { type: 'string', describe: 'Dataset split (default: the recipe\'s dataset.eval_split)' })
-      .option('limit', { type: 'number', describe: 'Evaluate only the first N tasks (default: dataset.eval_limit on the eval split)' })
+      .option('checkpoint', {
+        type: 'string',
+        describe: 'base | latest | step-N | <dir> (default: latest for a run, base for a recipe)',
+      })
+      .option('split', { type: 'string', describe: "Dataset split (default: the recipe's dataset.eval_split)" })
+      .option('limit', {
+        type: 'number',
+        describe: 'Evaluate only the first N tasks (default: dataset.eval_limit on the eval split)',
+      })
       .option('samples', { type: 'number', default: 1, describe: 'Samples per task (k of pass@k)' })
       .option('concurrency', { type: 'number', describe: 'Episodes at once (default: rollout.concurrency)' })
       .option('temperature', { type: 'number', default: 0, describe: 'Sampling temperature; 0 = greedy' })
       .option('min-score', { type: 'number', describe: 'Exit with code 1 when --metric is below this (a CI gate)' })
-      .option('metric', { type: 'string', default: 'accuracy', describe: 'Figure --min-score checks: accuracy, reward, pass@k, tool_calls, tool_error_rate, turns, tokens, failed_episodes' })
+      .option('metric', {
+        type: 'string',
+        default: 'accuracy',
+        describe:
+          'Figure --min-score checks: accuracy, reward, pass@k, tool_calls, tool_error_rate, turns, tokens, failed_episodes',
+      })
       .option('baseline', { type: 'string', describe: 'An eval directory (eval/<label>) to compare with' })
-      .option('resume', { type: 'boolean', default: false, describe: 'Keep finished episodes of the same eval and run only missing or errored ones' })
-      .option('label', { type: 'string', describe: 'Name of the eval directory (default: from the checkpoint and split)' })
-      .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui for plain lines)' })
+      .option('resume', {
+        type: 'boolean',
+        default: false,
+        describe: 'Keep finished episodes of the same eval and run only missing or errored ones',
+      })
+      .option('label', {
+        type: 'string',
+        describe: 'Name of the eval directory (default: from the checkpoint and split)',
+      })
+      .option('tui', {
+        type: 'boolean',
+        default: true,
+        describe: 'Live dashboard on a terminal (--no-tui for plain lines)',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print events and the summary as JSON lines' })
-      .example('$0 eval runs/quickstart/v001', 'the run\'s newest checkpoint on the held-out split')
+      .example('$0 eval runs/quickstart/v001', "the run's newest checkpoint on the held-out split")
       .example('$0 eval recipes/quickstart.yaml --limit 50 --samples 4', 'the base model, pass@1..4 on 50 tasks')
-      .example('$0 eval runs/quickstart/v001 --baseline runs/quickstart/v001/eval/base --min-score 0.6', 'gate CI on accuracy, against a baseline') as unknown as Argv<EvalOptions>,
+      .example(
+        '$0 eval runs/quickstart/v001 --baseline runs/quickstart/v001/eval/base --min-score 0.6',
+        'gate CI on accuracy, against a baseline',
+      ) as unknown as Argv<EvalOptions>,
   handler: async (argv) => {
     const result = await runEval(argv);
     process.stdout.write(result.text);
@@ -62,7 +87,9 @@ export const evalCommand: CommandModule<object, EvalOptions> = {
  * @throws AtkError (exit 1) when `--min-score` is not met; InputError for a bad target, checkpoint or
  * baseline; ConfigError for an invalid recipe; CancelledError on Ctrl-C.
  */
-export async function runEval(options: EvalOptions): Promise<{ readonly summary: EvalSummary; readonly dir: string; readonly text: string }> {
+export async function runEval(
+  options: EvalOptions,
+): Promise<{ readonly summary: EvalSummary; readonly dir: string; readonly text: string }> {
   const baseline = options.baseline ? await readBaseline(options.baseline) : undefined;
   const { loaded, run, isRun } = await evalTarget(options.target, options.overrides);
   const controller = new AbortController();
@@ -97,11 +124,18 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
       resume: options.resume,
       signal: controller.signal,
     });
-    const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `eval ${label}`, concurrency: options.concurrency ?? loaded.recipe.rollout.concurrency });
+    const state = await renderRunEvents(events, {
+      tui: wantsTui(options.tui),
+      json: options.json,
+      title: `eval ${label}`,
+      concurrency: options.concurrency ?? loaded.recipe.rollout.concurrency,
+    });
     const summary = state.evals[state.evals.length - 1]?.summary;
     if (!summary) throw new CancelledError('eval interrupted');
     if (isRun) await run.appendMetrics({ kind: 'eval', step: checkpoint?.step ?? 0, ...summary });
-    const text = options.json ? `${JSON.stringify({ summary, baseline: baseline ?? null, dir: outDir })}\n` : `\n${evalTable(summary, baseline)}\nresults: ${outDir}\n`;
+    const text = options.json
+      ? `${JSON.stringify({ summary, baseline: baseline ?? null, dir: outDir })}\n`
+      : `\n${evalTable(summary, baseline)}\nresults: ${outDir}\n`;
     if (!isRun) await run.setStatus('finished');
     checkMinScore(summary, options.metric, options.minScore);
     return { summary, dir: outDir, text };
@@ -119,11 +153,17 @@ export async function runEval(options: EvalOptions): Promise<{ readonly summary:
  * `step-N` (the one taken after N steps), or a checkpoint directory.
  * @throws InputError naming the checkpoints there are.
  */
-export async function resolveCheckpoint(run: RunDir, spec: string): Promise<{ readonly dir: string; readonly step: number } | undefined> {
+export async function resolveCheckpoint(
+  run: RunDir,
+  spec: string,
+): Promise<{ readonly dir: string; readonly step: number } | undefined> {
   if (spec === 'base') return undefined;
   if (spec === 'latest') {
     const latest = await run.latestCheckpoint();
-    if (!latest) throw new InputError(`${run.dir} has no complete checkpoint`, { hint: 'use --checkpoint base to evaluate the model the recipe starts from' });
+    if (!latest)
+      throw new InputError(`${run.dir} has no complete checkpoint`, {
+        hint: 'use --checkpoint base to evaluate the model the recipe starts from',
+      });
     return latest;
   }
   const step = /^step-(\d+)$/.exec(spec);
@@ -131,11 +171,17 @@ export async function resolveCheckpoint(run: RunDir, spec: string): Promise<{ re
     const dir = run.checkpointDir(Number(step[1]));
     if (existsSync(join(dir, CHECKPOINT_MARKER))) return { dir, step: Number(step[1]) };
     const latest = await run.latestCheckpoint();
-    throw new InputError(`${run.dir} has no complete checkpoint ${stepName(Number(step[1]))}`, { hint: latest ? `the newest is ${stepName(latest.step)} (--checkpoint latest)` : 'this run has no checkpoints' });
+    throw new InputError(`${run.dir} has no complete checkpoint ${stepName(Number(step[1]))}`, {
+      hint: latest ? `the newest is ${stepName(latest.step)} (--checkpoint latest)` : 'this run has no checkpoints',
+    });
   }
   const dir = resolve(spec);
-  if (!(await stat(dir).catch(() => undefined))?.isDirectory()) throw new InputError(`--checkpoint ${spec}: not base, latest, step-N or a directory`);
-  const marker = await readFile(join(dir, CHECKPOINT_MARKER), 'utf8').then((t) => JSON.parse(t) as { step?: unknown }, () => undefined);
+  if (!(await stat(dir).catch(() => undefined))?.isDirectory())
+    throw new InputError(`--checkpoint ${spec}: not base, latest, step-N or a directory`);
+  const marker = await readFile(join(dir, CHECKPOINT_MARKER), 'utf8').then(
+    (t) => JSON.parse(t) as { step?: unknown },
+    () => undefined,
+  );
   return { dir, step: typeof marker?.step === 'number' ? marker.step : 0 };
 }
 
@@ -144,12 +190,24 @@ export function checkMinScore(summary: EvalSummary, metric: string, minScore: nu
   if (minScore === undefined) return;
   const figures = new Map(evalFigures(summary).map(([, v, key]) => [key, v]));
   const value = figures.get(metric);
-  if (value === undefined) throw new InputError(`--metric ${metric}: not a figure of this eval`, { hint: `one of ${[...figures.keys()].join(', ')}` });
-  if (value < minScore) throw new AtkError('E_MIN_SCORE', `eval ${summary.label}: ${metric} ${value.toFixed(3)} is below --min-score ${minScore}`, 1, { hint: 'the eval ran; its results are in the table above and in results.jsonl' });
+  if (value === undefined)
+    throw new InputError(`--metric ${metric}: not a figure of this eval`, {
+      hint: `one of ${[...figures.keys()].join(', ')}`,
+    });
+  if (value < minScore)
+    throw new AtkError(
+      'E_MIN_SCORE',
+      `eval ${summary.label}: ${metric} ${value.toFixed(3)} is below --min-score ${minScore}`,
+      1,
+      { hint: 'the eval ran; its results are in the table above and in results.jsonl' },
+    );
 }
 
 /** A run directory (its resolved recipe), or a recipe file (a fresh `<name>-eval` directory). */
-async function evalTarget(target: string, overrides: readonly string[]): Promise<RecipeRun & { readonly isRun: boolean }> {
+async function evalTarget(
+  target: string,
+  overrides: readonly string[],
+): Promise<RecipeRun & { readonly isRun: boolean }> {
   if (existsSync(join(target, 'manifest.json'))) return { ...(await reopenRecipeRun(target, overrides)), isRun: true };
   return { ...(await newRecipeRun(target, overrides, '-eval')), isRun: false };
 }
@@ -159,7 +217,9 @@ async function readBaseline(dir: string): Promise<EvalSummary> {
   try {
     return JSON.parse(await readFile(file, 'utf8')) as EvalSummary;
   } catch {
-    throw new InputError(`--baseline ${dir}: no readable summary.json`, { hint: 'name an eval directory, e.g. runs/quickstart/v001/eval/base' });
+    throw new InputError(`--baseline ${dir}: no readable summary.json`, {
+      hint: 'name an eval directory, e.g. runs/quickstart/v001/eval/base',
+    });
   }
 }
 

@@ -12,19 +12,33 @@ export interface ExportOptions {
 }
 
 /** Files of a Hugging Face model directory that come from the tokenizer, not the checkpoint. */
-const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'chat_template.jinja', 'special_tokens_map.json'];
+const TOKENIZER_FILES = [
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+  'chat_template.jinja',
+  'special_tokens_map.json',
+];
 /** Checkpoint files that make up the model (trainer state and atk's marker stay behind). */
-const MODEL_FILES = /^(config\.json|model.*\.safetensors(\.index\.json)?|adapter_config\.json|adapter_model\.safetensors)$/;
+const MODEL_FILES =
+  /^(config\.json|model.*\.safetensors(\.index\.json)?|adapter_config\.json|adapter_model\.safetensors)$/;
 
 export const exportCommand: CommandModule<object, ExportOptions> = {
   command: 'export <run> <out>',
   describe: "Write a run's newest checkpoint as a Hugging Face model directory (weights + the run's tokenizer)",
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', { type: 'string', demandOption: true, describe: 'Run directory, or name[/version] under --runs-dir' })
+      .positional('run', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Run directory, or name[/version] under --runs-dir',
+      })
       .positional('out', { type: 'string', demandOption: true, describe: 'Directory to write (created if missing)' })
       .option('runs-dir', { type: 'string', default: 'runs', describe: 'Where runs are looked up by name' })
-      .example('atk export runs/quickstart/v001 ./my-model', 'A model vLLM, transformers and atk can load') as unknown as Argv<ExportOptions>,
+      .example(
+        'atk export runs/quickstart/v001 ./my-model',
+        'A model vLLM, transformers and atk can load',
+      ) as unknown as Argv<ExportOptions>,
   handler: async (argv) => {
     process.stdout.write(`${await runExport(argv)}\n`);
   },
@@ -38,8 +52,13 @@ export const exportCommand: CommandModule<object, ExportOptions> = {
 export async function runExport(options: ExportOptions): Promise<string> {
   const run = await findRun(options.run, options.runsDir);
   const checkpoint = await run.latestCheckpoint();
-  if (!checkpoint) throw new InputError(`run ${run.dir} has no complete checkpoint`, { hint: 'set train.save_every, or let the run finish' });
-  const resolved = parse(await readFile(run.paths.resolved, 'utf8')) as { model?: { path?: string; tokenizer?: string } };
+  if (!checkpoint)
+    throw new InputError(`run ${run.dir} has no complete checkpoint`, {
+      hint: 'set train.save_every, or let the run finish',
+    });
+  const resolved = parse(await readFile(run.paths.resolved, 'utf8')) as {
+    model?: { path?: string; tokenizer?: string };
+  };
   const tokenizerDir = resolved.model?.tokenizer ?? resolved.model?.path;
   const out = resolve(options.out);
   await mkdir(out, { recursive: true });

@@ -10,40 +10,58 @@ const tempDir = (): string => mkdtempSync(join(tmpdir(), 'atk-init-'));
 
 describe('runInit', () => {
   test('returns the starters: quickstart, gsm8k, deepcoder, tau2 and the custom folder', async () => {
-    expect(await exampleNames()).toEqual(expect.arrayContaining(['custom', 'deepcoder', 'gsm8k', 'quickstart', 'tau2']));
+    expect(await exampleNames()).toEqual(
+      expect.arrayContaining(['custom', 'deepcoder', 'gsm8k', 'quickstart', 'tau2']),
+    );
   });
 
-  test.each(['quickstart', 'gsm8k', 'deepcoder', 'tau2'])('returns a %s recipe that validates, with the schema beside it', async (example) => {
-    const dir = tempDir();
-    const { recipePath, schemaPath } = await runInit({ example, path: dir, force: false });
-    expect(recipePath).toBe(join(dir, `${example}.yaml`));
-    const text = readFileSync(recipePath, 'utf8');
-    expect(text.split('\n').slice(0, 2)).toStrictEqual(['# yaml-language-server: $schema=./recipe.schema.json', `# atk run ${example}.yaml`]);
-    expect(JSON.parse(readFileSync(schemaPath, 'utf8')).title).toBe('atk recipe');
-    expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
-  });
+  test.each(['quickstart', 'gsm8k', 'deepcoder', 'tau2'])(
+    'returns a %s recipe that validates, with the schema beside it',
+    async (example) => {
+      const dir = tempDir();
+      const { recipePath, schemaPath } = await runInit({ example, path: dir, force: false });
+      expect(recipePath).toBe(join(dir, `${example}.yaml`));
+      const text = readFileSync(recipePath, 'utf8');
+      expect(text.split('\n').slice(0, 2)).toStrictEqual([
+        '# yaml-language-server: $schema=./recipe.schema.json',
+        `# atk run ${example}.yaml`,
+      ]);
+      expect(JSON.parse(readFileSync(schemaPath, 'utf8')).title).toBe('atk recipe');
+      expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
+    },
+  );
 
   test('returns the custom starter copied whole into its own directory', async () => {
     const cwd = tempDir();
     const { recipePath, companions } = await runInit({ example: 'custom', path: join(cwd, 'mine'), force: false });
     expect(recipePath).toBe(join(cwd, 'mine', 'custom.yaml'));
-    expect(readdirSync(join(cwd, 'mine')).sort()).toStrictEqual(['custom.yaml', ...companions.map((p) => p.slice(join(cwd, 'mine').length + 1)), 'recipe.schema.json'].sort());
+    expect(readdirSync(join(cwd, 'mine')).sort()).toStrictEqual(
+      ['custom.yaml', ...companions.map((p) => p.slice(join(cwd, 'mine').length + 1)), 'recipe.schema.json'].sort(),
+    );
     expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
   });
 
-  test.each(['quickstart', 'custom'])('returns a %s recipe inside a new directory for a path without .yaml, the schema with it', async (example) => {
-    const cwd = tempDir();
-    const { recipePath, schemaPath } = await runInit({ example, path: join(cwd, 'my-experiment'), force: false });
-    expect([recipePath, schemaPath]).toStrictEqual([join(cwd, 'my-experiment', `${example}.yaml`), join(cwd, 'my-experiment', 'recipe.schema.json')]);
-    expect(readdirSync(cwd)).toStrictEqual(['my-experiment']);
-    expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
-  });
+  test.each(['quickstart', 'custom'])(
+    'returns a %s recipe inside a new directory for a path without .yaml, the schema with it',
+    async (example) => {
+      const cwd = tempDir();
+      const { recipePath, schemaPath } = await runInit({ example, path: join(cwd, 'my-experiment'), force: false });
+      expect([recipePath, schemaPath]).toStrictEqual([
+        join(cwd, 'my-experiment', `${example}.yaml`),
+        join(cwd, 'my-experiment', 'recipe.schema.json'),
+      ]);
+      expect(readdirSync(cwd)).toStrictEqual(['my-experiment']);
+      expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
+    },
+  );
 
   test('rejects an existing recipe without force and overwrites it with force', async () => {
     const dir = tempDir();
     const path = join(dir, 'r.yaml');
     writeFileSync(path, 'name: mine\n');
-    await expect(runInit({ example: 'quickstart', path, force: false })).rejects.toThrow(`${path} already exists; not overwriting it`);
+    await expect(runInit({ example: 'quickstart', path, force: false })).rejects.toThrow(
+      `${path} already exists; not overwriting it`,
+    );
     expect(readFileSync(path, 'utf8')).toBe('name: mine\n');
     await runInit({ example: 'quickstart', path, force: true });
     expect(readFileSync(path, 'utf8')).toMatch(/^# yaml-language-server/);
@@ -52,7 +70,9 @@ describe('runInit', () => {
   test('rejects a foreign recipe.schema.json, but rewrites its own', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'recipe.schema.json'), '{"title": "something else"}');
-    await expect(runInit({ example: 'gsm8k', path: join(dir, 'a.yaml'), force: false })).rejects.toThrow(/is not an atk recipe schema/);
+    await expect(runInit({ example: 'gsm8k', path: join(dir, 'a.yaml'), force: false })).rejects.toThrow(
+      /is not an atk recipe schema/,
+    );
     mkdirSync(join(dir, 'ours'));
     await runInit({ example: 'gsm8k', path: join(dir, 'ours', 'a.yaml'), force: false });
     await runInit({ example: 'tau2', path: join(dir, 'ours', 'b.yaml'), force: false });
@@ -62,6 +82,8 @@ describe('runInit', () => {
   test('rejects an unknown example with the nearest name', async () => {
     const error = await runInit({ example: 'quikstart', force: false }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as Error).message).toMatch(/^unknown example 'quikstart' \(did you mean 'quickstart'\?\); examples: /);
+    expect((error as Error).message).toMatch(
+      /^unknown example 'quikstart' \(did you mean 'quickstart'\?\); examples: /,
+    );
   });
 });

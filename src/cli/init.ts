@@ -27,13 +27,18 @@ export interface InitOptions {
  * tool and reward modules, data) is copied whole into a directory of that name.
  * @throws InputError for an unknown example or when a file exists and `force` is not set.
  */
-export async function runInit(options: InitOptions): Promise<{ readonly recipePath: string; readonly schemaPath: string; readonly companions: readonly string[] }> {
+export async function runInit(
+  options: InitOptions,
+): Promise<{ readonly recipePath: string; readonly schemaPath: string; readonly companions: readonly string[] }> {
   const examples = await exampleNames();
   if (!examples.includes(options.example)) {
     const near = closestName(options.example, examples);
-    throw new InputError(`unknown example '${options.example}'${near ? ` (did you mean '${near}'?)` : ''}; examples: ${examples.join(', ')}`, {
-      hint: 'atk init --example quickstart',
-    });
+    throw new InputError(
+      `unknown example '${options.example}'${near ? ` (did you mean '${near}'?)` : ''}; examples: ${examples.join(', ')}`,
+      {
+        hint: 'atk init --example quickstart',
+      },
+    );
   }
   const folder = join(examplesDir(), options.example);
   const isFolder = (await stat(folder).catch(() => undefined))?.isDirectory() ?? false;
@@ -41,24 +46,35 @@ export async function runInit(options: InitOptions): Promise<{ readonly recipePa
   const target = resolve(options.path ?? (isFolder ? options.example : `${options.example}.yaml`));
   // A path without .yaml/.yml is a directory for every starter (as `promptfoo init my-experiment`),
   // so the schema file lands inside it, never loose beside it.
-  const intoDir = isFolder || !/\.ya?ml$/i.test(target) || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
+  const intoDir =
+    isFolder || !/\.ya?ml$/i.test(target) || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
   const recipePath = intoDir ? join(target, `${options.example}.yaml`) : target;
   const dir = dirname(recipePath);
   const schemaPath = join(dir, SCHEMA_FILE);
-  const companions = isFolder ? (await readdir(folder)).filter((f) => f !== basename(source)).map((f) => join(dir, f)) : [];
+  const companions = isFolder
+    ? (await readdir(folder)).filter((f) => f !== basename(source)).map((f) => join(dir, f))
+    : [];
   if (!options.force) {
     for (const path of [recipePath, ...companions]) {
-      if (await exists(path)) throw new InputError(`${path} already exists; not overwriting it`, { hint: 'pass --force to overwrite, or name another path' });
+      if (await exists(path))
+        throw new InputError(`${path} already exists; not overwriting it`, {
+          hint: 'pass --force to overwrite, or name another path',
+        });
     }
     if ((await exists(schemaPath)) && !(await isOurSchema(schemaPath))) {
-      throw new InputError(`${schemaPath} exists and is not an atk recipe schema; not overwriting it`, { hint: 'pass --force to overwrite' });
+      throw new InputError(`${schemaPath} exists and is not an atk recipe schema; not overwriting it`, {
+        hint: 'pass --force to overwrite',
+      });
     }
   }
   await mkdir(dir, { recursive: true });
   await Promise.all(companions.map((path) => copyFile(join(folder, basename(path)), path)));
   const example = await readFile(source, 'utf8');
   await writeFile(schemaPath, `${JSON.stringify(recipeJsonSchema(), null, 2)}\n`);
-  await writeFile(recipePath, `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${example.replace(/^# atk run \S+/m, `# atk run ${basename(recipePath)}`)}`);
+  await writeFile(
+    recipePath,
+    `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${example.replace(/^# atk run \S+/m, `# atk run ${basename(recipePath)}`)}`,
+  );
   return { recipePath, schemaPath, companions };
 }
 
@@ -100,14 +116,30 @@ export const initCommand: CommandModule<object, InitArgs> = {
   describe: 'Write a commented starter recipe (and its JSON Schema, for editor completion)',
   builder: (yargs: Argv) =>
     yargs
-      .positional('path', { type: 'string', describe: 'Recipe file (.yaml/.yml), or a directory to create and write into (default: <example>.yaml here)' })
-      .option('example', { type: 'string', default: 'quickstart', describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)' })
+      .positional('path', {
+        type: 'string',
+        describe: 'Recipe file (.yaml/.yml), or a directory to create and write into (default: <example>.yaml here)',
+      })
+      .option('example', {
+        type: 'string',
+        default: 'quickstart',
+        describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)',
+      })
       .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing files' })
       .example('$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU')
-      .example('$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for a GPU with vLLM') as unknown as Argv<InitArgs>,
+      .example(
+        '$0 init my-gsm8k.yaml --example gsm8k',
+        'a GSM8K recipe for a GPU with vLLM',
+      ) as unknown as Argv<InitArgs>,
   handler: async (args) => {
-    const { recipePath, schemaPath, companions } = await runInit({ example: args.example, force: args.force, ...(args.path !== undefined && { path: args.path }) });
+    const { recipePath, schemaPath, companions } = await runInit({
+      example: args.example,
+      force: args.force,
+      ...(args.path !== undefined && { path: args.path }),
+    });
     const also = companions.map((path) => `wrote ${path}\n`).join('');
-    process.stdout.write(`wrote ${recipePath}\n${also}wrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`);
+    process.stdout.write(
+      `wrote ${recipePath}\n${also}wrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`,
+    );
   },
 };

@@ -20,7 +20,10 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 const stepFile = (step: number): string => join(run, 'trajectories', `step-0000${step}.jsonl`);
 
 async function lines(file: string): Promise<Record<string, unknown>[]> {
-  return (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 describe('runInspectTrajectory', () => {
@@ -28,7 +31,16 @@ describe('runInspectTrajectory', () => {
     const out = await runInspectTrajectory({ path: run });
     const rows = out.trim().split('\n');
     expect(rows[0]).toBe(`${stepFile(1)}: 8 episodes`);
-    expect(rows.slice(1, 9).map((r) => r.split(/\s+/).at(-1))).toStrictEqual(['add-1', 'add-1', 'mul-1', 'mul-1', 'sub-1', 'sub-1', 'bad-tool', 'bad-tool']);
+    expect(rows.slice(1, 9).map((r) => r.split(/\s+/).at(-1))).toStrictEqual([
+      'add-1',
+      'add-1',
+      'mul-1',
+      'mul-1',
+      'sub-1',
+      'sub-1',
+      'bad-tool',
+      'bad-tool',
+    ]);
     expect(rows[3]).toMatch(/^2 {2}no +reward +0\.0 +turns +2 +tools +1 +err +0 +endTurn +mul-1$/);
   });
 
@@ -57,7 +69,9 @@ describe('runInspectTrajectory', () => {
   });
 
   test('returns the best episode and the first failed one, naming the other failures', async () => {
-    expect((await runInspectTrajectory({ path: run, best: true })).split('\n')[0]).toMatch(/^episode 0 of 8 .* task add-1 /);
+    expect((await runInspectTrajectory({ path: run, best: true })).split('\n')[0]).toMatch(
+      /^episode 0 of 8 .* task add-1 /,
+    );
     const failed = (await runInspectTrajectory({ path: run, failed: true })).split('\n');
     expect(failed[0]).toMatch(/^episode 2 of 8 /);
     expect(failed).toContain('4 episodes did not succeed: 2, 3, 6, 7');
@@ -76,7 +90,9 @@ describe('runInspectTrajectory', () => {
     const out = (await runInspectTrajectory({ path: run, episode: 2, tokens: true })).split('\n');
     const headers = out.filter((l) => l.startsWith('┌─ '));
     expect(headers.map((h) => h.split(' · ')[0])).toStrictEqual(trajectory.segments.map((s) => `┌─ ${s.source}`));
-    expect(out).toContain(`${trajectory.length} tokens: ${trajectory.modelLogprobs.length} model (mask 1), ${trajectory.length - trajectory.modelLogprobs.length} environment (mask 0)`);
+    expect(out).toContain(
+      `${trajectory.length} tokens: ${trajectory.modelLogprobs.length} model (mask 1), ${trajectory.length - trajectory.modelLogprobs.length} environment (mask 0)`,
+    );
     // One row per model token; the answer's digits are the only ones below p = 0.1.
     const rows = out.filter((l) => /^ +\d+ [! ] +\d+ {2}1 /.test(l));
     expect(rows).toHaveLength(trajectory.modelLogprobs.length);
@@ -96,65 +112,113 @@ describe('runInspectTrajectory', () => {
   });
 
   test('returns the atk view command that opens the same episode or file', async () => {
-    const episode = (await runInspectTrajectory({ path: run, step: 0, episode: 2, tokens: true })).trimEnd().split('\n');
-    expect(episode.at(-1)).toBe(`in the browser: atk view ${run} --open --at 'episode?run=fixture/v001&source=step-00000&index=2&tokens=1'`);
+    const episode = (await runInspectTrajectory({ path: run, step: 0, episode: 2, tokens: true }))
+      .trimEnd()
+      .split('\n');
+    expect(episode.at(-1)).toBe(
+      `in the browser: atk view ${run} --open --at 'episode?run=fixture/v001&source=step-00000&index=2&tokens=1'`,
+    );
     const listing = (await runInspectTrajectory({ path: run, eval: 'step-00000' })).trimEnd().split('\n');
-    expect(listing.at(-1)).toBe(`in the browser: atk view ${run} --open --at 'episodes?run=fixture/v001&source=eval/step-00000'`);
+    expect(listing.at(-1)).toBe(
+      `in the browser: atk view ${run} --open --at 'episodes?run=fixture/v001&source=eval/step-00000'`,
+    );
   });
 
   test('returns no drift for the recorded episodes and the planted drift of a non-canonical split', async () => {
-    expect(await runInspectTrajectory({ path: run, episode: 0, drift: true })).toContain('drift: none: re-rendering the conversation gives the same');
+    expect(await runInspectTrajectory({ path: run, episode: 0, drift: true })).toContain(
+      'drift: none: re-rendering the conversation gives the same',
+    );
     // Split one merged model token into its bytes, as a sampler may: the same text, other tokens.
     const tok = await loadModelTokenizer(TINY_TOKENIZER_DIR);
     const record = (await lines(stepFile(0)))[0]!;
     const json = record.trajectory as TrajectoryJSON;
     const t = TokenTrajectory.fromJSON(json);
     const model = t.segments.find((s) => s.source === 'model')!;
-    const at = t.ids.findIndex((id, i) => i >= model.start && i < model.start + model.length && tok.decode([id]).length === 2);
+    const at = t.ids.findIndex(
+      (id, i) => i >= model.start && i < model.start + model.length && tok.decode([id]).length === 2,
+    );
     const bytes = [...tok.decode([t.ids[at]!])].map((c) => tok.tokenToId(c)!);
     const ids = [...json.ids.slice(0, at), ...bytes, ...json.ids.slice(at + 1)];
     const lpAt = at - model.start;
-    const segments = json.segments.map((s) => (s === json.segments[1] ? ([s[0], s[1] + 1, s[2], s[3], s[4]] as const) : s));
+    const segments = json.segments.map((s) =>
+      s === json.segments[1] ? ([s[0], s[1] + 1, s[2], s[3], s[4]] as const) : s,
+    );
     const logprobs = [...json.logprobs.slice(0, lpAt), -0.1, -0.1, ...json.logprobs.slice(lpAt + 1)];
     const planted = join(run, 'trajectories', 'planted.jsonl');
     await writeFile(planted, `${JSON.stringify({ ...record, trajectory: { ...json, ids, segments, logprobs } })}\n`);
     const out = (await runInspectTrajectory({ path: planted, drift: true })).split('\n');
-    expect(out).toContain('drift: 1 place(s) where a re-render differs; 2 model token(s) a text pipeline would train on wrongly');
-    expect(out.find((l) => l.startsWith('  hunk 1: '))).toBe(`  hunk 1: tokens ${at}..${at + 2} (2 model) vs re-rendered ${at}..${at + 1}`);
+    expect(out).toContain(
+      'drift: 1 place(s) where a re-render differs; 2 model token(s) a text pipeline would train on wrongly',
+    );
+    expect(out.find((l) => l.startsWith('  hunk 1: '))).toBe(
+      `  hunk 1: tokens ${at}..${at + 2} (2 model) vs re-rendered ${at}..${at + 1}`,
+    );
   });
 
   test('returns JSON with the record, every token and the drift report for scripts', async () => {
-    const out = JSON.parse(await runInspectTrajectory({ path: run, step: 1, episode: 3, tokens: true, drift: true, json: true })) as Record<string, unknown>;
+    const out = JSON.parse(
+      await runInspectTrajectory({ path: run, step: 1, episode: 3, tokens: true, drift: true, json: true }),
+    ) as Record<string, unknown>;
     const record = (await lines(stepFile(1)))[3]!;
     const { trajectory, ...rest } = record;
     expect(out.record).toStrictEqual(rest);
     expect([out.file, out.index, out.matches]).toStrictEqual([stepFile(1), 3, [3]]);
     const tokens = out.tokens as { id: number; mask: number; logprob: number | null }[];
     expect(tokens.map((t) => t.id)).toStrictEqual((trajectory as TrajectoryJSON).ids);
-    expect(tokens.filter((t) => t.mask === 1).map((t) => t.logprob)).toStrictEqual((trajectory as TrajectoryJSON).logprobs);
+    expect(tokens.filter((t) => t.mask === 1).map((t) => t.logprob)).toStrictEqual(
+      (trajectory as TrajectoryJSON).logprobs,
+    );
     expect((out.drift as { identical: boolean }).identical).toBe(true);
-    const listing = JSON.parse(await runInspectTrajectory({ path: run, json: true })) as { episodes: { index: number; task_id: string }[] };
-    expect(listing.episodes.map((e) => [e.index, e.task_id])).toStrictEqual([[0, 'add-1'], [1, 'add-1'], [2, 'mul-1'], [3, 'mul-1'], [4, 'sub-1'], [5, 'sub-1'], [6, 'bad-tool'], [7, 'bad-tool']]);
+    const listing = JSON.parse(await runInspectTrajectory({ path: run, json: true })) as {
+      episodes: { index: number; task_id: string }[];
+    };
+    expect(listing.episodes.map((e) => [e.index, e.task_id])).toStrictEqual([
+      [0, 'add-1'],
+      [1, 'add-1'],
+      [2, 'mul-1'],
+      [3, 'mul-1'],
+      [4, 'sub-1'],
+      [5, 'sub-1'],
+      [6, 'bad-tool'],
+      [7, 'bad-tool'],
+    ]);
   });
 
   test('returns eval results from an eval directory, by --eval label, and a copied file with --model', async () => {
     const evalDir = join(run, 'eval', 'step-00000');
-    expect((await runInspectTrajectory({ path: evalDir })).split('\n')[0]).toBe(`${join(evalDir, 'results.jsonl')}: 8 episodes`);
-    expect((await runInspectTrajectory({ path: run, eval: 'step-00000', worst: true })).split('\n')[0]).toMatch(/^episode 2 of 8 +step 0 +task mul-1/);
+    expect((await runInspectTrajectory({ path: evalDir })).split('\n')[0]).toBe(
+      `${join(evalDir, 'results.jsonl')}: 8 episodes`,
+    );
+    expect((await runInspectTrajectory({ path: run, eval: 'step-00000', worst: true })).split('\n')[0]).toMatch(
+      /^episode 2 of 8 +step 0 +task mul-1/,
+    );
     const loose = join(root, 'loose.jsonl');
     await writeFile(loose, await readFile(join(evalDir, 'results.jsonl')));
-    await expect(runInspectTrajectory({ path: loose, episode: 0, tokens: true })).rejects.toThrow(/is not inside a run directory/);
-    expect(await runInspectTrajectory({ path: loose, episode: 0, tokens: true, model: TINY_TOKENIZER_DIR })).toContain('┌─ model · turn 0');
+    await expect(runInspectTrajectory({ path: loose, episode: 0, tokens: true })).rejects.toThrow(
+      /is not inside a run directory/,
+    );
+    expect(await runInspectTrajectory({ path: loose, episode: 0, tokens: true, model: TINY_TOKENIZER_DIR })).toContain(
+      '┌─ model · turn 0',
+    );
   });
 
   test('rejects unknown steps, evals and episodes, and lines that are not trajectories, with what exists', async () => {
-    await expect(runInspectTrajectory({ path: run, step: 7 })).rejects.toMatchObject({ message: `${run}: no trajectories for step 7`, hint: 'steps recorded: 0, 1' });
-    await expect(runInspectTrajectory({ path: run, eval: 'step-00099' })).rejects.toMatchObject({ hint: 'evals recorded: step-00000, step-00040' });
-    await expect(runInspectTrajectory({ path: run, episode: 8 })).rejects.toThrow(`--episode 8: ${stepFile(1)} has episodes 0..7`);
+    await expect(runInspectTrajectory({ path: run, step: 7 })).rejects.toMatchObject({
+      message: `${run}: no trajectories for step 7`,
+      hint: 'steps recorded: 0, 1',
+    });
+    await expect(runInspectTrajectory({ path: run, eval: 'step-00099' })).rejects.toMatchObject({
+      hint: 'evals recorded: step-00000, step-00040',
+    });
+    await expect(runInspectTrajectory({ path: run, episode: 8 })).rejects.toThrow(
+      `--episode 8: ${stepFile(1)} has episodes 0..7`,
+    );
     const bad = join(root, 'bad.jsonl');
     await writeFile(bad, '{"step": 0}\n');
     const error = await runInspectTrajectory({ path: bad }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as Error).message).toBe(`${bad}:1: not a trajectory record (group: Invalid input: expected number, received undefined)`);
+    expect((error as Error).message).toBe(
+      `${bad}:1: not a trajectory record (group: Invalid input: expected number, received undefined)`,
+    );
   });
 });

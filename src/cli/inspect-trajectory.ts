@@ -10,7 +10,7 @@ import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/reco
 import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-context.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
 import { locateTrajectories, type TrajectorySource } from '../ui/trajectory/source.js';
-import { tokenRows, tokenViewLines, } from '../ui/trajectory/token-view.js';
+import { tokenRows, tokenViewLines } from '../ui/trajectory/token-view.js';
 import { viewHint } from './view.js';
 
 export interface InspectOptions {
@@ -37,23 +37,43 @@ export const inspectTrajectoryCommand: CommandModule<object, InspectOptions> = {
   describe: 'Show what the agent did in an episode: the conversation, rewards, stats, tokens and drift',
   builder: (yargs: Argv) =>
     yargs
-      .positional('path', { type: 'string', demandOption: true, describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory' })
+      .positional('path', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory',
+      })
       .option('step', { type: 'number', describe: 'Training step to read (default: the newest)' })
-      .option('eval', { type: 'string', describe: 'Read eval/<label>/results.jsonl of the run instead (e.g. step-00010)' })
+      .option('eval', {
+        type: 'string',
+        describe: 'Read eval/<label>/results.jsonl of the run instead (e.g. step-00010)',
+      })
       .option('episode', { type: 'number', describe: 'Episode index within the file' })
       .option('best', { type: 'boolean', describe: 'The episode with the highest reward' })
       .option('worst', { type: 'boolean', describe: 'The episode with the lowest reward' })
       .option('failed', { type: 'boolean', describe: 'The first episode that did not succeed' })
       .conflicts({ episode: ['best', 'worst', 'failed'], best: ['worst', 'failed'], worst: ['failed'] })
-      .option('tokens', { type: 'boolean', describe: 'Token view: loss mask, logprobs, low-probability tokens, segment boundaries' })
-      .option('drift', { type: 'boolean', describe: 'Drift audit: where re-rendering the conversation as text would give other tokens' })
+      .option('tokens', {
+        type: 'boolean',
+        describe: 'Token view: loss mask, logprobs, low-probability tokens, segment boundaries',
+      })
+      .option('drift', {
+        type: 'boolean',
+        describe: 'Drift audit: where re-rendering the conversation as text would give other tokens',
+      })
       .option('json', { type: 'boolean', describe: 'Print JSON for scripts' })
-      .option('model', { type: 'string', describe: 'Tokenizer directory to decode with (default: the run\'s model)' })
-      .option('low-prob', { type: 'number', default: 0.1, describe: 'Highlight model tokens with probability below this' })
+      .option('model', { type: 'string', describe: "Tokenizer directory to decode with (default: the run's model)" })
+      .option('low-prob', {
+        type: 'number',
+        default: 0.1,
+        describe: 'Highlight model tokens with probability below this',
+      })
       .option('color', { type: 'boolean', describe: 'Force colour on or off (default: on for a terminal)' })
       .example('$0 inspect-trajectory runs/quickstart/latest --worst', 'the lowest-reward episode of the newest step')
       .example('$0 inspect-trajectory runs/quickstart/v001 --step 3 --episode 5 --tokens', 'one episode token by token')
-      .example('$0 inspect-trajectory runs/quickstart/v001 --eval step-00020 --failed --drift', 'a failed eval episode and its drift audit') as unknown as Argv<InspectOptions>,
+      .example(
+        '$0 inspect-trajectory runs/quickstart/v001 --eval step-00020 --failed --drift',
+        'a failed eval episode and its drift audit',
+      ) as unknown as Argv<InspectOptions>,
   handler: async (argv) => {
     process.stdout.write(await runInspectTrajectory({ ...argv, color: argv.color ?? wantsColor(process.stdout) }));
   },
@@ -65,15 +85,29 @@ export const inspectTrajectoryCommand: CommandModule<object, InspectOptions> = {
  * @throws InputError for a path holding no trajectories, a bad selector, or a tokenizer that cannot be found.
  */
 export async function runInspectTrajectory(options: InspectOptions): Promise<string> {
-  const source = await locateTrajectories(options.path, { ...(options.step !== undefined ? { step: options.step } : {}), ...(options.eval !== undefined ? { eval: options.eval } : {}) });
+  const source = await locateTrajectories(options.path, {
+    ...(options.step !== undefined ? { step: options.step } : {}),
+    ...(options.eval !== undefined ? { eval: options.eval } : {}),
+  });
   let records = (await readTrajectoryFile(source.file)).map((l) => l.record);
-  if (options.step !== undefined && records.some((r) => r.step !== options.step)) records = records.filter((r) => r.step === options.step);
-  if (records.length === 0) throw new InputError(`${source.file}: no episodes${options.step === undefined ? '' : ` of step ${options.step}`}`);
+  if (options.step !== undefined && records.some((r) => r.step !== options.step))
+    records = records.filter((r) => r.step === options.step);
+  if (records.length === 0)
+    throw new InputError(`${source.file}: no episodes${options.step === undefined ? '' : ` of step ${options.step}`}`);
   const paint = painter(options.color === true);
-  const selector = selectorOf(options) ?? (records.length === 1 || options.tokens || options.drift ? { kind: 'index', index: 0 } : undefined);
+  const selector =
+    selectorOf(options) ??
+    (records.length === 1 || options.tokens || options.drift ? { kind: 'index', index: 0 } : undefined);
   if (!selector) {
     if (options.json) return `${JSON.stringify({ file: source.file, episodes: records.map(listEntry) }, null, 2)}\n`;
-    return [paint(`${source.file}: ${records.length} episodes`, 'bold'), ...episodeListing(records, paint), paint('show one with --episode i, --best, --worst or --failed', 'dim'), ...viewHintLines(source, 'episodes', paint)].join('\n') + '\n';
+    return (
+      [
+        paint(`${source.file}: ${records.length} episodes`, 'bold'),
+        ...episodeListing(records, paint),
+        paint('show one with --episode i, --best, --worst or --failed', 'dim'),
+        ...viewHintLines(source, 'episodes', paint),
+      ].join('\n') + '\n'
+    );
   }
   const { index, record, matches } = selectEpisode(records, selector, source.file);
   const needsTokenizer = options.tokens || options.drift;
@@ -81,18 +115,36 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
   const tokenizer = needsTokenizer ? await tokenizerFor(options.model, runModel, source.file) : undefined;
   const trajectory = needsTokenizer ? trajectoryOf(record, source.file) : undefined;
   const rows = options.tokens && tokenizer && trajectory ? tokenRows(trajectory, tokenizer) : undefined;
-  const drift = options.drift && tokenizer && trajectory ? await recordedDrift(record, trajectory, tokenizer, runModel) : undefined;
+  const drift =
+    options.drift && tokenizer && trajectory ? await recordedDrift(record, trajectory, tokenizer, runModel) : undefined;
 
   if (options.json) {
     const { trajectory: _tokens, ...rest } = record;
     return `${JSON.stringify({ file: source.file, index, matches, record: rest, ...(rows ? { tokens: rows } : {}), ...(drift ? { drift: drift.report, drift_tools: drift.toolsNote ?? null } : {}) }, null, 2)}\n`;
   }
   const lines = [...episodeHeader(record, { index, count: records.length }, paint)];
-  if (selector.kind === 'failed' && matches.length > 1) lines.push(paint(`${matches.length} episodes did not succeed: ${matches.slice(0, 20).join(', ')}${matches.length > 20 ? ', ...' : ''}`, 'dim'));
+  if (selector.kind === 'failed' && matches.length > 1)
+    lines.push(
+      paint(
+        `${matches.length} episodes did not succeed: ${matches.slice(0, 20).join(', ')}${matches.length > 20 ? ', ...' : ''}`,
+        'dim',
+      ),
+    );
   lines.push('', ...conversationLines(record.messages, paint));
-  if (rows && trajectory) lines.push('', ...tokenViewLines(trajectory, rows, { paint, inline: options.color === true, lowProbability: options.lowProb ?? 0.1 }));
-  if (drift) lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []), ...driftLines(drift.report, paint));
-  lines.push(...viewHintLines(source, `episode&index=${index}${options.tokens || options.drift ? '&tokens=1' : ''}`, paint));
+  if (rows && trajectory)
+    lines.push(
+      '',
+      ...tokenViewLines(trajectory, rows, {
+        paint,
+        inline: options.color === true,
+        lowProbability: options.lowProb ?? 0.1,
+      }),
+    );
+  if (drift)
+    lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []), ...driftLines(drift.report, paint));
+  lines.push(
+    ...viewHintLines(source, `episode&index=${index}${options.tokens || options.drift ? '&tokens=1' : ''}`, paint),
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -100,7 +152,9 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
 function viewHintLines(source: TrajectorySource, view: 'episodes' | `episode&${string}`, paint: Painter): string[] {
   if (!source.runDir) return [];
   const relativeFile = relative(source.runDir, source.file);
-  const id = relativeFile.startsWith('trajectories') ? basename(source.file, '.jsonl') : `eval/${basename(dirname(source.file))}`;
+  const id = relativeFile.startsWith('trajectories')
+    ? basename(source.file, '.jsonl')
+    : `eval/${basename(dirname(source.file))}`;
   const cut = view.indexOf('&');
   const [name, extra] = cut === -1 ? [view, ''] : [view.slice(0, cut), view.slice(cut)];
   return ['', paint(viewHint(source.runDir, `${name}?run={run}&source=${id}${extra}`), 'dim')];
@@ -119,9 +173,16 @@ function listEntry(record: TrajectoryRecord, index: number): Record<string, unkn
   return { index, ...rest };
 }
 
-async function tokenizerFor(modelDir: string | undefined, runModel: RunModel | undefined, file: string): Promise<ModelTokenizer> {
+async function tokenizerFor(
+  modelDir: string | undefined,
+  runModel: RunModel | undefined,
+  file: string,
+): Promise<ModelTokenizer> {
   if (modelDir) return loadModelTokenizer(modelDir);
-  if (!runModel) throw new InputError(`${file} is not inside a run directory, so its tokenizer is unknown`, { hint: 'pass --model <model or tokenizer dir>' });
+  if (!runModel)
+    throw new InputError(`${file} is not inside a run directory, so its tokenizer is unknown`, {
+      hint: 'pass --model <model or tokenizer dir>',
+    });
   return runTokenizer(runModel);
 }
 
@@ -129,6 +190,8 @@ function trajectoryOf(record: TrajectoryRecord, file: string): TokenTrajectory {
   try {
     return TokenTrajectory.fromJSON(record.trajectory);
   } catch (error) {
-    throw new InputError(`${file}: episode ${record.group}/${record.sample} has no usable token trajectory (${(error as Error).message})`);
+    throw new InputError(
+      `${file}: episode ${record.group}/${record.sample} has no usable token trajectory (${(error as Error).message})`,
+    );
   }
 }

@@ -26,12 +26,23 @@ export interface LaunchSlurmOptions {
  */
 export async function runLaunchSlurm(options: LaunchSlurmOptions): Promise<string> {
   const { recipe, file } = await loadRecipe(options.recipe, options.overrides);
-  const refuse = (path: string, message: string): ConfigError => new ConfigError([{ file, line: 0, col: 0, path, message }], { hint: 'atk launch slurm runs a recipe whose cluster.launcher is slurm' });
-  if (recipe.cluster.launcher !== 'slurm') throw refuse('cluster.launcher', `is ${recipe.cluster.launcher}; atk launch slurm needs slurm (override: cluster.launcher=slurm)`);
+  const refuse = (path: string, message: string): ConfigError =>
+    new ConfigError([{ file, line: 0, col: 0, path, message }], {
+      hint: 'atk launch slurm runs a recipe whose cluster.launcher is slurm',
+    });
+  if (recipe.cluster.launcher !== 'slurm')
+    throw refuse(
+      'cluster.launcher',
+      `is ${recipe.cluster.launcher}; atk launch slurm needs slurm (override: cluster.launcher=slurm)`,
+    );
   const demand = placementDemand(recipe);
   const needed = demand.trainerNodes + demand.engineNodes;
   const nodes = options.nodes ?? needed;
-  if (nodes < needed) throw refuse('cluster.launcher', `--nodes ${nodes}: the recipe needs ${needed} (trainer ${demand.trainerNodes}, engines ${demand.engineNodes})`);
+  if (nodes < needed)
+    throw refuse(
+      'cluster.launcher',
+      `--nodes ${nodes}: the recipe needs ${needed} (trainer ${demand.trainerNodes}, engines ${demand.engineNodes})`,
+    );
   const dir = resolve(recipe.output.runs_dir, recipe.name, 'slurm');
   mkdirSync(dir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -39,16 +50,20 @@ export async function runLaunchSlurm(options: LaunchSlurmOptions): Promise<strin
   const gpus = Math.max(recipe.model.trainer.gpus.length, demand.engineGpusPerNode ?? 0);
   // The same node and atk entry this process runs (execArgv keeps a loader such as tsx).
   const atk = [process.execPath, ...process.execArgv, process.argv[1] ?? 'atk'];
-  writeFileSync(script, sbatchScript({
-    jobName: `atk-${recipe.name}`,
-    nodes,
-    ...(options.time ? { time: options.time } : {}),
-    ...(options.partition ? { partition: options.partition } : {}),
-    ...(gpus ? { gpusPerNode: gpus } : {}),
-    output: join(dir, 'slurm-%j.out'),
-    cwd: process.cwd(),
-    command: [...atk, 'run', resolve(options.recipe), ...options.overrides],
-  }), { mode: 0o755 });
+  writeFileSync(
+    script,
+    sbatchScript({
+      jobName: `atk-${recipe.name}`,
+      nodes,
+      ...(options.time ? { time: options.time } : {}),
+      ...(options.partition ? { partition: options.partition } : {}),
+      ...(gpus ? { gpusPerNode: gpus } : {}),
+      output: join(dir, 'slurm-%j.out'),
+      cwd: process.cwd(),
+      command: [...atk, 'run', resolve(options.recipe), ...options.overrides],
+    }),
+    { mode: 0o755 },
+  );
   if (options.dryRun) return `wrote ${script} (not submitted)\n`;
   const jobId = await submitSbatch(script);
   return `submitted slurm job ${jobId}: ${script}\n  output: ${join(dir, `slurm-${jobId}.out`)}\n`;
@@ -70,21 +85,37 @@ export const launchCommand: CommandModule<object, LaunchArgs> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('launcher', { type: 'string', choices: ['slurm'], demandOption: true, describe: 'Cluster scheduler' })
-      .positional('recipe', { type: 'string', demandOption: true, describe: 'Recipe YAML file (cluster.launcher: slurm)' })
-      .positional('overrides', { type: 'string', array: true, describe: 'key.path=value overrides, passed on to atk run' })
-      .option('nodes', { type: 'number', describe: 'Nodes to allocate; default: what the recipe places (trainer + engine nodes)' })
+      .positional('recipe', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Recipe YAML file (cluster.launcher: slurm)',
+      })
+      .positional('overrides', {
+        type: 'string',
+        array: true,
+        describe: 'key.path=value overrides, passed on to atk run',
+      })
+      .option('nodes', {
+        type: 'number',
+        describe: 'Nodes to allocate; default: what the recipe places (trainer + engine nodes)',
+      })
       .option('time', { type: 'string', describe: 'sbatch --time, e.g. 12:00:00' })
       .option('partition', { type: 'string', describe: 'sbatch --partition' })
       .option('dry-run', { type: 'boolean', default: false, describe: 'Write the sbatch script without submitting it' })
-      .example('$0 launch slurm recipes/gsm8k-grpo-slurm.yaml --time 12:00:00 --partition gpu', 'submit the recipe on 3 nodes') as unknown as Argv<LaunchArgs>,
+      .example(
+        '$0 launch slurm recipes/gsm8k-grpo-slurm.yaml --time 12:00:00 --partition gpu',
+        'submit the recipe on 3 nodes',
+      ) as unknown as Argv<LaunchArgs>,
   handler: async (args) => {
-    process.stdout.write(await runLaunchSlurm({
-      recipe: args.recipe,
-      overrides: (args.overrides ?? []).map(String),
-      ...(args.nodes === undefined ? {} : { nodes: args.nodes }),
-      ...(args.time ? { time: args.time } : {}),
-      ...(args.partition ? { partition: args.partition } : {}),
-      dryRun: args['dry-run'],
-    }));
+    process.stdout.write(
+      await runLaunchSlurm({
+        recipe: args.recipe,
+        overrides: (args.overrides ?? []).map(String),
+        ...(args.nodes === undefined ? {} : { nodes: args.nodes }),
+        ...(args.time ? { time: args.time } : {}),
+        ...(args.partition ? { partition: args.partition } : {}),
+        dryRun: args['dry-run'],
+      }),
+    );
   },
 };

@@ -16,7 +16,11 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 describe('newRecipeRun', () => {
   test('returns the validated recipe and a fresh version of <name><suffix> holding the recipe as written', async () => {
     const { loaded, run } = await newRecipeRun(RECIPE, [`output.runs_dir=${root}`, 'train.steps=3'], '-eval');
-    expect([run.dir, run.name, run.version]).toStrictEqual([join(root, `${loaded.recipe.name}-eval`, 'v001'), `${loaded.recipe.name}-eval`, 'v001']);
+    expect([run.dir, run.name, run.version]).toStrictEqual([
+      join(root, `${loaded.recipe.name}-eval`, 'v001'),
+      `${loaded.recipe.name}-eval`,
+      'v001',
+    ]);
     expect(loaded.recipe.train.steps).toBe(3);
     expect(await readFile(run.paths.recipe, 'utf8')).toBe(await readFile(RECIPE, 'utf8'));
     expect(await run.manifest()).toMatchObject({ seed: loaded.recipe.seed, recipe_file: resolve(RECIPE) });
@@ -24,7 +28,9 @@ describe('newRecipeRun', () => {
 
   test('rejects an invalid override before any directory is created', async () => {
     const runsDir = join(root, 'never');
-    await expect(newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, 'train.stepz=3'])).rejects.toBeInstanceOf(ConfigError);
+    await expect(newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, 'train.stepz=3'])).rejects.toBeInstanceOf(
+      ConfigError,
+    );
     expect(existsSync(runsDir)).toBe(false);
   });
 });
@@ -34,7 +40,10 @@ describe('reopenRecipeRun', () => {
     const first = await newRecipeRun(RECIPE, [`output.runs_dir=${join(root, 'again')}`]);
     const { loaded, run } = await reopenRecipeRun(first.run.dir, ['train.steps=7']);
     expect(run.dir).toBe(first.run.dir);
-    expect({ ...loaded.recipe, train: { ...loaded.recipe.train, steps: first.loaded.recipe.train.steps } }).toStrictEqual(first.loaded.recipe);
+    expect({
+      ...loaded.recipe,
+      train: { ...loaded.recipe.train, steps: first.loaded.recipe.train.steps },
+    }).toStrictEqual(first.loaded.recipe);
     expect(loaded.recipe.train.steps).toBe(7);
   });
 

@@ -23,7 +23,12 @@ export interface RecipeDataOptions {
  * directories record the same facts.
  * @throws ConfigError for an invalid recipe or override; InputError naming `atk data fetch ...` for missing data.
  */
-export async function newRecipeRun(recipeFile: string, overrides: readonly string[], suffix = '', data: RecipeDataOptions = {}): Promise<RecipeRun> {
+export async function newRecipeRun(
+  recipeFile: string,
+  overrides: readonly string[],
+  suffix = '',
+  data: RecipeDataOptions = {},
+): Promise<RecipeRun> {
   const loaded = await loadRecipe(recipeFile, overrides);
   await ensureRecipeData(loaded.recipe, data);
   const run = await createRunDir({
@@ -45,7 +50,11 @@ export async function newRecipeRun(recipeFile: string, overrides: readonly strin
  * tool and reward modules and commands resolve against the original recipe's directory, as in the run.
  * @throws InputError when `dir` is not a run directory or another live atk writes it; ConfigError for an invalid override.
  */
-export async function reopenRecipeRun(dir: string, overrides: readonly string[], lock: LockOptions = {}): Promise<RecipeRun> {
+export async function reopenRecipeRun(
+  dir: string,
+  overrides: readonly string[],
+  lock: LockOptions = {},
+): Promise<RecipeRun> {
   const run = await openRunDir(dir);
   await run.lock(lock);
   const loaded = await loadRecipe(run.paths.resolved, overrides, { dir: await run.recipeDir() });

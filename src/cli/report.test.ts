@@ -22,22 +22,47 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 /** Headless Chromium with nothing that reaches the network. */
 async function chromium(args: readonly string[]): Promise<string> {
   const profile = await mkdtemp(join(root, 'chromium-'));
-  const flags = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${profile}`];
+  const flags = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    `--user-data-dir=${profile}`,
+  ];
   const { stdout } = await run('chromium', [...flags, ...args], { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }
 
-const CURVE_COLORS: readonly [number, number, number][] = [[0x25, 0x63, 0xeb], [0xdc, 0x26, 0x26], [0x05, 0x96, 0x69], [0xd9, 0x77, 0x06], [0x7c, 0x3a, 0xed], [0x08, 0x91, 0xb2]];
+const CURVE_COLORS: readonly [number, number, number][] = [
+  [0x25, 0x63, 0xeb],
+  [0xdc, 0x26, 0x26],
+  [0x05, 0x96, 0x69],
+  [0xd9, 0x77, 0x06],
+  [0x7c, 0x3a, 0xed],
+  [0x08, 0x91, 0xb2],
+];
 
 describe('runReport', () => {
   test('returns one self-contained file: no script, no external reference, every section', () => {
     expect(html).not.toMatch(/<script|<link|<img|@import|url\(|src=|href=/i);
     expect(html.match(/https?:\/\/[^"]+/g)?.every((u) => u === 'http://www.w3.org/2000/svg')).toBe(true);
-    for (const h of ['Training curves', 'Generation and training overlap', 'Evaluations', 'Tool use', 'Sample trajectories']) expect(html).toContain(`<h2>${h}</h2>`);
+    for (const h of [
+      'Training curves',
+      'Generation and training overlap',
+      'Evaluations',
+      'Tool use',
+      'Sample trajectories',
+    ])
+      expect(html).toContain(`<h2>${h}</h2>`);
   });
 
   test('returns the overlap of generation and training: busy shares, staleness and stale groups dropped', () => {
-    expect(html).toContain('<p>Engine busy 90% and trainer busy 70% of the time on average; staleness 0.75 versions on average; 1 group(s) dropped as too stale.</p>');
+    expect(html).toContain(
+      '<p>Engine busy 90% and trainer busy 70% of the time on average; staleness 0.75 versions on average; 1 group(s) dropped as too stale.</p>',
+    );
   });
 
   test('returns evals before and after with the change, and tool use over every trajectory file', () => {
@@ -46,7 +71,9 @@ describe('runReport', () => {
     // Error results are counted per tool; the 4 calls of abacus, a tool the agent does not have, are
     // one row with the name as an example, all failed.
     expect(html).toContain('<tr><th>calculator</th><td>12</td><td>75.0%</td><td>0</td></tr>');
-    expect(html).toContain('<tr class="unknown-tools"><th>tools the agent does not have (1 name)</th><td>4</td><td>25.0%</td><td>4</td></tr><tr class="examples"><td colspan="4">e.g. &quot;abacus&quot; ×4</td></tr>');
+    expect(html).toContain(
+      '<tr class="unknown-tools"><th>tools the agent does not have (1 name)</th><td>4</td><td>25.0%</td><td>4</td></tr><tr class="examples"><td colspan="4">e.g. &quot;abacus&quot; ×4</td></tr>',
+    );
     expect(html).not.toContain('<tr><th>abacus</th>');
     expect(html).toContain('<tr><th>unknown_tool</th><td>4</td><td>25.0%</td></tr>');
     expect(html).toContain('<tr><th>1 calls</th><td>16</td><td>100.0%</td></tr>');
@@ -54,7 +81,10 @@ describe('runReport', () => {
 
   test('returns the best, worst and failed sample conversations of the newest step', () => {
     const heads = [...html.matchAll(/<h3>([^<]*)<\/h3>/g)].map((m) => m[1]);
-    expect(heads).toStrictEqual(['best: task add-1, reward 1 (correct 1, formatted 1), success', 'worst, failed: task mul-1, reward 0 (correct 0, formatted 1), no success']);
+    expect(heads).toStrictEqual([
+      'best: task add-1, reward 1 (correct 1, formatted 1), success',
+      'worst, failed: task mul-1, reward 0 (correct 0, formatted 1), no success',
+    ]);
     expect(html).toContain('<pre class="call">→ calculator({&quot;expression&quot;:&quot;7*8&quot;})</pre>');
     expect(html).toContain('<pre>Answer: 54</pre>');
   });

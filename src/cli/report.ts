@@ -17,13 +17,28 @@ export const reportCommand: CommandModule<object, ReportOptions> = {
   describe: 'Write one self-contained HTML report of a run: curves, evals before/after, tool use, sample trajectories',
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', { type: 'string', demandOption: true, describe: 'Run directory, or name / name/v002 under --runs-dir' })
+      .positional('run', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Run directory, or name / name/v002 under --runs-dir',
+      })
       .option('out', { type: 'string', describe: 'HTML file to write (default: <run-dir>/report.html)' })
-      .option('runs-dir', { type: 'string', default: 'runs', describe: "Directory holding the runs (a recipe's output.runs_dir)" })
+      .option('runs-dir', {
+        type: 'string',
+        default: 'runs',
+        describe: "Directory holding the runs (a recipe's output.runs_dir)",
+      })
       .example('$0 report runs/quickstart/v001', 'write runs/quickstart/v001/report.html')
-      .example('$0 report quickstart --out quickstart.html', 'the newest quickstart run, to a file of your choice') as unknown as Argv<ReportOptions>,
+      .example(
+        '$0 report quickstart --out quickstart.html',
+        'the newest quickstart run, to a file of your choice',
+      ) as unknown as Argv<ReportOptions>,
   handler: async (argv) => {
-    const file = await runReport({ run: argv.run, ...(argv.out ? { out: argv.out } : {}), ...(argv.runsDir ? { runsDir: argv.runsDir } : {}) });
+    const file = await runReport({
+      run: argv.run,
+      ...(argv.out ? { out: argv.out } : {}),
+      ...(argv.runsDir ? { runsDir: argv.runsDir } : {}),
+    });
     const run = await findRun(argv.run, argv.runsDir ?? 'runs');
     process.stdout.write(`report written to ${file}\n${viewHint(run.dir, 'curves?runs={run}')}\n`);
   },

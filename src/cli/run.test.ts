@@ -4,7 +4,10 @@ import { resumeOverrides } from './run.js';
 
 describe('resumeOverrides', () => {
   test('returns the first positional as an override with --resume', () => {
-    expect(resumeOverrides({ recipe: 'train.steps=20', overrides: ['seed=1'] })).toStrictEqual(['train.steps=20', 'seed=1']);
+    expect(resumeOverrides({ recipe: 'train.steps=20', overrides: ['seed=1'] })).toStrictEqual([
+      'train.steps=20',
+      'seed=1',
+    ]);
     expect(resumeOverrides({ overrides: [] })).toStrictEqual([]);
   });
 

@@ -22,12 +22,29 @@ export const runCommand: CommandModule<object, RunOptions> = {
   builder: (yargs: Argv) =>
     yargs
       .positional('recipe', { type: 'string', describe: 'Recipe YAML file' })
-      .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value overrides, e.g. train.steps=50' })
+      .positional('overrides', {
+        type: 'string',
+        array: true,
+        default: [],
+        describe: 'key=value overrides, e.g. train.steps=50',
+      })
       .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
-      .option('force', { type: 'boolean', default: false, describe: 'With --resume: take over the run directory from an atk on another host that is gone' })
+      .option('force', {
+        type: 'boolean',
+        default: false,
+        describe: 'With --resume: take over the run directory from an atk on another host that is gone',
+      })
       .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
-      .option('fetch', { type: 'boolean', default: false, describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing" })
-      .option('tui', { type: 'boolean', default: true, describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)' })
+      .option('fetch', {
+        type: 'boolean',
+        default: false,
+        describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing",
+      })
+      .option('tui', {
+        type: 'boolean',
+        default: true,
+        describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)',
+      })
       .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
       .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
       .example('atk run --resume runs/quickstart/v003', 'Continue a killed run where its last checkpoint left off')
@@ -46,7 +63,9 @@ export async function runRun(options: RunOptions): Promise<void> {
   const controller = new AbortController();
   const interrupt = (): void => {
     if (controller.signal.aborted) return;
-    process.stderr.write('\ninterrupting: stopping episodes and children, the run stays resumable (Ctrl-C again to force)\n');
+    process.stderr.write(
+      '\ninterrupting: stopping episodes and children, the run stays resumable (Ctrl-C again to force)\n',
+    );
     controller.abort(new CancelledError());
     process.once('SIGINT', () => process.exit(130));
   };
@@ -56,14 +75,33 @@ export async function runRun(options: RunOptions): Promise<void> {
   try {
     opened = options.resume
       ? await reopenRecipeRun(options.resume, resumeOverrides(options), { force: options.force ?? false })
-      : await newRecipeRun(options.recipe!, options.overrides, '', { fetch: options.fetch ?? false, print: (line) => process.stdout.write(`${line}\n`) });
+      : await newRecipeRun(options.recipe!, options.overrides, '', {
+          fetch: options.fetch ?? false,
+          print: (line) => process.stdout.write(`${line}\n`),
+        });
     const { loaded, run } = opened;
     // Imported here so every other command starts without loading the agent and trainer stack.
     const { trainRun } = await import('../run/train-run.js');
     const { renderRunEvents, wantsTui } = await import('../ui/dashboard/index.js');
-    const events = trainRun({ recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile: loaded.file, run, resume: Boolean(options.resume), signal: controller.signal });
-    const state = await renderRunEvents(events, { tui: wantsTui(options.tui), json: options.json, title: `run ${run.name}/${run.version}`, concurrency: loaded.recipe.rollout.concurrency });
-    if (!options.json) printBeforeAfter(state.evals.map((e) => e.summary), run.dir);
+    const events = trainRun({
+      recipe: loaded.recipe,
+      recipeDir: loaded.dir,
+      recipeFile: loaded.file,
+      run,
+      resume: Boolean(options.resume),
+      signal: controller.signal,
+    });
+    const state = await renderRunEvents(events, {
+      tui: wantsTui(options.tui),
+      json: options.json,
+      title: `run ${run.name}/${run.version}`,
+      concurrency: loaded.recipe.rollout.concurrency,
+    });
+    if (!options.json)
+      printBeforeAfter(
+        state.evals.map((e) => e.summary),
+        run.dir,
+      );
   } finally {
     process.removeListener('SIGINT', interrupt);
     process.removeListener('SIGTERM', interrupt);
@@ -79,7 +117,9 @@ export async function runRun(options: RunOptions): Promise<void> {
 export function resumeOverrides(options: Pick<RunOptions, 'recipe' | 'overrides'>): readonly string[] {
   if (options.recipe === undefined) return options.overrides;
   if (!options.recipe.includes('=')) {
-    throw new InputError(`--resume reads the recipe from the run directory; not also ${options.recipe}`, { hint: 'atk run --resume runs/<name>/<version> [key=value ...]' });
+    throw new InputError(`--resume reads the recipe from the run directory; not also ${options.recipe}`, {
+      hint: 'atk run --resume runs/<name>/<version> [key=value ...]',
+    });
   }
   return [options.recipe, ...options.overrides];
 }

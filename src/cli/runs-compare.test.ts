@@ -16,13 +16,22 @@ afterAll(() => rm(root, { recursive: true, force: true }));
 describe('runRunsCompare', () => {
   test('returns final and best figures of each run side by side, with the step they were reached at', async () => {
     const out = await runRunsCompare(['base', 'tuned/v001'], join(root, 'runs'), { tty: false });
-    const rows = new Map(out.trim().split('\n').map((l) => [l.split(/ {2,}/)[0]!, l.split(/ {2,}/).slice(1)] as const));
+    const rows = new Map(
+      out
+        .trim()
+        .split('\n')
+        .map((l) => [l.split(/ {2,}/)[0]!, l.split(/ {2,}/).slice(1)] as const),
+    );
     expect(out.split('\n')[0]!.trim().split(/ +/)).toStrictEqual(['base/v001', 'tuned/v001']);
     expect(rows.get('status')).toStrictEqual(['finished', 'finished']);
     expect(rows.get('steps')).toStrictEqual(['10/40', '20/40']);
     // The synthetic curve: 0.2 + 0.6 (1 - e^(-step/12)) + 0.03 sin(1.7 step) (+ 0.1 for tuned).
-    const curve = (step: number, shift: number): number => 0.2 + 0.6 * (1 - Math.exp(-step / 12)) + 0.03 * Math.sin(step * 1.7) + shift;
-    expect(rows.get('reward_mean final')).toStrictEqual([`${curve(10, 0).toFixed(3)} @10`, `${curve(20, 0.1).toFixed(3)} @20`]);
+    const curve = (step: number, shift: number): number =>
+      0.2 + 0.6 * (1 - Math.exp(-step / 12)) + 0.03 * Math.sin(step * 1.7) + shift;
+    expect(rows.get('reward_mean final')).toStrictEqual([
+      `${curve(10, 0).toFixed(3)} @10`,
+      `${curve(20, 0.1).toFixed(3)} @20`,
+    ]);
     const best = (steps: number, shift: number): string => {
       const values = Array.from({ length: steps }, (_, s) => curve(s + 1, shift)); // steps 1..steps
       const at = values.indexOf(Math.max(...values));

@@ -12,13 +12,26 @@ const EVAL_FIGURES = ['accuracy', 'reward_mean'] as const;
  * and evaluation (best with the step it was reached at), steps, status and duration.
  * @throws InputError naming the nearest run when a reference matches none.
  */
-export async function runRunsCompare(refs: readonly string[], runsDir: string, style: TableStyle = {}): Promise<string> {
+export async function runRunsCompare(
+  refs: readonly string[],
+  runsDir: string,
+  style: TableStyle = {},
+): Promise<string> {
   const runs = await Promise.all(refs.map((ref) => findRun(ref, runsDir)));
-  const facts = await Promise.all(runs.map(async (run) => ({ overview: await overview(run), metrics: await run.readMetrics() })));
+  const facts = await Promise.all(
+    runs.map(async (run) => ({ overview: await overview(run), metrics: await run.readMetrics() })),
+  );
   const head = ['', ...facts.map((f) => `${f.overview.name}/${f.overview.version}`)];
   const rows: string[][] = [
     ['status', ...facts.map((f) => f.overview.status)],
-    ['steps', ...facts.map((f) => (f.overview.stepsTotal === undefined ? String(f.overview.stepsDone) : `${f.overview.stepsDone}/${f.overview.stepsTotal}`))],
+    [
+      'steps',
+      ...facts.map((f) =>
+        f.overview.stepsTotal === undefined
+          ? String(f.overview.stepsDone)
+          : `${f.overview.stepsDone}/${f.overview.stepsTotal}`,
+      ),
+    ],
     ['duration', ...facts.map((f) => formatDuration(f.overview.durationS))],
   ];
   for (const key of TRAIN_FIGURES) {
@@ -31,7 +44,8 @@ export async function runRunsCompare(refs: readonly string[], runsDir: string, s
     rows.push([`eval ${key} best`, ...facts.map((f) => bestOf(evals(f.metrics), key))]);
   }
   const passKeys = [...new Set(facts.flatMap((f) => Object.keys(passAtK(evals(f.metrics).at(-1)))))];
-  for (const k of passKeys) rows.push([`eval ${k} final`, ...facts.map((f) => figure(passAtK(evals(f.metrics).at(-1))[k]))]);
+  for (const k of passKeys)
+    rows.push([`eval ${k} final`, ...facts.map((f) => figure(passAtK(evals(f.metrics).at(-1))[k]))]);
   return `${renderTable(head, rows, style)}\n`;
 }
 
@@ -50,7 +64,8 @@ function finalOf(lines: readonly MetricsLine[], key: string): string {
 
 function bestOf(lines: readonly MetricsLine[], key: string): string {
   let best: MetricsLine | undefined;
-  for (const l of lines) if (typeof l[key] === 'number' && (best === undefined || (l[key] as number) > (best[key] as number))) best = l;
+  for (const l of lines)
+    if (typeof l[key] === 'number' && (best === undefined || (l[key] as number) > (best[key] as number))) best = l;
   return best ? `${figure(best[key])} @${stepLabel(best)}` : '-';
 }
 
@@ -76,8 +91,17 @@ export const compareCommand: CommandModule<object, CompareArgs> = {
   describe: 'Final and best figures of several runs side by side',
   builder: (yargs: Argv) =>
     yargs
-      .positional('runs', { type: 'string', array: true, demandOption: true, describe: 'Runs: directories, names (newest version) or name/v002' })
-      .option('runs-dir', { type: 'string', default: 'runs', describe: "Directory holding the runs (a recipe's output.runs_dir)" })
+      .positional('runs', {
+        type: 'string',
+        array: true,
+        demandOption: true,
+        describe: 'Runs: directories, names (newest version) or name/v002',
+      })
+      .option('runs-dir', {
+        type: 'string',
+        default: 'runs',
+        describe: "Directory holding the runs (a recipe's output.runs_dir)",
+      })
       .example('$0 runs compare quickstart/v001 quickstart/v002', 'two versions of a recipe')
       .example('$0 runs compare runs/a/v001 runs/b/v003', 'runs given by directory') as unknown as Argv<CompareArgs>,
   handler: async (args) => {

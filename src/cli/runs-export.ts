@@ -18,7 +18,9 @@ export interface RunsExportOptions {
  * the number of steps written.
  * @throws InputError naming the nearest run when `run` matches none.
  */
-export async function runRunsExport(options: RunsExportOptions): Promise<{ readonly dir: string; readonly lines: number }> {
+export async function runRunsExport(
+  options: RunsExportOptions,
+): Promise<{ readonly dir: string; readonly lines: number }> {
   const run = await findRun(options.run, options.runsDir);
   const dir = resolve(options.out ?? join(run.dir, 'tb'));
   const metrics = await run.readMetrics();
@@ -51,13 +53,25 @@ export const runsExportCommand: CommandModule<object, ExportArgs> = {
   describe: "Write a run's metrics for another tool (TensorBoard event files)",
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', { type: 'string', demandOption: true, describe: 'Run directory, or name[/version] under --runs-dir' })
+      .positional('run', {
+        type: 'string',
+        demandOption: true,
+        describe: 'Run directory, or name[/version] under --runs-dir',
+      })
       .option('to', { choices: ['tensorboard'] as const, demandOption: true, describe: 'Format to write' })
       .option('out', { type: 'string', describe: 'Directory for the event files (default <run>/tb)' })
       .option('runs-dir', { type: 'string', default: 'runs', describe: 'Directory holding runs' })
-      .example('$0 runs export quickstart --to tensorboard', 'then: tensorboard --logdir runs/quickstart/v001/tb') as unknown as Argv<ExportArgs>,
+      .example(
+        '$0 runs export quickstart --to tensorboard',
+        'then: tensorboard --logdir runs/quickstart/v001/tb',
+      ) as unknown as Argv<ExportArgs>,
   handler: async (args) => {
-    const { dir, lines } = await runRunsExport({ run: args.run, to: args.to, runsDir: args['runs-dir'], ...(args.out === undefined ? {} : { out: args.out }) });
+    const { dir, lines } = await runRunsExport({
+      run: args.run,
+      to: args.to,
+      runsDir: args['runs-dir'],
+      ...(args.out === undefined ? {} : { out: args.out }),
+    });
     process.stdout.write(`${lines} metrics lines -> ${dir}\ntensorboard --logdir ${dir}\n`);
   },
 };

@@ -19,7 +19,13 @@ export async function runRunsLs(runsDir: string, style: TableStyle = {}): Promis
  */
 export async function runRunsShow(ref: string, runsDir: string, style: TableStyle = {}): Promise<string> {
   const run = await findRun(ref, runsDir);
-  const [manifest, facts, metrics, summary, checkpoint] = await Promise.all([run.manifest(), overview(run), run.readMetrics(), run.readSummary(), run.latestCheckpoint()]);
+  const [manifest, facts, metrics, summary, checkpoint] = await Promise.all([
+    run.manifest(),
+    overview(run),
+    run.readMetrics(),
+    run.readSummary(),
+    run.latestCheckpoint(),
+  ]);
   const lines = [
     `run        ${run.dir}`,
     `status     ${facts.status}${manifest.finished_at ? ` (finished ${localTime(manifest.finished_at)})` : ''}`,
@@ -34,7 +40,19 @@ export async function runRunsShow(ref: string, runsDir: string, style: TableStyl
   const evals = metrics.filter((m) => m.kind === 'eval');
   if (evals.length > 0) {
     lines.push('', 'evaluations');
-    lines.push(renderTable(['step', 'label', 'reward', 'accuracy', 'tasks'], evals.map((e) => [String(e.step ?? '-'), String(e.label ?? '-'), figure(e.reward_mean), figure(e.accuracy), String(e.tasks ?? '-')]), style));
+    lines.push(
+      renderTable(
+        ['step', 'label', 'reward', 'accuracy', 'tasks'],
+        evals.map((e) => [
+          String(e.step ?? '-'),
+          String(e.label ?? '-'),
+          figure(e.reward_mean),
+          figure(e.accuracy),
+          String(e.tasks ?? '-'),
+        ]),
+        style,
+      ),
+    );
   }
   if (summary) lines.push('', 'summary', JSON.stringify(summary, null, 2));
   const extra = Object.keys(manifest).filter((k) => !SHOWN.has(k));
@@ -42,10 +60,33 @@ export async function runRunsShow(ref: string, runsDir: string, style: TableStyl
   return `${lines.join('\n')}\n`;
 }
 
-const SHOWN = new Set(['name', 'version', 'status', 'started_at', 'updated_at', 'finished_at', 'status_history', 'seed', 'recipe_sha256', 'atk_version', 'node_version', 'git', 'host', 'pid']);
+const SHOWN = new Set([
+  'name',
+  'version',
+  'status',
+  'started_at',
+  'updated_at',
+  'finished_at',
+  'status_history',
+  'seed',
+  'recipe_sha256',
+  'atk_version',
+  'node_version',
+  'git',
+  'host',
+  'pid',
+]);
 
 function row(run: RunOverview): string[] {
-  return [run.name, run.version, run.status, steps(run), figure(run.lastReward), localTime(run.startedAt), formatDuration(run.durationS)];
+  return [
+    run.name,
+    run.version,
+    run.status,
+    steps(run),
+    figure(run.lastReward),
+    localTime(run.startedAt),
+    formatDuration(run.durationS),
+  ];
 }
 
 function steps(run: RunOverview): string {
@@ -64,13 +105,20 @@ interface RunsArgs {
   run?: string;
 }
 
-const runsDirOption = { type: 'string', default: 'runs', describe: 'Directory holding the runs (a recipe\'s output.runs_dir)' } as const;
+const runsDirOption = {
+  type: 'string',
+  default: 'runs',
+  describe: "Directory holding the runs (a recipe's output.runs_dir)",
+} as const;
 
 const lsCommand: CommandModule<object, RunsArgs> = {
   command: 'ls',
   describe: 'List runs: name, version, status, steps, last reward, start and duration',
   builder: (yargs: Argv) =>
-    yargs.option('runs-dir', runsDirOption).example('$0 runs ls', 'every run under ./runs').example('$0 runs ls --runs-dir /data/runs', 'runs elsewhere') as unknown as Argv<RunsArgs>,
+    yargs
+      .option('runs-dir', runsDirOption)
+      .example('$0 runs ls', 'every run under ./runs')
+      .example('$0 runs ls --runs-dir /data/runs', 'runs elsewhere') as unknown as Argv<RunsArgs>,
   handler: async (args) => {
     process.stdout.write(await runRunsLs(args['runs-dir']));
   },
@@ -81,7 +129,11 @@ const showCommand: CommandModule<object, RunsArgs> = {
   describe: "Show one run's manifest and figures",
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', { type: 'string', demandOption: true, describe: 'name (its newest version), name/v002, name/latest, or a run directory' })
+      .positional('run', {
+        type: 'string',
+        demandOption: true,
+        describe: 'name (its newest version), name/v002, name/latest, or a run directory',
+      })
       .option('runs-dir', runsDirOption)
       .example('$0 runs show quickstart', 'the newest quickstart run')
       .example('$0 runs show quickstart/v002', 'one version') as unknown as Argv<RunsArgs>,

@@ -30,9 +30,17 @@ export const schemaCommand: CommandModule<object, SchemaArgs> = {
     yargs
       .option('out', { type: 'string', describe: 'Write to this file' })
       .option('reference', { type: 'boolean', default: false, describe: 'Print the Markdown recipe reference instead' })
-      .example('$0 schema --out recipe.schema.json', 'save the schema; point "# yaml-language-server: $schema=recipe.schema.json" at it')
-      .example('$0 schema --reference', 'every recipe key with type, default and meaning') as unknown as Argv<SchemaArgs>,
+      .example(
+        '$0 schema --out recipe.schema.json',
+        'save the schema; point "# yaml-language-server: $schema=recipe.schema.json" at it',
+      )
+      .example(
+        '$0 schema --reference',
+        'every recipe key with type, default and meaning',
+      ) as unknown as Argv<SchemaArgs>,
   handler: async (args) => {
-    process.stdout.write(await runSchema({ ...(args.out !== undefined && { out: args.out }), reference: args.reference }));
+    process.stdout.write(
+      await runSchema({ ...(args.out !== undefined && { out: args.out }), reference: args.reference }),
+    );
   },
 };

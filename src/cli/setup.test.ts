@@ -3,7 +3,14 @@ import { InputError } from '../errors/index.js';
 import type { MachineFacts, SetupCommand } from '../setup/plan.js';
 import { runSetup } from './setup.js';
 
-const facts: MachineFacts = { osIds: ['debian'], isRoot: true, onPath: new Set(['apt-get']), installedPackages: new Set(), torch: false, pytest: false };
+const facts: MachineFacts = {
+  osIds: ['debian'],
+  isRoot: true,
+  onPath: new Set(['apt-get']),
+  installedPackages: new Set(),
+  torch: false,
+  pytest: false,
+};
 const APT = [
   'apt-get update',
   'env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap',
@@ -33,14 +40,19 @@ describe('runSetup', () => {
   test('returns the commands after printing each one, running nothing, with dryRun', async () => {
     const h = harness({ dryRun: true });
     await runSetup(h.options);
-    expect([h.printed, h.ran]).toStrictEqual([['atk setup would run (Debian packages through apt):', ...APT.map((c) => `  ${c}`)], []]);
+    expect([h.printed, h.ran]).toStrictEqual([
+      ['atk setup would run (Debian packages through apt):', ...APT.map((c) => `  ${c}`)],
+      [],
+    ]);
   });
 
   test('rejects installing without yes when no one can answer, and runs nothing', async () => {
     const h = harness();
     const error = await runSetup(h.options).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
-    expect((error as InputError).message).toBe('atk setup installs nothing without --yes when no one can answer (CI, a pipe)');
+    expect((error as InputError).message).toBe(
+      'atk setup installs nothing without --yes when no one can answer (CI, a pipe)',
+    );
     expect([h.ran, h.asked]).toStrictEqual([[], []]);
   });
 

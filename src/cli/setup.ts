@@ -34,15 +34,19 @@ export async function runSetup(options: SetupOptions): Promise<readonly SetupCom
     options.print('atk setup: nothing to install; atk doctor shows what was found');
     return [];
   }
-  const route = plan.route === 'apt' ? 'Debian packages through apt' : 'a private Python venv with pip (the trainer finds it)';
+  const route =
+    plan.route === 'apt' ? 'Debian packages through apt' : 'a private Python venv with pip (the trainer finds it)';
   options.print(`atk setup ${options.dryRun ? 'would run' : 'runs'} (${route}):`);
   for (const command of plan.commands) options.print(`  ${commandLine(command)}`);
   if (options.dryRun) return plan.commands;
   if (!options.yes) {
     if (!options.interactive || !options.ask) {
-      throw new InputError('atk setup installs nothing without --yes when no one can answer (CI, a pipe)', { hint: 'atk setup --yes, or atk setup --dry-run to see the commands' });
+      throw new InputError('atk setup installs nothing without --yes when no one can answer (CI, a pipe)', {
+        hint: 'atk setup --yes, or atk setup --dry-run to see the commands',
+      });
     }
-    if (!(await options.ask('Run these commands? [y/N] '))) throw new InputError('atk setup: nothing installed (declined)');
+    if (!(await options.ask('Run these commands? [y/N] ')))
+      throw new InputError('atk setup: nothing installed (declined)');
   }
   const run = options.run ?? runInherited;
   for (const command of plan.commands) {
@@ -56,7 +60,13 @@ export async function runSetup(options: SetupOptions): Promise<readonly SetupCom
 async function runInherited(command: SetupCommand): Promise<void> {
   const [file, ...args] = command;
   const result = await execa(file, args, { stdio: 'inherit', reject: false });
-  if (result.exitCode !== 0) throw new AtkError('E_SETUP', `atk setup: \`${commandLine(command)}\` failed (exit ${result.exitCode ?? result.signal})`, 1, { hint: 'fix what it printed and run atk setup again' });
+  if (result.exitCode !== 0)
+    throw new AtkError(
+      'E_SETUP',
+      `atk setup: \`${commandLine(command)}\` failed (exit ${result.exitCode ?? result.signal})`,
+      1,
+      { hint: 'fix what it printed and run atk setup again' },
+    );
 }
 
 /** A yes/no question on the terminal. */
@@ -84,18 +94,35 @@ interface SetupArgs {
 export function setupFlags<T>(yargs: Argv<T>): Argv<T & SetupArgs> {
   return yargs
     .option('dry-run', { type: 'boolean', default: false, describe: 'Print the commands, run nothing' })
-    .option('yes', { alias: 'y', type: 'boolean', default: false, describe: 'Run them without asking (needed in CI and scripts)' })
-    .option('dev', { type: 'boolean', default: false, describe: "Also what atk's tests need: pytest, tmux, chromium" }) as Argv<T & SetupArgs>;
+    .option('yes', {
+      alias: 'y',
+      type: 'boolean',
+      default: false,
+      describe: 'Run them without asking (needed in CI and scripts)',
+    })
+    .option('dev', {
+      type: 'boolean',
+      default: false,
+      describe: "Also what atk's tests need: pytest, tmux, chromium",
+    }) as Argv<T & SetupArgs>;
 }
 
 /** Runs setup from parsed flags, printing to stdout. */
 export function setupFromArgs(args: SetupArgs): Promise<readonly SetupCommand[]> {
-  return runSetup({ dryRun: args['dry-run'], yes: args.yes, dev: args.dev, interactive: isInteractive(), ask: askOnTerminal, print: (line) => process.stdout.write(`${line}\n`) });
+  return runSetup({
+    dryRun: args['dry-run'],
+    yes: args.yes,
+    dev: args.dev,
+    interactive: isInteractive(),
+    ask: askOnTerminal,
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
 }
 
 export const setupCommand: CommandModule<object, SetupArgs> = {
   command: 'setup',
-  describe: "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
+  describe:
+    "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
   builder: (yargs: Argv) =>
     setupFlags(yargs)
       .example('$0 setup --dry-run', 'the commands it would run')

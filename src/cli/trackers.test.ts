@@ -9,8 +9,21 @@ import { main } from './main.js';
 import { runRunsExport } from './runs-export.js';
 import { attachTrackers } from './trackers.js';
 
-const recipe = (trackers: string[]) => RecipeSchema.parse({ name: 'tb', model: { path: 'models/tiny-arith' }, reward: { name: 'math_answer' }, output: { trackers } });
-const newRun = (root: string): Promise<RunDir> => createRunDir({ runsDir: join(root, 'runs'), name: 'tb', recipeText: 'name: tb\n', resolvedYaml: 'name: tb\n', seed: 0 });
+const recipe = (trackers: string[]) =>
+  RecipeSchema.parse({
+    name: 'tb',
+    model: { path: 'models/tiny-arith' },
+    reward: { name: 'math_answer' },
+    output: { trackers },
+  });
+const newRun = (root: string): Promise<RunDir> =>
+  createRunDir({
+    runsDir: join(root, 'runs'),
+    name: 'tb',
+    recipeText: 'name: tb\n',
+    resolvedYaml: 'name: tb\n',
+    seed: 0,
+  });
 const steps = [
   { kind: 'eval', step: 0, at: '2026-01-01T00:00:00.000Z', accuracy: 0.25 },
   { kind: 'train', step: 1, at: '2026-01-01T00:00:01.000Z', 'reward/mean': 0.5, 'train/loss': 0.125 },
@@ -25,7 +38,10 @@ const expected = [
   [2, 'train/loss', 0.0625],
   [2, 'eval/accuracy', 0.5],
 ];
-const scalars = (dir: string): unknown[] => readEventDir(dir).slice(1).flatMap((e) => e.values.map((v) => [e.step, v.tag, v.simpleValue]));
+const scalars = (dir: string): unknown[] =>
+  readEventDir(dir)
+    .slice(1)
+    .flatMap((e) => e.values.map((v) => [e.step, v.tag, v.simpleValue]));
 
 describe('attachTrackers', () => {
   test('returns a set that writes every metrics line the run appends to <run>/tb, eval figures under eval/', async () => {
@@ -49,7 +65,10 @@ describe('atk runs export --to tensorboard', () => {
     const root = mkdtempSync(join(tmpdir(), 'atk-export-'));
     const run = await newRun(root);
     for (const line of steps) await run.appendMetrics(line);
-    expect(await runRunsExport({ run: run.dir, to: 'tensorboard', runsDir: join(root, 'runs') })).toStrictEqual({ dir: join(run.dir, 'tb'), lines: 4 });
+    expect(await runRunsExport({ run: run.dir, to: 'tensorboard', runsDir: join(root, 'runs') })).toStrictEqual({
+      dir: join(run.dir, 'tb'),
+      lines: 4,
+    });
     const printed: string[] = [];
     const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => printed.push(String(chunk)) > 0);
     try {
@@ -57,7 +76,9 @@ describe('atk runs export --to tensorboard', () => {
     } finally {
       write.mockRestore();
     }
-    expect(printed.join('')).toBe(`4 metrics lines -> ${join(run.dir, 'tb')}\ntensorboard --logdir ${join(run.dir, 'tb')}\n`);
+    expect(printed.join('')).toBe(
+      `4 metrics lines -> ${join(run.dir, 'tb')}\ntensorboard --logdir ${join(run.dir, 'tb')}\n`,
+    );
     expect(scalars(join(run.dir, 'tb'))).toStrictEqual(expected);
   });
 });

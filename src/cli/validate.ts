@@ -19,7 +19,8 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
   if (options.resolved) return resolvedYaml(loaded.recipe);
   const { recipe } = loaded;
   const verdict = `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n`;
-  const cluster = recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
+  const cluster =
+    recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
   const url = recipe.model.engine.url === undefined ? undefined : [recipe.model.engine.url].flat().join(', ');
   return verdict + cluster + urlEngineNote(recipe.model.engine.kind, url, recipe.algorithm.lora !== undefined);
 }
@@ -31,7 +32,7 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
 export function urlEngineNote(kind: string, url: string | undefined, lora: boolean): string {
   if (kind !== 'url') return '';
   const needs = lora
-    ? 'its LoRA routes (vllm serve --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or SGLang\'s)'
+    ? "its LoRA routes (vllm serve --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or SGLang's)"
     : "atk's weight-reload extension (vLLM: VLLM_SERVER_DEV_MODE=1 ... --worker-extension-cls atk_trainer.vllm_worker.WeightReload; SGLang has it built in)";
   return `note: the server at ${url ?? '(model.engine.url)'} needs ${needs} to train or to evaluate a checkpoint; atk eval --checkpoint base needs neither\n`;
 }
@@ -49,10 +50,23 @@ export const validateCommand: CommandModule<object, ValidateArgs> = {
     yargs
       .positional('recipe', { type: 'string', demandOption: true, describe: 'Recipe YAML file' })
       .positional('overrides', { type: 'string', array: true, describe: 'key.path=value overrides, parsed as YAML' })
-      .option('resolved', { type: 'boolean', default: false, describe: 'Print the recipe with every default and preset setting filled in' })
+      .option('resolved', {
+        type: 'boolean',
+        default: false,
+        describe: 'Print the recipe with every default and preset setting filled in',
+      })
       .example('$0 validate recipes/quickstart.yaml', 'check a recipe')
-      .example('$0 validate recipes/quickstart.yaml train.steps=5 algorithm.name=rloo --resolved', 'show the resolved recipe with two overrides') as unknown as Argv<ValidateArgs>,
+      .example(
+        '$0 validate recipes/quickstart.yaml train.steps=5 algorithm.name=rloo --resolved',
+        'show the resolved recipe with two overrides',
+      ) as unknown as Argv<ValidateArgs>,
   handler: async (args) => {
-    process.stdout.write(await runValidate({ recipe: args.recipe, overrides: (args.overrides ?? []).map(String), resolved: args.resolved }));
+    process.stdout.write(
+      await runValidate({
+        recipe: args.recipe,
+        overrides: (args.overrides ?? []).map(String),
+        resolved: args.resolved,
+      }),
+    );
   },
 };

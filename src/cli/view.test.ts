@@ -20,7 +20,9 @@ describe('runView', () => {
   test('returns a server whose URL opens at the view asked for, serving the run given alone', async () => {
     const server = await runView({ paths: [runDir] });
     try {
-      expect(viewUrl(server, 'episodes?run=fixture/v001&only=failed')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#\/episodes\?run=fixture\/v001&only=failed$/);
+      expect(viewUrl(server, 'episodes?run=fixture/v001&only=failed')).toMatch(
+        /^http:\/\/127\.0\.0\.1:\d+\/#\/episodes\?run=fixture\/v001&only=failed$/,
+      );
       expect(server.catalog.list().map((r) => r.id)).toStrictEqual(['fixture/v001']);
     } finally {
       await server.close();
@@ -28,19 +30,26 @@ describe('runView', () => {
   });
 
   test('rejects a host off loopback without a token, and a path that does not exist', async () => {
-    await expect(runView({ paths: [runDir], host: '0.0.0.0' })).rejects.toMatchObject({ message: 'refusing to serve runs on 0.0.0.0 without a token' });
+    await expect(runView({ paths: [runDir], host: '0.0.0.0' })).rejects.toMatchObject({
+      message: 'refusing to serve runs on 0.0.0.0 without a token',
+    });
     await expect(runView({ paths: [join(root, 'nowhere')] })).rejects.toThrow(InputError);
   });
 });
 
 describe('viewHint', () => {
   test('returns the atk view command that opens a run at a view', async () => {
-    expect(viewHint(runDir, 'curves?runs={run}')).toBe(`in the browser: atk view ${runDir} --open --at 'curves?runs=fixture/v001'`);
+    expect(viewHint(runDir, 'curves?runs={run}')).toBe(
+      `in the browser: atk view ${runDir} --open --at 'curves?runs=fixture/v001'`,
+    );
   });
 
   test('returns the hint as atk report prints it, after the file it wrote', async () => {
     const [node, ...args] = tsScript('atk-cli.ts');
     const { stdout } = await execa(node!, [...args, 'report', runDir], { cwd: root });
-    expect(stdout.split('\n')).toStrictEqual([`report written to ${join(runDir, 'report.html')}`, `in the browser: atk view runs/fixture/v001 --open --at 'curves?runs=fixture/v001'`]);
+    expect(stdout.split('\n')).toStrictEqual([
+      `report written to ${join(runDir, 'report.html')}`,
+      `in the browser: atk view runs/fixture/v001 --open --at 'curves?runs=fixture/v001'`,
+    ]);
   });
 });

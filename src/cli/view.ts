@@ -22,20 +22,37 @@ export const viewCommand: CommandModule<object, ViewOptions> = {
   describe: 'Serve a local web viewer of runs (live while they train): runs, curves, episodes, tokens',
   builder: (yargs: Argv) =>
     yargs
-      .positional('paths', { type: 'string', array: true, default: ['runs'], describe: 'Runs directories (output.runs_dir) or run directories' })
+      .positional('paths', {
+        type: 'string',
+        array: true,
+        default: ['runs'],
+        describe: 'Runs directories (output.runs_dir) or run directories',
+      })
       .option('port', { type: 'number', default: 0, describe: 'Port to listen on (default: a free one)' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'Address to listen on; anything but loopback needs --token' })
-      .option('token', { type: 'string', describe: 'Secret every request must carry (?token=, a cookie, or a Bearer header)' })
+      .option('host', {
+        type: 'string',
+        default: '127.0.0.1',
+        describe: 'Address to listen on; anything but loopback needs --token',
+      })
+      .option('token', {
+        type: 'string',
+        describe: 'Secret every request must carry (?token=, a cookie, or a Bearer header)',
+      })
       .option('open', { type: 'boolean', default: false, describe: "Open the viewer in the desktop's browser" })
       .option('at', { type: 'string', describe: 'The view to open, e.g. "episodes?run=quickstart/v001&only=failed"' })
       .example('$0 view', 'every run under runs/')
       .example('$0 view runs/quickstart/v001 runs/quickstart/v002 --open', 'two runs, in the browser')
-      .example('$0 view --host 0.0.0.0 --token "$(openssl rand -hex 16)"', 'reachable from other machines, with a token') as unknown as Argv<ViewOptions>,
+      .example(
+        '$0 view --host 0.0.0.0 --token "$(openssl rand -hex 16)"',
+        'reachable from other machines, with a token',
+      ) as unknown as Argv<ViewOptions>,
   handler: async (argv) => {
     const server = await runView(argv);
     const url = viewUrl(server, argv.at);
     const count = server.catalog.list().length;
-    process.stdout.write(`atk view: ${count} run${count === 1 ? '' : 's'} from ${argv.paths.join(', ')}\n${url}\n(Ctrl-C to stop)\n`);
+    process.stdout.write(
+      `atk view: ${count} run${count === 1 ? '' : 's'} from ${argv.paths.join(', ')}\n${url}\n(Ctrl-C to stop)\n`,
+    );
     if (argv.open) openInBrowser(url);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
@@ -51,7 +68,9 @@ export const viewCommand: CommandModule<object, ViewOptions> = {
  */
 export async function runView(options: ViewOptions): Promise<ViewServer> {
   if (!existsSync(join(viewerAppDir(), 'main.js'))) {
-    throw new InputError(`the viewer's frontend is not built (${viewerAppDir()} has no main.js)`, { hint: 'run npm run build in the atk checkout' });
+    throw new InputError(`the viewer's frontend is not built (${viewerAppDir()} has no main.js)`, {
+      hint: 'run npm run build in the atk checkout',
+    });
   }
   return startViewServer({
     paths: options.paths.length ? options.paths : ['runs'],

@@ -23,14 +23,26 @@ export interface Allocation {
  * @throws InputError when a hostlist is malformed.
  */
 export function readAllocation(cluster: ClusterConfig, env: NodeJS.ProcessEnv = process.env): Allocation | undefined {
-  if (cluster.launcher === 'local') return { launcher: 'local', nodes: ['localhost'], gpusPerNode: undefined, source: 'this machine' };
+  if (cluster.launcher === 'local')
+    return { launcher: 'local', nodes: ['localhost'], gpusPerNode: undefined, source: 'this machine' };
   if (cluster.launcher === 'hosts') {
-    return { launcher: 'hosts', nodes: (cluster.hosts ?? []).flatMap((h) => expandHostlist(h)), gpusPerNode: cluster.gpus_per_node, source: 'cluster.hosts' };
+    return {
+      launcher: 'hosts',
+      nodes: (cluster.hosts ?? []).flatMap((h) => expandHostlist(h)),
+      gpusPerNode: cluster.gpus_per_node,
+      source: 'cluster.hosts',
+    };
   }
   const nodelist = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
   const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
   if (!nodelist || !jobId) return undefined;
-  return { launcher: 'slurm', nodes: expandHostlist(nodelist), gpusPerNode: slurmGpusPerNode(env), jobId, source: `SLURM_JOB_NODELIST=${nodelist}` };
+  return {
+    launcher: 'slurm',
+    nodes: expandHostlist(nodelist),
+    gpusPerNode: slurmGpusPerNode(env),
+    jobId,
+    source: `SLURM_JOB_NODELIST=${nodelist}`,
+  };
 }
 
 /**
@@ -43,5 +55,7 @@ export function slurmGpusPerNode(env: NodeJS.ProcessEnv): number | undefined {
     return match ? Number(match[1]) : undefined;
   };
   const jobGpus = env.SLURM_JOB_GPUS?.trim();
-  return count(env.SLURM_GPUS_ON_NODE) ?? count(env.SLURM_GPUS_PER_NODE) ?? (jobGpus ? jobGpus.split(',').length : undefined);
+  return (
+    count(env.SLURM_GPUS_ON_NODE) ?? count(env.SLURM_GPUS_PER_NODE) ?? (jobGpus ? jobGpus.split(',').length : undefined)
+  );
 }

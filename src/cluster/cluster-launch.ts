@@ -17,7 +17,14 @@ import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
-import { cancelSteps, slurmNodeAddress, srunCommand, startStepWatchdog, uploadDir, type StepCommand } from './slurm-steps.js';
+import {
+  cancelSteps,
+  slurmNodeAddress,
+  srunCommand,
+  startStepWatchdog,
+  uploadDir,
+  type StepCommand,
+} from './slurm-steps.js';
 
 /** A placed process atk watches: it must not end before the run does. */
 export interface PlacedProcess {
@@ -55,28 +62,59 @@ export interface ClusterLaunch {
  * @throws ConfigError outside a Slurm allocation or when the allocation cannot hold the recipe;
  * ProviderError when a node's address cannot be found.
  */
-export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.ProcessEnv = process.env): Promise<ClusterLaunch | undefined> {
+export async function startClusterLaunch(
+  recipe: ResolvedRecipe,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ClusterLaunch | undefined> {
   const { cluster } = recipe;
   if (cluster.launcher === 'local') return undefined;
   const allocation = readAllocation(cluster, env);
   if (!allocation) {
-    throw new ConfigError([{ file: '', line: 0, col: 0, path: 'cluster.launcher', message: 'slurm: atk is not inside an allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are unset)' }], {
-      hint: 'run it under salloc or sbatch, or submit it with atk launch slurm <recipe>',
-    });
+    throw new ConfigError(
+      [
+        {
+          file: '',
+          line: 0,
+          col: 0,
+          path: 'cluster.launcher',
+          message: 'slurm: atk is not inside an allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST are unset)',
+        },
+      ],
+      {
+        hint: 'run it under salloc or sbatch, or submit it with atk launch slurm <recipe>',
+      },
+    );
   }
   const { placement, problems } = planPlacement(recipe, allocation);
   if (!placement) throw new ConfigError(problems.map((p) => ({ file: '', line: 0, col: 0, ...p })));
   const nodes = [...new Set([...placement.trainerNodes, ...placement.engineReplicas.map((r) => r.node)])];
-  const addresses = new Map(await Promise.all(nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const)));
+  const addresses = new Map(
+    await Promise.all(
+      nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const),
+    ),
+  );
   const prefix = `atk-${process.pid}-`;
   // Every placed listener requires the token (validation refuses auth none off this machine).
   const tokenEnv: Record<string, string> = cluster.auth === 'token' ? { [RUN_TOKEN_ENV]: ensureRunToken(env) } : {};
-  const wrap = (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) => <C extends StepCommand>(local: C): C => {
-    const command = { ...local, env: { ...local.env, ...tokenEnv } };
-    return allocation.launcher === 'slurm'
-      ? { ...command, ...srunCommand({ jobId: allocation.jobId!, name: `${prefix}${stepName}`, nodes: stepNodes, ...(gpusPerNode ? { gpusPerNode } : {}) }, command) }
-      : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
-  };
+  const wrap =
+    (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) =>
+    <C extends StepCommand>(local: C): C => {
+      const command = { ...local, env: { ...local.env, ...tokenEnv } };
+      return allocation.launcher === 'slurm'
+        ? {
+            ...command,
+            ...srunCommand(
+              {
+                jobId: allocation.jobId!,
+                name: `${prefix}${stepName}`,
+                nodes: stepNodes,
+                ...(gpusPerNode ? { gpusPerNode } : {}),
+              },
+              command,
+            ),
+          }
+        : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
+    };
   const trainerHost = addresses.get(placement.trainerNodes[0]!)!;
   const placeTrainer = wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined);
   const multiNode = placement.trainerNodes.length > 1;
@@ -91,27 +129,57 @@ export async function startClusterLaunch(recipe: ResolvedRecipe, env: NodeJS.Pro
   let closed: Promise<void> | undefined;
   // One copy per sync however many replicas ask for it (they ask at once).
   let shared: { readonly dir: string; readonly copy: Promise<string> } | undefined;
-  const stage = cluster.shared_dir !== undefined
-    ? (_replica: number, dir: string): Promise<string> => {
-        if (shared?.dir !== dir) shared = { dir, copy: copyToShared(dir, join(cluster.shared_dir!, `atk-sync-${process.pid}`), basename(dir)) };
-        return shared.copy;
-      }
-    : allocation.launcher === 'slurm'
-      ? (replica: number, dir: string): Promise<string> =>
-          uploadDir(allocation.jobId!, `${prefix}upload-${replica}`, placement.engineReplicas[replica]!.node, dir, `/tmp/atk-sync-${process.pid}-r${replica}`, basename(dir))
-      : undefined;
+  const stage =
+    cluster.shared_dir !== undefined
+      ? (_replica: number, dir: string): Promise<string> => {
+          if (shared?.dir !== dir)
+            shared = {
+              dir,
+              copy: copyToShared(dir, join(cluster.shared_dir!, `atk-sync-${process.pid}`), basename(dir)),
+            };
+          return shared.copy;
+        }
+      : allocation.launcher === 'slurm'
+        ? (replica: number, dir: string): Promise<string> =>
+            uploadDir(
+              allocation.jobId!,
+              `${prefix}upload-${replica}`,
+              placement.engineReplicas[replica]!.node,
+              dir,
+              `/tmp/atk-sync-${process.pid}-r${replica}`,
+              basename(dir),
+            )
+        : undefined;
   return {
     allocation,
     placement,
     ...(stage ? { stage } : {}),
     trainer: {
       host: trainerHost,
-      wrap: (command) => placeTrainer(multiNode ? { ...command, ...multiNodeTrainerCommand(command, placement.trainerNodes.length, Math.max(recipe.model.trainer.gpus.length, 1), trainerHost, masterPort) } : command),
+      wrap: (command) =>
+        placeTrainer(
+          multiNode
+            ? {
+                ...command,
+                ...multiNodeTrainerCommand(
+                  command,
+                  placement.trainerNodes.length,
+                  Math.max(recipe.model.trainer.gpus.length, 1),
+                  trainerHost,
+                  masterPort,
+                ),
+              }
+            : command,
+        ),
     },
     place: (replica) => {
       const { node } = placement.engineReplicas[replica]!;
       const placed = wrap(`engine-${replica}`, [node], engine.gpus_per_replica);
-      return { host: addresses.get(node)!, gpus: shares[replica % shares.length]!, wrap: (command) => placed(engineAuth(engine.kind, command, tokenEnv[RUN_TOKEN_ENV])) };
+      return {
+        host: addresses.get(node)!,
+        gpus: shares[replica % shares.length]!,
+        wrap: (command) => placed(engineAuth(engine.kind, command, tokenEnv[RUN_TOKEN_ENV])),
+      };
     },
     watch: (processes) => {
       for (const process of processes) {
@@ -194,7 +262,11 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
   const { placement } = cluster;
   cluster.watch([
     { component: 'trainer', node: placement.trainerNodes[0]!, ...pick(trainer) },
-    ...engines.map((p, i) => ({ component: `engine replica ${i}`, node: placement.engineReplicas[i]?.node ?? '?', ...pick(p) })),
+    ...engines.map((p, i) => ({
+      component: `engine replica ${i}`,
+      node: placement.engineReplicas[i]?.node ?? '?',
+      ...pick(p),
+    })),
   ]);
   const guard = async <R>(call: () => Promise<R>): Promise<R> => {
     const lost = cluster.failure();
@@ -202,7 +274,11 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
     try {
       return await call();
     } catch (error) {
-      for (const end = performance.now() + LOSS_GRACE_MS; performance.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+      for (
+        const end = performance.now() + LOSS_GRACE_MS;
+        performance.now() < end;
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
         const named = cluster.failure();
         if (named) throw named;
       }
@@ -231,7 +307,9 @@ function guardMethods<T extends object>(target: T, guard: <R>(call: () => Promis
   return new Proxy(target, {
     get(object, key) {
       const value: unknown = Reflect.get(object, key);
-      return typeof value === 'function' ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(object, args)) : value;
+      return typeof value === 'function'
+        ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(object, args))
+        : value;
     },
   });
 }

@@ -11,7 +11,9 @@ describe('expandHostlist', () => {
   });
 
   test('rejects unbalanced brackets and backwards ranges with the hostlist named', () => {
-    expect(() => expandHostlist('n[1-3')).toThrow(new InputError('hostlist "n[1-3": unclosed [ in n[1-3', { hint: 'write it as Slurm does, e.g. n[1-3],m4' }));
+    expect(() => expandHostlist('n[1-3')).toThrow(
+      new InputError('hostlist "n[1-3": unclosed [ in n[1-3', { hint: 'write it as Slurm does, e.g. n[1-3],m4' }),
+    );
     expect(() => expandHostlist('n[3-1]')).toThrow(/hostlist "n\[3-1\]": range 3-1 runs backwards/);
     expect(() => expandHostlist('n[a]')).toThrow(/bad range a/);
   });

@@ -42,7 +42,9 @@ function expandOne(name: string, whole: string): string[] {
   if (close < 0) throw malformed(whole, `unclosed [ in ${name}`);
   const prefix = name.slice(0, open);
   const rest = expandOne(name.slice(close + 1), whole);
-  return rangeValues(name.slice(open + 1, close), whole).flatMap((value) => rest.map((suffix) => `${prefix}${value}${suffix}`));
+  return rangeValues(name.slice(open + 1, close), whole).flatMap((value) =>
+    rest.map((suffix) => `${prefix}${value}${suffix}`),
+  );
 }
 
 function rangeValues(ranges: string, whole: string): string[] {
@@ -59,5 +61,7 @@ function rangeValues(ranges: string, whole: string): string[] {
 }
 
 function malformed(hostlist: string, why: string): InputError {
-  return new InputError(`hostlist ${JSON.stringify(hostlist)}: ${why}`, { hint: 'write it as Slurm does, e.g. n[1-3],m4' });
+  return new InputError(`hostlist ${JSON.stringify(hostlist)}: ${why}`, {
+    hint: 'write it as Slurm does, e.g. n[1-3],m4',
+  });
 }

@@ -15,26 +15,51 @@ describe('atk run with the hosts launcher', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-hosts-'));
     const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
     const recipe = join(dir, 'hosts.yaml');
-    writeFileSync(recipe, [
-      'name: hosts',
-      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'cluster: {launcher: hosts, hosts: ["127.0.0.[1-2]"], command: [env, "ATK_HOST={host}"]}',
-      'model:',
-      `  path: ${model}`,
-      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
-      '  trainer: {device: cpu}',
-      'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
-      'train: {steps: 2, eval_before: false, eval_after: false}',
-    ].join('\n'));
+    writeFileSync(
+      recipe,
+      [
+        'name: hosts',
+        `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
+        'cluster: {launcher: hosts, hosts: ["127.0.0.[1-2]"], command: [env, "ATK_HOST={host}"]}',
+        'model:',
+        `  path: ${model}`,
+        `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
+        '  trainer: {device: cpu}',
+        'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
+        'train: {steps: 2, eval_before: false, eval_after: false}',
+      ].join('\n'),
+    );
     const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file!, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: { ATK_RUN_TOKEN: '' } });
-    expect([result.exitCode, String(result.stderr).split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const result = await execa(file!, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+      reject: false,
+      cwd: dir,
+      env: { ATK_RUN_TOKEN: '' },
+    });
+    expect([
+      result.exitCode,
+      String(result.stderr)
+        .split('\n')
+        .filter((l) => !l.startsWith('npm warn'))
+        .join('\n'),
+    ]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'hosts', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { policy_version: number; time_sync_s: number });
-    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0])).toStrictEqual([[1, true], [2, true]]);
-    expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain('"trainer_nodes":["127.0.0.1"],"engine_nodes":["127.0.0.2"]');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { policy_version: number; time_sync_s: number });
+    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0])).toStrictEqual([
+      [1, true],
+      [2, true],
+    ]);
+    expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain(
+      '"trainer_nodes":["127.0.0.1"],"engine_nodes":["127.0.0.2"]',
+    );
     const engineLog = readFileSync(join(run, 'logs', 'engine.log'), 'utf8');
-    expect([engineLog.includes('"ATK_HOST": "127.0.0.2"'), engineLog.includes('requests need the per-run token'), /, on 127\.0\.0\.2:\d+\n/.test(engineLog)]).toStrictEqual([true, true, true]);
+    expect([
+      engineLog.includes('"ATK_HOST": "127.0.0.2"'),
+      engineLog.includes('requests need the per-run token'),
+      /, on 127\.0\.0\.2:\d+\n/.test(engineLog),
+    ]).toStrictEqual([true, true, true]);
     expect(readFileSync(join(run, 'logs', 'trainer.log'), 'utf8')).toContain('requests need the per-run token');
   }, 300_000);
 });

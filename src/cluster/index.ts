@@ -1,5 +1,13 @@
 /** Placing the trainer and engine replicas on a Slurm allocation or a host list. */
 export { expandHostlist } from './hostlist.js';
 export { readAllocation, slurmGpusPerNode, type Allocation } from './allocation.js';
-export { describePlacement, placementDemand, planPlacement, staticPlacementProblems, type Placement, type PlacementDemand, type PlacementProblem } from './placement.js';
+export {
+  describePlacement,
+  placementDemand,
+  planPlacement,
+  staticPlacementProblems,
+  type Placement,
+  type PlacementDemand,
+  type PlacementProblem,
+} from './placement.js';
 export { checkClusterPlacement } from './recipe-check.js';

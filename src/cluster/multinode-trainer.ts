@@ -12,13 +12,34 @@ import type { StepCommand } from './slurm-steps.js';
  * The trainer's nodes are the first of the allocation, so SLURM_NODEID (the node's index in the job) is its rank.
  * The environment stays the command's own.
  */
-export function multiNodeTrainerCommand(local: StepCommand, nnodes: number, nprocPerNode: number, masterAddr: string, masterPort: number): { file: string; args: string[] } {
+export function multiNodeTrainerCommand(
+  local: StepCommand,
+  nnodes: number,
+  nprocPerNode: number,
+  masterAddr: string,
+  masterPort: number,
+): { file: string; args: string[] } {
   const module = local.args.lastIndexOf('atk_trainer');
   const trainerArgs = local.args.slice(module - 1); // -m atk_trainer --host ... --port ...
-  const torchrun = ['--nnodes', String(nnodes), '--nproc_per_node', String(nprocPerNode), '--master_addr', masterAddr, '--master_port', String(masterPort)];
+  const torchrun = [
+    '--nnodes',
+    String(nnodes),
+    '--nproc_per_node',
+    String(nprocPerNode),
+    '--master_addr',
+    masterAddr,
+    '--master_port',
+    String(masterPort),
+  ];
   return {
     file: 'sh',
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by bash on the node
-    args: ['-c', 'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"', local.file, ...torchrun, ...trainerArgs],
+    args: [
+      '-c',
+      'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"',
+      local.file,
+      ...torchrun,
+      ...trainerArgs,
+    ],
   };
 }

@@ -7,7 +7,9 @@ import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Allocation } from './allocation.js';
 
 /** The parts of a recipe placement reads. */
-export type PlacementRecipe = Pick<ResolvedRecipe, 'cluster'> & { readonly model: Pick<ResolvedRecipe['model'], 'engine' | 'trainer'> };
+export type PlacementRecipe = Pick<ResolvedRecipe, 'cluster'> & {
+  readonly model: Pick<ResolvedRecipe['model'], 'engine' | 'trainer'>;
+};
 
 /** Nodes for each process atk starts. */
 export interface Placement {
@@ -54,21 +56,32 @@ export function placementDemand(recipe: PlacementRecipe): PlacementDemand {
  * Places the recipe's processes on the allocation, or says everything that does not fit: too few
  * nodes (how many are missing), too few GPUs per node, replicas or trainer nodes on a local launcher.
  */
-export function planPlacement(recipe: PlacementRecipe, allocation: Allocation): { placement?: Placement; problems: PlacementProblem[] } {
+export function planPlacement(
+  recipe: PlacementRecipe,
+  allocation: Allocation,
+): { placement?: Placement; problems: PlacementProblem[] } {
   const demand = placementDemand(recipe);
   const problems = staticPlacementProblems(recipe);
-  if (allocation.launcher === 'local') return problems.length ? { problems } : { placement: { trainerNodes: ['localhost'], engineReplicas: [] }, problems };
+  if (allocation.launcher === 'local')
+    return problems.length
+      ? { problems }
+      : { placement: { trainerNodes: ['localhost'], engineReplicas: [] }, problems };
   const needed = demand.trainerNodes + demand.engineNodes;
   const have = allocation.nodes.length;
   if (needed > have) {
-    const engines = demand.engineNodes ? ` + model.engine.nodes ${demand.engineNodes} for ${demand.replicas} engine replica${demand.replicas > 1 ? 's' : ''}` : '';
+    const engines = demand.engineNodes
+      ? ` + model.engine.nodes ${demand.engineNodes} for ${demand.replicas} engine replica${demand.replicas > 1 ? 's' : ''}`
+      : '';
     problems.push({
       path: allocation.launcher === 'hosts' ? 'cluster.hosts' : 'cluster.launcher',
       message: `needs ${needed} nodes (model.trainer.nodes ${demand.trainerNodes}${engines}); the allocation (${allocation.source}: ${allocation.nodes.join(', ') || 'none'}) has ${have}: ${needed - have} missing`,
     });
   }
   if (demand.engineGpusPerNode && (allocation.gpusPerNode ?? 0) < demand.engineGpusPerNode) {
-    const has = allocation.gpusPerNode === undefined ? 'reports no GPUs (request them, e.g. sbatch --gpus-per-node)' : `has ${allocation.gpusPerNode} per node`;
+    const has =
+      allocation.gpusPerNode === undefined
+        ? 'reports no GPUs (request them, e.g. sbatch --gpus-per-node)'
+        : `has ${allocation.gpusPerNode} per node`;
     problems.push({
       path: 'model.engine.gpus_per_replica',
       message: `each engine node needs ${demand.engineGpusPerNode} GPUs (${demand.replicasPerNode} replica${demand.replicasPerNode > 1 ? 's' : ''} x ${recipe.model.engine.gpus_per_replica}); the allocation ${has}`,
@@ -77,7 +90,10 @@ export function planPlacement(recipe: PlacementRecipe, allocation: Allocation): 
   if (problems.length) return { problems };
   const trainerNodes = allocation.nodes.slice(0, demand.trainerNodes);
   const engineNodes = allocation.nodes.slice(demand.trainerNodes, demand.trainerNodes + demand.engineNodes);
-  const engineReplicas = Array.from({ length: demand.replicas }, (_, replica) => ({ replica, node: engineNodes[Math.floor(replica / demand.replicasPerNode)]! }));
+  const engineReplicas = Array.from({ length: demand.replicas }, (_, replica) => ({
+    replica,
+    node: engineNodes[Math.floor(replica / demand.replicasPerNode)]!,
+  }));
   return { placement: { trainerNodes, engineReplicas }, problems };
 }
 
@@ -87,20 +103,44 @@ export function staticPlacementProblems(recipe: PlacementRecipe): PlacementProbl
   const { engine, trainer } = recipe.model;
   const problems: PlacementProblem[] = [];
   if (cluster.launcher === 'local') {
-    if (trainer.nodes > 1) problems.push({ path: 'model.trainer.nodes', message: `${trainer.nodes} nodes need cluster.launcher slurm or hosts; local is one machine` });
-    if (engine.nodes !== undefined) problems.push({ path: 'model.engine.nodes', message: 'placing replicas on nodes needs cluster.launcher slurm or hosts; local is one machine' });
+    if (trainer.nodes > 1)
+      problems.push({
+        path: 'model.trainer.nodes',
+        message: `${trainer.nodes} nodes need cluster.launcher slurm or hosts; local is one machine`,
+      });
+    if (engine.nodes !== undefined)
+      problems.push({
+        path: 'model.engine.nodes',
+        message: 'placing replicas on nodes needs cluster.launcher slurm or hosts; local is one machine',
+      });
     return problems;
   }
   if (cluster.auth === 'none') {
-    problems.push({ path: 'cluster.auth', message: `${cluster.launcher} puts listeners off loopback; they must require the per-run token (auth: token)` });
+    problems.push({
+      path: 'cluster.auth',
+      message: `${cluster.launcher} puts listeners off loopback; they must require the per-run token (auth: token)`,
+    });
   }
   if (cluster.launcher === 'hosts') {
-    if (!cluster.hosts?.length) problems.push({ path: 'cluster.hosts', message: 'launcher hosts needs the list of hosts' });
-    if (!cluster.command.some((part) => part.includes('{host}'))) problems.push({ path: 'cluster.command', message: 'must contain {host} (e.g. [ssh, "{host}"])' });
-    if (trainer.nodes > 1) problems.push({ path: 'model.trainer.nodes', message: `${trainer.nodes} nodes: a trainer across nodes is started on slurm only (one srun step, one torchrun per node)` });
+    if (!cluster.hosts?.length)
+      problems.push({ path: 'cluster.hosts', message: 'launcher hosts needs the list of hosts' });
+    if (!cluster.command.some((part) => part.includes('{host}')))
+      problems.push({ path: 'cluster.command', message: 'must contain {host} (e.g. [ssh, "{host}"])' });
+    if (trainer.nodes > 1)
+      problems.push({
+        path: 'model.trainer.nodes',
+        message: `${trainer.nodes} nodes: a trainer across nodes is started on slurm only (one srun step, one torchrun per node)`,
+      });
   }
-  if (engine.nodes !== undefined && (engine.kind === 'vllm' || engine.kind === 'sglang') && engine.nodes > engine.replicas) {
-    problems.push({ path: 'model.engine.nodes', message: `${engine.nodes} nodes for ${engine.replicas} replica${engine.replicas > 1 ? 's' : ''}: a node would have none` });
+  if (
+    engine.nodes !== undefined &&
+    (engine.kind === 'vllm' || engine.kind === 'sglang') &&
+    engine.nodes > engine.replicas
+  ) {
+    problems.push({
+      path: 'model.engine.nodes',
+      message: `${engine.nodes} nodes for ${engine.replicas} replica${engine.replicas > 1 ? 's' : ''}: a node would have none`,
+    });
   }
   return problems;
 }

@@ -11,12 +11,18 @@ import { planPlacement, staticPlacementProblems, type PlacementProblem } from '.
  * Problems placing the recipe on the allocation `env` describes; outside a Slurm allocation only the
  * problems the recipe has whatever the allocation.
  */
-export function checkClusterPlacement(recipe: ResolvedRecipe, env: NodeJS.ProcessEnv = process.env): PlacementProblem[] {
+export function checkClusterPlacement(
+  recipe: ResolvedRecipe,
+  env: NodeJS.ProcessEnv = process.env,
+): PlacementProblem[] {
   try {
     const allocation = readAllocation(recipe.cluster, env);
     return allocation ? planPlacement(recipe, allocation).problems : staticPlacementProblems(recipe);
   } catch (error) {
-    if (error instanceof AtkError) return [{ path: recipe.cluster.launcher === 'hosts' ? 'cluster.hosts' : 'cluster.launcher', message: error.message }];
+    if (error instanceof AtkError)
+      return [
+        { path: recipe.cluster.launcher === 'hosts' ? 'cluster.hosts' : 'cluster.launcher', message: error.message },
+      ];
     throw error;
   }
 }

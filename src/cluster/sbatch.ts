@@ -49,12 +49,19 @@ export function sbatchScript(spec: SbatchSpec): string {
  * @throws ProviderError quoting sbatch's error when the submission is refused.
  */
 export async function submitSbatch(script: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const result = await execa('sbatch', ['--parsable', script], { reject: false, timeout: 60_000, ...(env ? { env } : {}) });
+  const result = await execa('sbatch', ['--parsable', script], {
+    reject: false,
+    timeout: 60_000,
+    ...(env ? { env } : {}),
+  });
   const jobId = result.stdout.trim().split(';')[0];
   if (result.exitCode !== 0 || !jobId || !/^\d+$/.test(jobId)) {
-    throw new ProviderError(`sbatch refused ${script}: ${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`}`, {
-      hint: 'check the partition, time limit and node count against sinfo; the script is kept for a manual sbatch',
-    });
+    throw new ProviderError(
+      `sbatch refused ${script}: ${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`}`,
+      {
+        hint: 'check the partition, time limit and node count against sinfo; the script is kept for a manual sbatch',
+      },
+    );
   }
   return jobId;
 }

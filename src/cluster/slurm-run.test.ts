@@ -13,7 +13,10 @@ import { projectRoot } from '../util/paths.js';
 // recipes/gsm8k-grpo-slurm.yaml, with the trainer placed on n1 and one engine replica (the embedded
 // engine behind a `vllm serve` command line) on n2, each an srun step.
 const missing = missingSlurmBinaries();
-if (missing.length) console.warn(`\n*** SKIPPING the Slurm cluster tests: ${missing.join(', ')} not installed (apt-get install slurm-wlm munge; .ci/run does) ***\n`);
+if (missing.length)
+  console.warn(
+    `\n*** SKIPPING the Slurm cluster tests: ${missing.join(', ')} not installed (apt-get install slurm-wlm munge; .ci/run does) ***\n`,
+  );
 
 let slurm: LocalSlurm;
 
@@ -23,33 +26,49 @@ const STANDIN_ENGINE = [
   'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
 ];
 
-async function writeTwin(name: string, steps: number, lines: readonly string[] = STANDIN_ENGINE): Promise<{ dir: string; recipe: string }> {
+async function writeTwin(
+  name: string,
+  steps: number,
+  lines: readonly string[] = STANDIN_ENGINE,
+): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
   const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
   const recipe = join(dir, `${name}.yaml`);
-  writeFileSync(recipe, [
-    `name: ${name}`,
-    `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-    'cluster: {launcher: slurm}',
-    'model:',
-    `  path: ${model}`,
-    ...lines,
-    `train: {steps: ${steps}, eval_before: false, eval_after: false}`,
-  ].join('\n'));
+  writeFileSync(
+    recipe,
+    [
+      `name: ${name}`,
+      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
+      'cluster: {launcher: slurm}',
+      'model:',
+      `  path: ${model}`,
+      ...lines,
+      `train: {steps: ${steps}, eval_before: false, eval_after: false}`,
+    ].join('\n'),
+  );
   return { dir, recipe };
 }
 
 /** `salloc -N2` running the atk CLI: atk reads the allocation from the environment salloc sets. */
 function atkInAllocation(dir: string, recipe: string): ReturnType<typeof execa> {
   const [file, ...args] = tsScript('atk-cli.ts');
-  return execa('salloc', ['-N2', '--job-name=atk-test', '--', file!, ...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
-    reject: false, cwd: dir, env: slurm.env,
-  });
+  return execa(
+    'salloc',
+    ['-N2', '--job-name=atk-test', '--', file!, ...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`],
+    {
+      reject: false,
+      cwd: dir,
+      env: slurm.env,
+    },
+  );
 }
 
 async function jobSteps(): Promise<string[]> {
   const result = await execa('squeue', ['-h', '-s', '-o', '%i %j %N'], { env: slurm.env, reject: false });
-  return result.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.includes('extern'));
+  return result.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.includes('extern'));
 }
 
 describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', () => {
@@ -58,7 +77,9 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
   afterAll(async () => {
     await slurm?.stop();
     // The engine nodes' copies of the last synced adapter (node-local /tmp, here this machine's).
-    for (const d of readdirSync(tmpdir()).filter((name) => /^atk-sync-\d+-r\d+$/.test(name)).map((name) => join(tmpdir(), name))) {
+    for (const d of readdirSync(tmpdir())
+      .filter((name) => /^atk-sync-\d+-r\d+$/.test(name))
+      .map((name) => join(tmpdir(), name))) {
       if (statSync(d).mtimeMs >= suiteStart) rmSync(d, { recursive: true, force: true });
     }
   }, 30_000);
@@ -67,42 +88,85 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const started = Date.now();
     const { dir, recipe } = await writeTwin('slurm-twin', 2);
     const [file, ...args] = tsScript('atk-cli.ts');
-    const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: slurm.env });
+    const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+      reject: false,
+      cwd: dir,
+      env: slurm.env,
+    });
     const jobId = /submitted slurm job (\d+)/.exec(String(launched.stdout))?.[1];
     expect([launched.exitCode, jobId !== undefined]).toStrictEqual([0, true]);
     const script = readFileSync(/: (\S+\.sbatch)/.exec(String(launched.stdout))![1]!, 'utf8');
     expect(script).toContain('#SBATCH --nodes=2\n');
-    for (let waited = 0; waited < 240_000 && (await execa('squeue', ['-h', '-j', jobId!], { env: slurm.env, reject: false })).stdout.trim(); waited += 1000) await sleep(1000);
+    for (
+      let waited = 0;
+      waited < 240_000 &&
+      (await execa('squeue', ['-h', '-j', jobId!], { env: slurm.env, reject: false })).stdout.trim();
+      waited += 1000
+    )
+      await sleep(1000);
     const job = (await execa('scontrol', ['show', 'job', '-o', jobId!], { env: slurm.env, reject: false })).stdout;
     const out = readFileSync(join(dir, 'runs', 'slurm-twin', 'slurm', `slurm-${jobId}.out`), 'utf8');
     expect([/JobState=(\w+)/.exec(job)?.[1], /ExitCode=(\S+)/.exec(job)?.[1]], out).toStrictEqual(['COMPLETED', '0:0']);
     const run = join(dir, 'runs', 'slurm-twin', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { policy_version: number; time_sync_s: number });
-    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0])).toStrictEqual([[1, true], [2, true]]);
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { policy_version: number; time_sync_s: number });
+    expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0])).toStrictEqual([
+      [1, true],
+      [2, true],
+    ]);
     const manifest = JSON.parse(readFileSync(join(run, 'manifest.json'), 'utf8')) as Record<string, unknown>;
     expect(JSON.stringify(manifest)).toContain('"trainer_nodes":["n1"],"engine_nodes":["n2"]');
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('"SLURMD_NODENAME": "n2"');
     // What each slurmd launched: one step on n1 (the trainer); on n2 the engine and one upload per sync.
-    const stepsOn = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
+    const stepsOn = (node: string): string[] =>
+      [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
+        (m) => m[1]!,
+      );
     const [onN1, onN2] = [stepsOn('n1'), stepsOn('n2')];
     expect([onN1.length, onN2.length, onN2.includes(onN1[0]!)]).toStrictEqual([1, 3, false]);
     // No shared directory: each step's adapter went to n2 through an srun step, the previous copy removed.
-    const copies = readdirSync(tmpdir()).filter((d) => /^atk-sync-\d+-r0$/.test(d)).map((d) => join(tmpdir(), d)).filter((d) => statSync(d).mtimeMs >= started);
+    const copies = readdirSync(tmpdir())
+      .filter((d) => /^atk-sync-\d+-r0$/.test(d))
+      .map((d) => join(tmpdir(), d))
+      .filter((d) => statSync(d).mtimeMs >= started);
     expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);
-    expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
+    expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual([
+      'adapter_config.json',
+      'adapter_model.safetensors',
+    ]);
     rmSync(copies[0]!, { recursive: true });
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 
   test('returns a finished run whose trainer spans n1 and n2 in one srun step, one torchrun per node, rank 0 serving on n1', async () => {
-    const { dir, recipe } = await writeTwin('slurm-2node', 2, ['  engine: {kind: embedded}', '  trainer: {device: cpu, nodes: 2}', 'algorithm: {name: sft}']);
+    const { dir, recipe } = await writeTwin('slurm-2node', 2, [
+      '  engine: {kind: embedded}',
+      '  trainer: {device: cpu, nodes: 2}',
+      'algorithm: {name: sft}',
+    ]);
     const result = await atkInAllocation(dir, recipe);
-    expect([result.exitCode, String(result.stderr).split('\n').filter((l) => !/^(npm warn|salloc: )/.test(l)).join('\n')]).toStrictEqual([0, '']);
+    expect([
+      result.exitCode,
+      String(result.stderr)
+        .split('\n')
+        .filter((l) => !/^(npm warn|salloc: )/.test(l))
+        .join('\n'),
+    ]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'slurm-2node', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { policy_version: number });
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { policy_version: number });
     expect(steps.map((s) => s.policy_version)).toStrictEqual([1, 2]);
-    expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain('"trainer_nodes":["n1","n2"]');
-    const stepsOn = (node: string): string[] => [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map((m) => m[1]!);
+    expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain(
+      '"trainer_nodes":["n1","n2"]',
+    );
+    const stepsOn = (node: string): string[] =>
+      [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
+        (m) => m[1]!,
+      );
     expect(stepsOn('n1').filter((id) => stepsOn('n2').includes(id))).toHaveLength(1);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
@@ -111,13 +175,20 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const { dir, recipe } = await writeTwin('slurm-lost', 40);
     const cli = atkInAllocation(dir, recipe);
     const metrics = join(dir, 'runs', 'slurm-lost', 'v001', 'metrics.jsonl');
-    for (let waited = 0; waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim()); waited += 250) await sleep(250);
+    for (
+      let waited = 0;
+      waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim());
+      waited += 250
+    )
+      await sleep(250);
     const engineStep = (await jobSteps()).find((l) => /atk-\d+-engine-0/.test(l))?.split(' ')[0];
     expect(engineStep).toMatch(/^\d+\.\d+$/);
     await execa('scancel', [engineStep!], { env: slurm.env });
     const result = await cli;
     expect(result.exitCode).not.toBe(0);
-    expect(String(result.stderr)).toMatch(/engine replica 0 on node n2 \(slurm job \d+\) (was killed|exited with code \d+) during the run \(log: logs\/engine\.log\)/);
+    expect(String(result.stderr)).toMatch(
+      /engine replica 0 on node n2 \(slurm job \d+\) (was killed|exited with code \d+) during the run \(log: logs\/engine\.log\)/,
+    );
     expect(readFileSync(metrics, 'utf8').trim().split('\n').length).toBeLessThan(40);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);

@@ -33,10 +33,20 @@ export function srunCommand(spec: StepSpec, command: StepCommand): StepCommand {
   return {
     file: 'srun',
     args: [
-      `--jobid=${spec.jobId}`, `--nodes=${n}`, `--ntasks=${n}`, '--ntasks-per-node=1', `--nodelist=${spec.nodes.join(',')}`,
-      `--job-name=${spec.name}`, '--overlap', '--kill-on-bad-exit=1', '--export=ALL', '--unbuffered',
+      `--jobid=${spec.jobId}`,
+      `--nodes=${n}`,
+      `--ntasks=${n}`,
+      '--ntasks-per-node=1',
+      `--nodelist=${spec.nodes.join(',')}`,
+      `--job-name=${spec.name}`,
+      '--overlap',
+      '--kill-on-bad-exit=1',
+      '--export=ALL',
+      '--unbuffered',
       ...(spec.gpusPerNode ? [`--gres=gpu:${spec.gpusPerNode}`] : []),
-      '--', command.file, ...command.args,
+      '--',
+      command.file,
+      ...command.args,
     ],
     env: command.env,
   };
@@ -50,9 +60,12 @@ export async function slurmNodeAddress(node: string): Promise<string> {
   const result = await execa('scontrol', ['show', 'node', '-o', node], { reject: false, timeout: 15_000 });
   const address = /\bNodeAddr=(\S+)/.exec(result.stdout)?.[1];
   if (result.exitCode !== 0 || !address) {
-    throw new ProviderError(`slurm: scontrol show node ${node} gave no NodeAddr (${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`})`, {
-      hint: 'is atk running inside the allocation (salloc/sbatch), with scontrol on PATH?',
-    });
+    throw new ProviderError(
+      `slurm: scontrol show node ${node} gave no NodeAddr (${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`})`,
+      {
+        hint: 'is atk running inside the allocation (salloc/sbatch), with scontrol on PATH?',
+      },
+    );
   }
   return address;
 }
@@ -84,7 +97,10 @@ export function startStepWatchdog(jobId: string, prefix: string, parentPid = pro
   const script = `while kill -0 "$1" 2>/dev/null; do sleep 1; done
 ids=$(squeue -h -s -j "$2" -o '%i %j' 2>/dev/null | awk -v p="$3" 'index($2, p) == 1 {print $1}')
 [ -n "$ids" ] && scancel $ids; exit 0`;
-  const child = spawn('/bin/sh', ['-c', script, 'atk-step-watchdog', String(parentPid), jobId, prefix], { detached: true, stdio: 'ignore' });
+  const child = spawn('/bin/sh', ['-c', script, 'atk-step-watchdog', String(parentPid), jobId, prefix], {
+    detached: true,
+    stdio: 'ignore',
+  });
   child.on('error', () => undefined);
   child.unref();
   return () => {
@@ -104,14 +120,42 @@ ids=$(squeue -h -s -j "$2" -o '%i %j' 2>/dev/null | awk -v p="$3" 'index($2, p) 
  * @returns the copy's path on the node.
  * @throws ProviderError quoting srun or tar when the copy fails.
  */
-export async function uploadDir(jobId: string, stepName: string, node: string, dir: string, root: string, name: string): Promise<string> {
+export async function uploadDir(
+  jobId: string,
+  stepName: string,
+  node: string,
+  dir: string,
+  root: string,
+  name: string,
+): Promise<string> {
   const script = 'rm -rf "$1" && mkdir -p "$1/$2" && tar -x -C "$1/$2"';
-  const srun = ['--jobid', jobId, '--nodes=1', '--ntasks=1', `--nodelist=${node}`, `--job-name=${stepName}`, '--overlap', '--', 'sh', '-c', script, 'sh', root, name];
-  const result = await execa('tar', ['-c', '-C', dir, '.'], { reject: false, timeout: 600_000 }).pipe('srun', srun, { reject: false, timeout: 600_000 });
+  const srun = [
+    '--jobid',
+    jobId,
+    '--nodes=1',
+    '--ntasks=1',
+    `--nodelist=${node}`,
+    `--job-name=${stepName}`,
+    '--overlap',
+    '--',
+    'sh',
+    '-c',
+    script,
+    'sh',
+    root,
+    name,
+  ];
+  const result = await execa('tar', ['-c', '-C', dir, '.'], { reject: false, timeout: 600_000 }).pipe('srun', srun, {
+    reject: false,
+    timeout: 600_000,
+  });
   if (result.exitCode !== 0) {
-    throw new ProviderError(`slurm: copying ${dir} to ${node}:${root}/${name} failed (${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`})`, {
-      hint: 'with a filesystem every node sees, set cluster.shared_dir and atk reads the weights there instead',
-    });
+    throw new ProviderError(
+      `slurm: copying ${dir} to ${node}:${root}/${name} failed (${(result.stderr || result.stdout).trim() || `exit ${result.exitCode}`})`,
+      {
+        hint: 'with a filesystem every node sees, set cluster.shared_dir and atk reads the weights there instead',
+      },
+    );
   }
   return `${root}/${name}`;
 }

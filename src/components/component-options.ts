@@ -33,7 +33,12 @@ export async function componentOptionsFailures(recipe: ResolvedRecipe): Promise<
       const { name, options, optionsKey } = toolComponent(tool);
       return { registry: tools, name, options, path: optionsKey ? `tools.${i}.${optionsKey}` : `tools.${i}` };
     }),
-    ...rewardComponents(recipe.reward).map(({ name, options, optionsPath }) => ({ registry: rewards, name, options, path: optionsPath })),
+    ...rewardComponents(recipe.reward).map(({ name, options, optionsPath }) => ({
+      registry: rewards,
+      name,
+      options,
+      path: optionsPath,
+    })),
   ];
   const failures = await Promise.all(entries.map(failure));
   return failures.filter((f): f is ComponentOptionsFailure => f !== undefined);
@@ -49,6 +54,10 @@ async function failure({ registry, name, options, path }: Entry): Promise<Compon
   return {
     path,
     issues: parsed.error.issues,
-    keysAt: (at) => knownKeys(at.slice(base), (json ??= z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode)),
+    keysAt: (at) =>
+      knownKeys(
+        at.slice(base),
+        (json ??= z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode),
+      ),
   };
 }

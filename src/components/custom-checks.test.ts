@@ -17,13 +17,19 @@ import { RecipeSchema } from '../recipe/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atk-custom-checks-'));
 writeFileSync(join(dir, 'tasks.jsonl'), '{"q": "1+1?", "a": 2}\n{"q": "2+2?"}\n');
-writeFileSync(join(dir, 'tools.ts'), "export const helper = () => 1;\n");
+writeFileSync(join(dir, 'tools.ts'), 'export const helper = () => 1;\n');
 writeFileSync(join(dir, 'grade.ts'), 'export const grade = 5;\n');
 writeFileSync(join(dir, 'score.sh'), '#!/bin/sh\necho 1\n');
 chmodSync(join(dir, 'score.sh'), 0o644);
 
 function recipe(overrides: Record<string, unknown>) {
-  return RecipeSchema.parse({ name: 'r', model: { path: 'm' }, reward: { name: 'math_answer' }, dataset: { name: 'arith' }, ...overrides });
+  return RecipeSchema.parse({
+    name: 'r',
+    model: { path: 'm' },
+    reward: { name: 'math_answer' },
+    dataset: { name: 'arith' },
+    ...overrides,
+  });
 }
 
 describe('validateCustomComponents', () => {
@@ -37,7 +43,12 @@ describe('validateCustomComponents', () => {
     const problems = await validateCustomComponents(
       recipe({
         dataset: { path: 'tasks.jsonl', fields: { prompt: 'q', answer: 'a', metadata: ['level'] } },
-        tools: [{ module: './missing.ts' }, { module: './tools.ts', export: 'lookup' }, { module: './tools.ts', export: 'helper' }, { mcp: { command: 'no-such-mcp-server-atk' } }],
+        tools: [
+          { module: './missing.ts' },
+          { module: './tools.ts', export: 'lookup' },
+          { module: './tools.ts', export: 'helper' },
+          { mcp: { command: 'no-such-mcp-server-atk' } },
+        ],
         reward: {
           components: [
             { module: 'grade.ts', export: 'grade' },
@@ -62,11 +73,16 @@ describe('validateCustomComponents', () => {
   });
 
   it('returns problems for a missing or empty data file', async () => {
-    expect(await validateCustomComponents(recipe({ dataset: { path: 'absent.csv' } }), dir)).toStrictEqual([{ path: 'dataset.path', message: 'cannot read (ENOENT)' }]);
-    writeFileSync(join(dir, 'empty.json'), '[]');
-    expect(await validateCustomComponents(recipe({ dataset: { path: 'tasks.jsonl', split_by: { file: 'empty.json' }, fields: { prompt: 'q' } } }), dir)).toStrictEqual([
-      { path: 'dataset.split_by.file', message: 'no rows' },
+    expect(await validateCustomComponents(recipe({ dataset: { path: 'absent.csv' } }), dir)).toStrictEqual([
+      { path: 'dataset.path', message: 'cannot read (ENOENT)' },
     ]);
+    writeFileSync(join(dir, 'empty.json'), '[]');
+    expect(
+      await validateCustomComponents(
+        recipe({ dataset: { path: 'tasks.jsonl', split_by: { file: 'empty.json' }, fields: { prompt: 'q' } } }),
+        dir,
+      ),
+    ).toStrictEqual([{ path: 'dataset.split_by.file', message: 'no rows' }]);
   });
 });
 
@@ -76,18 +92,32 @@ describe('custom example', () => {
     const example = RecipeSchema.parse(parse(readFileSync(join(exampleDir, 'custom.yaml'), 'utf8')));
     const ctx = datasetContext(example, exampleDir);
     const file = await datasets.get(example.dataset.name);
-    const [train, evaluation] = [await file.load(example.dataset.split, ctx), await file.load(example.dataset.eval_split, ctx)];
+    const [train, evaluation] = [
+      await file.load(example.dataset.split, ctx),
+      await file.load(example.dataset.eval_split, ctx),
+    ];
     expect([train.length, evaluation.length]).toStrictEqual([4, 1]);
     const task = train.find((t) => t.id === 'row-4')!;
     expect(task).toStrictEqual({ id: 'row-4', prompt: 'What is 64 * 23?', answer: 1472, data: { level: 'medium' } });
 
     const { name, options } = toolComponent(example.tools[0]!);
     const env = { episodeId: '0-0', task, state: new Map(), signal: new AbortController().signal } as EpisodeEnv;
-    const [calculator] = (await (await tools.get(name)).create(options, { recipeDir: exampleDir, warn: () => undefined }))(env);
-    expect(await runStrandsTool(calculator!, { expression: '64 * 23' })).toStrictEqual({ status: 'success', output: '1472' });
-    expect(await runStrandsTool(calculator!, { expression: 'process.exit(1)' })).toStrictEqual({ status: 'error', output: 'Error: not an arithmetic expression: process.exit(1)' });
+    const [calculator] = (
+      await (await tools.get(name)).create(options, { recipeDir: exampleDir, warn: () => undefined })
+    )(env);
+    expect(await runStrandsTool(calculator!, { expression: '64 * 23' })).toStrictEqual({
+      status: 'success',
+      output: '1472',
+    });
+    expect(await runStrandsTool(calculator!, { expression: 'process.exit(1)' })).toStrictEqual({
+      status: 'error',
+      output: 'Error: not an arithmetic expression: process.exit(1)',
+    });
 
     const reward = await composeReward(example.reward, { recipeDir: exampleDir, warn: () => undefined });
-    expect(await reward({ ...episodeOutcome('64 * 23 = 1472', 1472), task })).toStrictEqual({ score: 1.1, parts: { correct: 1, used_calculator: 0.1 } });
+    expect(await reward({ ...episodeOutcome('64 * 23 = 1472', 1472), task })).toStrictEqual({
+      score: 1.1,
+      parts: { correct: 1, used_calculator: 0.1 },
+    });
   });
 });

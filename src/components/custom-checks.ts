@@ -33,23 +33,29 @@ export async function validateCustomComponents(
   await Promise.all([
     ...recipe.tools.map(async (tool, i) => {
       if (tool.module !== undefined) {
-        const problem = await moduleProblem(tool.module, tool.export, recipeDir, (exports, file) => toolsFromExports(exports, file, tool.export));
+        const problem = await moduleProblem(tool.module, tool.export, recipeDir, (exports, file) =>
+          toolsFromExports(exports, file, tool.export),
+        );
         if (problem) found(`tools.${i}.${problem.key}`)(problem.message);
       }
-      if (tool.mcp && 'command' in tool.mcp) found(`tools.${i}.mcp.command`)(await notExecutable(tool.mcp.command, resolve(recipeDir, tool.mcp.cwd ?? '.')));
+      if (tool.mcp && 'command' in tool.mcp)
+        found(`tools.${i}.mcp.command`)(await notExecutable(tool.mcp.command, resolve(recipeDir, tool.mcp.cwd ?? '.')));
     }),
     ...rewardComponents(recipe.reward).map(async (component) => {
       const { options, path } = component;
       if (component.name === 'module') {
         const module = String(options.module);
         const name = options.export === undefined ? undefined : String(options.export);
-        const problem = await moduleProblem(module, name, recipeDir, (exports, file) => rewardFunction(exports, file, name));
+        const problem = await moduleProblem(module, name, recipeDir, (exports, file) =>
+          rewardFunction(exports, file, name),
+        );
         if (problem) found(`${path}.${problem.key}`)(problem.message);
       } else if (component.name === 'command') {
         found(`${path}.command.0`)(await notExecutable((options.command as string[])[0]!, recipeDir));
       } else if (component.name === 'judge') {
         const env = (options as { api_key_env?: string }).api_key_env;
-        if (env !== undefined && !process.env[env]) found(`${path}.judge.api_key_env`)(`environment variable ${env} is not set`);
+        if (env !== undefined && !process.env[env])
+          found(`${path}.judge.api_key_env`)(`environment variable ${env} is not set`);
       }
     }),
     datasetProblems(recipe.dataset, recipeDir).then((list) => problems.push(...list)),
@@ -84,9 +90,11 @@ async function moduleProblem(
 
 async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): Promise<CustomComponentProblem[]> {
   if (dataset.name !== 'file') return [];
-  if (dataset.path === undefined) return [{ path: 'dataset.path', message: 'the file dataset needs a data file (.jsonl, .json, .csv or .parquet)' }];
+  if (dataset.path === undefined)
+    return [{ path: 'dataset.path', message: 'the file dataset needs a data file (.jsonl, .json, .csv or .parquet)' }];
   const files: [string, string][] = [['dataset.path', resolve(recipeDir, dataset.path)]];
-  if (dataset.split_by && 'file' in dataset.split_by) files.push(['dataset.split_by.file', resolve(recipeDir, dataset.split_by.file)]);
+  if (dataset.split_by && 'file' in dataset.split_by)
+    files.push(['dataset.split_by.file', resolve(recipeDir, dataset.split_by.file)]);
   const problems: CustomComponentProblem[] = [];
   for (const [key, file] of files) {
     let rows: Awaited<ReturnType<typeof readFileRows>>;
@@ -101,7 +109,10 @@ async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): P
       const row = rows.find((r) => r.values[column] === undefined || r.values[column] === null);
       if (!row) continue;
       const at = fieldKey === 'dataset.fields.metadata' ? `${fieldKey}.${metadata.indexOf(column)}` : fieldKey;
-      problems.push({ path: at, message: `column '${column}' is missing in ${displayFile(file, recipeDir)} row ${row.row}` });
+      problems.push({
+        path: at,
+        message: `column '${column}' is missing in ${displayFile(file, recipeDir)} row ${row.row}`,
+      });
     }
   }
   return problems;
@@ -113,7 +124,12 @@ async function datasetProblems(dataset: Recipe['dataset'], recipeDir: string): P
  */
 async function notExecutable(command: string, cwd: string): Promise<string | undefined> {
   const path = isAbsolute(command) ? command : resolve(cwd, command);
-  const candidates = command.includes('/') ? [path] : (process.env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  const candidates = command.includes('/')
+    ? [path]
+    : (process.env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, command));
   for (const candidate of candidates) {
     try {
       await access(candidate, constants.X_OK);
@@ -123,7 +139,9 @@ async function notExecutable(command: string, cwd: string): Promise<string | und
     }
   }
   const shown = displayFile(path, cwd);
-  return command.includes('/') ? `${isAbsolute(shown) ? shown : `./${shown}`} is not an executable file` : `command '${command}' is not on $PATH`;
+  return command.includes('/')
+    ? `${isAbsolute(shown) ? shown : `./${shown}`} is not an executable file`
+    : `command '${command}' is not on $PATH`;
 }
 
 /** A data file named relative to the recipe directory when it lies inside it, else absolute. */
@@ -135,5 +153,9 @@ function displayFile(file: string, recipeDir: string): string {
 /** The error's message without the leading absolute file name the recipe key already points at. */
 function shortMessage(error: unknown, file: string): string {
   const message = error instanceof Error ? error.message : String(error);
-  return message.startsWith(`${file}: `) ? message.slice(file.length + 2) : message.startsWith(`${file} `) ? message.slice(file.length + 1) : message;
+  return message.startsWith(`${file}: `)
+    ? message.slice(file.length + 2)
+    : message.startsWith(`${file} `)
+      ? message.slice(file.length + 1)
+      : message;
 }

@@ -22,7 +22,8 @@ export function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
   check(datasets, recipe.dataset.name, 'dataset.name');
   for (const [i, tool] of recipe.tools.entries()) check(tools, tool.name, `tools.${i}.name`);
   check(rewards, recipe.reward.name, 'reward.name');
-  for (const [i, component] of (recipe.reward.components ?? []).entries()) check(rewards, component.name, `reward.components.${i}.name`);
+  for (const [i, component] of (recipe.reward.components ?? []).entries())
+    check(rewards, component.name, `reward.components.${i}.name`);
   return problems;
 }
 

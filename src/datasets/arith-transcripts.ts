@@ -20,7 +20,13 @@ export function arithTranscript(problem: ArithProblemText): ChatMessage[] {
     {
       role: 'assistant',
       content: '',
-      tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'calculator', arguments: { expression: problem.expression } } }],
+      tool_calls: [
+        {
+          id: 'call_0',
+          type: 'function',
+          function: { name: 'calculator', arguments: { expression: problem.expression } },
+        },
+      ],
     },
     { role: 'tool', content: result, tool_call_id: 'call_0', name: 'calculator' },
     { role: 'assistant', content: `Answer: ${result}` },

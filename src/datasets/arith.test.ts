@@ -5,7 +5,12 @@ import { arithTranscript } from './arith-transcripts.js';
 import type { DatasetContext, Task } from './types.js';
 
 const options = (overrides: Record<string, unknown> = {}): ArithOptions => ArithOptions.parse(overrides);
-const ctx = (overrides: Record<string, unknown> = {}): DatasetContext => ({ recipeDir: '.', dataDir: '.', seed: 0, options: overrides });
+const ctx = (overrides: Record<string, unknown> = {}): DatasetContext => ({
+  recipeDir: '.',
+  dataDir: '.',
+  seed: 0,
+  options: overrides,
+});
 const dataOf = (task: { data: unknown }): ArithData => task.data as ArithData;
 
 /** An independent oracle: BigInt arithmetic on the two operands. */
@@ -19,7 +24,9 @@ describe('generateArith', () => {
   test('returns the same tasks for the same options, other tasks for another seed', () => {
     const first = generateArith('train', options({ train_size: 300 }));
     expect(generateArith('train', options({ train_size: 300 }))).toStrictEqual(first);
-    expect(generateArith('train', options({ train_size: 300, seed: 1 })).map((t) => t.id)).not.toStrictEqual(first.map((t) => t.id));
+    expect(generateArith('train', options({ train_size: 300, seed: 1 })).map((t) => t.id)).not.toStrictEqual(
+      first.map((t) => t.id),
+    );
     expect(first).toHaveLength(300);
     expect(new Set(first.map((t) => t.id)).size).toBe(300);
   });
@@ -55,7 +62,10 @@ describe('generateArith', () => {
   });
 
   test('returns each requested level, with bare questions and word problems', () => {
-    const tasks = generateArith('train', options({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 2, train_size: 400 }));
+    const tasks = generateArith(
+      'train',
+      options({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 2, train_size: 400 }),
+    );
     const byLevel = (level: string): Task[] => tasks.filter((t) => dataOf(t).level === level);
     expect(new Set(tasks.map((t) => dataOf(t).level))).toStrictEqual(new Set(['add', 'mul', 'sub', 'word']));
     const add = byLevel('add')[0]!;
@@ -112,7 +122,13 @@ describe('arithTranscript', () => {
   test('returns question, calculator call, tool result and answer', () => {
     expect(arithTranscript({ prompt: 'What is 12 + 30?', expression: '12 + 30' })).toStrictEqual([
       { role: 'user', content: 'What is 12 + 30?' },
-      { role: 'assistant', content: '', tool_calls: [{ id: 'call_0', type: 'function', function: { name: 'calculator', arguments: { expression: '12 + 30' } } }] },
+      {
+        role: 'assistant',
+        content: '',
+        tool_calls: [
+          { id: 'call_0', type: 'function', function: { name: 'calculator', arguments: { expression: '12 + 30' } } },
+        ],
+      },
       { role: 'tool', content: '42', tool_call_id: 'call_0', name: 'calculator' },
       { role: 'assistant', content: 'Answer: 42' },
     ]);
@@ -127,7 +143,9 @@ describe('arithDataset', () => {
 
   test('rejects unknown splits and invalid options', async () => {
     await expect(arithDataset.load('validation', ctx())).rejects.toThrow(InputError);
-    await expect(arithDataset.load('train', ctx({ min_digits: 3, max_digits: 2 }))).rejects.toThrow(/dataset\.options\.min_digits: min_digits must not exceed/);
+    await expect(arithDataset.load('train', ctx({ min_digits: 3, max_digits: 2 }))).rejects.toThrow(
+      /dataset\.options\.min_digits: min_digits must not exceed/,
+    );
     await expect(arithDataset.load('train', ctx({ digits: 3 }))).rejects.toThrow(ConfigError);
   });
 });

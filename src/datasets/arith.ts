@@ -12,12 +12,32 @@ export type ArithLevel = z.infer<typeof ArithLevel>;
 
 export const ArithOptions = z
   .strictObject({
-    levels: z.array(ArithLevel).min(1).default(['add', 'sub', 'mul']).describe('Problem kinds drawn with equal probability: add, sub, mul, word.'),
+    levels: z
+      .array(ArithLevel)
+      .min(1)
+      .default(['add', 'sub', 'mul'])
+      .describe('Problem kinds drawn with equal probability: add, sub, mul, word.'),
     min_digits: z.number().int().min(1).max(12).default(1).describe('Fewest digits of an operand.'),
-    max_digits: z.number().int().min(1).max(12).default(3).describe('Most digits of an operand; each operand draws its digit count uniformly.'),
-    train_size: z.number().int().positive().default(5000).describe('Problems in the train split (fewer when the space is small).'),
+    max_digits: z
+      .number()
+      .int()
+      .min(1)
+      .max(12)
+      .default(3)
+      .describe('Most digits of an operand; each operand draws its digit count uniformly.'),
+    train_size: z
+      .number()
+      .int()
+      .positive()
+      .default(5000)
+      .describe('Problems in the train split (fewer when the space is small).'),
     test_size: z.number().int().positive().default(200).describe('Problems in the test split.'),
-    test_fraction: z.number().gt(0).lt(1).default(0.2).describe('Share of all possible problems held out for test, chosen by a hash of the expression.'),
+    test_fraction: z
+      .number()
+      .gt(0)
+      .lt(1)
+      .default(0.2)
+      .describe('Share of all possible problems held out for test, chosen by a hash of the expression.'),
     seed: z.number().int().nonnegative().default(0).describe('Seed of the problem set; the run seed only orders it.'),
     reference_slips: z
       .number()
@@ -29,7 +49,11 @@ export const ArithOptions = z
       ),
   })
   // Only when both counts are valid: a bad max_digits alone must not also report min_digits.
-  .refine((o) => o.min_digits <= o.max_digits, { message: 'min_digits must not exceed max_digits', path: ['min_digits'], when: (payload) => payload.issues.length === 0 });
+  .refine((o) => o.min_digits <= o.max_digits, {
+    message: 'min_digits must not exceed max_digits',
+    path: ['min_digits'],
+    when: (payload) => payload.issues.length === 0,
+  });
 export type ArithOptions = z.infer<typeof ArithOptions>;
 
 /** `task.data` of an arith task; `reference` is the perfect transcript the `sft` warm start trains on. */
@@ -56,7 +80,8 @@ export const arithDataset: DatasetDefinition = {
   name: 'arith',
   options: ArithOptions,
   async load(split, ctx): Promise<Task[]> {
-    if (split !== 'train' && split !== 'test') throw new InputError(`dataset arith has splits train and test, not '${split}'`);
+    if (split !== 'train' && split !== 'test')
+      throw new InputError(`dataset arith has splits train and test, not '${split}'`);
     return generateArith(split, parseComponentOptions(ArithOptions, ctx.options, 'dataset.options'));
   },
 };
@@ -71,7 +96,10 @@ export function generateArith(split: 'train' | 'test', options: ArithOptions): T
     const problem = drawProblem(rng, options);
     if (arithSplit(problem.expression, options.test_fraction) !== split || tasks.has(problem.id)) continue;
     const answer = calculate(problem.expression);
-    const reference = arithTranscript({ prompt: problem.prompt, expression: demonstratedExpression(problem.expression, options.reference_slips) });
+    const reference = arithTranscript({
+      prompt: problem.prompt,
+      expression: demonstratedExpression(problem.expression, options.reference_slips),
+    });
     const data: ArithData = { expression: problem.expression, level: problem.level, digits: problem.digits, reference };
     tasks.set(problem.id, { id: problem.id, prompt: problem.prompt, answer, data });
   }

@@ -38,13 +38,27 @@ export function taskFromRecord(record: CodeProblemRecord): Task {
  * optional `starter_code`, `metadata` as JSON text with `func_name`).
  * @throws InputError on a row without problem or tests.
  */
-export function recordFromDeepCoderRow(row: Record<string, unknown>, subset: string, split: string, index: number): CodeProblemRecord {
+export function recordFromDeepCoderRow(
+  row: Record<string, unknown>,
+  subset: string,
+  split: string,
+  index: number,
+): CodeProblemRecord {
   const problem = requireString(row, 'problem', `${subset}/${split} row ${index}`);
   const starter = typeof row.starter_code === 'string' ? row.starter_code : '';
-  const metadata = typeof row.metadata === 'string' && row.metadata ? parseJson(row.metadata, 'metadata') : row.metadata;
+  const metadata =
+    typeof row.metadata === 'string' && row.metadata ? parseJson(row.metadata, 'metadata') : row.metadata;
   const known = funcName(metadata) ?? fnNameFromStarter(starter);
   const { tests, fnName } = normalizeCodeTests(row.tests, known);
-  return { id: `${subset}_${split}_${index}`, source: subset, split, problem, starter_code: starter, fn_name: fnName ?? null, tests };
+  return {
+    id: `${subset}_${split}_${index}`,
+    source: subset,
+    split,
+    problem,
+    starter_code: starter,
+    fn_name: fnName ?? null,
+    tests,
+  };
 }
 
 /**
@@ -56,12 +70,19 @@ export function recordFromLcbRow(row: Record<string, unknown>, split: string, in
   const where = `livecodebench row ${index}`;
   const problem = requireString(row, 'question_content', where);
   const starter = typeof row.starter_code === 'string' ? row.starter_code : '';
-  const metadata = typeof row.metadata === 'string' && row.metadata ? parseJson(row.metadata, 'metadata') : row.metadata;
+  const metadata =
+    typeof row.metadata === 'string' && row.metadata ? parseJson(row.metadata, 'metadata') : row.metadata;
   const known = funcName(metadata) ?? fnNameFromStarter(starter);
   const pub = normalizeCodeTests(requireString(row, 'public_test_cases', where), known);
   const fnName = pub.fnName ?? known;
-  const priv = typeof row.private_test_cases === 'string' && row.private_test_cases ? decodeLcbPrivateTests(row.private_test_cases, fnName) : [];
-  const id = typeof row.question_id === 'string' && row.question_id ? `livecodebench_${row.question_id}` : `livecodebench_${split}_${index}`;
+  const priv =
+    typeof row.private_test_cases === 'string' && row.private_test_cases
+      ? decodeLcbPrivateTests(row.private_test_cases, fnName)
+      : [];
+  const id =
+    typeof row.question_id === 'string' && row.question_id
+      ? `livecodebench_${row.question_id}`
+      : `livecodebench_${split}_${index}`;
   return {
     id,
     source: 'livecodebench',
@@ -86,13 +107,20 @@ export function recordFromLine(value: unknown, where: string): CodeProblemRecord
   const problem = requireString(row, 'problem', where);
   const starter = typeof row.starter_code === 'string' ? row.starter_code : '';
   const known = typeof row.fn_name === 'string' && row.fn_name ? row.fn_name : undefined;
-  const alreadyNormal = Array.isArray(row.tests) && row.tests.every((t) => typeof t === 'object' && t !== null && 'kind' in t);
-  const { tests, fnName } = alreadyNormal ? { tests: row.tests as CodeTest[], fnName: known } : normalizeCodeTests(row.tests, known);
+  const alreadyNormal =
+    Array.isArray(row.tests) && row.tests.every((t) => typeof t === 'object' && t !== null && 'kind' in t);
+  const { tests, fnName } = alreadyNormal
+    ? { tests: row.tests as CodeTest[], fnName: known }
+    : normalizeCodeTests(row.tests, known);
   const split = typeof row.split === 'string' ? row.split : 'test';
-  const publicCount = typeof row.public_test_count === 'number' ? row.public_test_count : alreadyNormal ? undefined : tests.length;
+  const publicCount =
+    typeof row.public_test_count === 'number' ? row.public_test_count : alreadyNormal ? undefined : tests.length;
   return {
     id,
-    source: typeof row.source === 'string' && /^[a-z0-9_]+$/.test(row.source) ? row.source : id.replace(/_(train|test)_\d+$/, ''),
+    source:
+      typeof row.source === 'string' && /^[a-z0-9_]+$/.test(row.source)
+        ? row.source
+        : id.replace(/_(train|test)_\d+$/, ''),
     split,
     problem,
     starter_code: starter,

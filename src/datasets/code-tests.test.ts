@@ -20,11 +20,16 @@ describe('normalizeCodeTests', () => {
 
   test('returns LCB functional tests with the name from metadata, without the unwrap rule', () => {
     const raw = [{ input: '[1,2]\n3', output: '[0,1]', testtype: 'functional' }];
-    expect(normalizeCodeTests(raw, 'twoSum')).toStrictEqual({ tests: [{ input: '[1,2]\n3', output: '[0,1]', kind: 'functional' }], fnName: 'twoSum' });
+    expect(normalizeCodeTests(raw, 'twoSum')).toStrictEqual({
+      tests: [{ input: '[1,2]\n3', output: '[0,1]', kind: 'functional' }],
+      fnName: 'twoSum',
+    });
   });
 
   test('returns primeintellect stdin_stdout tests, functional when they carry fn_name', () => {
-    expect(normalizeCodeTests([{ type: 'stdin_stdout', input: 'a\n', output: 'b\n' }])).toStrictEqual({ tests: [{ input: 'a\n', output: 'b\n', kind: 'stdin' }] });
+    expect(normalizeCodeTests([{ type: 'stdin_stdout', input: 'a\n', output: 'b\n' }])).toStrictEqual({
+      tests: [{ input: 'a\n', output: 'b\n', kind: 'stdin' }],
+    });
     const fn = [{ type: 'stdin_stdout', input: [[1, 2], 3], output: [[0, 1]], fn_name: 'two_sum' }];
     expect(normalizeCodeTests(fn)).toStrictEqual({
       tests: [{ input: '[1,2]\n3', output: '[[0,1]]', kind: 'functional', accept_unwrapped: true }],
@@ -33,7 +38,9 @@ describe('normalizeCodeTests', () => {
   });
 
   test('returns taco {inputs, outputs} tests, stdin or call-based', () => {
-    expect(normalizeCodeTests('{"inputs": ["1 2\\n"], "outputs": ["3\\n"]}')).toStrictEqual({ tests: [{ input: '1 2\n', output: '3\n', kind: 'stdin' }] });
+    expect(normalizeCodeTests('{"inputs": ["1 2\\n"], "outputs": ["3\\n"]}')).toStrictEqual({
+      tests: [{ input: '1 2\n', output: '3\n', kind: 'stdin' }],
+    });
     expect(normalizeCodeTests({ inputs: [['ab', 2]], outputs: [['abab']], fn_name: 'repeat' })).toStrictEqual({
       tests: [{ input: '"ab"\n2', output: '["abab"]', kind: 'functional', accept_unwrapped: true }],
       fnName: 'repeat',
@@ -42,13 +49,17 @@ describe('normalizeCodeTests', () => {
 
   test('rejects an unknown shape and functional tests without a name', () => {
     expect(() => normalizeCodeTests({ cases: [] })).toThrow(/unknown code test shape/);
-    expect(() => normalizeCodeTests([{ input: '1', output: '2', testtype: 'functional' }])).toThrow(/without a function name/);
+    expect(() => normalizeCodeTests([{ input: '1', output: '2', testtype: 'functional' }])).toThrow(
+      /without a function name/,
+    );
   });
 });
 
 describe('fnNameFromStarter', () => {
   test('returns the Solution method name, else the first function name', () => {
-    expect(fnNameFromStarter('class Solution:\n    def maxScore(self, a: List[int]) -> int:\n        ')).toBe('maxScore');
+    expect(fnNameFromStarter('class Solution:\n    def maxScore(self, a: List[int]) -> int:\n        ')).toBe(
+      'maxScore',
+    );
     expect(fnNameFromStarter('def solve(n):\n    pass')).toBe('solve');
     expect(fnNameFromStarter('')).toBe(undefined);
   });
@@ -77,7 +88,11 @@ describe('recordFromDeepCoderRow', () => {
 describe('recordFromLcbRow', () => {
   test('returns public tests first and decoded private tests after them', () => {
     const privateTests = JSON.stringify([{ input: '5\n', output: '25\n', testtype: 'stdin' }]);
-    const pickled = execFileSync('/usr/bin/python3', ['-c', 'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(sys.stdin.read()))'], { input: privateTests });
+    const pickled = execFileSync(
+      '/usr/bin/python3',
+      ['-c', 'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(sys.stdin.read()))'],
+      { input: privateTests },
+    );
     const row = {
       question_title: 'Square',
       question_content: 'Print n squared.',

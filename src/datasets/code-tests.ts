@@ -44,8 +44,11 @@ export interface NormalizedTests {
 export function normalizeCodeTests(raw: unknown, fnName?: string | null): NormalizedTests {
   const value = typeof raw === 'string' ? parseJson(raw, 'tests') : raw;
   if (Array.isArray(value)) return fromList(value, fnName ?? undefined);
-  if (isRecord(value) && Array.isArray(value.inputs) && Array.isArray(value.outputs)) return fromColumns(value, fnName ?? undefined);
-  throw new InputError(`unknown code test shape: ${preview(value)}`, { hint: 'expected a list of {input, output, testtype|type} or {inputs, outputs}' });
+  if (isRecord(value) && Array.isArray(value.inputs) && Array.isArray(value.outputs))
+    return fromColumns(value, fnName ?? undefined);
+  throw new InputError(`unknown code test shape: ${preview(value)}`, {
+    hint: 'expected a list of {input, output, testtype|type} or {inputs, outputs}',
+  });
 }
 
 /** The method name of a LeetCode-style starter (`class Solution: def name(self, ...)`), or the first function's. */
@@ -58,7 +61,8 @@ function fromList(list: unknown[], knownFn: string | undefined): NormalizedTests
   const first = list.find(isRecord);
   const fnName = knownFn || stringField(first, 'fn_name');
   const tests = list.map((entry, i) => {
-    if (!isRecord(entry) || !('input' in entry) || !('output' in entry)) throw new InputError(`code test ${i} has no input/output: ${preview(entry)}`);
+    if (!isRecord(entry) || !('input' in entry) || !('output' in entry))
+      throw new InputError(`code test ${i} has no input/output: ${preview(entry)}`);
     const tag = stringField(entry, 'testtype') ?? stringField(entry, 'type');
     // primeintellect tags function-call tests 'stdin_stdout' too; a fn_name is what marks them.
     const functional = tag === 'functional' || tag === 'function_call' || (tag !== 'stdin' && fnName !== undefined);
@@ -70,7 +74,8 @@ function fromList(list: unknown[], knownFn: string | undefined): NormalizedTests
 function fromColumns(columns: Record<string, unknown>, knownFn: string | undefined): NormalizedTests {
   const inputs = columns.inputs as unknown[];
   const outputs = columns.outputs as unknown[];
-  if (inputs.length !== outputs.length) throw new InputError(`taco tests: ${inputs.length} inputs but ${outputs.length} outputs`);
+  if (inputs.length !== outputs.length)
+    throw new InputError(`taco tests: ${inputs.length} inputs but ${outputs.length} outputs`);
   const fnName = knownFn || stringField(columns, 'fn_name');
   return finish(
     inputs.map((input, i) => makeTest(input, outputs[i], fnName !== undefined, true)),
@@ -83,11 +88,16 @@ function makeTest(input: unknown, output: unknown, functional: boolean, unwrapRu
   const args = Array.isArray(input) ? input.map((arg) => JSON.stringify(arg)).join('\n') : asText(input);
   const expected = typeof output === 'string' ? output : JSON.stringify(output);
   const wrapped = unwrapRule && Array.isArray(output) && output.length === 1;
-  return wrapped ? { input: args, output: expected, kind: 'functional', accept_unwrapped: true } : { input: args, output: expected, kind: 'functional' };
+  return wrapped
+    ? { input: args, output: expected, kind: 'functional', accept_unwrapped: true }
+    : { input: args, output: expected, kind: 'functional' };
 }
 
 function finish(tests: CodeTest[], fnName: string | undefined): NormalizedTests {
-  if (tests.some((t) => t.kind === 'functional') && !fnName) throw new InputError('functional code tests without a function name', { hint: 'give fn_name, metadata.func_name or starter code' });
+  if (tests.some((t) => t.kind === 'functional') && !fnName)
+    throw new InputError('functional code tests without a function name', {
+      hint: 'give fn_name, metadata.func_name or starter code',
+    });
   return fnName ? { tests, fnName } : { tests };
 }
 

@@ -30,9 +30,12 @@ export const deepcoderDataset: DatasetDefinition = {
     const records = await loadCodeRecords(files, split);
     const kept = subsets ? records.filter((r) => subsets.includes(r.source)) : records;
     if (kept.length === 0) {
-      throw new InputError(`deepcoder: no problems for split '${split}'${subsets ? ` in subsets ${subsets.join(', ')}` : ''} in ${files.join(', ')}`, {
-        hint: "the bundled sample has only the 'test' split; `atk data fetch deepcoder` downloads the rest",
-      });
+      throw new InputError(
+        `deepcoder: no problems for split '${split}'${subsets ? ` in subsets ${subsets.join(', ')}` : ''} in ${files.join(', ')}`,
+        {
+          hint: "the bundled sample has only the 'test' split; `atk data fetch deepcoder` downloads the rest",
+        },
+      );
     }
     return kept.map(taskFromRecord);
   },
@@ -40,7 +43,8 @@ export const deepcoderDataset: DatasetDefinition = {
 
 /** The jsonl files a load reads, in a fixed order. @throws InputError when none exist. */
 export function codeDataFiles(ctx: DatasetContext, split: string): string[] {
-  if (ctx.path) return existsSync(ctx.path) && statSync(ctx.path).isDirectory() ? splitFiles(ctx.path, split) : [ctx.path];
+  if (ctx.path)
+    return existsSync(ctx.path) && statSync(ctx.path).isDirectory() ? splitFiles(ctx.path, split) : [ctx.path];
   const fetched = join(ctx.dataDir, 'deepcoder', 'fetched');
   if (existsSync(fetched) && splitFiles(fetched, split).length > 0) return splitFiles(fetched, split);
   return [join(ctx.dataDir, 'deepcoder', 'normalized', 'code_sample.jsonl')];
@@ -65,9 +69,12 @@ export async function loadCodeRecords(files: readonly string[], split: string): 
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new InputError(`deepcoder: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-        hint: 'set dataset.path, $ATK_DATA_DIR, or run `atk data fetch deepcoder`',
-      });
+      throw new InputError(
+        `deepcoder: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+        {
+          hint: 'set dataset.path, $ATK_DATA_DIR, or run `atk data fetch deepcoder`',
+        },
+      );
     }
     const lines = text.split('\n');
     for (let i = 0; i < lines.length; i++) {
@@ -90,7 +97,12 @@ function isLcbRow(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && 'question_content' in value;
 }
 
-function recordFromLcbRowAt(row: Record<string, unknown>, split: string, line: number, where: string): CodeProblemRecord {
+function recordFromLcbRowAt(
+  row: Record<string, unknown>,
+  split: string,
+  line: number,
+  where: string,
+): CodeProblemRecord {
   return located(() => recordFromLcbRow(row, split, line), where);
 }
 
@@ -103,7 +115,8 @@ function located(read: () => CodeProblemRecord, where: string): CodeProblemRecor
   try {
     return read();
   } catch (error) {
-    if (error instanceof InputError && !error.message.startsWith(where)) throw new InputError(`${where}: ${error.message}`, { hint: error.hint });
+    if (error instanceof InputError && !error.message.startsWith(where))
+      throw new InputError(`${where}: ${error.message}`, { hint: error.hint });
     throw error;
   }
 }

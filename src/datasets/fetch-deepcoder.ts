@@ -49,14 +49,21 @@ export interface DeepCoderFetchSummary {
 /** The fetcher `atk data fetch deepcoder [--subset ...] [--limit N]` runs. */
 export const deepcoderFetcher: DatasetFetcher = {
   name: 'deepcoder',
-  description: 'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full (--subset, --limit)',
+  description:
+    'DeepCoder-Preview-Dataset (primeintellect, taco, lcbv5, codeforces) as normalised jsonl; several GB in full (--subset, --limit)',
   subsets: ['primeintellect', 'taco', 'lcbv5', 'codeforces'],
   defaultDest: (): string => join(dataDir(), 'deepcoder', 'fetched'),
   fetch: (options) => fetchDeepCoder(options),
   // The dataset reads fetched files, else the normalised public sample where the data dir has one.
-  present: () => nonEmptyDir(join(dataDir(), 'deepcoder', 'fetched')) || existsSync(join(dataDir(), 'deepcoder', 'normalized', 'code_sample.jsonl')),
+  present: () =>
+    nonEmptyDir(join(dataDir(), 'deepcoder', 'fetched')) ||
+    existsSync(join(dataDir(), 'deepcoder', 'normalized', 'code_sample.jsonl')),
   // The shards the last fetch recorded in its lock file, against the checksums it computed then.
-  check: (dest) => checkPinnedFiles(join(dest, 'raw'), [...readLock(join(dest, 'deepcoder.lock.json'))].map(([name, sha256]) => ({ name, sha256 }))),
+  check: (dest) =>
+    checkPinnedFiles(
+      join(dest, 'raw'),
+      [...readLock(join(dest, 'deepcoder.lock.json'))].map(([name, sha256]) => ({ name, sha256 })),
+    ),
 };
 
 /**
@@ -72,7 +79,10 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
   const base = (options.baseUrl ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
   const subsets = options.subsets ?? Object.keys(manifest.subsets);
   for (const subset of subsets) {
-    if (!manifest.subsets[subset]) throw new InputError(`unknown DeepCoder subset '${subset}'`, { hint: `choose from ${Object.keys(manifest.subsets).join(', ')}` });
+    if (!manifest.subsets[subset])
+      throw new InputError(`unknown DeepCoder subset '${subset}'`, {
+        hint: `choose from ${Object.keys(manifest.subsets).join(', ')}`,
+      });
   }
   const say = options.onProgress ?? (() => undefined);
   const lockPath = join(dest, 'deepcoder.lock.json');
@@ -88,7 +98,14 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
       for (const shard of shards) {
         if (options.limit !== undefined && records.length >= options.limit) break;
         const local = join(dest, 'raw', shard.path);
-        const locked = await ensureShard(shard, local, `${base}/datasets/${manifest.dataset}/resolve/${manifest.revision}/${shard.path}`, previous, say, options.signal);
+        const locked = await ensureShard(
+          shard,
+          local,
+          `${base}/datasets/${manifest.dataset}/resolve/${manifest.revision}/${shard.path}`,
+          previous,
+          say,
+          options.signal,
+        );
         files.push(locked);
         const rows = await readRows(local, options.limit === undefined ? undefined : options.limit - records.length);
         for (const row of rows) {
@@ -102,7 +119,9 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
       }
       const out = join(dest, `${subset}_${split}.jsonl`);
       await writeFileAtomic(out, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
-      say(`${subset}/${split}: ${records.length} problems -> ${out}${skipped ? ` (${skipped} malformed rows skipped)` : ''}`);
+      say(
+        `${subset}/${split}: ${records.length} problems -> ${out}${skipped ? ` (${skipped} malformed rows skipped)` : ''}`,
+      );
       outputs.push({ subset, split, path: out, rows: records.length, skipped });
     }
   }
@@ -111,7 +130,9 @@ export async function fetchDeepCoder(options: DeepCoderFetchOptions = {}): Promi
 }
 
 /** The shipped manifest. @throws InputError when it is missing or malformed. */
-export function loadManifest(path: string = join(projectRoot(), 'datasets', 'deepcoder', 'manifest.json')): DeepCoderManifest {
+export function loadManifest(
+  path: string = join(projectRoot(), 'datasets', 'deepcoder', 'manifest.json'),
+): DeepCoderManifest {
   const parsed = ManifestSchema.safeParse(JSON.parse(readFileSync(path, 'utf8')));
   if (!parsed.success) throw new InputError(`${path}: invalid manifest: ${parsed.error.issues[0]?.message}`);
   return parsed.data;
@@ -125,13 +146,31 @@ interface Shard {
   readonly checked: LockedFile['checked'];
 }
 
-const TreeSchema = z.array(z.object({ type: z.string(), path: z.string(), size: z.number().int().nonnegative().optional(), lfs: z.object({ oid: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative().optional() }).optional() }));
+const TreeSchema = z.array(
+  z.object({
+    type: z.string(),
+    path: z.string(),
+    size: z.number().int().nonnegative().optional(),
+    lfs: z
+      .object({ oid: z.string().regex(/^[0-9a-f]{64}$/), size: z.number().int().nonnegative().optional() })
+      .optional(),
+  }),
+);
 
 /** Shards of one subset/split: the manifest's when it lists them, else the Hub tree at the pinned revision. */
-async function listShards(manifest: DeepCoderManifest, base: string, subset: string, split: string, signal?: AbortSignal): Promise<Shard[]> {
+async function listShards(
+  manifest: DeepCoderManifest,
+  base: string,
+  subset: string,
+  split: string,
+  signal?: AbortSignal,
+): Promise<Shard[]> {
   const isShard = (path: string): boolean => path.startsWith(`${subset}/${split}-`) && path.endsWith('.parquet');
   const known = manifest.files.filter((f) => isShard(f.path));
-  if (known.length > 0) return known.map((f) => ({ path: f.path, sha256: f.sha256, checked: 'manifest' as const })).sort((a, b) => a.path.localeCompare(b.path));
+  if (known.length > 0)
+    return known
+      .map((f) => ({ path: f.path, sha256: f.sha256, checked: 'manifest' as const }))
+      .sort((a, b) => a.path.localeCompare(b.path));
   const url = `${base}/api/datasets/${manifest.dataset}/tree/${manifest.revision}/${subset}`;
   const tree = TreeSchema.safeParse(await fetchJson(url, signal));
   if (!tree.success) throw new InputError(`unexpected file listing from ${url}`);
@@ -139,14 +178,25 @@ async function listShards(manifest: DeepCoderManifest, base: string, subset: str
     .filter((e) => e.type === 'file' && isShard(e.path))
     .map((e): Shard => {
       const bytes = e.lfs?.size ?? e.size;
-      return { path: e.path, ...(bytes === undefined ? {} : { bytes }), ...(e.lfs ? { sha256: e.lfs.oid, checked: 'hub' as const } : { checked: 'recorded' as const }) };
+      return {
+        path: e.path,
+        ...(bytes === undefined ? {} : { bytes }),
+        ...(e.lfs ? { sha256: e.lfs.oid, checked: 'hub' as const } : { checked: 'recorded' as const }),
+      };
     })
     .sort((a, b) => a.path.localeCompare(b.path));
   if (shards.length === 0) throw new InputError(`no parquet files for ${subset}/${split} at ${url}`);
   return shards;
 }
 
-async function ensureShard(shard: Shard, local: string, url: string, previous: Map<string, string>, say: (line: string) => void, signal?: AbortSignal): Promise<LockedFile> {
+async function ensureShard(
+  shard: Shard,
+  local: string,
+  url: string,
+  previous: Map<string, string>,
+  say: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<LockedFile> {
   const expected = shard.sha256 ?? previous.get(shard.path);
   if (existsSync(local)) {
     const sha256 = await fileSha256(local);
@@ -163,14 +213,18 @@ async function ensureShard(shard: Shard, local: string, url: string, previous: M
     ...(signal ? { signal } : {}),
     onProgress: progressLines(shard.path, shard.bytes, say),
   });
-  say(`${shard.path}: ${done.how === 'resumed' ? 'resumed, ' : ''}sha256 ${done.sha256.slice(0, 12)} ${shard.checked === 'recorded' ? 'recorded (the source publishes none)' : `ok (${shard.checked})`}`);
+  say(
+    `${shard.path}: ${done.how === 'resumed' ? 'resumed, ' : ''}sha256 ${done.sha256.slice(0, 12)} ${shard.checked === 'recorded' ? 'recorded (the source publishes none)' : `ok (${shard.checked})`}`,
+  );
   return { path: shard.path, sha256: done.sha256, bytes: done.bytes, checked: shard.checked };
 }
 
 async function readRows(file: string, limit: number | undefined): Promise<Array<Record<string, unknown>>> {
   try {
     const buffer = await asyncBufferFromFile(file);
-    return (await parquetReadObjects({ file: buffer, ...(limit === undefined ? {} : { rowEnd: limit }) })) as Array<Record<string, unknown>>;
+    return (await parquetReadObjects({ file: buffer, ...(limit === undefined ? {} : { rowEnd: limit }) })) as Array<
+      Record<string, unknown>
+    >;
   } catch (error) {
     throw new InputError(`cannot read parquet ${file}: ${(error as Error).message}`, { cause: error });
   }

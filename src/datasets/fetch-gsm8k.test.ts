@@ -17,7 +17,10 @@ const mb = (name: string): string => `${(shared(name).length / 1e6).toFixed(1)} 
 let server: FileServer;
 
 beforeAll(async () => {
-  server = await startFileServer({ '/data/train.jsonl': shared('train.jsonl'), '/data/test.jsonl': shared('test.jsonl') });
+  server = await startFileServer({
+    '/data/train.jsonl': shared('train.jsonl'),
+    '/data/test.jsonl': shared('test.jsonl'),
+  });
 });
 afterAll(() => server.close());
 
@@ -27,7 +30,12 @@ describe('fetchGsm8k', () => {
   test('returns both verified splits with progress lines, and loads them as the gsm8k dataset', async () => {
     const dest = out();
     const lines: string[] = [];
-    const summary = await fetchGsm8k({ manifest, dest, baseUrl: `${server.url}/data/`, onProgress: (l) => lines.push(l) });
+    const summary = await fetchGsm8k({
+      manifest,
+      dest,
+      baseUrl: `${server.url}/data/`,
+      onProgress: (l) => lines.push(l),
+    });
     expect(summary).toStrictEqual({
       dest,
       files: [
@@ -38,7 +46,9 @@ describe('fetchGsm8k', () => {
     expect(readFileSync(join(dest, 'train.jsonl')).equals(shared('train.jsonl'))).toBe(true);
     expect(lines).toContain(`train.jsonl: 100% of ${mb('train.jsonl')}`);
     expect(lines).toContain(`test.jsonl: sha256 ok, ${fullOrSlice(1319, 40)} rows -> ${join(dest, 'test.jsonl')}`);
-    expect(await gsm8kDataset.load('test', { recipeDir: '.', dataDir: '.', path: dest, seed: 0, options: {} })).toHaveLength(fullOrSlice(1319, 40));
+    expect(
+      await gsm8kDataset.load('test', { recipeDir: '.', dataDir: '.', path: dest, seed: 0, options: {} }),
+    ).toHaveLength(fullOrSlice(1319, 40));
 
     const again: string[] = [];
     const before = server.requests.length;
@@ -56,9 +66,16 @@ describe('fetchGsm8k', () => {
     expect(existsSync(join(dest, 'train.jsonl'))).toBe(false);
 
     const lines: string[] = [];
-    const summary = await fetchGsm8k({ manifest, dest, baseUrl: `${server.url}/data`, onProgress: (l) => lines.push(l) });
+    const summary = await fetchGsm8k({
+      manifest,
+      dest,
+      baseUrl: `${server.url}/data`,
+      onProgress: (l) => lines.push(l),
+    });
     expect(summary.files.map((f) => f.how)).toStrictEqual(['resumed', 'fresh']);
-    expect(server.requests.filter((r) => r.path === '/data/train.jsonl').at(-1)!.headers.range).toBe(`bytes=${partial}-`);
+    expect(server.requests.filter((r) => r.path === '/data/train.jsonl').at(-1)!.headers.range).toBe(
+      `bytes=${partial}-`,
+    );
     expect(lines[0]).toBe(`train.jsonl: resuming at ${(partial / 1e6).toFixed(1)} MB of ${mb('train.jsonl')}`);
     expect(readFileSync(join(dest, 'train.jsonl')).equals(shared('train.jsonl'))).toBe(true);
   });
@@ -69,7 +86,11 @@ describe('fetchGsm8k', () => {
     try {
       const error = await fetchGsm8k({ manifest, dest, baseUrl: `${server.url}/data` }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InputError);
-      expect((error as Error).message).toMatch(new RegExp(`^checksum mismatch for http://127\\.0\\.0\\.1:\\d+/data/test\\.jsonl: expected sha256 ${manifest.files[1]!.sha256}`));
+      expect((error as Error).message).toMatch(
+        new RegExp(
+          `^checksum mismatch for http://127\\.0\\.0\\.1:\\d+/data/test\\.jsonl: expected sha256 ${manifest.files[1]!.sha256}`,
+        ),
+      );
     } finally {
       server.faults.corrupt = new Set();
     }

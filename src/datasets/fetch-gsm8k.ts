@@ -15,7 +15,17 @@ const ManifestSchema = z.object({
   revision: z.string().regex(/^[0-9a-f]{40}$/),
   license: z.string(),
   base_url: z.string().url(),
-  files: z.array(z.object({ name: z.string().min(1), path: z.string(), bytes: z.number().int().positive(), rows: z.number().int().positive(), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),
+  files: z
+    .array(
+      z.object({
+        name: z.string().min(1),
+        path: z.string(),
+        bytes: z.number().int().positive(),
+        rows: z.number().int().positive(),
+        sha256: z.string().regex(/^[0-9a-f]{64}$/),
+      }),
+    )
+    .min(1),
 });
 /** `datasets/gsm8k/manifest.json`: the pinned source revision and each file's size, rows and sha256. */
 export type Gsm8kManifest = z.infer<typeof ManifestSchema>;
@@ -49,7 +59,9 @@ export const gsm8kFetcher: DatasetFetcher = {
  * @throws ProviderError on network/HTTP failures (partial files are kept for the next run);
  * InputError on a checksum mismatch; CancelledError when aborted.
  */
-export async function fetchGsm8k(options: FetchOptions & { readonly manifest?: Gsm8kManifest } = {}): Promise<Gsm8kFetchSummary> {
+export async function fetchGsm8k(
+  options: FetchOptions & { readonly manifest?: Gsm8kManifest } = {},
+): Promise<Gsm8kFetchSummary> {
   const manifest = options.manifest ?? loadGsm8kManifest(options.manifestPath);
   const dest = options.dest ?? join(dataDir(), 'gsm8k');
   const base = (options.baseUrl ?? manifest.base_url).replace(/\/+$/, '');
@@ -67,7 +79,9 @@ export async function fetchGsm8k(options: FetchOptions & { readonly manifest?: G
       onProgress: progressLines(file.name, file.bytes, say),
     });
     const rows = options.limit === undefined ? file.rows : await keepFirstRows(path, options.limit);
-    say(`${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`);
+    say(
+      `${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`,
+    );
     files.push({ name: file.name, path, rows, how: outcome.how });
   }
   return { dest, files };
@@ -85,7 +99,8 @@ export function loadGsm8kManifest(path = join(projectRoot(), 'datasets', 'gsm8k'
     throw new InputError(`cannot read the GSM8K manifest ${path}: ${(error as Error).message}`, { cause: error });
   }
   const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success) throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }
 

@@ -32,8 +32,12 @@ describe('fetchTau2', () => {
     const summary = await fetchTau2({ dest, manifest, baseUrl: server.url, onProgress: (l) => lines.push(l) });
     expect(summary.files.map((f) => [f.name, f.how])).toStrictEqual(manifest.files.map((f) => [f.name, 'fresh']));
     for (const f of manifest.files) expect(readFileSync(join(dest, f.name)).equals(local(f.name))).toBe(true);
-    expect(server.requests.map((r) => r.path)).toContain('/37199f36924c8896f5e048360691f8476cd89ba1/data/tau2/domains/retail/tasks.json');
-    expect(server.requests.map((r) => r.path)).toContain('/a2c024725189473d2d7cea3a5cfdbcc67478e41f/data/tau2/domains/airline/db.json');
+    expect(server.requests.map((r) => r.path)).toContain(
+      '/37199f36924c8896f5e048360691f8476cd89ba1/data/tau2/domains/retail/tasks.json',
+    );
+    expect(server.requests.map((r) => r.path)).toContain(
+      '/a2c024725189473d2d7cea3a5cfdbcc67478e41f/data/tau2/domains/airline/db.json',
+    );
     expect(lines).toContain(`domains/retail/db.json: sha256 ok -> ${join(dest, 'domains/retail/db.json')}`);
 
     // The fetched folder is a data dir's tau2/: the dataset reads tasks, policy and guidelines from it.
@@ -41,7 +45,10 @@ describe('fetchTau2', () => {
     const retail = await tau2Dataset.load('test', { ...ctx, options: { domain: 'retail' } });
     const airline = await tau2Dataset.load('all', { ...ctx, options: { domain: 'airline', release: '2025-06-10' } });
     expect([retail.length, airline.length]).toStrictEqual(fullOrSlice([40, 50], [2, 7]));
-    expect(await tau2Fetcher.check!(dest, manifestPath)).toStrictEqual({ state: 'verified', detail: `${manifest.files.length} files, sha256 ok` });
+    expect(await tau2Fetcher.check!(dest, manifestPath)).toStrictEqual({
+      state: 'verified',
+      detail: `${manifest.files.length} files, sha256 ok`,
+    });
 
     const before = server.requests.length;
     const again: string[] = [];
@@ -72,7 +79,9 @@ describe('fetchTau2', () => {
     try {
       const error = await fetchTau2({ dest, manifest, baseUrl: server.url }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InputError);
-      expect((error as Error).message).toBe(`checksum mismatch for ${server.url}${urlPath(policy)}: expected sha256 ${policy.sha256}, got ${(error as Error).message.split(' got ')[1]}`);
+      expect((error as Error).message).toBe(
+        `checksum mismatch for ${server.url}${urlPath(policy)}: expected sha256 ${policy.sha256}, got ${(error as Error).message.split(' got ')[1]}`,
+      );
     } finally {
       server.faults.corrupt = new Set();
     }
@@ -81,7 +90,9 @@ describe('fetchTau2', () => {
   });
 
   test('rejects --limit, which would cut a database its tasks refer to', async () => {
-    await expect(fetchTau2({ dest: out(), manifest, baseUrl: server.url, limit: 3 })).rejects.toThrow(/tau2 has no --limit/);
+    await expect(fetchTau2({ dest: out(), manifest, baseUrl: server.url, limit: 3 })).rejects.toThrow(
+      /tau2 has no --limit/,
+    );
   });
 });
 
@@ -91,16 +102,25 @@ describe('tau2Fetcher.check', () => {
     expect((await tau2Fetcher.check!(dest, manifestPath)).state).toBe('missing');
     await fetchTau2({ dest, manifest, baseUrl: server.url });
     writeFileSync(join(dest, 'domains/retail/policy.md'), 'edited');
-    expect(await tau2Fetcher.check!(dest, manifestPath)).toStrictEqual({ state: 'mismatch', detail: `sha256 differs for 1 of ${manifest.files.length} files (first: domains/retail/policy.md)` });
+    expect(await tau2Fetcher.check!(dest, manifestPath)).toStrictEqual({
+      state: 'mismatch',
+      detail: `sha256 differs for 1 of ${manifest.files.length} files (first: domains/retail/policy.md)`,
+    });
   });
 });
 
 describe('datasets/tau2/manifest.json', () => {
   test('returns the sha256 of the shared verbatim copies at the pinned commits (against the slices: of the files they copy whole)', async () => {
     const shipped = loadTau2Manifest();
-    expect([shipped.revision, shipped.base_url]).toStrictEqual(['a2c024725189473d2d7cea3a5cfdbcc67478e41f', 'https://raw.githubusercontent.com/sierra-research/tau2-bench']);
-    const verbatim = fullData ? shipped.files : shipped.files.filter((f) => /policy\.md$|simulation_guidelines|LICENSE/.test(f.name));
+    expect([shipped.revision, shipped.base_url]).toStrictEqual([
+      'a2c024725189473d2d7cea3a5cfdbcc67478e41f',
+      'https://raw.githubusercontent.com/sierra-research/tau2-bench',
+    ]);
+    const verbatim = fullData
+      ? shipped.files
+      : shipped.files.filter((f) => /policy\.md$|simulation_guidelines|LICENSE/.test(f.name));
     expect(verbatim.length).toBeGreaterThanOrEqual(5);
-    for (const f of verbatim) expect([f.name, await fileSha256(join(dataDir(), 'tau2', f.name))]).toStrictEqual([f.name, f.sha256]);
+    for (const f of verbatim)
+      expect([f.name, await fileSha256(join(dataDir(), 'tau2', f.name))]).toStrictEqual([f.name, f.sha256]);
   });
 });

@@ -21,7 +21,10 @@ const ManifestSchema = z.object({
         /** Its path in the repository. */
         path: z.string().min(1),
         /** The commit it is taken at, when not `revision` (the original release's tasks). */
-        commit: z.string().regex(/^[0-9a-f]{40}$/).optional(),
+        commit: z
+          .string()
+          .regex(/^[0-9a-f]{40}$/)
+          .optional(),
         bytes: z.number().int().positive(),
         sha256: z.string().regex(/^[0-9a-f]{64}$/),
       }),
@@ -39,7 +42,8 @@ export interface Tau2FetchSummary {
 /** The fetcher `atk data fetch tau2` runs. */
 export const tau2Fetcher: DatasetFetcher = {
   name: 'tau2',
-  description: 'tau2-bench airline + retail (sierra-research/tau2-bench, MIT): tasks, splits, db, policy, user-simulator guidelines; 10.9 MB',
+  description:
+    'tau2-bench airline + retail (sierra-research/tau2-bench, MIT): tasks, splits, db, policy, user-simulator guidelines; 10.9 MB',
   defaultDest: () => join(dataDir(), 'tau2'),
   fetch: (options) => fetchTau2(options),
   check: (dest, manifestPath) => checkPinnedFiles(dest, loadTau2Manifest(manifestPath).files),
@@ -53,8 +57,11 @@ export const tau2Fetcher: DatasetFetcher = {
  * @throws ProviderError on network/HTTP failures (partial files are kept for the next run);
  * InputError on a checksum mismatch or for `--limit`/`--subset`; CancelledError when aborted.
  */
-export async function fetchTau2(options: FetchOptions & { readonly manifest?: Tau2Manifest } = {}): Promise<Tau2FetchSummary> {
-  if (options.limit !== undefined) throw new InputError('tau2 has no --limit: its tasks refer to one whole database per domain');
+export async function fetchTau2(
+  options: FetchOptions & { readonly manifest?: Tau2Manifest } = {},
+): Promise<Tau2FetchSummary> {
+  if (options.limit !== undefined)
+    throw new InputError('tau2 has no --limit: its tasks refer to one whole database per domain');
   const manifest = options.manifest ?? loadTau2Manifest(options.manifestPath);
   const dest = options.dest ?? join(dataDir(), 'tau2');
   const base = (options.baseUrl ?? manifest.base_url).replace(/\/+$/, '');
@@ -88,6 +95,7 @@ export function loadTau2Manifest(path = join(projectRoot(), 'datasets', 'tau2', 
     throw new InputError(`cannot read the tau2 manifest ${path}: ${(error as Error).message}`, { cause: error });
   }
   const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success) throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
 }

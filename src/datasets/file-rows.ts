@@ -13,7 +13,13 @@ export interface FileRow {
   readonly values: Readonly<Record<string, unknown>>;
 }
 
-const EXTENSIONS: Readonly<Record<string, FileFormat>> = { '.jsonl': 'jsonl', '.ndjson': 'jsonl', '.json': 'json', '.csv': 'csv', '.parquet': 'parquet' };
+const EXTENSIONS: Readonly<Record<string, FileFormat>> = {
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.json': 'json',
+  '.csv': 'csv',
+  '.parquet': 'parquet',
+};
 
 /**
  * The format of `file`: `format` when given, else from the extension.
@@ -22,7 +28,10 @@ const EXTENSIONS: Readonly<Record<string, FileFormat>> = { '.jsonl': 'jsonl', '.
 export function fileFormat(file: string, format?: FileFormat): FileFormat {
   if (format) return format;
   const found = EXTENSIONS[extname(file).toLowerCase()];
-  if (!found) throw new InputError(`${file}: cannot tell the format from '${extname(file) || '(no extension)'}'`, { hint: 'use .jsonl, .json, .csv or .parquet, or set dataset.format' });
+  if (!found)
+    throw new InputError(`${file}: cannot tell the format from '${extname(file) || '(no extension)'}'`, {
+      hint: 'use .jsonl, .json, .csv or .parquet, or set dataset.format',
+    });
   return found;
 }
 
@@ -34,7 +43,8 @@ export function fileFormat(file: string, format?: FileFormat): FileFormat {
 export async function readFileRows(file: string, format?: FileFormat, limit?: number): Promise<FileRow[]> {
   const kind = fileFormat(file, format);
   const rows = kind === 'parquet' ? await parquetRows(file, limit) : textRows(file, kind, await readText(file), limit);
-  if (rows.length === 0) throw new InputError(`${file}: no rows`, { hint: 'the dataset file is empty; add one task per row' });
+  if (rows.length === 0)
+    throw new InputError(`${file}: no rows`, { hint: 'the dataset file is empty; add one task per row' });
   return rows;
 }
 
@@ -42,7 +52,10 @@ async function readText(file: string): Promise<string> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    throw new InputError(`${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, { hint: 'check dataset.path; relative paths resolve against the recipe' });
+    throw new InputError(
+      `${file}: cannot read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      { hint: 'check dataset.path; relative paths resolve against the recipe' },
+    );
   }
 }
 
@@ -59,7 +72,8 @@ function textRows(file: string, kind: Exclude<FileFormat, 'parquet'>, text: stri
   if (kind === 'json') {
     if (!text.trim()) return [];
     const parsed = parseJson(file, 'file', text);
-    if (!Array.isArray(parsed)) throw new InputError(`${file}: expected a JSON array of objects, got ${typeName(parsed)}`);
+    if (!Array.isArray(parsed))
+      throw new InputError(`${file}: expected a JSON array of objects, got ${typeName(parsed)}`);
     return parsed.slice(0, limit).map((value, i) => ({ row: i + 1, values: objectRow(file, i + 1, value) }));
   }
   try {
@@ -67,7 +81,8 @@ function textRows(file: string, kind: Exclude<FileFormat, 'parquet'>, text: stri
       .slice(0, limit)
       .map((values, i) => ({ row: i + 1, values }));
   } catch (error) {
-    if (error instanceof CsvSyntaxError) throw new InputError(`${file}: ${error.message}`, { hint: 'CSV needs a header line and RFC 4180 quoting' });
+    if (error instanceof CsvSyntaxError)
+      throw new InputError(`${file}: ${error.message}`, { hint: 'CSV needs a header line and RFC 4180 quoting' });
     throw error;
   }
 }
@@ -76,7 +91,10 @@ async function parquetRows(file: string, limit?: number): Promise<FileRow[]> {
   let objects: Record<string, unknown>[];
   try {
     const buffer = await asyncBufferFromFile(file);
-    objects = (await parquetReadObjects({ file: buffer, ...(limit === undefined ? {} : { rowEnd: limit }) })) as Record<string, unknown>[];
+    objects = (await parquetReadObjects({ file: buffer, ...(limit === undefined ? {} : { rowEnd: limit }) })) as Record<
+      string,
+      unknown
+    >[];
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     throw new InputError(`${file}: cannot read as parquet (${code ?? (error as Error).message})`, { cause: error });
@@ -89,7 +107,8 @@ function plainValues(value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (Array.isArray(value)) return value.map(plainValues);
   if (value instanceof Date) return value.toISOString();
-  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainValues(v)]));
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array))
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainValues(v)]));
   return value;
 }
 

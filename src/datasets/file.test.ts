@@ -38,12 +38,20 @@ describe('fileDataset', () => {
     const again = await fileDataset.load('train', context(jsonl, mapping));
     expect(again).toStrictEqual(tasks);
     const orders = new Set<string>();
-    for (let seed = 0; seed < 8; seed++) orders.add((await fileDataset.load('train', context(jsonl, mapping, seed))).map((t) => t.id).join());
+    for (let seed = 0; seed < 8; seed++)
+      orders.add((await fileDataset.load('train', context(jsonl, mapping, seed))).map((t) => t.id).join());
     expect(orders.size).toBeGreaterThan(1);
   });
 
   it('returns prompts built from the template and every column as data without metadata', async () => {
-    const [task] = await fileDataset.load('train', context(jsonl, { prompt_template: 'Solve ({{level}}): {{ q }}', fields: { answer: 'a' }, split_by: { fraction: 0.25 } }));
+    const [task] = await fileDataset.load(
+      'train',
+      context(jsonl, {
+        prompt_template: 'Solve ({{level}}): {{ q }}',
+        fields: { answer: 'a' },
+        split_by: { fraction: 0.25 },
+      }),
+    );
     expect(task!.prompt).toMatch(/^Solve \((easy|hard)\): What is/);
     expect(Object.keys(task!.data).sort()).toStrictEqual(['a', 'level', 'q', 'split']);
   });
@@ -67,7 +75,10 @@ describe('fileDataset', () => {
 
   it('returns the same tasks from .json, .csv and .parquet files', async () => {
     const json = write('tasks.json', JSON.stringify(rows));
-    const csv = write('tasks.csv', 'q,a,level,split\n' + rows.map((r) => `"${r.q}",${r.a},${r.level},${r.split}`).join('\r\n'));
+    const csv = write(
+      'tasks.csv',
+      'q,a,level,split\n' + rows.map((r) => `"${r.q}",${r.a},${r.level},${r.split}`).join('\r\n'),
+    );
     const parquet = join(dir, 'tasks.parquet');
     parquetWriteFile({
       filename: parquet,
@@ -81,7 +92,9 @@ describe('fileDataset', () => {
     expect(await fileDataset.load('train', context(json, mapping))).toStrictEqual(expected);
     expect(await fileDataset.load('train', context(parquet, mapping))).toStrictEqual(expected);
     // CSV values are text.
-    expect(await fileDataset.load('train', context(csv, mapping))).toStrictEqual(expected.map((t) => ({ ...t, answer: String(t.answer) })));
+    expect(await fileDataset.load('train', context(csv, mapping))).toStrictEqual(
+      expected.map((t) => ({ ...t, answer: String(t.answer) })),
+    );
   });
 
   it('rejects a row without a mapped field, naming the file, row number and field', async () => {
@@ -89,15 +102,29 @@ describe('fileDataset', () => {
     const error = await fileDataset.load('train', context(bad, { fields: { prompt: 'q' } })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
     expect((error as Error).message).toBe(`${bad} row 3: missing field 'q' (named by dataset.fields.prompt)`);
-    await expect(fileDataset.load('train', context(jsonl, { prompt_template: '{{q}} {{hint}}' }))).rejects.toThrow(`${jsonl} row 1: missing field 'hint' (named by dataset.prompt_template)`);
+    await expect(fileDataset.load('train', context(jsonl, { prompt_template: '{{q}} {{hint}}' }))).rejects.toThrow(
+      `${jsonl} row 1: missing field 'hint' (named by dataset.prompt_template)`,
+    );
   });
 
   it('rejects an empty, unreadable, malformed or missing file', async () => {
-    await expect(fileDataset.load('train', context(write('empty.jsonl', '\n\n'), {}))).rejects.toThrow('empty.jsonl: no rows');
-    await expect(fileDataset.load('train', context(join(dir, 'absent.csv'), {}))).rejects.toThrow('absent.csv: cannot read (ENOENT)');
-    await expect(fileDataset.load('train', context(write('broken.jsonl', '{"prompt": "x"}\n{oops\n'), {}))).rejects.toThrow('broken.jsonl row 2: invalid JSON');
-    await expect(fileDataset.load('train', context(write('scalar.json', '[1]'), {}))).rejects.toThrow('scalar.json row 1: expected an object of fields, got number');
-    await expect(fileDataset.load('train', context(write('junk.parquet', 'not parquet'), {}))).rejects.toThrow('junk.parquet: cannot read as parquet');
-    await expect(fileDataset.load('train', { recipeDir: dir, dataDir: dir, seed: 0, options: {} })).rejects.toThrow('dataset.path: the file dataset needs a data file');
+    await expect(fileDataset.load('train', context(write('empty.jsonl', '\n\n'), {}))).rejects.toThrow(
+      'empty.jsonl: no rows',
+    );
+    await expect(fileDataset.load('train', context(join(dir, 'absent.csv'), {}))).rejects.toThrow(
+      'absent.csv: cannot read (ENOENT)',
+    );
+    await expect(
+      fileDataset.load('train', context(write('broken.jsonl', '{"prompt": "x"}\n{oops\n'), {})),
+    ).rejects.toThrow('broken.jsonl row 2: invalid JSON');
+    await expect(fileDataset.load('train', context(write('scalar.json', '[1]'), {}))).rejects.toThrow(
+      'scalar.json row 1: expected an object of fields, got number',
+    );
+    await expect(fileDataset.load('train', context(write('junk.parquet', 'not parquet'), {}))).rejects.toThrow(
+      'junk.parquet: cannot read as parquet',
+    );
+    await expect(fileDataset.load('train', { recipeDir: dir, dataDir: dir, seed: 0, options: {} })).rejects.toThrow(
+      'dataset.path: the file dataset needs a data file',
+    );
   });
 });

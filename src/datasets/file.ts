@@ -20,21 +20,33 @@ export const fileDataset: DatasetDefinition = {
   name: 'file',
   options: NO_OPTIONS,
   async load(split: string, ctx: DatasetContext): Promise<Task[]> {
-    if (!ctx.path) throw new InputError('dataset.path: the file dataset needs a data file', { hint: 'set dataset.path: tasks.jsonl (or .json, .csv, .parquet)' });
+    if (!ctx.path)
+      throw new InputError('dataset.path: the file dataset needs a data file', {
+        hint: 'set dataset.path: tasks.jsonl (or .json, .csv, .parquet)',
+      });
     const config: FileDatasetConfig = ctx.config ?? {};
     const { file, rows } = await splitRows(ctx.path, split, config, ctx);
     if (rows.length === 0) {
       const by = config.split_by;
-      throw new InputError(`${file}: no rows for split '${split}'`, { hint: by && 'field' in by ? `rows need ${by.field}: ${split}` : 'check dataset.split_by' });
+      throw new InputError(`${file}: no rows for split '${split}'`, {
+        hint: by && 'field' in by ? `rows need ${by.field}: ${split}` : 'check dataset.split_by',
+      });
     }
     const tasks = rows.map((row) => taskFromRow(row, file, config));
     return shuffled(tasks, hash32(ctx.seed, 'file-dataset', split));
   },
 };
 
-type FileDatasetConfig = Partial<Pick<DatasetConfig, 'fields' | 'prompt_template' | 'split_by' | 'format' | 'eval_split'>>;
+type FileDatasetConfig = Partial<
+  Pick<DatasetConfig, 'fields' | 'prompt_template' | 'split_by' | 'format' | 'eval_split'>
+>;
 
-async function splitRows(path: string, split: string, config: FileDatasetConfig, ctx: DatasetContext): Promise<{ file: string; rows: FileRow[] }> {
+async function splitRows(
+  path: string,
+  split: string,
+  config: FileDatasetConfig,
+  ctx: DatasetContext,
+): Promise<{ file: string; rows: FileRow[] }> {
   const by = config.split_by;
   const evalSplit = config.eval_split ?? 'test';
   if (by && 'file' in by) {
@@ -60,7 +72,9 @@ async function splitRows(path: string, split: string, config: FileDatasetConfig,
 /** Indices of the held-out rows: the `fraction` (at least one row) with the lowest seeded hash, so the choice is stable. */
 function heldOut(count: number, fraction: number, seed: number): Set<number> {
   const size = Math.min(count - 1, Math.max(1, Math.round(count * fraction)));
-  const order = [...Array(count).keys()].sort((a, b) => hash32(seed, 'held-out', a) - hash32(seed, 'held-out', b) || a - b);
+  const order = [...Array(count).keys()].sort(
+    (a, b) => hash32(seed, 'held-out', a) - hash32(seed, 'held-out', b) || a - b,
+  );
   return new Set(order.slice(0, size));
 }
 
@@ -83,7 +97,9 @@ export function taskFromRow(row: FileRow, file: string, config: FileDatasetConfi
     : asText(get(fields.prompt, 'dataset.fields.prompt'));
   const answer = fields.answer ? get(fields.answer, 'dataset.fields.answer') : values.answer;
   const id = fields.id ? asText(get(fields.id, 'dataset.fields.id')) : `row-${row.row}`;
-  const data = fields.metadata ? Object.fromEntries(fields.metadata.map((name) => [name, get(name, 'dataset.fields.metadata')])) : { ...values };
+  const data = fields.metadata
+    ? Object.fromEntries(fields.metadata.map((name) => [name, get(name, 'dataset.fields.metadata')]))
+    : { ...values };
   return { id, prompt, ...(answer === undefined || answer === null ? {} : { answer }), data };
 }
 
@@ -99,12 +115,15 @@ export function requiredColumns(config: FileDatasetConfig): { readonly column: s
   if (fields.answer) out.push({ column: fields.answer, key: 'dataset.fields.answer' });
   if (fields.id) out.push({ column: fields.id, key: 'dataset.fields.id' });
   for (const column of fields.metadata ?? []) out.push({ column, key: 'dataset.fields.metadata' });
-  if (config.split_by && 'field' in config.split_by) out.push({ column: config.split_by.field, key: 'dataset.split_by.field' });
+  if (config.split_by && 'field' in config.split_by)
+    out.push({ column: config.split_by.field, key: 'dataset.split_by.field' });
   return out;
 }
 
 function missingField(file: string, row: number, field: string, key: string): InputError {
-  return new InputError(`${file} row ${row}: missing field '${field}' (named by ${key})`, { hint: `every row needs '${field}', or change ${key}` });
+  return new InputError(`${file} row ${row}: missing field '${field}' (named by ${key})`, {
+    hint: `every row needs '${field}', or change ${key}`,
+  });
 }
 
 function asText(value: unknown): string {

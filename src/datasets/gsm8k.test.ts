@@ -11,7 +11,13 @@ import { loadGsm8kManifest } from './fetch-gsm8k.js';
 import { gsm8kDataset, gsm8kFinalAnswer, GSM8K_SYSTEM_PROMPT } from './gsm8k.js';
 import type { DatasetContext } from './types.js';
 
-const ctx = (path?: string): DatasetContext => ({ recipeDir: '.', dataDir: dataDir(), seed: 0, options: {}, ...(path ? { path } : {}) });
+const ctx = (path?: string): DatasetContext => ({
+  recipeDir: '.',
+  dataDir: dataDir(),
+  seed: 0,
+  options: {},
+  ...(path ? { path } : {}),
+});
 
 describe('gsm8kDataset', () => {
   test('returns every row of the real train and test files with the final answer', async () => {
@@ -22,7 +28,10 @@ describe('gsm8kDataset', () => {
       prompt:
         'Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?',
       answer: '72',
-      data: { solution: 'Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72' },
+      data: {
+        solution:
+          'Natalia sold 48/2 = <<48/2=24>>24 clips in May.\nNatalia sold 48+24 = <<48+24=72>>72 clips altogether in April and May.\n#### 72',
+      },
     });
     expect(testSplit.at(-1)!.id).toBe(fullOrSlice('gsm8k-test-1318', 'gsm8k-test-39'));
   });
@@ -30,13 +39,17 @@ describe('gsm8kDataset', () => {
   test('returns integer answers without commas, negatives included', async () => {
     const tasks = [...(await gsm8kDataset.load('train', ctx())), ...(await gsm8kDataset.load('test', ctx()))];
     expect(tasks.filter((t) => !/^-?\d+$/.test(t.answer as string))).toStrictEqual([]);
-    expect(tasks.filter((t) => (t.data.solution as string).split('####').at(-1)!.includes(',')).length).toBe(fullOrSlice(79 + 14, 4));
+    expect(tasks.filter((t) => (t.data.solution as string).split('####').at(-1)!.includes(',')).length).toBe(
+      fullOrSlice(79 + 14, 4),
+    );
     expect(tasks.filter((t) => (t.answer as string).startsWith('-')).length).toBe(fullOrSlice(3 + 2, 4));
   });
 
   test('returns answers that math_answer grades correct against each reference solution', async () => {
     const tasks = await gsm8kDataset.load('test', ctx());
-    expect(tasks.filter((t) => !judgeMathAnswer(t.data.solution as string, t.answer as string).correct)).toStrictEqual([]);
+    expect(tasks.filter((t) => !judgeMathAnswer(t.data.solution as string, t.answer as string).correct)).toStrictEqual(
+      [],
+    );
   });
 
   test('returns a default system prompt asking for #### N or Answer: N and the calculator', () => {
@@ -48,7 +61,9 @@ describe('gsm8kDataset', () => {
   test('returns rows of a file given as dataset.path', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'atk-gsm8k-')), 'mine.jsonl');
     writeFileSync(file, `${JSON.stringify({ question: 'q?', answer: 'a\n#### 1,000' })}\n\n`);
-    expect(await gsm8kDataset.load('test', ctx(file))).toStrictEqual([{ id: 'gsm8k-test-0', prompt: 'q?', answer: '1000', data: { solution: 'a\n#### 1,000' } }]);
+    expect(await gsm8kDataset.load('test', ctx(file))).toStrictEqual([
+      { id: 'gsm8k-test-0', prompt: 'q?', answer: '1000', data: { solution: 'a\n#### 1,000' } },
+    ]);
   });
 
   test('rejects a missing file with a fetch hint, and malformed rows with file:line', async () => {
@@ -56,8 +71,13 @@ describe('gsm8kDataset', () => {
     const error = await gsm8kDataset.load('train', ctx(dir)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InputError);
     expect((error as InputError).hint).toMatch(/atk data fetch gsm8k/);
-    writeFileSync(join(dir, 'train.jsonl'), `${JSON.stringify({ question: 'q', answer: '#### 1' })}\n{"question": "q"}\n`);
-    await expect(gsm8kDataset.load('train', ctx(dir))).rejects.toThrow(`${join(dir, 'train.jsonl')}:2: a GSM8K row needs string fields question and answer`);
+    writeFileSync(
+      join(dir, 'train.jsonl'),
+      `${JSON.stringify({ question: 'q', answer: '#### 1' })}\n{"question": "q"}\n`,
+    );
+    await expect(gsm8kDataset.load('train', ctx(dir))).rejects.toThrow(
+      `${join(dir, 'train.jsonl')}:2: a GSM8K row needs string fields question and answer`,
+    );
     writeFileSync(join(dir, 'train.jsonl'), `{"question": "q", "answer": "no marker"}\n`);
     await expect(gsm8kDataset.load('train', ctx(dir))).rejects.toThrow(/:1: the answer has no '#### N' final line/);
     writeFileSync(join(dir, 'train.jsonl'), `{oops\n`);
@@ -67,7 +87,12 @@ describe('gsm8kDataset', () => {
 
 describe('gsm8kFinalAnswer', () => {
   test('returns the text after the last ####, trimmed and without commas', () => {
-    expect(['x\n#### 1,234', 'a #### 1 b #### -5 ', '#### ', 'none'].map(gsm8kFinalAnswer)).toStrictEqual(['1234', '-5', undefined, undefined]);
+    expect(['x\n#### 1,234', 'a #### 1 b #### -5 ', '#### ', 'none'].map(gsm8kFinalAnswer)).toStrictEqual([
+      '1234',
+      '-5',
+      undefined,
+      undefined,
+    ]);
   });
 });
 

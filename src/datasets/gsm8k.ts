@@ -41,10 +41,13 @@ export async function loadGsm8k(file: string, split: string): Promise<Task[]> {
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    throw new InputError(`gsm8k: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`, {
-      hint: 'run `atk data fetch gsm8k`, or set dataset.path to a directory with train.jsonl/test.jsonl',
-      cause: error,
-    });
+    throw new InputError(
+      `gsm8k: cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      {
+        hint: 'run `atk data fetch gsm8k`, or set dataset.path to a directory with train.jsonl/test.jsonl',
+        cause: error,
+      },
+    );
   }
   const tasks: Task[] = [];
   text.split('\n').forEach((line, index) => {
@@ -56,7 +59,8 @@ export async function loadGsm8k(file: string, split: string): Promise<Task[]> {
     } catch (error) {
       throw new InputError(`${where}: not valid JSON (${(error as Error).message})`);
     }
-    if (typeof row.question !== 'string' || typeof row.answer !== 'string') throw new InputError(`${where}: a GSM8K row needs string fields question and answer`);
+    if (typeof row.question !== 'string' || typeof row.answer !== 'string')
+      throw new InputError(`${where}: a GSM8K row needs string fields question and answer`);
     const answer = gsm8kFinalAnswer(row.answer);
     if (answer === undefined) throw new InputError(`${where}: the answer has no '#### N' final line`);
     tasks.push({ id: `gsm8k-${split}-${tasks.length}`, prompt: row.question, answer, data: { solution: row.answer } });
@@ -68,6 +72,9 @@ export async function loadGsm8k(file: string, split: string): Promise<Task[]> {
 export function gsm8kFinalAnswer(solution: string): string | undefined {
   const at = solution.lastIndexOf('####');
   if (at < 0) return undefined;
-  const answer = solution.slice(at + 4).trim().replace(/,/g, '');
+  const answer = solution
+    .slice(at + 4)
+    .trim()
+    .replace(/,/g, '');
   return answer === '' ? undefined : answer;
 }

@@ -6,7 +6,8 @@ import { decodeLcbPrivateTests, unpickleString } from './lcb-pickle.js';
 
 /** Pickles `text` with CPython's own pickle at `protocol`, returned as bytes. */
 function pythonPickle(text: string, protocol: number): Buffer {
-  const script = 'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(sys.stdin.read(), protocol=int(sys.argv[1])))';
+  const script =
+    'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(sys.stdin.read(), protocol=int(sys.argv[1])))';
   return execFileSync('/usr/bin/python3', ['-c', script, String(protocol)], { input: text });
 }
 
@@ -23,10 +24,14 @@ describe('unpickleString', () => {
     const text = Buffer.from('héllo');
     const len4 = Buffer.alloc(4);
     len4.writeUInt32LE(text.length);
-    expect(unpickleString(Buffer.concat([Buffer.from([0x80, 2, 0x58]), len4, text, Buffer.from([0x71, 0, 0x2e])]))).toBe('héllo');
+    expect(
+      unpickleString(Buffer.concat([Buffer.from([0x80, 2, 0x58]), len4, text, Buffer.from([0x71, 0, 0x2e])])),
+    ).toBe('héllo');
     const len8 = Buffer.alloc(8);
     len8.writeBigUInt64LE(BigInt(text.length));
-    expect(unpickleString(Buffer.concat([Buffer.from([0x80, 5, 0x8d]), len8, text, Buffer.from([0x2e])]))).toBe('héllo');
+    expect(unpickleString(Buffer.concat([Buffer.from([0x80, 5, 0x8d]), len8, text, Buffer.from([0x2e])]))).toBe(
+      'héllo',
+    );
   });
 
   test('returns the string of pickles CPython makes with protocols 1 to 5, short and long', () => {
@@ -40,13 +45,19 @@ describe('unpickleString', () => {
   test('rejects a pickle that would call os.system, without running it', () => {
     const hostile = Buffer.from("cos\nsystem\n(S'touch /tmp/atk-pwned'\ntR.", 'latin1');
     expect(() => unpickleString(hostile)).toThrow(/refused opcode 0x63 \("c"\) at offset 0/);
-    const viaPython = execFileSync('/usr/bin/python3', ['-c', 'import pickle, os, sys; sys.stdout.buffer.write(pickle.dumps(os.getcwd, protocol=4))']);
+    const viaPython = execFileSync('/usr/bin/python3', [
+      '-c',
+      'import pickle, os, sys; sys.stdout.buffer.write(pickle.dumps(os.getcwd, protocol=4))',
+    ]);
     expect(() => unpickleString(viaPython)).toThrow(InputError);
   });
 
   test('rejects protocol 0 text pickles, lists, two strings and truncated data', () => {
     expect(() => unpickleString(pythonPickle('x', 0))).toThrow(/refused opcode/);
-    const list = execFileSync('/usr/bin/python3', ['-c', 'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(["a"], protocol=4))']);
+    const list = execFileSync('/usr/bin/python3', [
+      '-c',
+      'import pickle, sys; sys.stdout.buffer.write(pickle.dumps(["a"], protocol=4))',
+    ]);
     expect(() => unpickleString(list)).toThrow(/refused opcode/);
     expect(() => unpickleString(Buffer.from([0x80, 4, 0x8c, 1, 0x61, 0x8c, 1, 0x62, 0x2e]))).toThrow(/second value/);
     expect(() => unpickleString(Buffer.from([0x80, 4, 0x8c, 9, 0x61]))).toThrow(/truncated string/);

@@ -72,10 +72,12 @@ export function unpickleString(data: Uint8Array): string {
       case OP.SHORT_BINUNICODE:
       case OP.BINUNICODE:
       case OP.BINUNICODE8: {
-        if (value !== undefined) throw new InputError(`pickle: second value at offset ${at}; only one string is accepted`);
+        if (value !== undefined)
+          throw new InputError(`pickle: second value at offset ${at}; only one string is accepted`);
         const width = op === OP.SHORT_BINUNICODE ? 1 : op === OP.BINUNICODE ? 4 : 8;
         need(width, 'string length');
-        const length = width === 1 ? bytes[pos] : width === 4 ? bytes.readUInt32LE(pos) : Number(bytes.readBigUInt64LE(pos));
+        const length =
+          width === 1 ? bytes[pos] : width === 4 ? bytes.readUInt32LE(pos) : Number(bytes.readBigUInt64LE(pos));
         pos += width;
         need(length, 'string');
         value = bytes.toString('utf8', pos, pos + length);
@@ -87,9 +89,12 @@ export function unpickleString(data: Uint8Array): string {
         if (pos !== bytes.length) throw new InputError(`pickle: ${bytes.length - pos} bytes after STOP`);
         return value;
       default:
-        throw new InputError(`pickle: refused opcode 0x${op.toString(16).padStart(2, '0')} (${JSON.stringify(String.fromCharCode(op))}) at offset ${at}`, {
-          hint: 'only a pickled str is accepted; pickles are never executed',
-        });
+        throw new InputError(
+          `pickle: refused opcode 0x${op.toString(16).padStart(2, '0')} (${JSON.stringify(String.fromCharCode(op))}) at offset ${at}`,
+          {
+            hint: 'only a pickled str is accepted; pickles are never executed',
+          },
+        );
     }
   }
   throw new InputError('pickle: no STOP opcode');

@@ -25,8 +25,16 @@ export async function checkPinnedFiles(dest: string, files: readonly PinnedFile[
     if (absent.includes(file)) continue;
     if ((await fileSha256(join(dest, file.name))) !== file.sha256) changed.push(file.name);
   }
-  if (changed.length > 0) return { state: 'mismatch', detail: `sha256 differs for ${changed.length} of ${files.length} files (first: ${changed[0]})` };
-  if (absent.length > 0) return { state: 'incomplete', detail: `${absent.length} of ${files.length} files absent (first: ${absent[0]!.name})` };
+  if (changed.length > 0)
+    return {
+      state: 'mismatch',
+      detail: `sha256 differs for ${changed.length} of ${files.length} files (first: ${changed[0]})`,
+    };
+  if (absent.length > 0)
+    return {
+      state: 'incomplete',
+      detail: `${absent.length} of ${files.length} files absent (first: ${absent[0]!.name})`,
+    };
   return { state: 'verified', detail: `${files.length} files, sha256 ok` };
 }
 

@@ -13,7 +13,14 @@ const fullDataDir = dataDir();
 const { manifest, path: manifestPath } = tau2TestManifest();
 let server: FileServer;
 beforeAll(async () => {
-  server = await startFileServer(Object.fromEntries(manifest.files.map((f) => [`/${f.commit ?? manifest.revision}/${f.path}`, readFileSync(join(fullDataDir, 'tau2', f.name))])));
+  server = await startFileServer(
+    Object.fromEntries(
+      manifest.files.map((f) => [
+        `/${f.commit ?? manifest.revision}/${f.path}`,
+        readFileSync(join(fullDataDir, 'tau2', f.name)),
+      ]),
+    ),
+  );
 });
 afterAll(() => server.close());
 afterEach(() => {
@@ -32,7 +39,13 @@ const tau2Recipe = { dataset: { name: 'tau2' }, tools: [{ name: 'tau2' }], rewar
 describe('recipeDataNames', () => {
   test('returns the fetchable datasets a recipe reads, not a dataset.path file or generated data', () => {
     expect(recipeDataNames(tau2Recipe)).toStrictEqual(['tau2']);
-    expect(recipeDataNames({ dataset: { name: 'gsm8k', path: 'mine.jsonl' }, tools: [{ name: 'calculator' }], reward: { name: 'math_answer' } })).toStrictEqual([]);
+    expect(
+      recipeDataNames({
+        dataset: { name: 'gsm8k', path: 'mine.jsonl' },
+        tools: [{ name: 'calculator' }],
+        reward: { name: 'math_answer' },
+      }),
+    ).toStrictEqual([]);
     expect(recipeDataNames({ dataset: { name: 'arith' } })).toStrictEqual([]);
   });
 });

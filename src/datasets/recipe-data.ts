@@ -56,20 +56,32 @@ export function isFetched(fetcher: DatasetFetcher): boolean {
  */
 export async function ensureRecipeData(
   recipe: RecipeDataNeeds,
-  options: { readonly fetch?: boolean; readonly print?: (line: string) => void } & Pick<FetchOptions, 'signal' | 'baseUrl' | 'manifestPath'> = {},
+  options: { readonly fetch?: boolean; readonly print?: (line: string) => void } & Pick<
+    FetchOptions,
+    'signal' | 'baseUrl' | 'manifestPath'
+  > = {},
 ): Promise<void> {
   const missing = await missingRecipeData(recipe);
   if (missing.length === 0) return;
   const command = `atk data fetch ${missing.map((m) => m.name).join(' ')}`;
   if (!options.fetch) {
-    throw new InputError(`the recipe reads data that is not fetched yet: ${missing.map((m) => `${m.name} (${m.location})`).join(', ')}`, {
-      hint: `run \`${command}\` first, or add --fetch to fetch it now (ATK_DATA_DIR sets where data lives)`,
-    });
+    throw new InputError(
+      `the recipe reads data that is not fetched yet: ${missing.map((m) => `${m.name} (${m.location})`).join(', ')}`,
+      {
+        hint: `run \`${command}\` first, or add --fetch to fetch it now (ATK_DATA_DIR sets where data lives)`,
+      },
+    );
   }
   const print = options.print ?? (() => undefined);
   print(`fetching what the recipe needs: ${command}`);
   const { signal, baseUrl, manifestPath } = options;
-  for (const { name } of missing) await (await fetchers.get(name)).fetch({ onProgress: print, ...(signal ? { signal } : {}), ...(baseUrl ? { baseUrl } : {}), ...(manifestPath ? { manifestPath } : {}) });
+  for (const { name } of missing)
+    await (await fetchers.get(name)).fetch({
+      onProgress: print,
+      ...(signal ? { signal } : {}),
+      ...(baseUrl ? { baseUrl } : {}),
+      ...(manifestPath ? { manifestPath } : {}),
+    });
 }
 
 /**
@@ -85,7 +97,8 @@ export function shippedRecipeDataNames(dir: string = join(projectRoot(), 'recipe
     } catch {
       continue;
     }
-    if (typeof doc === 'object' && doc !== null) for (const name of recipeDataNames(doc as RecipeDataNeeds)) names.add(name);
+    if (typeof doc === 'object' && doc !== null)
+      for (const name of recipeDataNames(doc as RecipeDataNeeds)) names.add(name);
   }
   return [...names].sort();
 }

@@ -22,7 +22,12 @@ describe('downloadResumable', () => {
   test('returns a verified file, renamed into place, with progress up to the total', async () => {
     const dest = fresh();
     const progress: DownloadProgress[] = [];
-    const outcome = await downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256, onProgress: (p) => progress.push(p) });
+    const outcome = await downloadResumable({
+      url: `${server.url}/blob.bin`,
+      dest,
+      sha256,
+      onProgress: (p) => progress.push(p),
+    });
     expect(outcome).toStrictEqual({ path: dest, bytes: body.length, sha256, how: 'fresh' });
     expect(readFileSync(dest).equals(body)).toBe(true);
     expect(existsSync(`${dest}.part`)).toBe(false);
@@ -73,7 +78,9 @@ describe('downloadResumable', () => {
     writeFileSync(`${dest}.part`, readFileSync(dest));
     writeFileSync(dest, 'stale');
     const before = server.requests.length;
-    expect((await downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256, bytes: body.length })).how).toBe('resumed');
+    expect((await downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256, bytes: body.length })).how).toBe(
+      'resumed',
+    );
     expect(server.requests.length).toBe(before);
     expect(readFileSync(dest).equals(body)).toBe(true);
   });
@@ -93,7 +100,9 @@ describe('downloadResumable', () => {
     server.faults.corrupt = new Set(['/blob.bin']);
     try {
       await expect(downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256 })).rejects.toThrow(InputError);
-      await expect(downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256 })).rejects.toThrow(/checksum mismatch .* expected sha256 [0-9a-f]{64}, got [0-9a-f]{64}/);
+      await expect(downloadResumable({ url: `${server.url}/blob.bin`, dest, sha256 })).rejects.toThrow(
+        /checksum mismatch .* expected sha256 [0-9a-f]{64}, got [0-9a-f]{64}/,
+      );
     } finally {
       server.faults.corrupt = new Set();
     }
@@ -102,9 +111,13 @@ describe('downloadResumable', () => {
   });
 
   test('rejects HTTP errors and cancellation', async () => {
-    await expect(downloadResumable({ url: `${server.url}/missing.bin`, dest: fresh(), sha256 })).rejects.toThrow(/HTTP 404/);
+    await expect(downloadResumable({ url: `${server.url}/missing.bin`, dest: fresh(), sha256 })).rejects.toThrow(
+      /HTTP 404/,
+    );
     const controller = new AbortController();
     controller.abort();
-    await expect(downloadResumable({ url: `${server.url}/blob.bin`, dest: fresh(), sha256, signal: controller.signal })).rejects.toThrow(CancelledError);
+    await expect(
+      downloadResumable({ url: `${server.url}/blob.bin`, dest: fresh(), sha256, signal: controller.signal }),
+    ).rejects.toThrow(CancelledError);
   });
 });

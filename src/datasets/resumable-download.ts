@@ -50,7 +50,8 @@ export async function downloadResumable(request: ResumableDownloadRequest): Prom
   let offset = sha256 === undefined ? 0 : ((await sizeOf(part)) ?? 0);
   if (request.bytes !== undefined && offset > request.bytes) offset = 0;
   let resumedFrom = offset;
-  if (request.bytes === undefined || offset < request.bytes) ({ size: offset, resumedFrom } = await transfer(request, part, offset));
+  if (request.bytes === undefined || offset < request.bytes)
+    ({ size: offset, resumedFrom } = await transfer(request, part, offset));
   const actual = await fileSha256(part);
   if (sha256 !== undefined && actual !== sha256) {
     await rm(part, { force: true });
@@ -63,11 +64,19 @@ export async function downloadResumable(request: ResumableDownloadRequest): Prom
 }
 
 /** GET the rest of the file into `part` from `offset`; returns the final size and where it really continued from. */
-async function transfer(request: ResumableDownloadRequest, part: string, offset: number): Promise<{ size: number; resumedFrom: number }> {
+async function transfer(
+  request: ResumableDownloadRequest,
+  part: string,
+  offset: number,
+): Promise<{ size: number; resumedFrom: number }> {
   const { url, signal } = request;
   let response: Response;
   try {
-    response = await fetch(url, { signal, redirect: 'follow', headers: offset > 0 ? { range: `bytes=${offset}-` } : {} });
+    response = await fetch(url, {
+      signal,
+      redirect: 'follow',
+      headers: offset > 0 ? { range: `bytes=${offset}-` } : {},
+    });
   } catch (error) {
     throw failure(error, signal, `download of ${url} failed: ${(error as Error).message}`);
   }
@@ -78,7 +87,9 @@ async function transfer(request: ResumableDownloadRequest, part: string, offset:
   }
   if (!response.ok || !response.body) {
     await response.body?.cancel();
-    throw new ProviderError(`download of ${url} failed: HTTP ${response.status}`, { hint: 'check the URL (--base-url) and the network' });
+    throw new ProviderError(`download of ${url} failed: HTTP ${response.status}`, {
+      hint: 'check the URL (--base-url) and the network',
+    });
   }
   // A 200 to a Range request (or a 206 starting elsewhere) means starting over.
   if (response.status !== 206 || contentRangeStart(response) !== offset) offset = 0;
@@ -92,7 +103,11 @@ async function transfer(request: ResumableDownloadRequest, part: string, offset:
       request.onProgress?.({ received: offset, total, resumedFrom });
     }
   } catch (error) {
-    throw failure(error, signal, `download of ${url} interrupted after ${offset} bytes (${(error as Error).message}); run again to resume`);
+    throw failure(
+      error,
+      signal,
+      `download of ${url} interrupted after ${offset} bytes (${(error as Error).message}); run again to resume`,
+    );
   } finally {
     await file.close();
   }
@@ -101,7 +116,10 @@ async function transfer(request: ResumableDownloadRequest, part: string, offset:
 
 function failure(error: unknown, signal: AbortSignal | undefined, message: string): Error {
   if (signal?.aborted) return new CancelledError('download cancelled', { cause: error });
-  return new ProviderError(message, { cause: error, hint: 'check the network or use --base-url for a mirror; the partial file is kept' });
+  return new ProviderError(message, {
+    cause: error,
+    hint: 'check the network or use --base-url for a mirror; the partial file is kept',
+  });
 }
 
 function contentRangeStart(response: Response): number | undefined {
@@ -135,11 +153,16 @@ export async function fileSha256(path: string): Promise<string> {
  * A `downloadResumable` progress callback that says where a resumed download continued from and
  * then one line per tenth of `name` received, e.g. `train.jsonl: 40% of 4.2 MB`.
  */
-export function progressLines(name: string, expectedBytes: number | undefined, say: (line: string) => void): (progress: DownloadProgress) => void {
+export function progressLines(
+  name: string,
+  expectedBytes: number | undefined,
+  say: (line: string) => void,
+): (progress: DownloadProgress) => void {
   let shown = -1;
   return ({ received, total, resumedFrom }) => {
     const size = total ?? expectedBytes;
-    if (shown < 0 && resumedFrom > 0) say(`${name}: resuming at ${megabytes(resumedFrom)}${size === undefined ? '' : ` of ${megabytes(size)}`}`);
+    if (shown < 0 && resumedFrom > 0)
+      say(`${name}: resuming at ${megabytes(resumedFrom)}${size === undefined ? '' : ` of ${megabytes(size)}`}`);
     const tenth = size === undefined || size === 0 ? 0 : Math.floor((10 * received) / size);
     if (tenth === shown) return;
     shown = tenth;

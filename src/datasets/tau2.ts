@@ -1,4 +1,13 @@
-import { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadTau2Tasks, loadUserGuidelines, TAU2_TERMINATION_KEY, Tau2OptionsSchema, userSystemPrompt } from '../domains/tau2/index.js';
+import {
+  AGENT_GREETING,
+  agentSystemPrompt,
+  loadPolicy,
+  loadTau2Tasks,
+  loadUserGuidelines,
+  TAU2_TERMINATION_KEY,
+  Tau2OptionsSchema,
+  userSystemPrompt,
+} from '../domains/tau2/index.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import type { DatasetDefinition, Task, UserSimulationHooks } from './types.js';
 

@@ -13,7 +13,8 @@ import { arithTranscript } from './arith-transcripts.js';
 
 // The embedded default model's tokenizer and configs (weights come from the warm-start recipe).
 const dir = join(projectRoot(), 'models', 'tiny-arith');
-const json = (name: string): Record<string, unknown> => JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<string, unknown>;
+const json = (name: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(dir, name), 'utf8')) as Record<string, unknown>;
 const tokenizerJson = json('tokenizer.json');
 const tokenizerConfig = json('tokenizer_config.json');
 const config = json('config.json');
@@ -30,15 +31,31 @@ describe('models/tiny-arith tokenizer.json', () => {
   const tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);
 
   test('returns the original text after encode and decode, for any bytes', () => {
-    for (const text of ['What is 987 * 654?', 'Answer: -1,234.5', 'naïve café — 数学 🧮', '\t tabs\n\nand  spaces ', '<|im_start|>user\nhi<|im_end|>']) {
+    for (const text of [
+      'What is 987 * 654?',
+      'Answer: -1,234.5',
+      'naïve café — 数学 🧮',
+      '\t tabs\n\nand  spaces ',
+      '<|im_start|>user\nhi<|im_end|>',
+    ]) {
       const ids = tokenizer.encode(text, { add_special_tokens: false }).ids;
       expect(tokenizer.decode(ids, { skip_special_tokens: false })).toBe(text);
     }
   });
 
   test('returns one id per special token and one token per digit', () => {
-    const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>'];
-    expect(specials.map((s) => tokenizer.encode(s, { add_special_tokens: false }).ids.length)).toStrictEqual(specials.map(() => 1));
+    const specials = [
+      '<|endoftext|>',
+      '<|im_start|>',
+      '<|im_end|>',
+      '<tool_call>',
+      '</tool_call>',
+      '<tool_response>',
+      '</tool_response>',
+    ];
+    expect(specials.map((s) => tokenizer.encode(s, { add_special_tokens: false }).ids.length)).toStrictEqual(
+      specials.map(() => 1),
+    );
     expect(tokenizer.encode('1234567890', { add_special_tokens: false }).ids).toHaveLength(10);
   });
 
@@ -61,15 +78,31 @@ describe('models/tiny-arith chat template', () => {
   test('returns a system turn only when there is a system message or tools', () => {
     const template = new Template(tokenizerConfig.chat_template as string);
     const user = { role: 'user', content: 'hi' };
-    expect(template.render({ messages: [user], add_generation_prompt: true })).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
-    expect(template.render({ messages: [{ role: 'system', content: 'Be brief.' }, user], tools, add_generation_prompt: false })).toBe(
-      '<|im_start|>system\nBe brief.\nTools: calculator(expression)<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n',
+    expect(template.render({ messages: [user], add_generation_prompt: true })).toBe(
+      '<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n',
     );
+    expect(
+      template.render({
+        messages: [{ role: 'system', content: 'Be brief.' }, user],
+        tools,
+        add_generation_prompt: false,
+      }),
+    ).toBe('<|im_start|>system\nBe brief.\nTools: calculator(expression)<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n');
   });
 
   test('returns several tools, calls and merged tool results as Qwen2.5 does', () => {
     const template = new Template(tokenizerConfig.chat_template as string);
-    const two = [...tools, { type: 'function', function: { name: 'lookup', description: 'd', parameters: { type: 'object', properties: { city: {}, day: {} } } } }];
+    const two = [
+      ...tools,
+      {
+        type: 'function',
+        function: {
+          name: 'lookup',
+          description: 'd',
+          parameters: { type: 'object', properties: { city: {}, day: {} } },
+        },
+      },
+    ];
     const messages = [
       { role: 'user', content: 'q' },
       {
@@ -99,17 +132,25 @@ describe('models/tiny-arith chat template', () => {
 describe('models/tiny-arith with loadModelTokenizer', () => {
   test('returns eos ids for <|im_end|> and <|endoftext|> and renders the transcript', async () => {
     const tokenizer = await loadModelTokenizer(dir);
-    expect(tokenizer.eosTokenIds).toStrictEqual([tokenizer.tokenToId('<|im_end|>'), tokenizer.tokenToId('<|endoftext|>')]);
+    expect(tokenizer.eosTokenIds).toStrictEqual([
+      tokenizer.tokenToId('<|im_end|>'),
+      tokenizer.tokenToId('<|endoftext|>'),
+    ]);
     const messages = arithTranscript({ prompt: 'What is 12 + 30?', expression: '12 + 30' });
     expect(tokenizer.renderChat(messages, { tools })).toBe(EXPECTED_TRANSCRIPT);
   });
 
   test('returns reference trajectories under 120 tokens whose model part the Hermes parser reads back', async () => {
     const tokenizer = await loadModelTokenizer(dir);
-    const tasks = generateArith('test', ArithOptions.parse({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 3, test_size: 200 }));
+    const tasks = generateArith(
+      'test',
+      ArithOptions.parse({ levels: ['add', 'sub', 'mul', 'word'], max_digits: 3, test_size: 200 }),
+    );
     for (const task of tasks) {
       const trajectory = referenceTrajectory(tokenizer, (task.data as ArithData).reference, tools);
-      expect(tokenizer.decode(trajectory.ids)).toBe(tokenizer.renderChat((task.data as ArithData).reference, { tools }).trimEnd());
+      expect(tokenizer.decode(trajectory.ids)).toBe(
+        tokenizer.renderChat((task.data as ArithData).reference, { tools }).trimEnd(),
+      );
       expect(trajectory.length).toBeLessThan(120);
     }
     const [first] = tasks;

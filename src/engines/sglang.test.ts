@@ -5,7 +5,12 @@ import { createSglangClient } from './sglang.js';
 
 describeEngineConformance('sglang client against the SGLang double', async () => {
   const double = await startEngineDouble({ script: seededScript(256, 302) });
-  return { engine: createSglangClient({ baseUrl: double.url, model: 'policy' }), promptIds: [301, 117, 10], stopTokenIds: [302], close: () => double.close() };
+  return {
+    engine: createSglangClient({ baseUrl: double.url, model: 'policy' }),
+    promptIds: [301, 117, 10],
+    stopTokenIds: [302],
+    close: () => double.close(),
+  };
 });
 
 describe('createSglangClient', () => {
@@ -13,17 +18,37 @@ describe('createSglangClient', () => {
   afterEach(() => double?.close());
 
   test('returns the engine tokens and logprobs of a native /generate request', async () => {
-    double = await startEngineDouble({ script: () => ({ tokenIds: [5, 6, 302, 7], logprobs: [-0.5, -0.25, -0.125, -1] }) });
+    double = await startEngineDouble({
+      script: () => ({ tokenIds: [5, 6, 302, 7], logprobs: [-0.5, -0.25, -0.125, -1] }),
+    });
     const engine = createSglangClient({ baseUrl: double.url, model: 'policy' });
-    const g = await engine.generate([1, 2], { maxTokens: 8, temperature: 1, topP: 1, topK: -1, seed: 3, stopTokenIds: [302] });
+    const g = await engine.generate([1, 2], {
+      maxTokens: 8,
+      temperature: 1,
+      topP: 1,
+      topK: -1,
+      seed: 3,
+      stopTokenIds: [302],
+    });
     expect(g).toStrictEqual({ tokenIds: [5, 6, 302], logprobs: [-0.5, -0.25, -0.125], finishReason: 'stop' });
     expect(double.requests[0].body).toStrictEqual({
       input_ids: [1, 2],
       sampling_params: {
-        max_new_tokens: 8, temperature: 1, top_p: 1, top_k: -1, n: 1, sampling_seed: 3, stop_token_ids: [302],
-        skip_special_tokens: false, spaces_between_special_tokens: false, no_stop_trim: true,
+        max_new_tokens: 8,
+        temperature: 1,
+        top_p: 1,
+        top_k: -1,
+        n: 1,
+        sampling_seed: 3,
+        stop_token_ids: [302],
+        skip_special_tokens: false,
+        spaces_between_special_tokens: false,
+        no_stop_trim: true,
       },
-      return_logprob: true, logprob_start_len: -1, top_logprobs_num: 0, stream: false,
+      return_logprob: true,
+      logprob_start_len: -1,
+      top_logprobs_num: 0,
+      stream: false,
     });
   });
 

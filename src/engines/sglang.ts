@@ -6,10 +6,12 @@ import type { Engine, EngineClientOptions, Generation, SamplingParams } from './
 
 const GenerateResult = z.object({
   output_ids: z.array(z.number()),
-  meta_info: z.object({
-    finish_reason: z.object({ type: z.string() }).passthrough().nullable(),
-    output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number()]).rest(z.unknown())).optional(),
-  }).passthrough(),
+  meta_info: z
+    .object({
+      finish_reason: z.object({ type: z.string() }).passthrough().nullable(),
+      output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number()]).rest(z.unknown())).optional(),
+    })
+    .passthrough(),
 });
 
 /**
@@ -56,17 +58,21 @@ function toGeneration(target: HttpTarget, value: unknown): Generation {
   if (!parsed.success) throw malformed(target, parsed.error.message);
   const { output_ids: tokenIds, meta_info: meta } = parsed.data;
   const entries = meta.output_token_logprobs;
-  if (!entries || entries.length !== tokenIds.length) throw malformed(target, `${tokenIds.length} tokens but ${entries?.length ?? 'no'} logprobs`);
+  if (!entries || entries.length !== tokenIds.length)
+    throw malformed(target, `${tokenIds.length} tokens but ${entries?.length ?? 'no'} logprobs`);
   const logprobs = entries.map(([logprob, id], i) => {
     if (id !== tokenIds[i]) throw malformed(target, `logprob ${i} is for token ${id}, not ${tokenIds[i]}`);
     if (logprob === null) throw malformed(target, `generated token ${i} has a null logprob`);
     return logprob;
   });
   const type = meta.finish_reason?.type;
-  if (type !== 'stop' && type !== 'length' && type !== 'abort') throw malformed(target, `finish_reason ${JSON.stringify(meta.finish_reason)}`);
+  if (type !== 'stop' && type !== 'length' && type !== 'abort')
+    throw malformed(target, `finish_reason ${JSON.stringify(meta.finish_reason)}`);
   return { tokenIds, logprobs, finishReason: type };
 }
 
 function malformed(target: HttpTarget, what: string): ProviderError {
-  return new ProviderError(`${target.name} at ${target.baseUrl} sent an unusable reply: ${what}`, { hint: 'check the SGLang version (atk speaks the 0.5 /generate API)' });
+  return new ProviderError(`${target.name} at ${target.baseUrl} sent an unusable reply: ${what}`, {
+    hint: 'check the SGLang version (atk speaks the 0.5 /generate API)',
+  });
 }

@@ -5,14 +5,30 @@ import type { Engine, EngineClientOptions, Generation, SamplingParams } from './
 
 /** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */
 export function engineTarget(name: string, options: EngineClientOptions): HttpTarget {
-  return { name, baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 120_000, retries: options.retries ?? 3, backoffMs: options.backoffMs ?? 250 };
+  return {
+    name,
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    retries: options.retries ?? 3,
+    backoffMs: options.backoffMs ?? 250,
+  };
 }
 
 /** How one protocol samples: the request for the current model name, parsed into generations. */
-export type SampleFn = (model: string, promptIds: readonly number[], params: SamplingParams, signal: AbortSignal | undefined) => Promise<Generation[]>;
+export type SampleFn = (
+  model: string,
+  promptIds: readonly number[],
+  params: SamplingParams,
+  signal: AbortSignal | undefined,
+) => Promise<Generation[]>;
 
 /** The parts every protocol client shares: model naming, n=1 generate, health on /health, /v1/models. */
-export function protocolClient(kind: string, options: EngineClientOptions, target: HttpTarget, sample: SampleFn): Engine {
+export function protocolClient(
+  kind: string,
+  options: EngineClientOptions,
+  target: HttpTarget,
+  sample: SampleFn,
+): Engine {
   let model = options.model;
   return {
     kind,
@@ -38,7 +54,8 @@ const ModelsResponse = z.object({ data: z.array(z.object({ id: z.string() })) })
 /** `GET /v1/models` ids (vLLM lists LoRA adapters as extra entries). @throws ProviderError. */
 export async function modelList(target: HttpTarget): Promise<string[]> {
   const parsed = ModelsResponse.safeParse(await requestJson(target, 'GET', '/v1/models'));
-  if (!parsed.success) throw new ProviderError(`${target.name} at ${target.baseUrl}: /v1/models reply has no data[].id`);
+  if (!parsed.success)
+    throw new ProviderError(`${target.name} at ${target.baseUrl}: /v1/models reply has no data[].id`);
   return parsed.data.data.map((m) => m.id);
 }
 

@@ -6,7 +6,12 @@ import { createVllmClient } from './vllm.js';
 
 describeEngineConformance('vllm client against the vLLM double', async () => {
   const double = await startEngineDouble({ script: seededScript(256, 302) });
-  return { engine: createVllmClient({ baseUrl: double.url, model: 'policy' }), promptIds: [301, 117, 10], stopTokenIds: [302], close: () => double.close() };
+  return {
+    engine: createVllmClient({ baseUrl: double.url, model: 'policy' }),
+    promptIds: [301, 117, 10],
+    stopTokenIds: [302],
+    close: () => double.close(),
+  };
 });
 
 describe('createVllmClient', () => {
@@ -21,9 +26,22 @@ describe('createVllmClient', () => {
     const g = await engine.generate([1, 2, 3], { ...params, seed: 11, stopTokenIds: [302] });
     expect(g).toStrictEqual({ tokenIds: [7, 8, 302], logprobs: [-0.5, -0.25, -0.125], finishReason: 'stop' });
     expect(d.requests[0].body).toStrictEqual({
-      model: 'policy', prompt: [1, 2, 3], max_tokens: 5, temperature: 0.7, top_p: 0.9, top_k: 20, n: 1, seed: 11,
-      stop_token_ids: [302], logprobs: 0, return_token_ids: true, return_tokens_as_token_ids: true, skip_special_tokens: false,
-      spaces_between_special_tokens: false, include_stop_str_in_output: true, stream: false,
+      model: 'policy',
+      prompt: [1, 2, 3],
+      max_tokens: 5,
+      temperature: 0.7,
+      top_p: 0.9,
+      top_k: 20,
+      n: 1,
+      seed: 11,
+      stop_token_ids: [302],
+      logprobs: 0,
+      return_token_ids: true,
+      return_tokens_as_token_ids: true,
+      skip_special_tokens: false,
+      spaces_between_special_tokens: false,
+      include_stop_str_in_output: true,
+      stream: false,
     });
   });
 
@@ -47,7 +65,10 @@ describe('createVllmClient', () => {
   test('returns after retrying dropped connections', async () => {
     const d = await start(() => ({ tokenIds: [4] }));
     d.dropNext(2);
-    const g = await createVllmClient({ baseUrl: d.url, model: 'policy', retries: 2, backoffMs: 5 }).generate([1], params);
+    const g = await createVllmClient({ baseUrl: d.url, model: 'policy', retries: 2, backoffMs: 5 }).generate(
+      [1],
+      params,
+    );
     expect(g.tokenIds).toStrictEqual([4]);
     expect(d.requests).toHaveLength(1);
   });
@@ -61,8 +82,13 @@ describe('createVllmClient', () => {
 
   test('rejects a 400 with the server message and does not retry it', async () => {
     const message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.";
-    const d = await start(() => ({ status: 400, body: { object: 'error', message, type: 'BadRequestError', param: null, code: 400 } }));
-    const failure = await createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], params).catch((e: unknown) => e);
+    const d = await start(() => ({
+      status: 400,
+      body: { object: 'error', message, type: 'BadRequestError', param: null, code: 400 },
+    }));
+    const failure = await createVllmClient({ baseUrl: d.url, model: 'policy' })
+      .generate([1], params)
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ProviderError);
     expect((failure as Error).message).toBe(`vllm POST /v1/completions answered 400: ${message}`);
     expect(d.requests).toHaveLength(1);
@@ -70,7 +96,9 @@ describe('createVllmClient', () => {
 
   test('rejects a request that outlives the timeout', async () => {
     const d = await start(() => 'hang');
-    await expect(createVllmClient({ baseUrl: d.url, model: 'policy', timeoutMs: 150 }).generate([1], params)).rejects.toThrow(/timed out after 150 ms/);
+    await expect(
+      createVllmClient({ baseUrl: d.url, model: 'policy', timeoutMs: 150 }).generate([1], params),
+    ).rejects.toThrow(/timed out after 150 ms/);
   });
 
   test('rejects an in-flight request with the caller reason when aborted', async () => {
@@ -83,7 +111,9 @@ describe('createVllmClient', () => {
 
   test('rejects a reply whose logprobs do not cover every token', async () => {
     const d = await start(() => ({ tokenIds: [1, 2, 3], logprobs: [-1] }));
-    await expect(createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], params)).rejects.toThrow(/3 tokens but 1 logprobs/);
+    await expect(createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], params)).rejects.toThrow(
+      /3 tokens but 1 logprobs/,
+    );
   });
 
   test('returns unhealthy when nothing listens', async () => {

@@ -9,7 +9,9 @@ const Choice = z.object({
   finish_reason: z.string().nullable(),
   token_ids: z.array(z.number()).nullable().optional(),
   prompt_token_ids: z.array(z.number()).nullable().optional(),
-  logprobs: z.object({ token_logprobs: z.array(z.number().nullable()), tokens: z.array(z.string()).optional() }).nullable(),
+  logprobs: z
+    .object({ token_logprobs: z.array(z.number().nullable()), tokens: z.array(z.string()).optional() })
+    .nullable(),
 });
 const CompletionResponse = z.object({ choices: z.array(Choice) });
 
@@ -21,16 +23,27 @@ const CompletionResponse = z.object({ choices: z.array(Choice) });
 export function createVllmClient(options: EngineClientOptions): Engine {
   const target = engineTarget('vllm', options);
   return protocolClient('vllm', options, target, async (model, promptIds, params, signal) => {
-    const reply = await requestJson(target, 'POST', '/v1/completions', completionRequest(model, promptIds, params), signal);
+    const reply = await requestJson(
+      target,
+      'POST',
+      '/v1/completions',
+      completionRequest(model, promptIds, params),
+      signal,
+    );
     const parsed = CompletionResponse.safeParse(reply);
     if (!parsed.success) throw malformed(target, parsed.error.message);
     const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
-    if (choices.length !== (params.n ?? 1)) throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
+    if (choices.length !== (params.n ?? 1))
+      throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
     return choices.map((choice) => toGeneration(target, choice, promptIds));
   });
 }
 
-function completionRequest(model: string, promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {
+function completionRequest(
+  model: string,
+  promptIds: readonly number[],
+  params: SamplingParams,
+): Record<string, unknown> {
   return {
     model,
     prompt: promptIds,
@@ -54,7 +67,8 @@ function completionRequest(model: string, promptIds: readonly number[], params: 
 function toGeneration(target: HttpTarget, choice: z.infer<typeof Choice>, promptIds: readonly number[]): Generation {
   const tokenIds = choice.token_ids;
   if (!tokenIds) throw malformed(target, 'no token_ids in the reply', 'atk needs vLLM >= 0.10.2 (return_token_ids)');
-  if (choice.prompt_token_ids && !samePrompt(choice.prompt_token_ids, promptIds)) throw malformed(target, 'prompt_token_ids differ from the prompt sent');
+  if (choice.prompt_token_ids && !samePrompt(choice.prompt_token_ids, promptIds))
+    throw malformed(target, 'prompt_token_ids differ from the prompt sent');
   const logprobs = choice.logprobs?.token_logprobs;
   if (!logprobs || logprobs.length !== tokenIds.length) {
     throw malformed(target, `${tokenIds.length} tokens but ${logprobs?.length ?? 'no'} logprobs`);
@@ -62,16 +76,26 @@ function toGeneration(target: HttpTarget, choice: z.infer<typeof Choice>, prompt
   const tokens = choice.logprobs?.tokens;
   if (tokens) {
     tokens.forEach((token, i) => {
-      if (token !== `token_id:${tokenIds[i]}`) throw malformed(target, `logprob ${i} is for '${token}', not token_id:${tokenIds[i]}`, 'start vLLM with --return-tokens-as-token-ids');
+      if (token !== `token_id:${tokenIds[i]}`)
+        throw malformed(
+          target,
+          `logprob ${i} is for '${token}', not token_id:${tokenIds[i]}`,
+          'start vLLM with --return-tokens-as-token-ids',
+        );
     });
   }
   const finish = choice.finish_reason;
-  if (finish !== 'stop' && finish !== 'length' && finish !== 'abort') throw malformed(target, `finish_reason ${JSON.stringify(finish)}`);
+  if (finish !== 'stop' && finish !== 'length' && finish !== 'abort')
+    throw malformed(target, `finish_reason ${JSON.stringify(finish)}`);
   // vLLM clamps -inf to -9999; a null here means the position had no sampled-token logprob at all.
   if (logprobs.some((lp) => lp === null)) throw malformed(target, 'a generated token has a null logprob');
   return { tokenIds, logprobs: logprobs as number[], finishReason: finish };
 }
 
-function malformed(target: HttpTarget, what: string, hint = 'atk needs vLLM >= 0.10.2 (/v1/completions with return_token_ids)'): ProviderError {
+function malformed(
+  target: HttpTarget,
+  what: string,
+  hint = 'atk needs vLLM >= 0.10.2 (/v1/completions with return_token_ids)',
+): ProviderError {
   return new ProviderError(`${target.name} at ${target.baseUrl} sent an unusable reply: ${what}`, { hint });
 }

@@ -30,12 +30,21 @@ const STDOUT_TAIL = 256 * 1024;
  * environment, the task as JSON on stdin. Its own process group is killed on timeout or cancel, so a
  * hung agent cannot outlive the episode (nor the children it started).
  */
-export function runAgentCommand(spec: { readonly command: readonly string[]; readonly cwd: string; readonly env: Readonly<Record<string, string>> }, run: AgentInvocation): Promise<AgentOutcome> {
+export function runAgentCommand(
+  spec: { readonly command: readonly string[]; readonly cwd: string; readonly env: Readonly<Record<string, string>> },
+  run: AgentInvocation,
+): Promise<AgentOutcome> {
   return new Promise((done) => {
     const [file, ...args] = spec.command;
     const child = spawn(file!, args, {
       cwd: resolve(spec.cwd),
-      env: { ...process.env, ...spec.env, OPENAI_BASE_URL: run.baseUrl, OPENAI_API_KEY: run.apiKey, ATK_EPISODE_ID: run.episodeId },
+      env: {
+        ...process.env,
+        ...spec.env,
+        OPENAI_BASE_URL: run.baseUrl,
+        OPENAI_API_KEY: run.apiKey,
+        ATK_EPISODE_ID: run.episodeId,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
@@ -67,7 +76,13 @@ export function runAgentCommand(spec: { readonly command: readonly string[]; rea
       run.signal?.removeEventListener('abort', onAbort);
       const log = stderr.trim();
       const result = lastLineObject(stdout);
-      const error = spawnError ?? (timedOut ? `agent timed out after ${run.timeoutMs / 1000} s` : code !== 0 ? `agent ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${log ? `: ${log.split('\n').at(-1)}` : ''}` : undefined);
+      const error =
+        spawnError ??
+        (timedOut
+          ? `agent timed out after ${run.timeoutMs / 1000} s`
+          : code !== 0
+            ? `agent ${signal ? `was killed by ${signal}` : `exited with code ${code}`}${log ? `: ${log.split('\n').at(-1)}` : ''}`
+            : undefined);
       done({ ...(error ? { error } : {}), timedOut, ...(result ? { result } : {}), log });
     });
   });
@@ -91,13 +106,20 @@ export async function callAgentServer(url: string, run: AgentInvocation): Promis
     });
     text = await response.text();
   } catch (error) {
-    if (timeout.aborted) return { error: `agent server ${url} did not answer within ${run.timeoutMs / 1000} s`, timedOut: true, log: '' };
+    if (timeout.aborted)
+      return { error: `agent server ${url} did not answer within ${run.timeoutMs / 1000} s`, timedOut: true, log: '' };
     return { error: `agent server ${url} failed: ${(error as Error).message}`, timedOut: false, log: '' };
   }
   const log = text.slice(-LOG_TAIL);
-  if (!response.ok) return { error: `agent server ${url} answered HTTP ${response.status}${log ? `: ${log.split('\n')[0]}` : ''}`, timedOut: false, log };
+  if (!response.ok)
+    return {
+      error: `agent server ${url} answered HTTP ${response.status}${log ? `: ${log.split('\n')[0]}` : ''}`,
+      timedOut: false,
+      log,
+    };
   const result = jsonObject(text);
-  if (text.trim() !== '' && !result) return { error: `agent server ${url} answered something other than a JSON object`, timedOut: false, log };
+  if (text.trim() !== '' && !result)
+    return { error: `agent server ${url} answered something other than a JSON object`, timedOut: false, log };
   return { timedOut: false, ...(result ? { result } : {}), log: '' };
 }
 
@@ -109,7 +131,9 @@ function lastLineObject(stdout: string): Record<string, unknown> | undefined {
 function jsonObject(text: string): Record<string, unknown> | undefined {
   try {
     const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -15,7 +15,14 @@ export class GatewayError extends Error {
 
   /** OpenAI's error body: `type` is what the official clients switch on. */
   toBody(): { error: { message: string; type: string; param: string | null; code: string } } {
-    const type = this.status === 401 ? 'authentication_error' : this.status === 404 ? 'not_found_error' : this.status >= 500 ? 'server_error' : 'invalid_request_error';
+    const type =
+      this.status === 401
+        ? 'authentication_error'
+        : this.status === 404
+          ? 'not_found_error'
+          : this.status >= 500
+            ? 'server_error'
+            : 'invalid_request_error';
     return { error: { message: this.message, type, param: this.param, code: this.code } };
   }
 }

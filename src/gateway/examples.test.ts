@@ -13,7 +13,16 @@ describe('external agent examples', () => {
   test('returns a compiled Python Strands example (strands-agents cannot be installed here, so it is only syntax-checked)', async () => {
     const out = mkdtempSync(join(tmpdir(), 'atk-pyc-'));
     try {
-      const result = await execa(PYTHON, ['-c', 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)', join(projectRoot(), 'examples', 'external-strands-py', 'strands_agent.py'), join(out, 'a.pyc')], { reject: false });
+      const result = await execa(
+        PYTHON,
+        [
+          '-c',
+          'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)',
+          join(projectRoot(), 'examples', 'external-strands-py', 'strands_agent.py'),
+          join(out, 'a.pyc'),
+        ],
+        { reject: false },
+      );
       expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     } finally {
       rmSync(out, { recursive: true, force: true });
@@ -26,14 +35,33 @@ describe('external agent examples', () => {
     expect(written.companions.map((p) => p.slice(dir.length + 1))).toStrictEqual(['mine/agent.py']);
     const loaded = await loadRecipe(written.recipePath);
     expect(loaded.recipe.agent.external).toStrictEqual({ command: ['python3', 'agent.py'], env: {}, timeout_s: 60 });
-    expect(readFileSync(join(dir, 'mine', 'agent.py'), 'utf8')).toBe(readFileSync(join(projectRoot(), 'examples', 'external-python', 'agent.py'), 'utf8'));
+    expect(readFileSync(join(dir, 'mine', 'agent.py'), 'utf8')).toBe(
+      readFileSync(join(projectRoot(), 'examples', 'external-python', 'agent.py'), 'utf8'),
+    );
   });
 
   test('rejects recipe tools and a simulated user beside agent.external, naming the keys', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-external-check-'));
     const file = join(dir, 'r.yaml');
-    writeFileSync(file, ['name: r', `model: {path: ${join(projectRoot(), 'models', 'tiny-arith')}}`, 'dataset: {name: arith}', 'reward: {name: math_answer}', 'tools: [{name: calculator}]', 'user: {kind: scripted, messages: [hi]}', 'agent: {external: {command: [python3, agent.py]}}'].join('\n'));
-    const error = (await loadRecipe(file).then(() => undefined, (e: unknown) => e)) as { issues?: { path: string; line: number }[] };
-    expect(error.issues?.map((i) => [i.path, i.line])).toStrictEqual([['tools.0', 5], ['user', 6]]);
+    writeFileSync(
+      file,
+      [
+        'name: r',
+        `model: {path: ${join(projectRoot(), 'models', 'tiny-arith')}}`,
+        'dataset: {name: arith}',
+        'reward: {name: math_answer}',
+        'tools: [{name: calculator}]',
+        'user: {kind: scripted, messages: [hi]}',
+        'agent: {external: {command: [python3, agent.py]}}',
+      ].join('\n'),
+    );
+    const error = (await loadRecipe(file).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { issues?: { path: string; line: number }[] };
+    expect(error.issues?.map((i) => [i.path, i.line])).toStrictEqual([
+      ['tools.0', 5],
+      ['user', 6],
+    ]);
   });
 });

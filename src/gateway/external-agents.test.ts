@@ -38,13 +38,27 @@ afterAll(async () => {
 });
 
 async function agents(config: ExternalAgentConfig, engine = embedded.engine): Promise<ExternalAgents> {
-  const runner = await startExternalAgents({ config, recipeDir: projectRoot(), engine, tokenizer, maxTurns: 3, maxNewTokens: 32, toolCallFormat: 'hermes' });
+  const runner = await startExternalAgents({
+    config,
+    recipeDir: projectRoot(),
+    engine,
+    tokenizer,
+    maxTurns: 3,
+    maxNewTokens: 32,
+    toolCallFormat: 'hermes',
+  });
   started.push(runner);
   return runner;
 }
 
 function request(task: Task, i: number, timeoutMs = 30_000): Parameters<ExternalAgents['run']>[0] {
-  return { task, env: { episodeId: `0-${i}`, task, state: new Map(), signal: new AbortController().signal }, policyVersion: 0, sampling: { temperature: 0, topP: 1, topK: -1 }, timeoutMs };
+  return {
+    task,
+    env: { episodeId: `0-${i}`, task, state: new Map(), signal: new AbortController().signal },
+    policyVersion: 0,
+    sampling: { temperature: 0, topP: 1, topK: -1 },
+    timeoutMs,
+  };
 }
 
 const script = (source: string): ExternalAgentConfig => ({ command: [PYTHON, '-c', source], env: {} });
@@ -53,7 +67,14 @@ describe('external agents', () => {
   test('returns episodes of the standard-library Python agent whose trajectories are exactly the engine tokens', async () => {
     const recorded = tasks.map(() => recordingEngine(embedded.engine));
     const results = await Promise.all(
-      tasks.map(async (task, i) => (await agents({ command: [PYTHON, join('examples', 'external-python', 'agent.py')], env: {} }, recorded[i]!.engine)).run(request(task, i))),
+      tasks.map(async (task, i) =>
+        (
+          await agents(
+            { command: [PYTHON, join('examples', 'external-python', 'agent.py')], env: {} },
+            recorded[i]!.engine,
+          )
+        ).run(request(task, i)),
+      ),
     );
     for (const [i, result] of results.entries()) {
       expect([result.error, result.finishReason]).toStrictEqual([undefined, 'endTurn']);
@@ -62,29 +83,55 @@ describe('external agents', () => {
     const withTool = results.filter((r) => r.toolCalls.length > 0);
     expect(withTool.length).toBeGreaterThan(1);
     for (const result of withTool) {
-      expect(result.toolCalls[0]).toMatchObject({ name: 'calculator', status: 'success', output: expect.stringMatching(/^-?\d/) });
+      expect(result.toolCalls[0]).toMatchObject({
+        name: 'calculator',
+        status: 'success',
+        output: expect.stringMatching(/^-?\d/),
+      });
       expect(result.finalText).toMatch(/^Answer: /);
       const tool = result.trajectory.segments.find((s) => s.source === 'tool')!;
-      expect(tokenizer.decode(result.trajectory.ids.slice(tool.start, tool.start + tool.length))).toContain(`<tool_response>\n${result.toolCalls[0]!.output}\n</tool_response>`);
+      expect(tokenizer.decode(result.trajectory.ids.slice(tool.start, tool.start + tool.length))).toContain(
+        `<tool_response>\n${result.toolCalls[0]!.output}\n</tool_response>`,
+      );
     }
   });
 
   test('returns an episode of the TypeScript openai-client example run as a command', async () => {
     const recorded = recordingEngine(embedded.engine);
-    const runner = await agents({ command: [process.execPath, '--import', 'tsx', join('examples', 'external-typescript', 'agent.ts')], env: {} }, recorded.engine);
+    const runner = await agents(
+      { command: [process.execPath, '--import', 'tsx', join('examples', 'external-typescript', 'agent.ts')], env: {} },
+      recorded.engine,
+    );
     const result = await runner.run(request(tasks[0]!, 0));
     expect([result.error, result.agentLog]).toStrictEqual([undefined, undefined]);
     expectTitoInvariants(result, recorded.exchanges);
-    expect(result.finalText).toBe(result.messages.filter((m) => (m as { role: string }).role === 'assistant').map((m) => (m as { content: string }).content).at(-1));
+    expect(result.finalText).toBe(
+      result.messages
+        .filter((m) => (m as { role: string }).role === 'assistant')
+        .map((m) => (m as { content: string }).content)
+        .at(-1),
+    );
   });
 
   test('returns failed episodes with the stderr tail for a crash, a hang and an agent that never calls the model', async () => {
-    const crash = await (await agents(script('import sys; sys.stderr.write("loading...\\nValueError: boom\\n"); sys.exit(3)'))).run(request(tasks[0]!, 0));
-    expect([crash.finishReason, crash.error, crash.agentLog]).toStrictEqual(['error', 'agent exited with code 3: ValueError: boom', 'loading...\nValueError: boom']);
-    const hang = await (await agents({ ...script('import time; time.sleep(60)'), timeout_s: 1 })).run(request(tasks[0]!, 1));
+    const crash = await (
+      await agents(script('import sys; sys.stderr.write("loading...\\nValueError: boom\\n"); sys.exit(3)'))
+    ).run(request(tasks[0]!, 0));
+    expect([crash.finishReason, crash.error, crash.agentLog]).toStrictEqual([
+      'error',
+      'agent exited with code 3: ValueError: boom',
+      'loading...\nValueError: boom',
+    ]);
+    const hang = await (await agents({ ...script('import time; time.sleep(60)'), timeout_s: 1 })).run(
+      request(tasks[0]!, 1),
+    );
     expect([hang.finishReason, hang.error]).toStrictEqual(['timeout', 'agent timed out after 1 s']);
     const idle = await (await agents(script('import sys; sys.stdin.read(); print("{}")'))).run(request(tasks[0]!, 2));
-    expect([idle.finishReason, idle.error, idle.trajectory.length]).toStrictEqual(['error', 'the agent never called the model', 0]);
+    expect([idle.finishReason, idle.error, idle.trajectory.length]).toStrictEqual([
+      'error',
+      'the agent never called the model',
+      0,
+    ]);
   });
 
   test('rejects with CancelledError when the run is cancelled, and kills the agent with the children it started', async () => {
@@ -112,7 +159,11 @@ describe('external agents', () => {
   test('runs a Strands TypeScript agent behind an HTTP agent server, with the reward it reports', async () => {
     const server = await agentServer(async ({ task, base_url, api_key }) => {
       const text = await answer(strandsAgent(base_url, api_key), task.prompt);
-      await fetch(`${base_url.replace(/\/v1$/, '')}/reward`, { method: 'POST', headers: { authorization: `Bearer ${api_key}` }, body: JSON.stringify({ reward: text === `Answer: ${task.answer}` ? 1 : 0 }) });
+      await fetch(`${base_url.replace(/\/v1$/, '')}/reward`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${api_key}` },
+        body: JSON.stringify({ reward: text === `Answer: ${task.answer}` ? 1 : 0 }),
+      });
       return { answer: text };
     });
     try {
@@ -141,12 +192,40 @@ describe('external agents', () => {
       'reply = json.load(urllib.request.urlopen(req))["choices"][0]["message"]',
       'print(json.dumps({"answer": reply["content"], "reward": 0.25}))',
     ].join('\n');
-    const recipe = RecipeSchema.parse({ name: 't', model: { path: TINY_ARITH_DIR }, dataset: { name: 'arith' }, reward: { name: 'reported', success_threshold: 0.2 }, agent: { max_new_tokens: 32, external: { command: [PYTHON, '-c', source] } } });
-    const kit = await buildEpisodeKit({ recipe, recipeDir: projectRoot(), recipeFile: 't.yaml', dataset: arithDataset, engine: embedded.engine, tokenizer, warn: () => undefined });
+    const recipe = RecipeSchema.parse({
+      name: 't',
+      model: { path: TINY_ARITH_DIR },
+      dataset: { name: 'arith' },
+      reward: { name: 'reported', success_threshold: 0.2 },
+      agent: { max_new_tokens: 32, external: { command: [PYTHON, '-c', source] } },
+    });
+    const kit = await buildEpisodeKit({
+      recipe,
+      recipeDir: projectRoot(),
+      recipeFile: 't.yaml',
+      dataset: arithDataset,
+      engine: embedded.engine,
+      tokenizer,
+      warn: () => undefined,
+    });
     try {
-      const rollout = await collectRollout(kit, { task: tasks[2]!, group: 0, sample: 0, seed: 1, temperature: 1, topP: 1, topK: -1, policyVersion: 0 });
+      const rollout = await collectRollout(kit, {
+        task: tasks[2]!,
+        group: 0,
+        sample: 0,
+        seed: 1,
+        temperature: 1,
+        topP: 1,
+        topK: -1,
+        policyVersion: 0,
+      });
       expect(rollout.error).toBeUndefined();
-      expect([rollout.failed, rollout.reward, rollout.success, rollout.episode.stats.turns]).toStrictEqual([false, 0.25, true, 1]);
+      expect([rollout.failed, rollout.reward, rollout.success, rollout.episode.stats.turns]).toStrictEqual([
+        false,
+        0.25,
+        true,
+        1,
+      ]);
     } finally {
       await kit.close?.();
     }
@@ -154,7 +233,9 @@ describe('external agents', () => {
 });
 
 /** A long-running agent server on loopback: POST {task, base_url, api_key, episode_id}, answered with `handle`'s JSON. */
-async function agentServer(handle: (body: { task: Task & { answer: string }; base_url: string; api_key: string }) => Promise<unknown>): Promise<{ url: string; server: Server }> {
+async function agentServer(
+  handle: (body: { task: Task & { answer: string }; base_url: string; api_key: string }) => Promise<unknown>,
+): Promise<{ url: string; server: Server }> {
   const server = createServer(async (req, res) => {
     if (req.url !== '/rollout') {
       res.writeHead(404).end('no such route');

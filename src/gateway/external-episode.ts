@@ -71,12 +71,19 @@ export async function startExternalAgents(options: ExternalAgentsOptions): Promi
       };
       let outcome: AgentOutcome;
       try {
-        outcome = 'url' in config ? await callAgentServer(config.url, invocation) : await runAgentCommand({ command: config.command, cwd: resolve(options.recipeDir, config.cwd ?? '.'), env: config.env }, invocation);
+        outcome =
+          'url' in config
+            ? await callAgentServer(config.url, invocation)
+            : await runAgentCommand(
+                { command: config.command, cwd: resolve(options.recipeDir, config.cwd ?? '.'), env: config.env },
+                invocation,
+              );
       } finally {
         endpoint.close();
       }
       if (request.signal?.aborted) throw new CancelledError('episode cancelled');
-      const reported = typeof outcome.result?.reward === 'number' ? outcome.result.reward : endpoint.episode.reportedReward;
+      const reported =
+        typeof outcome.result?.reward === 'number' ? outcome.result.reward : endpoint.episode.reportedReward;
       if (reported !== undefined) request.env.state.set(REPORTED_REWARD_KEY, reported);
       return externalEpisodeResult(endpoint.episode, outcome, request.systemPrompt, performance.now() - started);
     },
@@ -86,11 +93,22 @@ export async function startExternalAgents(options: ExternalAgentsOptions): Promi
 
 /** What the agent gets on stdin (or as `task` in the POST): the task and the recipe's system prompt. */
 function taskJson(task: Task, systemPrompt: string | undefined): Record<string, unknown> {
-  return { id: task.id, prompt: task.prompt, ...(task.answer === undefined ? {} : { answer: task.answer }), data: task.data, ...(systemPrompt === undefined ? {} : { system_prompt: systemPrompt }) };
+  return {
+    id: task.id,
+    prompt: task.prompt,
+    ...(task.answer === undefined ? {} : { answer: task.answer }),
+    data: task.data,
+    ...(systemPrompt === undefined ? {} : { system_prompt: systemPrompt }),
+  };
 }
 
 /** The episode as the reward, the trainer and the trajectory files see it. */
-export function externalEpisodeResult(episode: GatewayEpisode, outcome: AgentOutcome, systemPrompt: string | undefined, wallMs: number): EpisodeResult {
+export function externalEpisodeResult(
+  episode: GatewayEpisode,
+  outcome: AgentOutcome,
+  systemPrompt: string | undefined,
+  wallMs: number,
+): EpisodeResult {
   const segments = episode.segments;
   const trajectory = segments.at(-1)?.trajectory ?? new TokenTrajectory();
   const messages = episode.conversation;
@@ -98,11 +116,28 @@ export function externalEpisodeResult(episode: GatewayEpisode, outcome: AgentOut
   const answer = outcome.result?.answer;
   const lastReply = messages.filter((m) => m.role === 'assistant').at(-1)?.content ?? '';
   const toolCalls = toolCallRecords(messages);
-  const counters = segments.reduce((sum, s) => ({ turns: sum.turns + s.trajectory.counters.turns, toolErrors: sum.toolErrors + s.trajectory.counters.toolErrors, truncations: sum.truncations + s.trajectory.counters.truncations }), { turns: 0, toolErrors: 0, truncations: 0 });
+  const counters = segments.reduce(
+    (sum, s) => ({
+      turns: sum.turns + s.trajectory.counters.turns,
+      toolErrors: sum.toolErrors + s.trajectory.counters.toolErrors,
+      truncations: sum.truncations + s.trajectory.counters.truncations,
+    }),
+    { turns: 0, toolErrors: 0, truncations: 0 },
+  );
   trajectory.counters.toolCalls = toolCalls.length;
-  const finishReason = error !== undefined ? (outcome.timedOut ? 'timeout' : 'error') : episode.lastFinishReason === 'length' ? 'truncated' : 'endTurn';
+  const finishReason =
+    error !== undefined
+      ? outcome.timedOut
+        ? 'timeout'
+        : 'error'
+      : episode.lastFinishReason === 'length'
+        ? 'truncated'
+        : 'endTurn';
   return {
-    messages: messages.length > 0 && messages[0]!.role !== 'system' && systemPrompt !== undefined ? [{ role: 'system', content: systemPrompt }, ...messages] : [...messages],
+    messages:
+      messages.length > 0 && messages[0]!.role !== 'system' && systemPrompt !== undefined
+        ? [{ role: 'system', content: systemPrompt }, ...messages]
+        : [...messages],
     trajectory,
     finalText: typeof answer === 'string' ? answer : typeof answer === 'number' ? String(answer) : lastReply,
     toolCalls,
@@ -122,7 +157,13 @@ export function externalEpisodeResult(episode: GatewayEpisode, outcome: AgentOut
       historyRewrites: segments.length > 0 ? segments.length - 1 : 0,
     },
     ...(error === undefined ? {} : { error, errorKind: outcome.timedOut ? ('timeout' as const) : ('agent' as const) }),
-    ...(segments.length > 1 ? { priorSegments: segments.slice(0, -1).map((s, i) => ({ trajectory: s.trajectory, endedBecause: segments[i + 1]!.reason ?? '' })) } : {}),
+    ...(segments.length > 1
+      ? {
+          priorSegments: segments
+            .slice(0, -1)
+            .map((s, i) => ({ trajectory: s.trajectory, endedBecause: segments[i + 1]!.reason ?? '' })),
+        }
+      : {}),
     ...(outcome.log ? { agentLog: outcome.log } : {}),
     chatTools: episode.tools,
   };
@@ -130,8 +171,17 @@ export function externalEpisodeResult(episode: GatewayEpisode, outcome: AgentOut
 
 /** Tool calls the agent made, paired with the results it sent back (the agent ran the tools itself). */
 function toolCallRecords(messages: readonly ChatMessage[]): ToolCallRecord[] {
-  const results = new Map(messages.filter((m) => m.role === 'tool' && m.tool_call_id).map((m) => [m.tool_call_id!, m.content]));
-  return messages.flatMap((m) => (m.tool_calls ?? []).map((call) => ({ name: call.function.name, input: call.function.arguments, status: 'success' as const, output: call.id ? (results.get(call.id) ?? '') : '' })));
+  const results = new Map(
+    messages.filter((m) => m.role === 'tool' && m.tool_call_id).map((m) => [m.tool_call_id!, m.content]),
+  );
+  return messages.flatMap((m) =>
+    (m.tool_calls ?? []).map((call) => ({
+      name: call.function.name,
+      input: call.function.arguments,
+      status: 'success' as const,
+      output: call.id ? (results.get(call.id) ?? '') : '',
+    })),
+  );
 }
 
 function countBy(names: readonly string[]): Record<string, number> {

@@ -11,7 +11,15 @@ import { projectRoot } from '../util/paths.js';
 // Python agent on arith, against recipes/quickstart.yaml (the built-in agent) with the same seed and
 // budget. Both render the same prompts (the tiny template shows tool and argument names only) and the
 // gateway sends the episode's seed like the built-in agent, so their rewards must stay close.
-const budget = ['train.steps=3', 'train.tasks_per_step=4', 'train.eval_before=false', 'train.eval_every=0', 'train.save_every=0', 'dataset.eval_limit=32', 'rollout.concurrency=32'];
+const budget = [
+  'train.steps=3',
+  'train.tasks_per_step=4',
+  'train.eval_before=false',
+  'train.eval_every=0',
+  'train.save_every=0',
+  'dataset.eval_limit=32',
+  'rollout.concurrency=32',
+];
 
 interface MetricsLine {
   readonly kind: string;
@@ -24,24 +32,55 @@ interface MetricsLine {
 
 async function run(recipe: string, runsDir: string): Promise<MetricsLine[]> {
   const [file, ...args] = tsScript('atk-cli.ts');
-  const result = await execa(file, [...args, 'run', join(projectRoot(), 'recipes', recipe), ...budget, `output.runs_dir=${runsDir}`], { reject: false, cwd: runsDir });
-  expect([result.exitCode, result.stderr.split('\n').filter((l) => l && !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+  const result = await execa(
+    file,
+    [...args, 'run', join(projectRoot(), 'recipes', recipe), ...budget, `output.runs_dir=${runsDir}`],
+    { reject: false, cwd: runsDir },
+  );
+  expect([
+    result.exitCode,
+    result.stderr
+      .split('\n')
+      .filter((l) => l && !l.startsWith('npm warn'))
+      .join('\n'),
+  ]).toStrictEqual([0, '']);
   const name = recipe.replace(/\.yaml$/, '');
-  return readFileSync(join(runsDir, name, 'v001', 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as MetricsLine);
+  return readFileSync(join(runsDir, name, 'v001', 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as MetricsLine);
 }
 
 describe('atk run with an external agent', () => {
-  test('returns a training run of the Python agent whose rewards track the built-in agent\'s on the same budget', async () => {
+  test("returns a training run of the Python agent whose rewards track the built-in agent's on the same budget", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-external-run-'));
     const [external, builtin] = [await run('external-agent.yaml', dir), await run('quickstart.yaml', dir)];
     const steps = (lines: MetricsLine[]): MetricsLine[] => lines.filter((l) => l.kind === 'train');
     const mean = (lines: MetricsLine[]): number => lines.reduce((a, l) => a + l.reward_mean, 0) / lines.length;
-    expect(steps(external).map((s) => [s.failed_episodes, s['gateway/history_rewrites'], (s.trained_sequences ?? 0) > 0])).toStrictEqual([[0, 0, true], [0, 0, true], [0, 0, true]]);
+    expect(
+      steps(external).map((s) => [s.failed_episodes, s['gateway/history_rewrites'], (s.trained_sequences ?? 0) > 0]),
+    ).toStrictEqual([
+      [0, 0, true],
+      [0, 0, true],
+      [0, 0, true],
+    ]);
     expect(Math.abs(mean(steps(external)) - mean(steps(builtin)))).toBeLessThan(0.1);
     const evalAccuracy = (lines: MetricsLine[]): number => lines.filter((l) => l.kind === 'eval').at(-1)!.accuracy;
     expect(Math.abs(evalAccuracy(external) - evalAccuracy(builtin))).toBeLessThan(0.1);
     // The drift audit re-renders a recorded gateway episode with the tools its requests carried.
-    const inspected = JSON.parse(await runInspectTrajectory({ path: join(dir, 'external-agent', 'v001'), step: 3, episode: 0, drift: true, json: true, tokens: false, best: false, worst: false, failed: false })) as { drift: { identical: boolean; changedModelTokens: number } };
+    const inspected = JSON.parse(
+      await runInspectTrajectory({
+        path: join(dir, 'external-agent', 'v001'),
+        step: 3,
+        episode: 0,
+        drift: true,
+        json: true,
+        tokens: false,
+        best: false,
+        worst: false,
+        failed: false,
+      }),
+    ) as { drift: { identical: boolean; changedModelTokens: number } };
     expect(inspected.drift.changedModelTokens).toBe(0);
   }, 900_000);
 });

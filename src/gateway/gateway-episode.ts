@@ -23,7 +23,12 @@ export interface GatewayEpisodeOptions {
   /** Cap on prompt + reply of one trajectory segment (agent.max_total_tokens). */
   readonly maxTotalTokens?: number;
   /** The recipe's sampling; a request's temperature and top_p replace it for that call. */
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly sampling: {
+    readonly temperature: number;
+    readonly topP: number;
+    readonly topK: number;
+    readonly seed?: number;
+  };
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
 }
 
@@ -108,7 +113,12 @@ export class GatewayEpisode {
 
   private async completeNow(request: ParsedCompletionRequest, signal: AbortSignal | undefined): Promise<GatewayReply> {
     const { engine, tokenizer, maxTurns } = this.options;
-    if (this.turns >= maxTurns) throw new GatewayError(400, 'max_turns_exceeded', `episode ${this.id} has used all ${maxTurns} model calls (agent.max_turns)`);
+    if (this.turns >= maxTurns)
+      throw new GatewayError(
+        400,
+        'max_turns_exceeded',
+        `episode ${this.id} has used all ${maxTurns} model calls (agent.max_turns)`,
+      );
     const current = this.segments.at(-1);
     const reason = current ? historyBreak(this.recorded, this.recordedTools, request.messages, request.tools) : null;
     const fresh = !current || reason !== undefined;
@@ -117,7 +127,12 @@ export class GatewayEpisode {
     const promptLength = trajectory.length + prompt.length;
     const budget = this.options.maxTotalTokens ?? Infinity;
     if (promptLength >= budget) {
-      throw new GatewayError(400, 'context_length_exceeded', `the conversation is ${promptLength} tokens, past the episode's budget of ${budget} (agent.max_total_tokens)`, 'messages');
+      throw new GatewayError(
+        400,
+        'context_length_exceeded',
+        `the conversation is ${promptLength} tokens, past the episode's budget of ${budget} (agent.max_total_tokens)`,
+        'messages',
+      );
     }
     const sampling = this.options.sampling;
     const started = performance.now();
@@ -127,12 +142,20 @@ export class GatewayEpisode {
     const generation = await engine.generate(
       trajectory.ids.concat(prompt),
       {
-        maxTokens: Math.min(request.maxTokens ?? this.options.maxNewTokens, this.options.maxNewTokens, budget - promptLength),
+        maxTokens: Math.min(
+          request.maxTokens ?? this.options.maxNewTokens,
+          this.options.maxNewTokens,
+          budget - promptLength,
+        ),
         temperature: request.temperature ?? sampling.temperature,
         topP: request.topP ?? sampling.topP,
         topK: sampling.topK,
         // The episode's seed on every call, as the built-in agent sends it, so both sample alike.
-        ...(request.seed !== undefined ? { seed: request.seed } : sampling.seed !== undefined ? { seed: sampling.seed } : {}),
+        ...(request.seed !== undefined
+          ? { seed: request.seed }
+          : sampling.seed !== undefined
+            ? { seed: sampling.seed }
+            : {}),
         stopTokenIds: tokenizer.eosTokenIds,
       },
       signal,
@@ -146,7 +169,11 @@ export class GatewayEpisode {
     // The request's tokens join the trajectory only with the answer to them: a failed call leaves none.
     if (fresh) this.segments.push({ trajectory, reason: reason ?? null });
     const turn = this.turns++;
-    const source = fresh ? 'prompt' : request.messages.slice(this.recorded.length).some((m) => m.role === 'user') ? 'user' : 'tool';
+    const source = fresh
+      ? 'prompt'
+      : request.messages.slice(this.recorded.length).some((m) => m.role === 'user')
+        ? 'user'
+        : 'tool';
     trajectory.appendEnvironment(source, prompt, turn);
     trajectory.appendModel(ids, logprobs, turn, version, finish);
     trajectory.counters.turns++;
@@ -164,14 +191,30 @@ export class GatewayEpisode {
   /** The request's new tokens: the whole prompt for a fresh segment, else only the messages after the recorded ones. */
   private render(fresh: boolean, trajectory: TokenTrajectory, request: ParsedCompletionRequest): number[] {
     try {
-      return fresh ? this.renderer.initial(request.messages, request.tools) : this.renderer.continuation(trajectory.ids.at(-1), request.messages.slice(this.recorded.length));
+      return fresh
+        ? this.renderer.initial(request.messages, request.tools)
+        : this.renderer.continuation(trajectory.ids.at(-1), request.messages.slice(this.recorded.length));
     } catch (error) {
       const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-      throw new GatewayError(400, 'unrenderable_messages', `the model's chat template cannot render these messages: ${why}`, 'messages');
+      throw new GatewayError(
+        400,
+        'unrenderable_messages',
+        `the model's chat template cannot render these messages: ${why}`,
+        'messages',
+      );
     }
   }
 
-  private reply(turn: number, ids: readonly number[], logprobs: readonly number[], cutText: string | undefined, finish: string, request: ParsedCompletionRequest, promptLength: number, trajectory: TokenTrajectory): GatewayReply {
+  private reply(
+    turn: number,
+    ids: readonly number[],
+    logprobs: readonly number[],
+    cutText: string | undefined,
+    finish: string,
+    request: ParsedCompletionRequest,
+    promptLength: number,
+    trajectory: TokenTrajectory,
+  ): GatewayReply {
     const { tokenizer, parser } = this.options;
     const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]!) ? ids.slice(0, -1) : ids;
     const raw = cutText ?? tokenizer.decode(visible);
@@ -183,10 +226,15 @@ export class GatewayEpisode {
     trajectory.counters.toolErrors += malformed.length;
     // A malformed call is not half-executed: the whole turn goes back as text and ends with `stop`.
     const asCalls = request.parseToolCalls && malformed.length === 0 && parsed.calls.length > 0 && finish !== 'length';
-    const toolCalls = asCalls ? parsed.calls.flatMap((c, i) => (c.ok ? [{ id: `call_${this.id}_${turn}_${i}`, name: c.name, arguments: JSON.stringify(c.arguments) }] : [])) : [];
+    const toolCalls = asCalls
+      ? parsed.calls.flatMap((c, i) =>
+          c.ok ? [{ id: `call_${this.id}_${turn}_${i}`, name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
+        )
+      : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
     const offered = new Set(request.tools.map((t) => t.function.name));
-    for (const call of toolCalls) if (!offered.has(call.name)) this.toolErrorsByKind.unknown_tool = (this.toolErrorsByKind.unknown_tool ?? 0) + 1;
+    for (const call of toolCalls)
+      if (!offered.has(call.name)) this.toolErrorsByKind.unknown_tool = (this.toolErrorsByKind.unknown_tool ?? 0) + 1;
     const text = asCalls ? parsed.text : afterReasoning(raw, parsed.reasoning).trim();
     return {
       turn,
@@ -210,8 +258,17 @@ function afterReasoning(raw: string, reasoning: string): string {
 
 /** The reply as the client will send it back in its history. */
 function replyMessage(reply: GatewayReply): ChatMessage {
-  const calls = reply.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: JSON.parse(c.arguments) as Record<string, unknown> } }));
-  return { role: 'assistant', content: reply.text, ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
+  const calls = reply.toolCalls.map((c) => ({
+    id: c.id,
+    type: 'function' as const,
+    function: { name: c.name, arguments: JSON.parse(c.arguments) as Record<string, unknown> },
+  }));
+  return {
+    role: 'assistant',
+    content: reply.text,
+    ...(reply.reasoning ? { reasoning_content: reply.reasoning } : {}),
+    ...(calls.length ? { tool_calls: calls } : {}),
+  };
 }
 
 /**
@@ -219,7 +276,11 @@ function replyMessage(reply: GatewayReply): ChatMessage {
  * earliest stop string (the model did sample them, so their logprobs stay valid) and its text ends
  * before the string, as OpenAI's does.
  */
-function cutAtStop(tokenizer: ModelTokenizer, ids: readonly number[], stops: readonly string[]): { length: number; stopped: boolean; text?: string } {
+function cutAtStop(
+  tokenizer: ModelTokenizer,
+  ids: readonly number[],
+  stops: readonly string[],
+): { length: number; stopped: boolean; text?: string } {
   if (stops.length === 0) return { length: ids.length, stopped: false };
   const full = tokenizer.decode(ids);
   const hits = stops.map((s) => full.indexOf(s)).filter((at) => at >= 0);

@@ -29,7 +29,11 @@ afterAll(async () => {
 });
 
 /** Opens an episode whose engine calls are recorded; returns an openai client pointed at it. */
-function episode(overrides: Partial<GatewayEpisodeOptions> = {}): { client: OpenAI; endpoint: ReturnType<Gateway['open']>; exchanges: EngineExchange[] } {
+function episode(overrides: Partial<GatewayEpisodeOptions> = {}): {
+  client: OpenAI;
+  endpoint: ReturnType<Gateway['open']>;
+  exchanges: EngineExchange[];
+} {
   const recorded = recordingEngine(embedded.engine);
   const endpoint = gateway.open(`test-${++opened}`, {
     engine: recorded.engine,
@@ -41,7 +45,11 @@ function episode(overrides: Partial<GatewayEpisodeOptions> = {}): { client: Open
     sampling: { temperature: 0, topP: 1, topK: -1 },
     ...overrides,
   });
-  return { client: new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey, maxRetries: 0 }), endpoint, exchanges: recorded.exchanges };
+  return {
+    client: new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey, maxRetries: 0 }),
+    endpoint,
+    exchanges: recorded.exchanges,
+  };
 }
 
 const noOutcome = { timedOut: false, log: '' };
@@ -55,11 +63,16 @@ describe('gateway with the openai client', () => {
       const result = externalEpisodeResult(run.endpoint.episode, noOutcome, undefined, 0);
       expect(result.error).toBeUndefined();
       expectTitoInvariants(result, run.exchanges);
-      expect(result.trajectory.segments.filter((s) => s.source === 'model').every((s) => s.policyVersion === 3)).toBe(true);
+      expect(result.trajectory.segments.filter((s) => s.source === 'model').every((s) => s.policyVersion === 3)).toBe(
+        true,
+      );
       if (result.toolCalls.length === 0) continue;
       withTool++;
       expect(result.trajectory.segments.map((s) => s.source).slice(0, 3)).toStrictEqual(['prompt', 'model', 'tool']);
-      expect(answers[i]!.messages[1]).toMatchObject({ role: 'assistant', tool_calls: [{ type: 'function', function: { name: 'calculator' } }] });
+      expect(answers[i]!.messages[1]).toMatchObject({
+        role: 'assistant',
+        tool_calls: [{ type: 'function', function: { name: 'calculator' } }],
+      });
       expect(result.finalText).toBe(answers[i]!.answer);
     }
     expect(withTool).toBeGreaterThan(2);
@@ -69,11 +82,20 @@ describe('gateway with the openai client', () => {
     expect(again.exchanges.map((x) => x.tokenIds)).toStrictEqual(runs[1]!.exchanges.map((x) => x.tokenIds));
   });
 
-  test('returns OpenAI-shaped usage, finish reasons, ids and logprobs equal to the engine\'s', async () => {
+  test("returns OpenAI-shaped usage, finish reasons, ids and logprobs equal to the engine's", async () => {
     const { client, endpoint, exchanges } = episode();
-    const completion = await client.chat.completions.create({ model: 'policy', messages: [{ role: 'user', content: tasks[0]!.prompt }], tools: [calculator], logprobs: true });
+    const completion = await client.chat.completions.create({
+      model: 'policy',
+      messages: [{ role: 'user', content: tasks[0]!.prompt }],
+      tools: [calculator],
+      logprobs: true,
+    });
     const choice = completion.choices[0]!;
-    expect(completion).toMatchObject({ object: 'chat.completion', model: 'policy', usage: { prompt_tokens: exchanges[0]!.promptIds.length, completion_tokens: exchanges[0]!.tokenIds.length } });
+    expect(completion).toMatchObject({
+      object: 'chat.completion',
+      model: 'policy',
+      usage: { prompt_tokens: exchanges[0]!.promptIds.length, completion_tokens: exchanges[0]!.tokenIds.length },
+    });
     expect(choice.finish_reason).toBe('tool_calls');
     expect(choice.message.tool_calls?.[0]?.id).toMatch(/^call_/);
     expect(choice.logprobs?.content?.map((t) => t.logprob)).toStrictEqual(exchanges[0]!.logprobs);
@@ -92,14 +114,21 @@ describe('gateway with the openai client', () => {
     expect(endpoint.episode.segments).toHaveLength(1);
     expect(result.trajectory.segments.at(-2)?.source).toBe('user');
     expectTitoInvariants(result, exchanges);
-    expect(result.messages.at(-1)).toMatchObject({ role: 'assistant', content: second.choices[0]!.message.content ?? '' });
+    expect(result.messages.at(-1)).toMatchObject({
+      role: 'assistant',
+      content: second.choices[0]!.message.content ?? '',
+    });
   });
 
   test('starts a new segment, with its reason, when the agent rewrites its history', async () => {
     const { client, endpoint, exchanges } = episode();
     const first = await solve(client, tasks[3]!);
     // The agent drops the model's call and its result, and asks afresh.
-    await client.chat.completions.create({ model: 'policy', messages: [first.messages[0]!, { role: 'user', content: tasks[4]!.prompt }], tools: [calculator] });
+    await client.chat.completions.create({
+      model: 'policy',
+      messages: [first.messages[0]!, { role: 'user', content: tasks[4]!.prompt }],
+      tools: [calculator],
+    });
     const segments = endpoint.episode.segments;
     expect(segments.map((s) => s.reason === null)).toStrictEqual([true, false]);
     expect(segments[1]!.reason).toContain('history trimmed');
@@ -110,26 +139,60 @@ describe('gateway with the openai client', () => {
     expect(segments[0]!.trajectory.ids).toStrictEqual([...before.promptIds, ...before.tokenIds]);
     // Editing the model's reply is a rewrite too: the model never wrote the edited text.
     const recorded = endpoint.episode.conversation;
-    await client.chat.completions.create({ model: 'policy', messages: [...recorded.slice(0, -1).map((m) => ({ role: m.role, content: m.content }) as never), { role: 'assistant', content: 'Answer: 7' }, { role: 'user', content: 'Sure?' }], tools: [calculator] });
+    await client.chat.completions.create({
+      model: 'policy',
+      messages: [
+        ...recorded.slice(0, -1).map((m) => ({ role: m.role, content: m.content }) as never),
+        { role: 'assistant', content: 'Answer: 7' },
+        { role: 'user', content: 'Sure?' },
+      ],
+      tools: [calculator],
+    });
     expect(segments[2]!.reason).toBe("the model's last reply was changed");
     const result = externalEpisodeResult(endpoint.episode, noOutcome, undefined, 0);
-    expect([result.stats.historyRewrites, result.priorSegments?.map((s) => s.endedBecause), result.stats.turns]).toStrictEqual([2, [segments[1]!.reason, segments[2]!.reason], exchanges.length]);
+    expect([
+      result.stats.historyRewrites,
+      result.priorSegments?.map((s) => s.endedBecause),
+      result.stats.turns,
+    ]).toStrictEqual([2, [segments[1]!.reason, segments[2]!.reason], exchanges.length]);
   });
 
   test('rejects bad requests with OpenAI-shaped 4xx errors the client raises', async () => {
     const { client, endpoint } = episode({ maxTotalTokens: 60 });
-    const ask = (extra: Record<string, unknown>, c: OpenAI = client): Promise<unknown> => c.chat.completions.create({ model: 'policy', messages: [{ role: 'user', content: 'What is 2 + 2?' }], ...extra } as never);
+    const ask = (extra: Record<string, unknown>, c: OpenAI = client): Promise<unknown> =>
+      c.chat.completions.create({
+        model: 'policy',
+        messages: [{ role: 'user', content: 'What is 2 + 2?' }],
+        ...extra,
+      } as never);
     const failure = async (work: Promise<unknown>): Promise<{ status: number; code: unknown; message: string }> => {
-      const error = (await work.then(() => undefined, (e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      const error = (await work.then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as InstanceType<typeof OpenAI.APIError>;
       expect(error).toBeInstanceOf(OpenAI.APIError);
       expect(error.message).not.toContain('\n');
       return { status: error.status as number, code: error.code, message: error.message };
     };
     expect(await failure(ask({ n: 2 }))).toMatchObject({ status: 400, message: expect.stringContaining('only n = 1') });
-    expect(await failure(ask({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }))).toMatchObject({ status: 400, code: 'unsupported_content' });
-    expect(await failure(ask({ tool_choice: 'required' }))).toMatchObject({ status: 400, message: expect.stringContaining('tool_choice') });
-    expect(await failure(ask({ messages: [{ role: 'user', content: 'x'.repeat(200) }] }))).toMatchObject({ status: 400, code: 'context_length_exceeded' });
-    const stranger = new OpenAI({ baseURL: endpoint.baseUrl.replace(/episodes\/[^/]+/, 'episodes/nobody'), apiKey: endpoint.apiKey, maxRetries: 0 });
+    expect(
+      await failure(
+        ask({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:,' } }] }] }),
+      ),
+    ).toMatchObject({ status: 400, code: 'unsupported_content' });
+    expect(await failure(ask({ tool_choice: 'required' }))).toMatchObject({
+      status: 400,
+      message: expect.stringContaining('tool_choice'),
+    });
+    expect(await failure(ask({ messages: [{ role: 'user', content: 'x'.repeat(200) }] }))).toMatchObject({
+      status: 400,
+      code: 'context_length_exceeded',
+    });
+    const stranger = new OpenAI({
+      baseURL: endpoint.baseUrl.replace(/episodes\/[^/]+/, 'episodes/nobody'),
+      apiKey: endpoint.apiKey,
+      maxRetries: 0,
+    });
     expect(await failure(ask({}, stranger))).toMatchObject({ status: 404, code: 'episode_not_found' });
     const wrongKey = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: 'sk-wrong', maxRetries: 0 });
     expect(await failure(ask({}, wrongKey))).toMatchObject({ status: 401, code: 'invalid_api_key' });
@@ -140,9 +203,22 @@ describe('gateway with the openai client', () => {
 
   test('returns a call of a tool the request did not offer as a tool call, counted as unknown_tool', async () => {
     const { client, endpoint } = episode();
-    const add = { type: 'function' as const, function: { name: 'add', description: 'Add two numbers', parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } } } };
-    const completion = await client.chat.completions.create({ model: 'policy', messages: [{ role: 'user', content: tasks[0]!.prompt }], tools: [add] });
-    const names = (completion.choices[0]!.message.tool_calls ?? []).map((c) => (c.type === 'function' ? c.function.name : c.type));
+    const add = {
+      type: 'function' as const,
+      function: {
+        name: 'add',
+        description: 'Add two numbers',
+        parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
+      },
+    };
+    const completion = await client.chat.completions.create({
+      model: 'policy',
+      messages: [{ role: 'user', content: tasks[0]!.prompt }],
+      tools: [add],
+    });
+    const names = (completion.choices[0]!.message.tool_calls ?? []).map((c) =>
+      c.type === 'function' ? c.function.name : c.type,
+    );
     // The tiny model was taught the calculator only, and writes it greedily whatever the tool list says.
     expect(names).toStrictEqual(['calculator']);
     expect(endpoint.episode.toolErrorsByKind).toStrictEqual({ unknown_tool: 1 });
@@ -151,13 +227,20 @@ describe('gateway with the openai client', () => {
   test('returns a malformed tool call as text with finish_reason stop, and counts it', async () => {
     // A stop string cut inside the call's JSON leaves an unterminated call, as a sloppy model writes one.
     const { client, endpoint, exchanges } = episode();
-    const completion = await client.chat.completions.create({ model: 'policy', messages: [{ role: 'user', content: tasks[0]!.prompt }], tools: [calculator], stop: ['"}'] });
+    const completion = await client.chat.completions.create({
+      model: 'policy',
+      messages: [{ role: 'user', content: tasks[0]!.prompt }],
+      tools: [calculator],
+      stop: ['"}'],
+    });
     const choice = completion.choices[0]!;
     expect([choice.finish_reason, choice.message.tool_calls ?? []]).toStrictEqual(['stop', []]);
     expect(choice.message.content).toMatch(/^<tool_call>/);
     expect(endpoint.episode.toolErrorsByKind).toStrictEqual({ unterminated: 1 });
     const model = endpoint.episode.segments[0]!.trajectory.segments[1]!;
     expect(model.length).toBeLessThan(exchanges[0]!.tokenIds.length);
-    expect(tokenizer.decode(endpoint.episode.segments[0]!.trajectory.ids.slice(model.start, model.start + model.length))).toContain('"}');
+    expect(
+      tokenizer.decode(endpoint.episode.segments[0]!.trajectory.ids.slice(model.start, model.start + model.length)),
+    ).toContain('"}');
   });
 });

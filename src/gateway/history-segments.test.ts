@@ -31,44 +31,129 @@ afterAll(() => double?.close());
 
 describe('history rewrites', () => {
   test('returns two trained segments and an inspect view naming the rewrite', async () => {
-    const episode = new GatewayEpisode('e1', { engine: createVllmClient({ baseUrl: double.url, model: 'policy' }), tokenizer, parser: hermesParser, policyVersion: 0, maxTurns: 4, maxNewTokens: 16, sampling: { temperature: 1, topP: 1, topK: -1 } });
+    const episode = new GatewayEpisode('e1', {
+      engine: createVllmClient({ baseUrl: double.url, model: 'policy' }),
+      tokenizer,
+      parser: hermesParser,
+      policyVersion: 0,
+      maxTurns: 4,
+      maxNewTokens: 16,
+      sampling: { temperature: 1, topP: 1, topK: -1 },
+    });
     await episode.complete(parseCompletionRequest({ messages: [{ role: 'user', content: 'What is 2 + 2?' }] }));
     // The agent summarises instead of sending its history back.
-    await episode.complete(parseCompletionRequest({ messages: [{ role: 'system', content: 'Earlier: 2 + 2 = 4.' }, { role: 'user', content: 'And 2 + 2 again?' }] }));
+    await episode.complete(
+      parseCompletionRequest({
+        messages: [
+          { role: 'system', content: 'Earlier: 2 + 2 = 4.' },
+          { role: 'user', content: 'And 2 + 2 again?' },
+        ],
+      }),
+    );
     const result = externalEpisodeResult(episode, { timedOut: false, log: 'warming up\n' }, undefined, 5);
     const reason = 'history trimmed or replaced: the request has 2 messages, the recorded conversation 2';
     expect(result.priorSegments?.map((s) => s.endedBecause)).toStrictEqual([reason]);
     const [first, second] = [double.requests[0]!, double.requests[1]!];
     expect(result.priorSegments![0]!.trajectory.ids).toStrictEqual([...first.promptIds, ...first.outputs[0]!]);
     expect(result.trajectory.ids).toStrictEqual([...second.promptIds, ...second.outputs[0]!]);
-    expect(result.stats).toMatchObject({ turns: 2, historyRewrites: 1, promptTokens: first.promptIds.length + second.promptIds.length, generatedTokens: 2 * first.outputs[0]!.length });
+    expect(result.stats).toMatchObject({
+      turns: 2,
+      historyRewrites: 1,
+      promptTokens: first.promptIds.length + second.promptIds.length,
+      generatedTokens: 2 * first.outputs[0]!.length,
+    });
 
     const run = mkdtempSync(join(tmpdir(), 'atk-rewrite-'));
     mkdirSync(join(run, 'trajectories'));
-    const rollout = { task: { id: 't1', prompt: 'What is 2 + 2?', data: {} }, group: 0, sample: 0, policyVersion: 0, reward: 1, parts: {}, success: true, failed: false, episode: result };
-    writeFileSync(join(run, 'trajectories', 'step-00001.jsonl'), `${JSON.stringify(trajectoryRecord(rollout, 1, 0.5))}\n`);
+    const rollout = {
+      task: { id: 't1', prompt: 'What is 2 + 2?', data: {} },
+      group: 0,
+      sample: 0,
+      policyVersion: 0,
+      reward: 1,
+      parts: {},
+      success: true,
+      failed: false,
+      episode: result,
+    };
+    writeFileSync(
+      join(run, 'trajectories', 'step-00001.jsonl'),
+      `${JSON.stringify(trajectoryRecord(rollout, 1, 0.5))}\n`,
+    );
     const view = await runInspectTrajectory({ path: run, episode: 0, model: TINY_TOKENIZER_DIR, drift: true });
     expect(view).toContain(`history rewrite 1: ${reason}; the trajectory shown is segment 2, every segment is trained`);
     expect(view).toContain('agent stderr (end):\n  warming up');
 
-    const batch = assembleBatch([[{ reward: 1, success: true, excluded: false, tokens: toTokens(result.trajectory), priorTokens: [toTokens(result.priorSegments![0]!.trajectory)] }, { reward: 0, success: false, excluded: false, tokens: toTokens(result.trajectory) }]], resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })));
-    expect(batch.sequences.map((s) => [s.token_ids.length, (s.advantage ?? 0) > 0])).toStrictEqual([[result.priorSegments![0]!.trajectory.length, true], [result.trajectory.length, true], [result.trajectory.length, false]]);
+    const batch = assembleBatch(
+      [
+        [
+          {
+            reward: 1,
+            success: true,
+            excluded: false,
+            tokens: toTokens(result.trajectory),
+            priorTokens: [toTokens(result.priorSegments![0]!.trajectory)],
+          },
+          { reward: 0, success: false, excluded: false, tokens: toTokens(result.trajectory) },
+        ],
+      ],
+      resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })),
+    );
+    expect(batch.sequences.map((s) => [s.token_ids.length, (s.advantage ?? 0) > 0])).toStrictEqual([
+      [result.priorSegments![0]!.trajectory.length, true],
+      [result.trajectory.length, true],
+      [result.trajectory.length, false],
+    ]);
   });
 });
 
 describe('GatewayEpisode', () => {
   test('rejects messages the chat template refuses to render with a 400 naming the template error', async () => {
     // A template that, like many, refuses some conversations (here: tool messages).
-    const chatTemplate = "{%- for m in messages %}{%- if m.role == 'tool' %}{{ raise_exception('tool messages are not supported') }}{%- endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
+    const chatTemplate =
+      "{%- for m in messages %}{%- if m.role == 'tool' %}{{ raise_exception('tool messages are not supported') }}{%- endif %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}{%- if add_generation_prompt %}<|im_start|>assistant\n{%- endif %}";
     const strict = await loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplate });
-    const episode = new GatewayEpisode('e2', { engine: createVllmClient({ baseUrl: double.url, model: 'policy' }), tokenizer: strict, parser: hermesParser, policyVersion: 0, maxTurns: 4, maxNewTokens: 16, sampling: { temperature: 1, topP: 1, topK: -1 } });
-    const error = (await episode.complete(parseCompletionRequest({ messages: [{ role: 'user', content: 'Hi' }, { role: 'tool', content: '5', tool_call_id: 'c1' }] })).then(() => undefined, (e: unknown) => e)) as GatewayError;
+    const episode = new GatewayEpisode('e2', {
+      engine: createVllmClient({ baseUrl: double.url, model: 'policy' }),
+      tokenizer: strict,
+      parser: hermesParser,
+      policyVersion: 0,
+      maxTurns: 4,
+      maxNewTokens: 16,
+      sampling: { temperature: 1, topP: 1, topK: -1 },
+    });
+    const error = (await episode
+      .complete(
+        parseCompletionRequest({
+          messages: [
+            { role: 'user', content: 'Hi' },
+            { role: 'tool', content: '5', tool_call_id: 'c1' },
+          ],
+        }),
+      )
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      )) as GatewayError;
     expect(error).toBeInstanceOf(GatewayError);
-    expect(error.toBody()).toStrictEqual({ error: { message: expect.stringMatching(/^the model's chat template cannot render these messages: .*tool messages are not supported/), type: 'invalid_request_error', param: 'messages', code: 'unrenderable_messages' } });
+    expect(error.toBody()).toStrictEqual({
+      error: {
+        message: expect.stringMatching(
+          /^the model's chat template cannot render these messages: .*tool messages are not supported/,
+        ),
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'unrenderable_messages',
+      },
+    });
     expect([episode.modelCalls, episode.segments.length]).toStrictEqual([0, 0]);
   });
 });
 
-function toTokens(t: import('../tokens/trajectory.js').TokenTrajectory): { token_ids: number[]; loss_mask: number[]; logprobs: number[] } {
+function toTokens(t: import('../tokens/trajectory.js').TokenTrajectory): {
+  token_ids: number[];
+  loss_mask: number[];
+  logprobs: number[];
+} {
   return { token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) };
 }

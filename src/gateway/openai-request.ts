@@ -12,14 +12,27 @@ const RequestMessage = z.looseObject({
   tool_call_id: z.string().optional(),
   reasoning_content: z.string().nullable().optional(),
   tool_calls: z
-    .array(z.looseObject({ id: z.string().optional(), type: z.literal('function').optional(), function: z.looseObject({ name: z.string(), arguments: z.union([z.string(), z.record(z.string(), z.unknown())]) }) }))
+    .array(
+      z.looseObject({
+        id: z.string().optional(),
+        type: z.literal('function').optional(),
+        function: z.looseObject({
+          name: z.string(),
+          arguments: z.union([z.string(), z.record(z.string(), z.unknown())]),
+        }),
+      }),
+    )
     .nullable()
     .optional(),
 });
 
 const RequestTool = z.looseObject({
   type: z.literal('function'),
-  function: z.looseObject({ name: z.string().min(1), description: z.string().optional(), parameters: z.record(z.string(), z.unknown()).optional() }),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
 });
 
 /**
@@ -31,12 +44,18 @@ export const ChatCompletionRequest = z.looseObject({
   model: z.string().optional(),
   messages: z.array(RequestMessage).min(1),
   tools: z.array(RequestTool).nullable().optional(),
-  tool_choice: z.union([z.string(), z.looseObject({ type: z.string() })]).nullable().optional(),
+  tool_choice: z
+    .union([z.string(), z.looseObject({ type: z.string() })])
+    .nullable()
+    .optional(),
   temperature: z.number().min(0).max(2).nullable().optional(),
   top_p: z.number().gt(0).max(1).nullable().optional(),
   max_tokens: z.number().int().positive().nullable().optional(),
   max_completion_tokens: z.number().int().positive().nullable().optional(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullable().optional(),
+  stop: z
+    .union([z.string(), z.array(z.string()).max(4)])
+    .nullable()
+    .optional(),
   n: z.number().int().positive().nullable().optional(),
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
@@ -74,15 +93,26 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
     throw badRequest(issue.path.join('.') || 'body', issue.message);
   }
   const request = parsed.data;
-  if ((request.n ?? 1) !== 1) throw badRequest('n', `only n = 1 is supported (got ${request.n}); send one request per sample`);
+  if ((request.n ?? 1) !== 1)
+    throw badRequest('n', `only n = 1 is supported (got ${request.n}); send one request per sample`);
   const choice = request.tool_choice ?? 'auto';
   if (choice !== 'auto' && choice !== 'none') {
-    throw badRequest('tool_choice', `only "auto" and "none" are supported (got ${JSON.stringify(choice)}): the model chooses its calls itself`);
+    throw badRequest(
+      'tool_choice',
+      `only "auto" and "none" are supported (got ${JSON.stringify(choice)}): the model chooses its calls itself`,
+    );
   }
   const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
   return {
     messages: request.messages.map((m, i) => chatMessage(m, i)),
-    tools: (request.tools ?? []).map((t) => ({ type: 'function', function: { name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? { type: 'object', properties: {} } } })),
+    tools: (request.tools ?? []).map((t) => ({
+      type: 'function',
+      function: {
+        name: t.function.name,
+        description: t.function.description ?? '',
+        parameters: t.function.parameters ?? { type: 'object', properties: {} },
+      },
+    })),
     parseToolCalls: choice === 'auto',
     ...(request.temperature == null ? {} : { temperature: request.temperature }),
     ...(request.top_p == null ? {} : { topP: request.top_p }),
@@ -98,14 +128,30 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
 function chatMessage(m: z.infer<typeof RequestMessage>, i: number): ChatMessage {
   const role = m.role === 'developer' ? 'system' : m.role;
   const content = contentText(m.content, `messages.${i}.content`);
-  if (role === 'tool') return { role, content, ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}), ...(m.name ? { name: m.name } : {}) };
+  if (role === 'tool')
+    return {
+      role,
+      content,
+      ...(m.tool_call_id ? { tool_call_id: m.tool_call_id } : {}),
+      ...(m.name ? { name: m.name } : {}),
+    };
   if (role !== 'assistant') return { role, content };
-  const calls = (m.tool_calls ?? []).map((call, j): ChatToolCall => ({
-    ...(call.id ? { id: call.id } : {}),
-    type: 'function',
-    function: { name: call.function.name, arguments: callArguments(call.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`) },
-  }));
-  return { role, content, ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}), ...(calls.length ? { tool_calls: calls } : {}) };
+  const calls = (m.tool_calls ?? []).map(
+    (call, j): ChatToolCall => ({
+      ...(call.id ? { id: call.id } : {}),
+      type: 'function',
+      function: {
+        name: call.function.name,
+        arguments: callArguments(call.function.arguments, `messages.${i}.tool_calls.${j}.function.arguments`),
+      },
+    }),
+  );
+  return {
+    role,
+    content,
+    ...(m.reasoning_content ? { reasoning_content: m.reasoning_content } : {}),
+    ...(calls.length ? { tool_calls: calls } : {}),
+  };
 }
 
 function contentText(content: z.infer<typeof Content>, param: string): string {
@@ -114,7 +160,11 @@ function contentText(content: z.infer<typeof Content>, param: string): string {
   return content
     .map((part, j) => {
       if (part.type === 'text' && typeof part.text === 'string') return part.text;
-      throw badRequest(`${param}.${j}`, `a '${part.type}' part cannot be rendered by the model's chat template; send text parts only`, 'unsupported_content');
+      throw badRequest(
+        `${param}.${j}`,
+        `a '${part.type}' part cannot be rendered by the model's chat template; send text parts only`,
+        'unsupported_content',
+      );
     })
     .join('');
 }
@@ -128,6 +178,7 @@ function callArguments(value: string | Record<string, unknown>, param: string): 
   } catch {
     throw badRequest(param, 'is not valid JSON');
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw badRequest(param, 'must be a JSON object');
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw badRequest(param, 'must be a JSON object');
   return parsed as Record<string, unknown>;
 }

@@ -7,7 +7,14 @@ import type { ResolvedRecipe } from '../recipe/resolve.js';
  */
 export function externalAgentProblems(recipe: ResolvedRecipe): RecipeProblem[] {
   if (!recipe.agent.external) return [];
-  const problems: RecipeProblem[] = recipe.tools.map((_, i) => ({ path: `tools.${i}`, message: 'agent.external runs its own tools; recipe tools would never be called (remove them)' }));
-  if (recipe.user) problems.push({ path: 'user', message: 'agent.external drives its own conversation; a simulated user would never speak (remove it)' });
+  const problems: RecipeProblem[] = recipe.tools.map((_, i) => ({
+    path: `tools.${i}`,
+    message: 'agent.external runs its own tools; recipe tools would never be called (remove them)',
+  }));
+  if (recipe.user)
+    problems.push({
+      path: 'user',
+      message: 'agent.external drives its own conversation; a simulated user would never speak (remove it)',
+    });
   return problems;
 }

@@ -12,7 +12,8 @@ export const reportedReward: RewardDefinition = {
   create: () =>
     Promise.resolve(async ({ env }) => {
       const value = env.state.get(REPORTED_REWARD_KEY);
-      if (typeof value !== 'number') throw new Error("the agent reported no reward (POST /episodes/<id>/reward or 'reward' in its result)");
+      if (typeof value !== 'number')
+        throw new Error("the agent reported no reward (POST /episodes/<id>/reward or 'reward' in its result)");
       return value;
     }),
 };

@@ -41,7 +41,10 @@ interface OpenEpisode {
  * `POST /episodes/<id>/v1/chat/completions`, `GET /episodes/<id>/v1/models`, `POST /episodes/<id>/reward`.
  * Every route checks the episode's bearer token; every refusal is an OpenAI-shaped error.
  */
-export async function startGateway(options: { readonly modelName: () => string; readonly port?: number }): Promise<Gateway> {
+export async function startGateway(options: {
+  readonly modelName: () => string;
+  readonly port?: number;
+}): Promise<Gateway> {
   const episodes = new Map<string, OpenEpisode>();
   const server = createServer((req, res) => {
     handle(req, res, episodes, options.modelName).catch((error: unknown) => sendError(res, error));
@@ -57,7 +60,11 @@ export async function startGateway(options: { readonly modelName: () => string; 
     url,
     open(id, episodeOptions) {
       if (episodes.has(id)) throw new Error(`gateway: episode ${id} is already open`);
-      const open: OpenEpisode = { episode: new GatewayEpisode(id, episodeOptions), apiKey: `atk-${randomBytes(18).toString('hex')}`, abort: new AbortController() };
+      const open: OpenEpisode = {
+        episode: new GatewayEpisode(id, episodeOptions),
+        apiKey: `atk-${randomBytes(18).toString('hex')}`,
+        abort: new AbortController(),
+      };
       episodes.set(id, open);
       return {
         episode: open.episode,
@@ -79,14 +86,30 @@ export async function startGateway(options: { readonly modelName: () => string; 
   };
 }
 
-async function handle(req: IncomingMessage, res: ServerResponse, episodes: Map<string, OpenEpisode>, modelName: () => string): Promise<void> {
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  episodes: Map<string, OpenEpisode>,
+  modelName: () => string,
+): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   const route = ROUTE.exec(path);
-  if (!route) throw new GatewayError(404, 'not_found', `no route ${req.method} ${path}; episode agents use /episodes/<id>/v1 as their base URL`);
+  if (!route)
+    throw new GatewayError(
+      404,
+      'not_found',
+      `no route ${req.method} ${path}; episode agents use /episodes/<id>/v1 as their base URL`,
+    );
   const id = decodeURIComponent(route[1]!);
   const open = episodes.get(id);
-  if (!open) throw new GatewayError(404, 'episode_not_found', `unknown episode '${id}' (it ended, or the base URL is wrong)`);
-  if (req.headers.authorization !== `Bearer ${open.apiKey}`) throw new GatewayError(401, 'invalid_api_key', `wrong or missing API key for episode '${id}'; use the OPENAI_API_KEY atk gave this episode`);
+  if (!open)
+    throw new GatewayError(404, 'episode_not_found', `unknown episode '${id}' (it ended, or the base URL is wrong)`);
+  if (req.headers.authorization !== `Bearer ${open.apiKey}`)
+    throw new GatewayError(
+      401,
+      'invalid_api_key',
+      `wrong or missing API key for episode '${id}'; use the OPENAI_API_KEY atk gave this episode`,
+    );
 
   if (route[2] === 'v1/models') {
     requireMethod(req, 'GET');
@@ -97,7 +120,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, episodes: Map<s
   const body = await readJson(req);
   if (route[2] === 'reward') {
     const reward = (body as { reward?: unknown } | null)?.reward;
-    if (typeof reward !== 'number' || !Number.isFinite(reward)) throw new GatewayError(400, 'invalid_reward', 'reward: expected {"reward": <finite number>}', 'reward');
+    if (typeof reward !== 'number' || !Number.isFinite(reward))
+      throw new GatewayError(400, 'invalid_reward', 'reward: expected {"reward": <finite number>}', 'reward');
     open.episode.reportedReward = reward;
     sendJson(res, 200, { ok: true });
     return;
@@ -114,7 +138,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, episodes: Map<s
 }
 
 function requireMethod(req: IncomingMessage, method: string): void {
-  if (req.method !== method) throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${method}`);
+  if (req.method !== method)
+    throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${method}`);
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
@@ -122,7 +147,8 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new GatewayError(413, 'request_too_large', `the request body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
+    if (size > MAX_BODY_BYTES)
+      throw new GatewayError(413, 'request_too_large', `the request body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
     chunks.push(chunk);
   }
   try {
@@ -145,7 +171,11 @@ function sendError(res: ServerResponse, error: unknown): void {
       ? error
       : error instanceof ProviderError
         ? new GatewayError(502, 'engine_error', `the engine failed: ${error.message.split('\n')[0]}`)
-        : new GatewayError(500, 'internal_error', `gateway error: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`);
+        : new GatewayError(
+            500,
+            'internal_error',
+            `gateway error: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`,
+          );
   if (res.headersSent) {
     res.destroy();
     return;

@@ -21,7 +21,10 @@ export interface RecipeCheckContext {
 }
 
 /** A semantic check over a recipe that already passed the schema. */
-export type RecipeCheck = (recipe: ResolvedRecipe, context: RecipeCheckContext) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
+export type RecipeCheck = (
+  recipe: ResolvedRecipe,
+  context: RecipeCheckContext,
+) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
 const checks: RecipeCheck[] = [userSettings, scheduleLength];
 
@@ -68,12 +71,21 @@ export async function checkOptions(recipe: ResolvedRecipe): Promise<ComponentOpt
 function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
   const problems: RecipeProblem[] = [];
   const { user } = recipe;
-  if (user?.kind === 'url' && user.url === undefined) problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
-  if (user?.kind === 'scripted' && user.messages === undefined) problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
-  if ((user?.kind === 'url' || user?.kind === 'engine') && user.model === undefined) problems.push({ path: 'user.kind', message: `kind ${user.kind} needs user.model` });
-  if (user?.kind === 'engine' && user.engine === undefined) problems.push({ path: 'user.kind', message: 'kind engine needs user.engine' });
-  if (user?.kind === 'engine' && user.engine?.kind === 'embedded') problems.push({ path: 'user.engine.kind', message: 'a second embedded engine is not supported: use user.kind policy, or a vllm, sglang or url engine' });
-  if (user?.engine?.kind === 'url' && user.engine.url === undefined) problems.push({ path: 'user.engine.kind', message: 'kind url needs user.engine.url' });
+  if (user?.kind === 'url' && user.url === undefined)
+    problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
+  if (user?.kind === 'scripted' && user.messages === undefined)
+    problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
+  if ((user?.kind === 'url' || user?.kind === 'engine') && user.model === undefined)
+    problems.push({ path: 'user.kind', message: `kind ${user.kind} needs user.model` });
+  if (user?.kind === 'engine' && user.engine === undefined)
+    problems.push({ path: 'user.kind', message: 'kind engine needs user.engine' });
+  if (user?.kind === 'engine' && user.engine?.kind === 'embedded')
+    problems.push({
+      path: 'user.engine.kind',
+      message: 'a second embedded engine is not supported: use user.kind policy, or a vllm, sglang or url engine',
+    });
+  if (user?.engine?.kind === 'url' && user.engine.url === undefined)
+    problems.push({ path: 'user.engine.kind', message: 'kind url needs user.engine.url' });
   return problems;
 }
 
@@ -82,7 +94,12 @@ function scheduleLength(recipe: ResolvedRecipe): RecipeProblem[] {
   const { algorithm, train } = recipe;
   const updates = train.steps * algorithm.updates_per_step;
   if (algorithm.lr_schedule === 'cosine' && updates <= algorithm.warmup_steps) {
-    return [{ path: 'algorithm.warmup_steps', message: `a cosine schedule needs more updates (train.steps x updates_per_step = ${updates}) than warmup_steps (${algorithm.warmup_steps})` }];
+    return [
+      {
+        path: 'algorithm.warmup_steps',
+        message: `a cosine schedule needs more updates (train.steps x updates_per_step = ${updates}) than warmup_steps (${algorithm.warmup_steps})`,
+      },
+    ];
   }
   return [];
 }

@@ -15,21 +15,36 @@ export const ClusterSchema = z
     hosts: z
       .array(z.string().min(1))
       .optional()
-      .describe('hosts: the machines, in order (the trainer takes the first model.trainer.nodes, engine replicas the next); Slurm hostlists such as gpu[1-4] are expanded.'),
+      .describe(
+        'hosts: the machines, in order (the trainer takes the first model.trainer.nodes, engine replicas the next); Slurm hostlists such as gpu[1-4] are expanded.',
+      ),
     command: z
       .array(z.string())
       .min(1)
       .default(['ssh', '{host}'])
-      .describe('hosts: command prefix that runs a command on {host} (its arguments follow); e.g. [ssh, -o, BatchMode=yes, "{host}"].'),
-    gpus_per_node: z.number().int().nonnegative().optional().describe('hosts: GPUs on each host, checked against model.engine.gpus_per_replica (slurm reads the allocation instead).'),
+      .describe(
+        'hosts: command prefix that runs a command on {host} (its arguments follow); e.g. [ssh, -o, BatchMode=yes, "{host}"].',
+      ),
+    gpus_per_node: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'hosts: GPUs on each host, checked against model.engine.gpus_per_replica (slurm reads the allocation instead).',
+      ),
     shared_dir: z
       .string()
       .optional()
-      .describe('A directory every node sees at the same path (NFS, Lustre); LoRA syncs are written there instead of uploaded to each engine host.'),
+      .describe(
+        'A directory every node sees at the same path (NFS, Lustre); LoRA syncs are written there instead of uploaded to each engine host.',
+      ),
     auth: z
       .enum(['token', 'none'])
       .default('token')
-      .describe('token: listeners off loopback (trainer control API, engines) require a per-run random token header; none is refused for slurm and hosts.'),
+      .describe(
+        'token: listeners off loopback (trainer control API, engines) require a per-run random token header; none is refused for slurm and hosts.',
+      ),
   })
   .describe('Where the trainer and the engine replicas run: this machine, a Slurm allocation, or a list of hosts.');
 

@@ -18,7 +18,12 @@ export type KeysAt = (path: KeyPath) => string[];
  * where the parsed value sits in the recipe; `keysAt` names the valid keys (default: the recipe
  * schema's; a component's options schema for its options).
  */
-export function locateZodIssues(issues: readonly ZodIssue[], root: LocatedNode, base: KeyPath = [], keysAt: KeysAt = knownKeys): ConfigIssue[] {
+export function locateZodIssues(
+  issues: readonly ZodIssue[],
+  root: LocatedNode,
+  base: KeyPath = [],
+  keysAt: KeysAt = knownKeys,
+): ConfigIssue[] {
   return issues.flatMap((issue) => locateZodIssue(issue, root, [...base, ...issue.path.map(pathSegment)], keysAt));
 }
 
@@ -34,17 +39,37 @@ function locateZodIssue(issue: ZodIssue, root: LocatedNode, path: KeyPath, keysA
     case 'unrecognized_keys':
       return issue.keys.map((key) => at([...path, key], unknownKeyMessage(path, key, keysAt), 'key'));
     case 'invalid_union':
-      return unionIssues(issue, root, path, value, keysAt) ?? [at(path, `expected ${unionExpectation(path)}, got ${describeValue(value)}`)];
+      return (
+        unionIssues(issue, root, path, value, keysAt) ?? [
+          at(path, `expected ${unionExpectation(path)}, got ${describeValue(value)}`),
+        ]
+      );
     case 'invalid_type':
-      return [at(path, node ? `expected ${typeName(issue.expected)}, got ${describeValue(value)}` : 'required key is missing')];
+      return [
+        at(
+          path,
+          node ? `expected ${typeName(issue.expected)}, got ${describeValue(value)}` : 'required key is missing',
+        ),
+      ];
     case 'too_small':
       return [at(path, tooSmallMessage(issue, value))];
     case 'too_big':
-      return [at(path, `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}, got ${describeValue(value)}`)];
+      return [
+        at(path, `must be ${issue.inclusive ? '<=' : '<'} ${String(issue.maximum)}, got ${describeValue(value)}`),
+      ];
     case 'invalid_value':
       return [at(path, invalidValueMessage(issue.values, value))];
     case 'invalid_format':
-      return [at(path, issue.format === 'url' ? `must be a URL such as http://127.0.0.1:8000, got ${describeValue(value)}` : issue.format === 'regex' ? issue.message : `must be a valid ${issue.format}`)];
+      return [
+        at(
+          path,
+          issue.format === 'url'
+            ? `must be a URL such as http://127.0.0.1:8000, got ${describeValue(value)}`
+            : issue.format === 'regex'
+              ? issue.message
+              : `must be a valid ${issue.format}`,
+        ),
+      ];
     default:
       return [at(path, issue.message)];
   }
@@ -62,9 +87,17 @@ export function unknownKeyMessage(parent: KeyPath, key: string, keysAt: KeysAt =
  * A union (e.g. a prompt that is a string or {file}) failed: report the problems of the branch
  * whose type matched what was written, if exactly one did.
  */
-function unionIssues(issue: Extract<ZodIssue, { code: 'invalid_union' }>, root: LocatedNode, path: KeyPath, value: unknown, keysAt: KeysAt): ConfigIssue[] | undefined {
+function unionIssues(
+  issue: Extract<ZodIssue, { code: 'invalid_union' }>,
+  root: LocatedNode,
+  path: KeyPath,
+  value: unknown,
+  keysAt: KeysAt,
+): ConfigIssue[] | undefined {
   if (value === undefined) return undefined;
-  const typeMatched = issue.errors.filter((branch) => !branch.some((b) => b.code === 'invalid_type' && b.path.length === 0));
+  const typeMatched = issue.errors.filter(
+    (branch) => !branch.some((b) => b.code === 'invalid_type' && b.path.length === 0),
+  );
   if (typeMatched.length !== 1) return undefined;
   return locateZodIssues(typeMatched[0]!, root, path, keysAt);
 }
@@ -84,7 +117,9 @@ function invalidValueMessage(values: readonly unknown[], value: unknown): string
   const options = values.map(String);
   const near = typeof value === 'string' ? closestName(value, options) : undefined;
   const list = options.join(', ');
-  return near ? `unknown value '${String(value)}' (did you mean '${near}'?); one of: ${list}` : `must be one of: ${list}; got ${describeValue(value)}`;
+  return near
+    ? `unknown value '${String(value)}' (did you mean '${near}'?); one of: ${list}`
+    : `must be one of: ${list}; got ${describeValue(value)}`;
 }
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {

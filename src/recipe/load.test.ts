@@ -16,7 +16,8 @@ function files(tree: Record<string, string>): string {
   return dir;
 }
 
-const VALID = 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n';
+const VALID =
+  'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n';
 /** VALID with a dataset: without one the default file dataset has no data file, which the checks refuse. */
 const WITH_DATA = `${VALID}dataset:\n  name: arith\n`;
 
@@ -36,7 +37,12 @@ describe('loadRecipe', () => {
     expect(loaded.file).toBe(join(dir, 'r.yaml'));
     expect(loaded.dir).toBe(dir);
     expect(loaded.sourceText).toBe(`${WITH_DATA}algorithm:\n  name: rloo\n`);
-    expect(loaded.recipe.algorithm).toMatchObject({ name: 'rloo', group_size: 8, baseline: 'leave_one_out', std_normalize: false });
+    expect(loaded.recipe.algorithm).toMatchObject({
+      name: 'rloo',
+      group_size: 8,
+      baseline: 'leave_one_out',
+      std_normalize: false,
+    });
     expect(loaded.recipe.train.steps).toBe(100);
     expect(loaded.recipe.model.path).toBe('Qwen/Qwen3-0.6B');
     expect('extends' in loaded.recipe).toBe(false);
@@ -44,11 +50,16 @@ describe('loadRecipe', () => {
 
   test('returns a deep merge of extends: maps merge, lists replace, the including file wins', async () => {
     const dir = files({
-      'base/base.yaml': 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\n  engine:\n    kind: sglang\n    gpus: [0, 1]\n    startup_timeout_s: 60\ntools:\n  - name: calculator\nreward:\n  name: math_answer\ndataset:\n  name: arith\n',
+      'base/base.yaml':
+        'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\n  engine:\n    kind: sglang\n    gpus: [0, 1]\n    startup_timeout_s: 60\ntools:\n  - name: calculator\nreward:\n  name: math_answer\ndataset:\n  name: arith\n',
       'top.yaml': 'extends: base/base.yaml\nname: top\nmodel:\n  engine:\n    gpus: [3]\ntools: []\n',
     });
     const { recipe } = await loadRecipe(join(dir, 'top.yaml'));
-    expect({ name: recipe.name, engine: [recipe.model.engine.kind, recipe.model.engine.gpus, recipe.model.engine.startup_timeout_s], tools: recipe.tools }).toStrictEqual({
+    expect({
+      name: recipe.name,
+      engine: [recipe.model.engine.kind, recipe.model.engine.gpus, recipe.model.engine.startup_timeout_s],
+      tools: recipe.tools,
+    }).toStrictEqual({
       name: 'top',
       engine: ['sglang', [3], 60],
       tools: [],
@@ -56,7 +67,8 @@ describe('loadRecipe', () => {
   });
 
   test('returns tool and reward modules, a reward command path, its cwd and an MCP cwd resolved against the base recipe that names them', async () => {
-    const tool = "export const lookup = { name: 'lookup', description: 'd', toolSpec: { name: 'lookup', description: 'd', inputSchema: { type: 'object' } }, async *stream() {} };\n";
+    const tool =
+      "export const lookup = { name: 'lookup', description: 'd', toolSpec: { name: 'lookup', description: 'd', inputSchema: { type: 'object' } }, async *stream() {} };\n";
     const dir = files({
       'shared/base.yaml': [
         'name: base',
@@ -80,48 +92,88 @@ describe('loadRecipe', () => {
     chmodSync(join(dir, 'shared', 'grade.sh'), 0o755);
     const { recipe } = await loadRecipe(join(dir, 'exp', 'top.yaml'));
     const shared = join(dir, 'shared');
-    expect(recipe.tools.map((t) => t.module ?? t.mcp)).toStrictEqual([join(shared, 'tools.mjs'), { command: 'node', args: ['server.mjs'], cwd: shared }]);
-    expect(recipe.reward.components!.map((c) => c.module ?? c.command)).toStrictEqual([join(shared, 'grade.mjs'), [join(shared, 'grade.sh'), '--strict'], ['python3', 'grade.py']]);
+    expect(recipe.tools.map((t) => t.module ?? t.mcp)).toStrictEqual([
+      join(shared, 'tools.mjs'),
+      { command: 'node', args: ['server.mjs'], cwd: shared },
+    ]);
+    expect(recipe.reward.components!.map((c) => c.module ?? c.command)).toStrictEqual([
+      join(shared, 'grade.mjs'),
+      [join(shared, 'grade.sh'), '--strict'],
+      ['python3', 'grade.py'],
+    ]);
     // Commands run in the base recipe's folder, so `grade.py` is the one beside base.yaml.
     expect(recipe.reward.components!.map((c) => c.cwd)).toStrictEqual([undefined, shared, shared]);
   });
 
   test('returns max_staleness 0 with no tis_cap by default, tis_cap 2 when max_staleness > 0, and keeps a tis_cap the recipe gives', async () => {
-    const dir = files({ 'sync.yaml': WITH_DATA, 'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n`, 'capped.yaml': `${WITH_DATA}rollout:\n  max_staleness: 1\nalgorithm:\n  tis_cap: 5\n`, 'bad.yaml': `${WITH_DATA}rollout:\n  max_staleness: -1\n` });
+    const dir = files({
+      'sync.yaml': WITH_DATA,
+      'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n`,
+      'capped.yaml': `${WITH_DATA}rollout:\n  max_staleness: 1\nalgorithm:\n  tis_cap: 5\n`,
+      'bad.yaml': `${WITH_DATA}rollout:\n  max_staleness: -1\n`,
+    });
     const loaded = await Promise.all(['sync', 'async', 'capped'].map((n) => loadRecipe(join(dir, `${n}.yaml`))));
-    expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.tis_cap])).toStrictEqual([[0, undefined], [2, 2], [1, 5]]);
-    expect(await problems(join(dir, 'bad.yaml'))).toStrictEqual([`${join(dir, 'bad.yaml')}:11:18  rollout.max_staleness: must be >= 0, got -1`]);
+    expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.tis_cap])).toStrictEqual([
+      [0, undefined],
+      [2, 2],
+      [1, 5],
+    ]);
+    expect(await problems(join(dir, 'bad.yaml'))).toStrictEqual([
+      `${join(dir, 'bad.yaml')}:11:18  rollout.max_staleness: must be >= 0, got -1`,
+    ]);
   });
 
   test('rejects a value inherited through extends at its line in the base file', async () => {
-    const dir = files({ 'b.yaml': `${WITH_DATA}rollout:\n  top_p: 2\n`, 'sub/top.yaml': 'extends: ../b.yaml\nname: top\n' });
+    const dir = files({
+      'b.yaml': `${WITH_DATA}rollout:\n  top_p: 2\n`,
+      'sub/top.yaml': 'extends: ../b.yaml\nname: top\n',
+    });
     const lines = await problems(join(dir, 'sub', 'top.yaml'));
     expect(lines).toStrictEqual([`${join(dir, 'b.yaml')}:11:10  rollout.top_p: must be <= 1, got 2`]);
   });
 
   test('rejects a chain of three files that loops back, naming the cycle', async () => {
-    const dir = files({ 'a.yaml': 'extends: b.yaml\n', 'b.yaml': 'extends: c.yaml\n', 'c.yaml': 'name: c\nextends: a.yaml\n' });
+    const dir = files({
+      'a.yaml': 'extends: b.yaml\n',
+      'b.yaml': 'extends: c.yaml\n',
+      'c.yaml': 'name: c\nextends: a.yaml\n',
+    });
     const lines = await problems(join(dir, 'a.yaml'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/c\.yaml:2:10 {2}extends: circular extends: .*a\.yaml -> .*b\.yaml -> .*c\.yaml -> .*a\.yaml$/);
+    expect(lines[0]).toMatch(
+      /c\.yaml:2:10 {2}extends: circular extends: .*a\.yaml -> .*b\.yaml -> .*c\.yaml -> .*a\.yaml$/,
+    );
   });
 
   test('returns overrides parsed as YAML scalars and flow collections', async () => {
     const dir = files({ 'r.yaml': WITH_DATA });
-    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), ['train.steps=7', 'algorithm.learning_rate=2e-4', 'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}', 'train.eval_before=false', 'name="x1"', 'tools.0.options.max_length=9']);
-    expect([recipe.train.steps, recipe.algorithm.learning_rate, recipe.agent.chat_template_kwargs, recipe.train.eval_before, recipe.name, recipe.tools[0]!.options]).toStrictEqual([
-      7,
-      2e-4,
-      { enable_thinking: false, n: [1, 2] },
-      false,
-      'x1',
-      { max_length: 9 },
+    const { recipe } = await loadRecipe(join(dir, 'r.yaml'), [
+      'train.steps=7',
+      'algorithm.learning_rate=2e-4',
+      'agent.chat_template_kwargs={enable_thinking: false, n: [1, 2]}',
+      'train.eval_before=false',
+      'name="x1"',
+      'tools.0.options.max_length=9',
     ]);
+    expect([
+      recipe.train.steps,
+      recipe.algorithm.learning_rate,
+      recipe.agent.chat_template_kwargs,
+      recipe.train.eval_before,
+      recipe.name,
+      recipe.tools[0]!.options,
+    ]).toStrictEqual([7, 2e-4, { enable_thinking: false, n: [1, 2] }, false, 'x1', { max_length: 9 }]);
   });
 
   test('rejects every bad override at once, located by argument number and column', async () => {
     const dir = files({ 'r.yaml': WITH_DATA });
-    const lines = await problems(join(dir, 'r.yaml'), ['train.stepz=3', 'seed=-1', 'oops', 'tools.5.name=x', 'extends=a.yaml']);
+    const lines = await problems(join(dir, 'r.yaml'), [
+      'train.stepz=3',
+      'seed=-1',
+      'oops',
+      'tools.5.name=x',
+      'extends=a.yaml',
+    ]);
     expect(lines).toStrictEqual([
       "<overrides>:1:7  train.stepz: unknown key (did you mean 'train.steps'?)",
       '<overrides>:2:6  seed: must be >= 0, got -1',
@@ -134,17 +186,26 @@ describe('loadRecipe', () => {
   test('rejects file problems and override problems together, file first', async () => {
     const dir = files({ 'r.yaml': `${VALID}train:\n  steps: 0\n` });
     const lines = await problems(join(dir, 'r.yaml'), ['rollout.concurrency=0']);
-    expect(lines).toStrictEqual([`${join(dir, 'r.yaml')}:9:10  train.steps: must be > 0, got 0`, '<overrides>:1:21  rollout.concurrency: must be > 0, got 0']);
+    expect(lines).toStrictEqual([
+      `${join(dir, 'r.yaml')}:9:10  train.steps: must be > 0, got 0`,
+      '<overrides>:1:21  rollout.concurrency: must be > 0, got 0',
+    ]);
   });
 
   test('returns paths resolved against the file that wrote them; hub ids stay as written', async () => {
     const dir = files({
       'shared/base.yaml': `${VALID}dataset:\n  name: file\n  path: data/train.jsonl\n`,
       'shared/data/train.jsonl': '{"prompt": "1 + 1?"}\n',
-      'exp/top.yaml': 'extends: ../shared/base.yaml\nagent:\n  system_prompt: {file: prompt.txt}\nmodel:\n  path: models/tiny-arith\n',
+      'exp/top.yaml':
+        'extends: ../shared/base.yaml\nagent:\n  system_prompt: {file: prompt.txt}\nmodel:\n  path: models/tiny-arith\n',
     });
     const { recipe } = await loadRecipe(join(dir, 'exp', 'top.yaml'), ['model.chat_template=t.jinja']);
-    expect([recipe.dataset.path, recipe.agent.system_prompt, recipe.model.path, recipe.model.chat_template]).toStrictEqual([
+    expect([
+      recipe.dataset.path,
+      recipe.agent.system_prompt,
+      recipe.model.path,
+      recipe.model.chat_template,
+    ]).toStrictEqual([
       join(dir, 'shared', 'data', 'train.jsonl'),
       { file: join(dir, 'exp', 'prompt.txt') },
       join(projectRoot(), 'models', 'tiny-arith'),
@@ -156,17 +217,24 @@ describe('loadRecipe', () => {
     const dir = files({ 'r.yaml': WITH_DATA.replace('name: calculator', 'name: calculater') });
     const lines = await problems(join(dir, 'r.yaml'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^${join(dir, 'r.yaml')}:5:11 {2}tools\\.0\\.name: unknown tool 'calculater' \\(did you mean 'calculator'\\?\\); known: `));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^${join(dir, 'r.yaml')}:5:11 {2}tools\\.0\\.name: unknown tool 'calculater' \\(did you mean 'calculator'\\?\\); known: `,
+      ),
+    );
   });
 
   test('rejects what an added check reports, located at the key it names', async () => {
     addRecipeCheck((recipe) => (recipe.seed === 4242 ? [{ path: 'seed', message: 'seed 4242 is reserved' }] : []));
     const dir = files({ 'r.yaml': `${WITH_DATA}seed: 4242\n` });
-    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([`${join(dir, 'r.yaml')}:10:7  seed: seed 4242 is reserved`]);
+    expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([
+      `${join(dir, 'r.yaml')}:10:7  seed: seed 4242 is reserved`,
+    ]);
   });
 
-  test('rejects registered components\' options with each component\'s own schema, all at once, at their keys', async () => {
-    const text = 'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ndataset:\n  name: arith\n  options: {max_digits: 0}\ntools:\n  - name: calculator\n    options: {max_lenght: 9}\nreward:\n  components:\n    - name: math_answer\n    - name: tau2\n      options: {domain: telecom}\n';
+  test("rejects registered components' options with each component's own schema, all at once, at their keys", async () => {
+    const text =
+      'name: base\nmodel:\n  path: Qwen/Qwen3-0.6B\ndataset:\n  name: arith\n  options: {max_digits: 0}\ntools:\n  - name: calculator\n    options: {max_lenght: 9}\nreward:\n  components:\n    - name: math_answer\n    - name: tau2\n      options: {domain: telecom}\n';
     const dir = files({ 'r.yaml': text });
     expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([
       `${join(dir, 'r.yaml')}:6:25  dataset.options.max_digits: must be >= 1, got 0`,
@@ -178,7 +246,11 @@ describe('loadRecipe', () => {
   test('returns a relocate that moves component issues from <recipe> to their line', async () => {
     const dir = files({ 'r.yaml': `${VALID}dataset:\n  name: arith\n  options:\n    max_digits: 9\n` });
     const loaded = await loadRecipe(join(dir, 'r.yaml'));
-    const moved = loaded.relocate(new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: 'dataset.options.max_digits', message: 'must be <= 12' }]));
+    const moved = loaded.relocate(
+      new ConfigError([
+        { file: '<recipe>', line: 1, col: 1, path: 'dataset.options.max_digits', message: 'must be <= 12' },
+      ]),
+    );
     expect(moved.message).toBe(`${join(dir, 'r.yaml')}:11:17  dataset.options.max_digits: must be <= 12`);
   });
 });

@@ -9,7 +9,16 @@ import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, type ConfigIssue } from '../errors/index.js';
 import { checkOptions, checkRecipe } from './checks.js';
 import { locateZodIssues } from './issues.js';
-import { formatPath, locate, mergeNodes, toPlain, withoutKey, type KeyPath, type LocatedNode, type SourceLocation } from './located.js';
+import {
+  formatPath,
+  locate,
+  mergeNodes,
+  toPlain,
+  withoutKey,
+  type KeyPath,
+  type LocatedNode,
+  type SourceLocation,
+} from './located.js';
 import { applyOverrides, OVERRIDES_FILE, parseOverrides } from './overrides.js';
 import { resolveRecipe, type ResolvedRecipe } from './resolve.js';
 import { RecipeSchema } from './schema.js';
@@ -50,7 +59,11 @@ export interface LoadRecipeOptions {
  * schema and the semantic checks, and resolve it.
  * @throws ConfigError listing every problem as `file:line:col  key.path: message` (exit code 2).
  */
-export async function loadRecipe(file: string, overrides: readonly string[] = [], options: LoadRecipeOptions = {}): Promise<LoadedRecipe> {
+export async function loadRecipe(
+  file: string,
+  overrides: readonly string[] = [],
+  options: LoadRecipeOptions = {},
+): Promise<LoadedRecipe> {
   const absolute = resolve(file);
   const dir = options.dir ?? dirname(absolute);
   const chain = await loadChain(absolute, file, []);
@@ -60,7 +73,11 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
   const applied = applyOverrides(chain.root, parsed.overrides);
   const root = applied.root;
   const result = RecipeSchema.safeParse(toPlain(root));
-  const issues = [...parsed.issues, ...applied.issues, ...(result.success ? [] : locateZodIssues(result.error.issues, root))];
+  const issues = [
+    ...parsed.issues,
+    ...applied.issues,
+    ...(result.success ? [] : locateZodIssues(result.error.issues, root)),
+  ];
   if (!result.success || issues.length > 0) throw configError(issues, chain.files);
 
   // Relative paths resolve against the file they are written in; the top file's may be `options.dir`.
@@ -74,7 +91,9 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
           const path = parseKeyPath(problem.path);
           return { ...locate(root, path), path: formatPath(path), message: problem.message };
         }),
-        ...optionFailures.flatMap((failure) => locateZodIssues(failure.issues, root, parseKeyPath(failure.path), failure.keysAt)),
+        ...optionFailures.flatMap((failure) =>
+          locateZodIssues(failure.issues, root, parseKeyPath(failure.path), failure.keysAt),
+        ),
       ],
       chain.files,
     );
@@ -88,7 +107,9 @@ export async function loadRecipe(file: string, overrides: readonly string[] = []
     locate: locatePath,
     relocate: (error) =>
       new ConfigError(
-        error.issues.map((issue) => (issue.file === PLACEHOLDER_FILE ? { ...issue, ...locatePath(issue.path) } : issue)),
+        error.issues.map((issue) =>
+          issue.file === PLACEHOLDER_FILE ? { ...issue, ...locatePath(issue.path) } : issue,
+        ),
         error.hint === undefined ? {} : { hint: error.hint },
       ),
   };
@@ -115,7 +136,12 @@ async function loadChain(path: string, label: string, stack: readonly string[]):
   const source = await readRecipeSource(path, label);
   const files = new Map([[label, path]]);
   const real = await realpath(path).catch(() => path);
-  const done = (root: LocatedNode | undefined, issues: ConfigIssue[]): Chain => ({ root, issues, files, text: source.text });
+  const done = (root: LocatedNode | undefined, issues: ConfigIssue[]): Chain => ({
+    root,
+    issues,
+    files,
+    text: source.text,
+  });
   if (!source.root) return done(undefined, [...source.issues]);
   const root = source.root;
   const entry = root.kind === 'map' ? root.entries.get('extends') : undefined;
@@ -123,16 +149,32 @@ async function loadChain(path: string, label: string, stack: readonly string[]):
 
   const own = withoutKey(root, 'extends');
   const at = { ...entry.node.loc, path: 'extends' };
-  const target = entry.node.kind === 'scalar' && typeof entry.node.value === 'string' && entry.node.value !== '' ? entry.node.value : undefined;
-  if (target === undefined) return done(own, [...source.issues, { ...at, message: 'must be the path of a base recipe file' }]);
+  const target =
+    entry.node.kind === 'scalar' && typeof entry.node.value === 'string' && entry.node.value !== ''
+      ? entry.node.value
+      : undefined;
+  if (target === undefined)
+    return done(own, [...source.issues, { ...at, message: 'must be the path of a base recipe file' }]);
   const targetPath = resolve(dirname(path), target);
   const targetReal = await realpath(targetPath).catch(() => targetPath);
   if ([...stack, real].includes(targetReal)) {
     const cycle = [...stack, real, targetReal].slice([...stack, real].indexOf(targetReal)).map(displayPath);
     return done(own, [...source.issues, { ...at, message: `circular extends: ${cycle.join(' -> ')}` }]);
   }
-  const kind = await stat(targetPath).then((s) => (s.isDirectory() ? 'directory' : 'file')).catch(() => 'missing');
-  if (kind !== 'file') return done(own, [...source.issues, { ...at, message: kind === 'missing' ? `base recipe not found: ${displayPath(targetPath)}` : `base recipe is a directory: ${displayPath(targetPath)}` }]);
+  const kind = await stat(targetPath)
+    .then((s) => (s.isDirectory() ? 'directory' : 'file'))
+    .catch(() => 'missing');
+  if (kind !== 'file')
+    return done(own, [
+      ...source.issues,
+      {
+        ...at,
+        message:
+          kind === 'missing'
+            ? `base recipe not found: ${displayPath(targetPath)}`
+            : `base recipe is a directory: ${displayPath(targetPath)}`,
+      },
+    ]);
 
   const base = await loadChain(targetPath, displayPath(targetPath), [...stack, real]);
   for (const [l, p] of base.files) files.set(l, p);
@@ -149,6 +191,8 @@ function displayPath(path: string): string {
 /** All issues, sorted by file (the recipe, then its bases in order, then the overrides), line, column. */
 function configError(issues: readonly ConfigIssue[], files: ReadonlyMap<string, string>): ConfigError {
   const rank = new Map([...files.keys(), OVERRIDES_FILE].map((label, i) => [label, i]));
-  const sorted = [...issues].sort((a, b) => (rank.get(a.file) ?? 0) - (rank.get(b.file) ?? 0) || a.line - b.line || a.col - b.col);
+  const sorted = [...issues].sort(
+    (a, b) => (rank.get(a.file) ?? 0) - (rank.get(b.file) ?? 0) || a.line - b.line || a.col - b.col,
+  );
   return new ConfigError(sorted, { hint: 'the recipe reference is in README.md; `atk schema` prints the JSON Schema' });
 }

@@ -35,7 +35,11 @@ export function parseOverrides(args: readonly string[]): { overrides: ParsedOver
     const key = eq < 0 ? arg : arg.slice(0, eq);
     const segments = key.split('.');
     if (eq < 0 || segments.some((s) => s.trim() === '')) {
-      issues.push({ ...loc(1), path: '', message: `bad override '${arg}': expected key.path=value, e.g. train.steps=10` });
+      issues.push({
+        ...loc(1),
+        path: '',
+        message: `bad override '${arg}': expected key.path=value, e.g. train.steps=10`,
+      });
       return;
     }
     const segmentLocs: SourceLocation[] = [];
@@ -47,7 +51,13 @@ export function parseOverrides(args: readonly string[]): { overrides: ParsedOver
     const path = segments.map((s) => (/^\d+$/.test(s) ? Number(s) : s));
     const parsed = parseYamlNode(arg.slice(eq + 1), (offset) => loc(eq + 2 + offset));
     if (!parsed.root) {
-      issues.push(...parsed.issues.map((issue) => ({ ...issue, path: formatPath(path), message: `bad override value: ${issue.message}` })));
+      issues.push(
+        ...parsed.issues.map((issue) => ({
+          ...issue,
+          path: formatPath(path),
+          message: `bad override value: ${issue.message}`,
+        })),
+      );
       return;
     }
     issues.push(...parsed.issues);
@@ -60,7 +70,10 @@ export function parseOverrides(args: readonly string[]): { overrides: ParsedOver
  * Apply overrides to the merged recipe tree. A path the schema does not have is an issue naming
  * the nearest existing key; the recipe itself is checked later, with the overrides in place.
  */
-export function applyOverrides(root: LocatedNode, overrides: readonly ParsedOverride[]): { root: LocatedNode; issues: ConfigIssue[] } {
+export function applyOverrides(
+  root: LocatedNode,
+  overrides: readonly ParsedOverride[],
+): { root: LocatedNode; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
   let current = root;
   for (const override of overrides) {
@@ -70,7 +83,8 @@ export function applyOverrides(root: LocatedNode, overrides: readonly ParsedOver
       continue;
     }
     const result = setIn(current, override, 0);
-    if (typeof result === 'string') issues.push({ ...override.segmentLocs[0]!, path: formatPath(override.path), message: result });
+    if (typeof result === 'string')
+      issues.push({ ...override.segmentLocs[0]!, path: formatPath(override.path), message: result });
     else current = result;
   }
   return { root: current, issues };
@@ -78,7 +92,8 @@ export function applyOverrides(root: LocatedNode, overrides: readonly ParsedOver
 
 function pathProblem(override: ParsedOverride): ConfigIssue | undefined {
   const { path, segmentLocs } = override;
-  if (path[0] === 'extends') return { ...segmentLocs[0]!, path: 'extends', message: 'extends cannot be overridden; write it in the recipe' };
+  if (path[0] === 'extends')
+    return { ...segmentLocs[0]!, path: 'extends', message: 'extends cannot be overridden; write it in the recipe' };
   for (let i = 0; i < path.length; i++) {
     const prefix = path.slice(0, i + 1);
     if (schemasAt(prefix).length > 0) continue;
@@ -101,8 +116,10 @@ function setIn(node: LocatedNode | undefined, override: ParsedOverride, depth: n
   const segment = override.path[depth]!;
   const keyLoc = override.segmentLocs[depth]!;
   if (node?.kind === 'seq') {
-    if (typeof segment !== 'number') return `${formatPath(override.path.slice(0, depth))} is a list; index it by number, e.g. ${formatPath([...override.path.slice(0, depth), 0])}`;
-    if (segment > node.items.length) return `index ${segment} is past the end of ${formatPath(override.path.slice(0, depth))} (${node.items.length} items)`;
+    if (typeof segment !== 'number')
+      return `${formatPath(override.path.slice(0, depth))} is a list; index it by number, e.g. ${formatPath([...override.path.slice(0, depth), 0])}`;
+    if (segment > node.items.length)
+      return `index ${segment} is past the end of ${formatPath(override.path.slice(0, depth))} (${node.items.length} items)`;
     const next = setIn(node.items[segment], override, depth + 1);
     if (typeof next === 'string') return next;
     const items = [...node.items];
@@ -110,7 +127,8 @@ function setIn(node: LocatedNode | undefined, override: ParsedOverride, depth: n
     return { ...node, items };
   }
   if (typeof segment === 'number' && schemasAt(override.path.slice(0, depth)).some((s) => s.items)) {
-    if (segment > 0) return `index ${segment} is past the end of ${formatPath(override.path.slice(0, depth))} (0 items)`;
+    if (segment > 0)
+      return `index ${segment} is past the end of ${formatPath(override.path.slice(0, depth))} (0 items)`;
     const next = setIn(undefined, override, depth + 1);
     return typeof next === 'string' ? next : { kind: 'seq', loc: keyLoc, items: [next] };
   }

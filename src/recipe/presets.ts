@@ -18,11 +18,36 @@ export interface PresetSettings {
  * - sft: cross-entropy on the dataset's reference conversations (`task.data.reference`); no episodes are sampled.
  */
 export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> = {
-  grpo: { baseline: 'group_mean', std_normalize: true, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
-  dr_grpo: { baseline: 'group_mean', std_normalize: false, loss_aggregation: 'seq-mean-token-sum-norm', drop_zero_variance_groups: true },
-  rloo: { baseline: 'leave_one_out', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: true },
-  reinforce: { baseline: 'batch_mean', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
-  filtered_sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
+  grpo: {
+    baseline: 'group_mean',
+    std_normalize: true,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: true,
+  },
+  dr_grpo: {
+    baseline: 'group_mean',
+    std_normalize: false,
+    loss_aggregation: 'seq-mean-token-sum-norm',
+    drop_zero_variance_groups: true,
+  },
+  rloo: {
+    baseline: 'leave_one_out',
+    std_normalize: false,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: true,
+  },
+  reinforce: {
+    baseline: 'batch_mean',
+    std_normalize: false,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: false,
+  },
+  filtered_sft: {
+    baseline: 'none',
+    std_normalize: false,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: false,
+  },
   sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
 };
 

@@ -25,13 +25,27 @@ export function recipeReference(schema: JsonSchemaNode = recipeJsonSchema()): Re
 
 /** The reference as a Markdown table, markers included. */
 export function referenceMarkdown(rows: readonly ReferenceRow[] = recipeReference()): string {
-  const lines = rows.map((r) => `| \`${r.key}\` | ${escapeCell(r.type)} | ${r.default === 'required' || r.default === '-' ? r.default : `\`${escapeCell(r.default)}\``} | ${escapeCell(r.meaning)} |`);
-  return [REFERENCE_BEGIN, '| key | type | default | meaning |', '| --- | --- | --- | --- |', ...lines, REFERENCE_END].join('\n');
+  const lines = rows.map(
+    (r) =>
+      `| \`${r.key}\` | ${escapeCell(r.type)} | ${r.default === 'required' || r.default === '-' ? r.default : `\`${escapeCell(r.default)}\``} | ${escapeCell(r.meaning)} |`,
+  );
+  return [
+    REFERENCE_BEGIN,
+    '| key | type | default | meaning |',
+    '| --- | --- | --- | --- |',
+    ...lines,
+    REFERENCE_END,
+  ].join('\n');
 }
 
 /** Markdown table cell text: pipes escaped, angle brackets as entities (else they read as HTML). */
 export function escapeCell(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\|/g, '\\|')
+    .replace(/\n/g, ' ');
 }
 
 /** The inverse of escapeCell. */
@@ -43,7 +57,12 @@ function walk(node: JsonSchemaNode, prefix: string, rows: ReferenceRow[]): void 
   const required = new Set(node.required ?? []);
   for (const [name, child] of Object.entries(node.properties ?? {})) {
     const key = `${prefix}${name}`;
-    rows.push({ key, type: typeOf(child), default: defaultOf(child, required.has(name)), meaning: child.description ?? '' });
+    rows.push({
+      key,
+      type: typeOf(child),
+      default: defaultOf(child, required.has(name)),
+      meaning: child.description ?? '',
+    });
     for (const branch of alternatives(child)) {
       if (branch.properties) walk(branch, `${key}.`, rows);
       if (branch.items?.properties) walk(branch.items, `${key}[].`, rows);
@@ -82,7 +101,9 @@ function defaultOf(node: JsonSchemaNode, required: boolean): string {
 function inline(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(inline).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${k}: ${inline(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}: ${inline(v)}`)
+      .join(', ')}}`;
   }
   return String(value);
 }

@@ -13,7 +13,9 @@ import type { KeyPath } from './located.js';
 import type { Recipe, RewardComponentConfig, ToolConfig } from './schema.js';
 
 /** A recipe with every default and preset setting filled in and its paths made absolute. */
-export type ResolvedRecipe = Omit<Recipe, 'algorithm' | 'extends' | '$schema'> & { readonly algorithm: ResolvedAlgorithm };
+export type ResolvedRecipe = Omit<Recipe, 'algorithm' | 'extends' | '$schema'> & {
+  readonly algorithm: ResolvedAlgorithm;
+};
 
 /** Directory against which the relative path written at `path` resolves (its file's directory). */
 export type BaseDirOf = (path: KeyPath) => string;
@@ -44,8 +46,12 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
     model: {
       ...recipe.model,
       path: modelLocation(recipe.model.path, dirOf(['model', 'path'])),
-      ...(recipe.model.tokenizer !== undefined && { tokenizer: modelLocation(recipe.model.tokenizer, dirOf(['model', 'tokenizer'])) }),
-      ...(recipe.model.chat_template !== undefined && { chat_template: file(recipe.model.chat_template, ['model', 'chat_template']) }),
+      ...(recipe.model.tokenizer !== undefined && {
+        tokenizer: modelLocation(recipe.model.tokenizer, dirOf(['model', 'tokenizer'])),
+      }),
+      ...(recipe.model.chat_template !== undefined && {
+        chat_template: file(recipe.model.chat_template, ['model', 'chat_template']),
+      }),
     },
     dataset: {
       ...recipe.dataset,
@@ -54,11 +60,20 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
     },
     agent: {
       ...recipe.agent,
-      ...(typeof prompt === 'object' && { system_prompt: { file: file(prompt.file, ['agent', 'system_prompt', 'file']) } }),
+      ...(typeof prompt === 'object' && {
+        system_prompt: { file: file(prompt.file, ['agent', 'system_prompt', 'file']) },
+      }),
     },
     tools: recipe.tools.map((tool, i) => resolveTool(tool, (value, key) => file(value, ['tools', i, ...key]))),
     reward: resolveRewardSource(
-      { ...recipe.reward, ...(recipe.reward.components && { components: recipe.reward.components.map((c, i) => resolveRewardSource(c, (value, key) => file(value, ['reward', 'components', i, ...key]))) }) },
+      {
+        ...recipe.reward,
+        ...(recipe.reward.components && {
+          components: recipe.reward.components.map((c, i) =>
+            resolveRewardSource(c, (value, key) => file(value, ['reward', 'components', i, ...key])),
+          ),
+        }),
+      },
       (value, key) => file(value, ['reward', ...key]),
     ),
     algorithm: resolveAlgorithm(recipe.algorithm, recipe.rollout.max_staleness),
@@ -78,7 +93,10 @@ function resolveTool(tool: ToolConfig, file: ComponentFile): ToolConfig {
   };
 }
 
-function resolveRewardSource<T extends Pick<RewardComponentConfig, 'module' | 'command' | 'cwd'>>(source: T, file: ComponentFile): T {
+function resolveRewardSource<T extends Pick<RewardComponentConfig, 'module' | 'command' | 'cwd'>>(
+  source: T,
+  file: ComponentFile,
+): T {
   const [executable, ...args] = source.command ?? [];
   return {
     ...source,

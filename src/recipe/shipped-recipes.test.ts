@@ -17,7 +17,14 @@ describe('shipped recipes', () => {
   const files = shippedRecipes();
 
   test('returns the starters atk init offers among them', () => {
-    expect(files).toEqual(expect.arrayContaining(['recipes/examples/quickstart.yaml', 'recipes/examples/gsm8k.yaml', 'recipes/examples/deepcoder.yaml', 'recipes/examples/tau2.yaml']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'recipes/examples/quickstart.yaml',
+        'recipes/examples/gsm8k.yaml',
+        'recipes/examples/deepcoder.yaml',
+        'recipes/examples/tau2.yaml',
+      ]),
+    );
   });
 
   test.each(files)('returns a valid recipe for %s', async (file) => {

@@ -48,11 +48,29 @@ export function parseRecipeText(text: string, file: string): ParsedSource {
   const lineCounter = new LineCounter();
   const at = (offset: number): SourceLocation => ({ file, ...lineCounter.linePos(offset) });
   const parsed = parseYamlNode(text, at, lineCounter);
-  const fail = (offset: number, message: string): ParsedSource => ({ file, text, root: undefined, issues: [{ ...at(offset), path: '', message }] });
+  const fail = (offset: number, message: string): ParsedSource => ({
+    file,
+    text,
+    root: undefined,
+    issues: [{ ...at(offset), path: '', message }],
+  });
   if (!parsed.root) return { file, text, root: undefined, issues: parsed.issues };
   const { root } = parsed;
-  if (root.kind === 'scalar' && root.value === null) return fail(0, 'empty recipe: expected a mapping with at least name, model and reward');
-  if (root.kind !== 'map') return { file, text, root: undefined, issues: [{ ...root.loc, path: '', message: `a recipe must be a mapping of keys, not ${root.kind === 'seq' ? 'a list' : 'a single value'}` }] };
+  if (root.kind === 'scalar' && root.value === null)
+    return fail(0, 'empty recipe: expected a mapping with at least name, model and reward');
+  if (root.kind !== 'map')
+    return {
+      file,
+      text,
+      root: undefined,
+      issues: [
+        {
+          ...root.loc,
+          path: '',
+          message: `a recipe must be a mapping of keys, not ${root.kind === 'seq' ? 'a list' : 'a single value'}`,
+        },
+      ],
+    };
   return { file, text, root, issues: parsed.issues };
 }
 
@@ -60,7 +78,11 @@ export function parseRecipeText(text: string, file: string): ParsedSource {
  * Parse YAML text into a located tree; `at` turns an offset in `text` into a location (the
  * command-line overrides use this with their own convention). No root when the YAML is broken.
  */
-export function parseYamlNode(text: string, at: (offset: number) => SourceLocation, lineCounter = new LineCounter()): { root: LocatedNode | undefined; issues: ConfigIssue[] } {
+export function parseYamlNode(
+  text: string,
+  at: (offset: number) => SourceLocation,
+  lineCounter = new LineCounter(),
+): { root: LocatedNode | undefined; issues: ConfigIssue[] } {
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const syntax = syntaxIssues(doc.errors, text, at);
   if (syntax.length > 0) return { root: undefined, issues: syntax };
@@ -74,13 +96,27 @@ interface Converted {
 }
 
 /** `emptyLoc` locates a missing value (`key:` with nothing after it): at its key. */
-function toLocated(node: Node | null, doc: Document, at: (offset: number) => SourceLocation, seen: Node[], emptyLoc?: SourceLocation): Converted {
+function toLocated(
+  node: Node | null,
+  doc: Document,
+  at: (offset: number) => SourceLocation,
+  seen: Node[],
+  emptyLoc?: SourceLocation,
+): Converted {
   if (node === null) return { node: { kind: 'scalar', loc: emptyLoc ?? at(0), value: null }, issues: [] };
   const loc = at(node.range?.[0] ?? 0);
   if (isAlias(node)) {
     const target = node.resolve(doc);
-    if (!target) return { node: { kind: 'scalar', loc, value: null }, issues: [{ ...loc, path: '', message: `unknown YAML alias *${node.source}` }] };
-    if (seen.includes(target)) return { node: { kind: 'scalar', loc, value: null }, issues: [{ ...loc, path: '', message: `YAML alias *${node.source} refers to itself` }] };
+    if (!target)
+      return {
+        node: { kind: 'scalar', loc, value: null },
+        issues: [{ ...loc, path: '', message: `unknown YAML alias *${node.source}` }],
+      };
+    if (seen.includes(target))
+      return {
+        node: { kind: 'scalar', loc, value: null },
+        issues: [{ ...loc, path: '', message: `YAML alias *${node.source} refers to itself` }],
+      };
     return toLocated(target, doc, at, [...seen, target]);
   }
   const issues: ConfigIssue[] = [];

@@ -8,7 +8,11 @@ import type { ConfigIssue } from '../errors/index.js';
 import type { SourceLocation } from './located.js';
 
 /** Issues for a document's parse errors. */
-export function syntaxIssues(errors: readonly YAMLError[], text: string, at: (offset: number) => SourceLocation): ConfigIssue[] {
+export function syntaxIssues(
+  errors: readonly YAMLError[],
+  text: string,
+  at: (offset: number) => SourceLocation,
+): ConfigIssue[] {
   if (errors.length === 0) return [];
   const opener = unclosedOpener(text);
   const kept = opener ? errors.filter((e) => e.pos[0] < opener.offset) : errors;
@@ -45,7 +49,8 @@ function unclosedOpener(text: string): { offset: number; what: string } | undefi
     const type = CST.tokenType(token);
     if (type === 'double-quoted-scalar' || type === 'single-quoted-scalar') {
       const quote = token[0]!;
-      const closed = token.length > 1 && token.endsWith(quote) && !(quote === '"' && /(^|[^\\])(\\\\)*\\"$/.test(token));
+      const closed =
+        token.length > 1 && token.endsWith(quote) && !(quote === '"' && /(^|[^\\])(\\\\)*\\"$/.test(token));
       if (!closed) return { offset, what: `${quote === '"' ? 'double' : 'single'} quote is never closed` };
     } else if (type === 'flow-seq-start' || type === 'flow-map-start') {
       open.push({ offset, char: token });

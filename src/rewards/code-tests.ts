@@ -5,13 +5,38 @@ import { runCodeTests, sharedSandboxPool, type TestOutcome } from '../tools/sand
 import type { EpisodeOutcome, RewardDefinition, RewardFn, RewardRunContext } from './types.js';
 
 export const CodeTestsOptionsSchema = z.strictObject({
-  partial: z.boolean().default(false).describe('Score the fraction of tests passed instead of all-or-nothing (and run every test).'),
-  timeout_per_test_s: z.number().positive().default(6).describe('CPU seconds per test (rLLM uses 6); the wall limit is twice that plus one second.'),
-  total_timeout_s: z.number().positive().optional().describe('Wall seconds for all tests of one answer; default (timeout_per_test_s + 1) * tests + 5, as rLLM.'),
+  partial: z
+    .boolean()
+    .default(false)
+    .describe('Score the fraction of tests passed instead of all-or-nothing (and run every test).'),
+  timeout_per_test_s: z
+    .number()
+    .positive()
+    .default(6)
+    .describe('CPU seconds per test (rLLM uses 6); the wall limit is twice that plus one second.'),
+  total_timeout_s: z
+    .number()
+    .positive()
+    .optional()
+    .describe('Wall seconds for all tests of one answer; default (timeout_per_test_s + 1) * tests + 5, as rLLM.'),
   memory_mb: z.number().int().positive().default(1024).describe('Address-space limit per test program.'),
-  max_tests: z.number().int().positive().optional().describe('Run only the N tests with the longest inputs (rLLM used 15 for taco/primeintellect).'),
-  float_tolerance: z.number().nonnegative().default(0).describe('Relative tolerance for numbers in outputs; 0 = numerically equal.'),
-  sandbox_pool_size: z.number().int().positive().optional().describe('Sandboxed programs at once across the run; default the number of cores.'),
+  max_tests: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Run only the N tests with the longest inputs (rLLM used 15 for taco/primeintellect).'),
+  float_tolerance: z
+    .number()
+    .nonnegative()
+    .default(0)
+    .describe('Relative tolerance for numbers in outputs; 0 = numerically equal.'),
+  sandbox_pool_size: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Sandboxed programs at once across the run; default the number of cores.'),
 });
 export type CodeTestsOptions = z.infer<typeof CodeTestsOptionsSchema>;
 
@@ -47,12 +72,22 @@ export const codeTestsReward: RewardDefinition = {
 };
 
 /** Scores one episode; exported for tests and for `atk eval`-style direct use. */
-export async function scoreCode(outcome: EpisodeOutcome, options: CodeTestsOptions, pool = sharedSandboxPool()): Promise<CodeTestsResult> {
+export async function scoreCode(
+  outcome: EpisodeOutcome,
+  options: CodeTestsOptions,
+  pool = sharedSandboxPool(),
+): Promise<CodeTestsResult> {
   const data = outcome.task.data as Partial<CodeTaskData>;
   const tests = selectTests(Array.isArray(data.tests) ? data.tests : [], options.max_tests);
   const code = lastPythonBlock(outcome.finalText);
-  if (code === undefined) return { score: 0, parts: { passed: 0, total: tests.length }, info: { reason: 'no fenced python code block in the final answer', failures: [] } };
-  if (tests.length === 0) return { score: 0, parts: { passed: 0, total: 0 }, info: { reason: 'the task has no tests', failures: [] } };
+  if (code === undefined)
+    return {
+      score: 0,
+      parts: { passed: 0, total: tests.length },
+      info: { reason: 'no fenced python code block in the final answer', failures: [] },
+    };
+  if (tests.length === 0)
+    return { score: 0, parts: { passed: 0, total: 0 }, info: { reason: 'the task has no tests', failures: [] } };
   const perTestMs = options.timeout_per_test_s * 1000;
   const summary = await runCodeTests(code, tests, {
     pool,
@@ -65,7 +100,11 @@ export async function scoreCode(outcome: EpisodeOutcome, options: CodeTestsOptio
   });
   const failures: CodeTestFailure[] = summary.outcomes
     .filter((o) => o.verdict !== 'passed')
-    .map((o) => (o.detail === undefined ? { test: o.index, kind: o.verdict } : { test: o.index, kind: o.verdict, detail: o.detail }));
+    .map((o) =>
+      o.detail === undefined
+        ? { test: o.index, kind: o.verdict }
+        : { test: o.index, kind: o.verdict, detail: o.detail },
+    );
   const score = options.partial ? summary.passed / summary.total : summary.passed === summary.total ? 1 : 0;
   return { score, parts: { passed: summary.passed, total: summary.total }, info: { failures } };
 }

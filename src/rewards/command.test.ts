@@ -31,29 +31,35 @@ describe('commandReward', () => {
     expect(await reward(episodeOutcome('The answer is 41.'))).toBe(0);
   });
 
-  it('returns the score of the command in its cwd, not the top recipe\'s folder, when one is given', async () => {
+  it("returns the score of the command in its cwd, not the top recipe's folder, when one is given", async () => {
     // The base recipe's folder holds grade.py; the top recipe's folder (ctx.recipeDir) holds none.
-    const reward = await commandReward.create({ command: [python, 'grade.py'], cwd: dir }, { ...ctx, recipeDir: tmpdir() });
+    const reward = await commandReward.create(
+      { command: [python, 'grade.py'], cwd: dir },
+      { ...ctx, recipeDir: tmpdir() },
+    );
     expect(await reward(episodeOutcome('The answer is 42.'))).toBe(1);
   });
 
   it('returns named parts from a JSON record', async () => {
     const reward = await commandReward.create({ command: [python, 'grade.py', 'parts'] }, ctx);
-    expect(await reward(episodeOutcome('42'))).toStrictEqual({ score: 3, parts: { correct: 1, calls: 1, level_easy: 1 } });
+    expect(await reward(episodeOutcome('42'))).toStrictEqual({
+      score: 3,
+      parts: { correct: 1, calls: 1, level_easy: 1 },
+    });
   });
 
   it('rejects a command that times out, fails, prints no number, or cannot run', async () => {
-    await expect((await commandReward.create({ command: [python, 'slow.py'], timeout_s: 0.3 }, ctx))(episodeOutcome('x'))).rejects.toThrow(
-      `reward command '${python} slow.py' timed out after 0.3 s`,
-    );
-    await expect((await commandReward.create({ command: [python, 'crash.py'] }, ctx))(episodeOutcome('x'))).rejects.toThrow(
-      `reward command '${python} crash.py' exited with 2: grader bug: KeyError answer`,
-    );
-    await expect((await commandReward.create({ command: [python, 'chatty.py'] }, ctx))(episodeOutcome('x'))).rejects.toThrow(
-      `reward command '${python} chatty.py' printed "the answer looks right"; print a number or JSON`,
-    );
-    await expect((await commandReward.create({ command: ['./no-such-grader'] }, ctx))(episodeOutcome('x'))).rejects.toThrow(
-      "reward command './no-such-grader' could not run: spawn ./no-such-grader ENOENT",
-    );
+    await expect(
+      (await commandReward.create({ command: [python, 'slow.py'], timeout_s: 0.3 }, ctx))(episodeOutcome('x')),
+    ).rejects.toThrow(`reward command '${python} slow.py' timed out after 0.3 s`);
+    await expect(
+      (await commandReward.create({ command: [python, 'crash.py'] }, ctx))(episodeOutcome('x')),
+    ).rejects.toThrow(`reward command '${python} crash.py' exited with 2: grader bug: KeyError answer`);
+    await expect(
+      (await commandReward.create({ command: [python, 'chatty.py'] }, ctx))(episodeOutcome('x')),
+    ).rejects.toThrow(`reward command '${python} chatty.py' printed "the answer looks right"; print a number or JSON`);
+    await expect(
+      (await commandReward.create({ command: ['./no-such-grader'] }, ctx))(episodeOutcome('x')),
+    ).rejects.toThrow("reward command './no-such-grader' could not run: spawn ./no-such-grader ENOENT");
   });
 });

@@ -29,7 +29,13 @@ export const commandReward: RewardDefinition = {
   async create(options, ctx): Promise<RewardFn> {
     const { command, cwd, timeout_s } = parseComponentOptions(CommandRewardOptions, options, 'reward');
     return async (outcome) => {
-      const stdout = await runCommand(command, resolve(ctx.recipeDir, cwd ?? '.'), JSON.stringify(episodeJson(outcome)), timeout_s * 1000, outcome.env?.signal);
+      const stdout = await runCommand(
+        command,
+        resolve(ctx.recipeDir, cwd ?? '.'),
+        JSON.stringify(episodeJson(outcome)),
+        timeout_s * 1000,
+        outcome.env?.signal,
+      );
       return parseCommandOutput(stdout, command.join(' '));
     };
   },
@@ -39,7 +45,12 @@ export const commandReward: RewardDefinition = {
 export function episodeJson(outcome: EpisodeOutcome): Record<string, unknown> {
   const { task } = outcome;
   return {
-    task: { id: task.id, prompt: task.prompt, ...(task.answer === undefined ? {} : { answer: task.answer }), data: task.data },
+    task: {
+      id: task.id,
+      prompt: task.prompt,
+      ...(task.answer === undefined ? {} : { answer: task.answer }),
+      data: task.data,
+    },
     final_text: outcome.finalText,
     messages: outcome.messages,
     tool_calls: outcome.toolCalls,
@@ -62,10 +73,20 @@ export function parseCommandOutput(stdout: string, label: string): RewardResult 
   return userRewardResult(value, `reward command '${label}'`);
 }
 
-function runCommand(command: readonly string[], cwd: string, input: string, timeoutMs: number, signal?: AbortSignal): Promise<string> {
+function runCommand(
+  command: readonly string[],
+  cwd: string,
+  input: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<string> {
   const label = command.join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { cwd, stdio: ['pipe', 'pipe', 'pipe'], ...(signal ? { signal } : {}) });
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(signal ? { signal } : {}),
+    });
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => {
@@ -85,7 +106,12 @@ function runCommand(command: readonly string[], cwd: string, input: string, time
     child.on('close', (code, killed) => {
       clearTimeout(timer);
       if (code === 0) resolve(stdout);
-      else reject(new Error(`reward command '${label}' exited with ${code ?? killed}${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`));
+      else
+        reject(
+          new Error(
+            `reward command '${label}' exited with ${code ?? killed}${stderr.trim() ? `: ${stderr.trim().split('\n').slice(-3).join(' | ')}` : ''}`,
+          ),
+        );
     });
     // A command that never reads stdin closes it early; that is not the command's failure.
     child.stdin.on('error', () => undefined);

@@ -15,7 +15,10 @@ export interface RewardComponent {
   readonly optionsPath: string;
 }
 
-type RewardSource = Pick<RewardComponentConfig, 'name' | 'options' | 'module' | 'export' | 'command' | 'cwd' | 'timeout_s' | 'judge'> & { readonly label?: string };
+type RewardSource = Pick<
+  RewardComponentConfig,
+  'name' | 'options' | 'module' | 'export' | 'command' | 'cwd' | 'timeout_s' | 'judge'
+> & { readonly label?: string };
 
 /**
  * The recipe's rewards as registered components, so module, command and judge rewards go through
@@ -34,19 +37,50 @@ export function rewardComponents(config: RewardConfig): RewardComponent[] {
     const { name, options, label, optionsKey } = registered(source);
     const count = (seen.get(label) ?? 0) + 1;
     seen.set(label, count);
-    return { label: count === 1 ? label : `${label}_${count}`, name, weight, options, path, optionsPath: optionsKey ? `${path}.${optionsKey}` : path };
+    return {
+      label: count === 1 ? label : `${label}_${count}`,
+      name,
+      weight,
+      options,
+      path,
+      optionsPath: optionsKey ? `${path}.${optionsKey}` : path,
+    };
   });
 }
 
-function registered(source: RewardSource): { name: string; options: Readonly<Record<string, unknown>>; label: string; optionsKey: string } {
+function registered(source: RewardSource): {
+  name: string;
+  options: Readonly<Record<string, unknown>>;
+  label: string;
+  optionsKey: string;
+} {
   if (source.module !== undefined) {
-    const options = { module: source.module, ...(source.export ? { export: source.export } : {}), options: source.options };
-    return { name: 'module', options, label: source.label ?? source.export ?? basename(source.module, extname(source.module)), optionsKey: '' };
+    const options = {
+      module: source.module,
+      ...(source.export ? { export: source.export } : {}),
+      options: source.options,
+    };
+    return {
+      name: 'module',
+      options,
+      label: source.label ?? source.export ?? basename(source.module, extname(source.module)),
+      optionsKey: '',
+    };
   }
   if (source.command !== undefined) {
-    const options = { command: source.command, timeout_s: source.timeout_s, ...(source.cwd === undefined ? {} : { cwd: source.cwd }) };
+    const options = {
+      command: source.command,
+      timeout_s: source.timeout_s,
+      ...(source.cwd === undefined ? {} : { cwd: source.cwd }),
+    };
     return { name: 'command', options, label: source.label ?? 'command', optionsKey: '' };
   }
-  if (source.judge !== undefined) return { name: 'judge', options: source.judge, label: source.label ?? 'judge', optionsKey: 'judge' };
-  return { name: source.name ?? '', options: source.options, label: source.label ?? source.name ?? '', optionsKey: 'options' };
+  if (source.judge !== undefined)
+    return { name: 'judge', options: source.judge, label: source.label ?? 'judge', optionsKey: 'judge' };
+  return {
+    name: source.name ?? '',
+    options: source.options,
+    label: source.label ?? source.name ?? '',
+    optionsKey: 'options',
+  };
 }

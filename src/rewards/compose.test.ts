@@ -7,7 +7,10 @@ import type { EpisodeOutcome } from './types.js';
 
 rewards.register('test_length', async () => ({
   name: 'test_length',
-  create: async (options) => async (o) => ({ score: o.finalText.length * Number(options.scale ?? 1), parts: { chars: o.finalText.length } }),
+  create: async (options) => async (o) => ({
+    score: o.finalText.length * Number(options.scale ?? 1),
+    parts: { chars: o.finalText.length },
+  }),
 }));
 rewards.register('test_contains', async () => ({
   name: 'test_contains',

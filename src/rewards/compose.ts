@@ -19,15 +19,29 @@ export type ComposedReward = (outcome: EpisodeOutcome) => Promise<Scored>;
  * as a part for logging. Every kind is found through the reward registry.
  * @throws ConfigError when a name is not registered or a component rejects its options.
  */
-export async function composeReward(config: RewardConfig, ctx: RewardRunContext, recipeFile = '<recipe>'): Promise<ComposedReward> {
+export async function composeReward(
+  config: RewardConfig,
+  ctx: RewardRunContext,
+  recipeFile = '<recipe>',
+): Promise<ComposedReward> {
   const components = rewardComponents(config);
   if (components.length === 0) {
-    throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path: 'reward', message: 'name a reward (name, module, command or judge) or give components' }]);
+    throw new ConfigError([
+      {
+        file: recipeFile,
+        line: 1,
+        col: 1,
+        path: 'reward',
+        message: 'name a reward (name, module, command or judge) or give components',
+      },
+    ]);
   }
   const built = await Promise.all(
     components.map(async (c) => {
       if (!rewards.has(c.name)) {
-        throw new ConfigError([{ file: recipeFile, line: 1, col: 1, path: `${c.path}.name`, message: rewards.unknownMessage(c.name) }]);
+        throw new ConfigError([
+          { file: recipeFile, line: 1, col: 1, path: `${c.path}.name`, message: rewards.unknownMessage(c.name) },
+        ]);
       }
       const definition = await rewards.get(c.name);
       return { name: c.label, weight: c.weight, fn: await definition.create(c.options, ctx) };
@@ -56,7 +70,11 @@ export async function composeReward(config: RewardConfig, ctx: RewardRunContext,
 
 function normalise(result: RewardResult): Scored {
   if (typeof result === 'number') return { score: finite(result), parts: {} };
-  return { score: finite(result.score), parts: { ...(result.parts ?? {}) }, ...(result.info ? { info: result.info } : {}) };
+  return {
+    score: finite(result.score),
+    parts: { ...(result.parts ?? {}) },
+    ...(result.info ? { info: result.info } : {}),
+  };
 }
 
 /** A NaN or infinite reward would poison the advantages; treat it as 0 (and the episode shows it in info). */

@@ -22,7 +22,10 @@ export const judgeReward: RewardDefinition = {
       const text = await ask(system, judgeUserPrompt(outcome), outcome.env?.signal);
       const raw = parseJudgeScore(text);
       if (raw === undefined) throw new Error(`judge reply has no SCORE: ${JSON.stringify(text.slice(-200))}`);
-      return { score: Math.min(1, Math.max(0, raw / judge.max_score)), info: { judge_score: raw, judge_reply: text.slice(-1000) } };
+      return {
+        score: Math.min(1, Math.max(0, raw / judge.max_score)),
+        info: { judge_score: raw, judge_reply: text.slice(-1000) },
+      };
     };
   },
 };
@@ -35,7 +38,10 @@ export function judgeSystemPrompt(rubric: string, maxScore: number): string {
 /** What the judge sees of one episode: the task, the reference answer when there is one, and the final answer. */
 export function judgeUserPrompt(outcome: EpisodeOutcome): string {
   const { task } = outcome;
-  const reference = task.answer === undefined ? '' : `\n\nReference answer:\n${typeof task.answer === 'string' ? task.answer : JSON.stringify(task.answer)}`;
+  const reference =
+    task.answer === undefined
+      ? ''
+      : `\n\nReference answer:\n${typeof task.answer === 'string' ? task.answer : JSON.stringify(task.answer)}`;
   return `Task:\n${task.prompt}${reference}\n\nAnswer to grade:\n${outcome.finalText}`;
 }
 
@@ -47,7 +53,10 @@ export function parseJudgeScore(text: string): number | undefined {
 }
 
 /** Where and how to reach a judge model: an OpenAI-compatible server and its sampling. */
-export type JudgeEndpoint = Pick<JudgeConfig, 'url' | 'model' | 'api_key_env' | 'temperature' | 'max_tokens' | 'timeout_s'>;
+export type JudgeEndpoint = Pick<
+  JudgeConfig,
+  'url' | 'model' | 'api_key_env' | 'temperature' | 'max_tokens' | 'timeout_s'
+>;
 
 /**
  * A client for one judge: (system prompt, user prompt) -> the reply's text, one POST to
@@ -55,28 +64,63 @@ export type JudgeEndpoint = Pick<JudgeConfig, 'url' | 'model' | 'api_key_env' | 
  * @throws ConfigError at `where.api_key_env` when that variable is not set; the client throws
  * ProviderError when the judge is unreachable, times out or answers an HTTP error.
  */
-export function judgeChat(judge: JudgeEndpoint, where: string): (system: string, user: string, signal?: AbortSignal) => Promise<string> {
+export function judgeChat(
+  judge: JudgeEndpoint,
+  where: string,
+): (system: string, user: string, signal?: AbortSignal) => Promise<string> {
   const apiKey = judge.api_key_env === undefined ? undefined : process.env[judge.api_key_env];
   if (judge.api_key_env !== undefined && !apiKey) {
-    throw new ConfigError([{ file: '<recipe>', line: 1, col: 1, path: `${where}.api_key_env`, message: `environment variable ${judge.api_key_env} is not set` }]);
+    throw new ConfigError([
+      {
+        file: '<recipe>',
+        line: 1,
+        col: 1,
+        path: `${where}.api_key_env`,
+        message: `environment variable ${judge.api_key_env} is not set`,
+      },
+    ]);
   }
   const endpoint = `${judge.url.replace(/\/+$/, '')}/chat/completions`;
   const headers = { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) };
   return async (system, user, signal) => {
-    const body = { model: judge.model, messages: [{ role: 'system', content: system }, { role: 'user', content: user }], temperature: judge.temperature, max_tokens: judge.max_tokens };
+    const body = {
+      model: judge.model,
+      messages: [
+        { role: 'system', content: system },
+        { role: 'user', content: user },
+      ],
+      temperature: judge.temperature,
+      max_tokens: judge.max_tokens,
+    };
     return replyText(await postJson(endpoint, headers, body, judge.timeout_s * 1000, signal));
   };
 }
 
 /** One POST; the judge is not retried, so a flaky judge shows up as failed episodes rather than slow steps. */
-async function postJson(endpoint: string, headers: Record<string, string>, body: unknown, timeoutMs: number, signal?: AbortSignal): Promise<unknown> {
+async function postJson(
+  endpoint: string,
+  headers: Record<string, string>,
+  body: unknown,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const timeout = AbortSignal.timeout(timeoutMs);
   let response: Response;
   try {
-    response = await fetch(endpoint, { method: 'POST', headers, body: JSON.stringify(body), signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+    response = await fetch(endpoint, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify(body),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    });
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
-    throw new ProviderError(timeout.aborted ? `judge at ${endpoint} timed out after ${timeoutMs / 1000} s` : `judge at ${endpoint} unreachable: ${(error as Error).message}`, { cause: error });
+    throw new ProviderError(
+      timeout.aborted
+        ? `judge at ${endpoint} timed out after ${timeoutMs / 1000} s`
+        : `judge at ${endpoint} unreachable: ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   const text = await response.text();
   if (!response.ok) throw new ProviderError(`judge at ${endpoint} answered ${response.status}: ${text.slice(0, 300)}`);
@@ -89,6 +133,7 @@ async function postJson(endpoint: string, headers: Record<string, string>, body:
 
 function replyText(reply: unknown): string {
   const content = (reply as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message?.content;
-  if (typeof content !== 'string') throw new Error(`judge reply has no message content: ${JSON.stringify(reply).slice(0, 200)}`);
+  if (typeof content !== 'string')
+    throw new Error(`judge reply has no message content: ${JSON.stringify(reply).slice(0, 200)}`);
   return content;
 }

@@ -28,31 +28,49 @@ describe('extractAnswer', () => {
   });
 
   test('returns the marked answer that comes last in the text', () => {
-    expect(extractAnswer('#### 5 then on reflection Answer: 6', defaults)).toStrictEqual({ value: '6', source: 'answer' });
+    expect(extractAnswer('#### 5 then on reflection Answer: 6', defaults)).toStrictEqual({
+      value: '6',
+      source: 'answer',
+    });
     expect(extractAnswer('Answer: 6 ... \\boxed{7} #### 8', defaults)).toStrictEqual({ value: '8', source: 'gsm8k' });
   });
 
   test('returns the last number only as a fallback, and only when allowed', () => {
-    expect(extractAnswer('I think it is 12, no, 13 apples.', defaults)).toStrictEqual({ value: '13', source: 'last_number' });
+    expect(extractAnswer('I think it is 12, no, 13 apples.', defaults)).toStrictEqual({
+      value: '13',
+      source: 'last_number',
+    });
     expect(extractAnswer('I think it is 13.', { ...defaults, fallback_last_number: false })).toBeUndefined();
     expect(extractAnswer('no digits here', defaults)).toBeUndefined();
   });
 
   test('returns only the formats asked for', () => {
-    expect(extractAnswer('\\boxed{3} Answer: 4', { formats: ['boxed'], fallback_last_number: false })).toStrictEqual({ value: '3', source: 'boxed' });
+    expect(extractAnswer('\\boxed{3} Answer: 4', { formats: ['boxed'], fallback_last_number: false })).toStrictEqual({
+      value: '3',
+      source: 'boxed',
+    });
     expect(extractAnswer('Answer: 4', { formats: ['gsm8k'], fallback_last_number: false })).toBeUndefined();
   });
 });
 
 describe('normalizeNumber', () => {
   test('returns the number without $, commas, spaces or typographic minus', () => {
-    expect(['$1,234.50', '−7', '-$ 5', '1,000,000'].map(normalizeNumber)).toStrictEqual(['1234.50', '-7', '-5', '1000000']);
+    expect(['$1,234.50', '−7', '-$ 5', '1,000,000'].map(normalizeNumber)).toStrictEqual([
+      '1234.50',
+      '-7',
+      '-5',
+      '1000000',
+    ]);
   });
 });
 
 describe('judgeMathAnswer', () => {
   test('returns correct for numerically equal answers written differently', () => {
-    expect(judgeMathAnswer('Answer: 72.00', '72')).toStrictEqual({ correct: true, extracted: '72.00', source: 'answer' });
+    expect(judgeMathAnswer('Answer: 72.00', '72')).toStrictEqual({
+      correct: true,
+      extracted: '72.00',
+      source: 'answer',
+    });
     expect(judgeMathAnswer('#### 1,234', '1234')).toStrictEqual({ correct: true, extracted: '1234', source: 'gsm8k' });
     expect(judgeMathAnswer('#### 0.5', '.5').correct).toBe(true);
     expect(judgeMathAnswer('#### -3', -3).correct).toBe(true);
@@ -104,8 +122,12 @@ describe('mathAnswerReward', () => {
   });
 
   test('rejects bad options and tasks without an answer', async () => {
-    await expect(mathAnswerReward.create({ formats: ['latex'] }, { recipeDir: '.', warn: () => {} })).rejects.toThrow(ConfigError);
-    await expect(mathAnswerReward.create({ fallback: true }, { recipeDir: '.', warn: () => {} })).rejects.toThrow(/reward\.options/);
+    await expect(mathAnswerReward.create({ formats: ['latex'] }, { recipeDir: '.', warn: () => {} })).rejects.toThrow(
+      ConfigError,
+    );
+    await expect(mathAnswerReward.create({ fallback: true }, { recipeDir: '.', warn: () => {} })).rejects.toThrow(
+      /reward\.options/,
+    );
     const reward = await mathAnswerReward.create({}, { recipeDir: '.', warn: () => {} });
     await expect(reward(outcome('Answer: 1', undefined))).rejects.toThrow(/task q1 has no answer/);
   });

@@ -12,10 +12,23 @@ export const MathAnswerOptions = z.strictObject({
   formats: z
     .array(AnswerFormat)
     .default(['gsm8k', 'answer', 'boxed'])
-    .describe('Marked answers accepted: gsm8k (#### N), answer (Answer: N / the answer is N), boxed (\\boxed{N}). The last one in the text counts.'),
-  fallback_last_number: z.boolean().default(true).describe('With no marked answer, take the last number of the text (scored, but part formatted = 0).'),
-  tolerance: z.number().nonnegative().default(0).describe('Absolute difference still counted as equal; 0 = exact (12.0 equals 12).'),
-  relative_tolerance: z.number().nonnegative().default(0).describe('Difference relative to the expected answer still counted as equal.'),
+    .describe(
+      'Marked answers accepted: gsm8k (#### N), answer (Answer: N / the answer is N), boxed (\\boxed{N}). The last one in the text counts.',
+    ),
+  fallback_last_number: z
+    .boolean()
+    .default(true)
+    .describe('With no marked answer, take the last number of the text (scored, but part formatted = 0).'),
+  tolerance: z
+    .number()
+    .nonnegative()
+    .default(0)
+    .describe('Absolute difference still counted as equal; 0 = exact (12.0 equals 12).'),
+  relative_tolerance: z
+    .number()
+    .nonnegative()
+    .default(0)
+    .describe('Difference relative to the expected answer still counted as equal.'),
 });
 export type MathAnswerOptions = z.infer<typeof MathAnswerOptions>;
 
@@ -39,7 +52,10 @@ export const mathAnswerReward: RewardDefinition = {
       const verdict = judgeMathAnswer(outcome.finalText, expected, parsed);
       return {
         score: verdict.correct ? 1 : 0,
-        parts: { correct: verdict.correct ? 1 : 0, formatted: verdict.source !== undefined && verdict.source !== 'last_number' ? 1 : 0 },
+        parts: {
+          correct: verdict.correct ? 1 : 0,
+          formatted: verdict.source !== undefined && verdict.source !== 'last_number' ? 1 : 0,
+        },
         info: { extracted: verdict.extracted ?? null, expected: String(expected), source: verdict.source ?? 'none' },
       };
     };
@@ -58,7 +74,11 @@ export interface MathVerdict {
  * Extract the answer from `text` and compare it with `expected` (a number or numeric text such as `1,234`).
  * @throws Error when `expected` is not a number.
  */
-export function judgeMathAnswer(text: string, expected: string | number, options: MathAnswerOptions = MathAnswerOptions.parse({})): MathVerdict {
+export function judgeMathAnswer(
+  text: string,
+  expected: string | number,
+  options: MathAnswerOptions = MathAnswerOptions.parse({}),
+): MathVerdict {
   const want = toRational(normalizeNumber(String(expected)));
   if (want === undefined) throw new Error(`expected answer ${JSON.stringify(String(expected))} is not a number`);
   const found = extractAnswer(text, options);
@@ -76,11 +96,15 @@ const FORMAT_PATTERNS: Readonly<Record<AnswerFormat, RegExp>> = {
 const ANY_NUMBER = new RegExp(NUMBER, 'g');
 
 /** The last marked answer of any enabled format (by position in the text), else the last number when allowed. */
-export function extractAnswer(text: string, options: Pick<MathAnswerOptions, 'formats' | 'fallback_last_number'>): { value: string; source: AnswerSource } | undefined {
+export function extractAnswer(
+  text: string,
+  options: Pick<MathAnswerOptions, 'formats' | 'fallback_last_number'>,
+): { value: string; source: AnswerSource } | undefined {
   let best: { at: number; value: string; source: AnswerSource } | undefined;
   for (const format of options.formats) {
     for (const match of text.matchAll(FORMAT_PATTERNS[format])) {
-      if (!best || match.index >= best.at) best = { at: match.index, value: normalizeNumber(match[1]!), source: format };
+      if (!best || match.index >= best.at)
+        best = { at: match.index, value: normalizeNumber(match[1]!), source: format };
     }
   }
   if (best) return { value: best.value, source: best.source };
@@ -91,7 +115,10 @@ export function extractAnswer(text: string, options: Pick<MathAnswerOptions, 'fo
 
 /** `$1,234.50` -> `1234.50`, `−$5` -> `-5`: drop `$`, commas and spaces, unify the minus sign. */
 export function normalizeNumber(text: string): string {
-  const cleaned = text.trim().replace(/[$,\s]/g, '').replace(/−/g, '-');
+  const cleaned = text
+    .trim()
+    .replace(/[$,\s]/g, '')
+    .replace(/−/g, '-');
   return cleaned.startsWith('--') ? cleaned.slice(2) : cleaned;
 }
 
@@ -100,7 +127,11 @@ function toRational(text: string): Rational | undefined {
   return evaluateExpression(text);
 }
 
-function equal(a: Rational, b: Rational, options: Pick<MathAnswerOptions, 'tolerance' | 'relative_tolerance'>): boolean {
+function equal(
+  a: Rational,
+  b: Rational,
+  options: Pick<MathAnswerOptions, 'tolerance' | 'relative_tolerance'>,
+): boolean {
   if (a.num === b.num && a.den === b.den) return true;
   if (options.tolerance === 0 && options.relative_tolerance === 0) return false;
   const x = Number(a.num) / Number(a.den);

@@ -27,7 +27,10 @@ const ctx = { recipeDir: dir, warn: () => undefined };
 describe('moduleReward', () => {
   it('returns the sum of named parts, an explicit score with parts, or a number', async () => {
     const grade = await moduleReward.create({ module: 'grade.ts', export: 'grade', options: { bonus: 0.5 } }, ctx);
-    expect(await grade(episodeOutcome('It is 42.'))).toStrictEqual({ score: 1.5, parts: { correct: 1, used_tools: 0.5 } });
+    expect(await grade(episodeOutcome('It is 42.'))).toStrictEqual({
+      score: 1.5,
+      parts: { correct: 1, used_tools: 0.5 },
+    });
     const scored = await moduleReward.create({ module: 'grade.ts', export: 'scored' }, ctx);
     expect(await scored(episodeOutcome('abc'))).toStrictEqual({ score: 3, parts: { chars: 3 } });
     const byDefault = await moduleReward.create({ module: 'grade.ts' }, ctx);
@@ -36,13 +39,17 @@ describe('moduleReward', () => {
 
   it('rejects a result that is not a number or a record of numbers', async () => {
     const broken = await moduleReward.create({ module: 'grade.ts', export: 'broken' }, ctx);
-    await expect(broken(episodeOutcome('x'))).rejects.toThrow(`grade.ts#broken returned part 'correct' = "yes"; parts must be finite numbers`);
+    await expect(broken(episodeOutcome('x'))).rejects.toThrow(
+      `grade.ts#broken returned part 'correct' = "yes"; parts must be finite numbers`,
+    );
   });
 
   it('rejects a missing export and an export that is not a function', async () => {
     await expect(moduleReward.create({ module: 'grade.ts', export: 'grad' }, ctx)).rejects.toThrow(
       `${join(dir, 'grade.ts')}: no export 'grad'; it exports broken, default, grade, notAFunction, scored`,
     );
-    await expect(moduleReward.create({ module: 'grade.ts', export: 'notAFunction' }, ctx)).rejects.toThrow("export 'notAFunction' is number, not a function");
+    await expect(moduleReward.create({ module: 'grade.ts', export: 'notAFunction' }, ctx)).rejects.toThrow(
+      "export 'notAFunction' is number, not a function",
+    );
   });
 });

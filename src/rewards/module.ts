@@ -38,11 +38,18 @@ export const moduleReward: RewardDefinition = {
  * The reward function among a module's exports.
  * @throws InputError naming the module when the export is missing or not a function.
  */
-export function rewardFunction(exports: Readonly<Record<string, unknown>>, file: string, name = 'default'): UserRewardFunction {
+export function rewardFunction(
+  exports: Readonly<Record<string, unknown>>,
+  file: string,
+  name = 'default',
+): UserRewardFunction {
   if (!(name in exports)) {
-    throw new InputError(`${file}: no export '${name}'; it exports ${Object.keys(exports).join(', ') || 'nothing'}`, { hint: 'set reward.export to the function\'s name' });
+    throw new InputError(`${file}: no export '${name}'; it exports ${Object.keys(exports).join(', ') || 'nothing'}`, {
+      hint: "set reward.export to the function's name",
+    });
   }
   const value = exports[name];
-  if (typeof value !== 'function') throw new InputError(`${file}: export '${name}' is ${value === null ? 'null' : typeof value}, not a function`);
+  if (typeof value !== 'function')
+    throw new InputError(`${file}: export '${name}' is ${value === null ? 'null' : typeof value}, not a function`);
   return value as UserRewardFunction;
 }

@@ -9,7 +9,12 @@ import { judgeChat } from './judge.js';
  * assertions are the rubric). Longer replies than the `judge` reward's: one reasoning per assertion.
  */
 export const Tau2JudgeSchema = JudgeSchema.omit({ rubric: true, max_score: true }).extend({
-  max_tokens: z.number().int().positive().default(1024).describe("Most tokens in the judge's reply (a short reasoning per assertion)."),
+  max_tokens: z
+    .number()
+    .int()
+    .positive()
+    .default(1024)
+    .describe("Most tokens in the judge's reply (a short reasoning per assertion)."),
 });
 export type Tau2JudgeConfig = z.infer<typeof Tau2JudgeSchema>;
 
@@ -20,10 +25,17 @@ export type Tau2JudgeConfig = z.infer<typeof Tau2JudgeSchema>;
  * metExpectation}]}`, and the part is met only when every assertion is.
  * @throws ConfigError at `where` on an unset `api_key_env`.
  */
-export function tau2NlJudge(judge: Tau2JudgeConfig | undefined, where: string): ((messages: readonly unknown[], signal?: AbortSignal) => NlJudge) | undefined {
+export function tau2NlJudge(
+  judge: Tau2JudgeConfig | undefined,
+  where: string,
+): ((messages: readonly unknown[], signal?: AbortSignal) => NlJudge) | undefined {
   if (judge === undefined) return undefined;
   const ask = judgeChat(judge, where);
-  return (messages, signal) => async (assertions) => parseNlVerdicts(await ask(NL_SYSTEM_PROMPT, nlUserPrompt(judgeConversation(messages), assertions), signal), assertions);
+  return (messages, signal) => async (assertions) =>
+    parseNlVerdicts(
+      await ask(NL_SYSTEM_PROMPT, nlUserPrompt(judgeConversation(messages), assertions), signal),
+      assertions,
+    );
 }
 
 const NL_SYSTEM_PROMPT = `TASK
@@ -49,7 +61,10 @@ export function judgeConversation(messages: readonly unknown[]): string {
     if (role === 'tool' && typeof content === 'string') lines.push(`tool: ${content}`);
     for (const block of Array.isArray(content) ? (content as { toolResult?: { content?: unknown } }[]) : []) {
       const parts = block?.toolResult?.content;
-      if (Array.isArray(parts)) lines.push(`tool: ${(parts as { text?: unknown; json?: unknown }[]).map((p) => (typeof p.text === 'string' ? p.text : JSON.stringify(p.json))).join('')}`);
+      if (Array.isArray(parts))
+        lines.push(
+          `tool: ${(parts as { text?: unknown; json?: unknown }[]).map((p) => (typeof p.text === 'string' ? p.text : JSON.stringify(p.json))).join('')}`,
+        );
     }
     for (const turn of transcriptOf([message])) if (turn.text.length > 0) lines.push(`${turn.role}: ${turn.text}`);
   }
@@ -70,10 +85,18 @@ export function parseNlVerdicts(reply: string, assertions: readonly string[]): N
   } catch {
     results = undefined;
   }
-  if (start < 0 || !Array.isArray(results)) throw new Error(`NL_ASSERTION judge reply is not {"results": [...]}: ${JSON.stringify(reply.slice(0, 200))}`);
-  if (results.length !== assertions.length) throw new Error(`NL_ASSERTION judge graded ${results.length} of ${assertions.length} assertions: ${JSON.stringify(reply.slice(0, 200))}`);
+  if (start < 0 || !Array.isArray(results))
+    throw new Error(`NL_ASSERTION judge reply is not {"results": [...]}: ${JSON.stringify(reply.slice(0, 200))}`);
+  if (results.length !== assertions.length)
+    throw new Error(
+      `NL_ASSERTION judge graded ${results.length} of ${assertions.length} assertions: ${JSON.stringify(reply.slice(0, 200))}`,
+    );
   return assertions.map((assertion, i) => {
     const { metExpectation, reasoning } = (results[i] ?? {}) as { metExpectation?: unknown; reasoning?: unknown };
-    return { assertion, met: metExpectation === true || metExpectation === 'true', reasoning: typeof reasoning === 'string' ? reasoning : '' };
+    return {
+      assertion,
+      met: metExpectation === true || metExpectation === 'true',
+      reasoning: typeof reasoning === 'string' ? reasoning : '',
+    };
   });
 }

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { domainSpec, episodeDb, evaluateEpisode, Tau2OptionsSchema, terminationOf, transcriptOf, type Tau2Task } from '../domains/tau2/index.js';
+import {
+  domainSpec,
+  episodeDb,
+  evaluateEpisode,
+  Tau2OptionsSchema,
+  terminationOf,
+  transcriptOf,
+  type Tau2Task,
+} from '../domains/tau2/index.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import { tau2NlJudge, Tau2JudgeSchema } from './tau2-judge.js';
 import type { RewardDefinition, RewardFn } from './types.js';
@@ -14,7 +22,10 @@ import type { RewardDefinition, RewardFn } from './types.js';
  * judge's verdicts are returned for the trajectory record.
  */
 const Tau2RewardOptions = Tau2OptionsSchema.extend({
-  basis: z.enum(['task', 'judge_free']).default('task').describe("task: the task's own reward_basis; judge_free: [DB, COMMUNICATE]."),
+  basis: z
+    .enum(['task', 'judge_free'])
+    .default('task')
+    .describe("task: the task's own reward_basis; judge_free: [DB, COMMUNICATE]."),
   judge: Tau2JudgeSchema.optional().describe('An OpenAI-compatible chat endpoint that grades NL_ASSERTION.'),
 });
 
@@ -22,7 +33,12 @@ export const tau2Reward: RewardDefinition = {
   name: 'tau2',
   options: Tau2RewardOptions,
   async create(options, ctx): Promise<RewardFn> {
-    const { domain, release, basis, judge: judgeOptions } = parseComponentOptions(Tau2RewardOptions, options, 'reward.options');
+    const {
+      domain,
+      release,
+      basis,
+      judge: judgeOptions,
+    } = parseComponentOptions(Tau2RewardOptions, options, 'reward.options');
     const judge = tau2NlJudge(judgeOptions, 'reward.options.judge');
     const spec = domainSpec(domain, release);
     let warned = false;
@@ -41,9 +57,15 @@ export const tau2Reward: RewardDefinition = {
       });
       if (evaluation.dropped.length > 0 && !warned) {
         warned = true;
-        ctx.warn(`tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.judge to grade it, or reward.options.basis: judge_free to silence this)`);
+        ctx.warn(
+          `tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.judge to grade it, or reward.options.basis: judge_free to silence this)`,
+        );
       }
-      return { score: evaluation.reward, parts: evaluation.parts, info: { basis: evaluation.basis, ...evaluation.info } };
+      return {
+        score: evaluation.reward,
+        parts: evaluation.parts,
+        info: { basis: evaluation.basis, ...evaluation.info },
+      };
     };
   },
 };

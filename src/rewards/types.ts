@@ -24,7 +24,13 @@ export interface EpisodeOutcome {
 }
 
 /** A score, or a score with named parts (each part is logged). */
-export type RewardResult = number | { readonly score: number; readonly parts?: Readonly<Record<string, number>>; readonly info?: Readonly<Record<string, unknown>> };
+export type RewardResult =
+  | number
+  | {
+      readonly score: number;
+      readonly parts?: Readonly<Record<string, number>>;
+      readonly info?: Readonly<Record<string, unknown>>;
+    };
 
 export type RewardFn = (outcome: EpisodeOutcome) => Promise<RewardResult>;
 

@@ -11,18 +11,21 @@ export function userRewardResult(value: unknown, where: string): RewardResult {
     if (!Number.isFinite(value)) throw new Error(`${where} returned ${value}, not a finite number`);
     return value;
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${where} returned ${describe(value)}; return a number or a record of named numbers`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`${where} returned ${describe(value)}; return a number or a record of named numbers`);
   const { score, ...rest } = value as Record<string, unknown>;
   const parts: Record<string, number> = {};
   for (const [key, part] of Object.entries(rest)) {
-    if (typeof part !== 'number' || !Number.isFinite(part)) throw new Error(`${where} returned part '${key}' = ${describe(part)}; parts must be finite numbers`);
+    if (typeof part !== 'number' || !Number.isFinite(part))
+      throw new Error(`${where} returned part '${key}' = ${describe(part)}; parts must be finite numbers`);
     parts[key] = part;
   }
   if (score === undefined) {
     if (Object.keys(parts).length === 0) throw new Error(`${where} returned an empty record`);
     return { score: Object.values(parts).reduce((a, b) => a + b, 0), parts };
   }
-  if (typeof score !== 'number' || !Number.isFinite(score)) throw new Error(`${where} returned score = ${describe(score)}; it must be a finite number`);
+  if (typeof score !== 'number' || !Number.isFinite(score))
+    throw new Error(`${where} returned score = ${describe(score)}; it must be a finite number`);
   return { score, parts };
 }
 

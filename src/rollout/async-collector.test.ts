@@ -20,7 +20,13 @@ function steps(episodes: number, ms: number, log: string[]) {
 describe('stepCollector', () => {
   test('returns each step when taken and collects nothing ahead at max_staleness 0', async () => {
     const log: string[] = [];
-    const collector = stepCollector({ collect: steps(2, 5, log), maxStaleness: 0, lastStep: 3, concurrency: 4, signal: new AbortController().signal });
+    const collector = stepCollector({
+      collect: steps(2, 5, log),
+      maxStaleness: 0,
+      lastStep: 3,
+      concurrency: 4,
+      signal: new AbortController().signal,
+    });
     expect((await collector.take(1))[0]!.length).toBe(2);
     collector.runAhead(1);
     await sleep(20);
@@ -30,7 +36,13 @@ describe('stepCollector', () => {
 
   test('returns steps collected ahead up to max_staleness, never past the last step, within one pool of slots in step order', async () => {
     const log: string[] = [];
-    const collector = stepCollector({ collect: steps(2, 10, log), maxStaleness: 2, lastStep: 3, concurrency: 2, signal: new AbortController().signal });
+    const collector = stepCollector({
+      collect: steps(2, 10, log),
+      maxStaleness: 2,
+      lastStep: 3,
+      concurrency: 2,
+      signal: new AbortController().signal,
+    });
     await collector.take(1);
     collector.runAhead(1);
     collector.runAhead(1); // idempotent: a step runs ahead once
@@ -45,7 +57,13 @@ describe('stepCollector', () => {
 
   test('returns the count of episodes started for steps never taken, aborting those in flight, on close', async () => {
     const log: string[] = [];
-    const collector = stepCollector({ collect: steps(3, 60_000, log), maxStaleness: 1, lastStep: 5, concurrency: 2, signal: new AbortController().signal });
+    const collector = stepCollector({
+      collect: steps(3, 60_000, log),
+      maxStaleness: 1,
+      lastStep: 5,
+      concurrency: 2,
+      signal: new AbortController().signal,
+    });
     collector.runAhead(0);
     await sleep(20);
     const started = performance.now();
@@ -57,7 +75,13 @@ describe('stepCollector', () => {
 
   test('rejects take once the run is aborted', async () => {
     const run = new AbortController();
-    const collector = stepCollector({ collect: steps(1, 60_000, []), maxStaleness: 0, lastStep: 1, concurrency: 1, signal: run.signal });
+    const collector = stepCollector({
+      collect: steps(1, 60_000, []),
+      maxStaleness: 0,
+      lastStep: 1,
+      concurrency: 1,
+      signal: run.signal,
+    });
     const taken = collector.take(1);
     run.abort(new Error('interrupted'));
     await expect(taken).rejects.toBeInstanceOf(Error);

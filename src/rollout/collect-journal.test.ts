@@ -13,7 +13,9 @@ describe('collectJournal', () => {
     // The kill tore the line of step 5 mid-write.
     appendFileSync(join(dir, 'logs', 'collect.jsonl'), '{"step": 5, "epis');
     expect(await journal.discardAfter(2)).toBe(16);
-    expect(readFileSync(join(dir, 'logs', 'collect.jsonl'), 'utf8')).toBe('{"step":1,"episodes":8}\n{"step":2,"episodes":8}\n');
+    expect(readFileSync(join(dir, 'logs', 'collect.jsonl'), 'utf8')).toBe(
+      '{"step":1,"episodes":8}\n{"step":2,"episodes":8}\n',
+    );
     expect(await journal.discardAfter(2)).toBe(0);
   });
 

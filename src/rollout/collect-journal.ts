@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { writeFileAtomic } from '../runs/index.js';
 
 /** The journal of the run in `runDir`. */
-export function collectJournal(runDir: string): { started(step: number, episodes: number): Promise<void>; discardAfter(stepsDone: number): Promise<number> } {
+export function collectJournal(runDir: string): {
+  started(step: number, episodes: number): Promise<void>;
+  discardAfter(stepsDone: number): Promise<number>;
+} {
   const path = join(runDir, 'logs', 'collect.jsonl');
   return {
     started: (step, episodes) => appendFile(path, `${JSON.stringify({ step, episodes })}\n`),
@@ -27,7 +30,14 @@ export function collectJournal(runDir: string): { started(step: number, episodes
       });
       const later = lines.filter((l) => l.step > stepsDone);
       const torn = text.length > 0 && !text.endsWith('\n');
-      if (later.length > 0 || torn) await writeFileAtomic(path, lines.filter((l) => l.step <= stepsDone).map((l) => `${JSON.stringify(l)}\n`).join(''));
+      if (later.length > 0 || torn)
+        await writeFileAtomic(
+          path,
+          lines
+            .filter((l) => l.step <= stepsDone)
+            .map((l) => `${JSON.stringify(l)}\n`)
+            .join(''),
+        );
       return later.reduce((sum, l) => sum + l.episodes, 0);
     },
   };

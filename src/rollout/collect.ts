@@ -75,13 +75,26 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   const { task } = request;
   const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
   const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
-  const env = { episodeId: `${request.group}-${request.sample}`, task, state: new Map<string, unknown>(), signal: request.signal ?? new AbortController().signal };
+  const env = {
+    episodeId: `${request.group}-${request.sample}`,
+    task,
+    state: new Map<string, unknown>(),
+    signal: request.signal ?? new AbortController().signal,
+  };
   const systemPrompt = kit.systemPrompt(task);
   const sampling = { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed };
   if (kit.external) {
     let external: EpisodeResult;
     try {
-      external = await kit.external.run({ task, env, ...(systemPrompt === undefined ? {} : { systemPrompt }), policyVersion: request.policyVersion, sampling, timeoutMs: kit.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) });
+      external = await kit.external.run({
+        task,
+        env,
+        ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        policyVersion: request.policyVersion,
+        sampling,
+        timeoutMs: kit.timeoutMs,
+        ...(request.signal ? { signal: request.signal } : {}),
+      });
     } catch (error) {
       if (error instanceof CancelledError) throw error;
       const failure = describeFailure(error, 'agent');
@@ -122,17 +135,37 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
 }
 
 /** Scores a finished episode; an episode that failed, a simulated user or a reward that throws, is a failed rollout with reward 0. */
-async function scoreRollout(kit: EpisodeKit, base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>, env: EpisodeEnv, episode: EpisodeResult, user?: EpisodeUser): Promise<Rollout> {
+async function scoreRollout(
+  kit: EpisodeKit,
+  base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>,
+  env: EpisodeEnv,
+  episode: EpisodeResult,
+  user?: EpisodeUser,
+): Promise<Rollout> {
   const { task } = base;
   try {
     user?.finish(episode.finishReason);
   } catch (error) {
-    return failedRollout(base, { ...episode, error: `user simulator failed: ${errorMessage(error)}`, errorKind: 'user' });
+    return failedRollout(base, {
+      ...episode,
+      error: `user simulator failed: ${errorMessage(error)}`,
+      errorKind: 'user',
+    });
   }
   if (episode.error !== undefined) return failedRollout(base, episode);
   try {
-    const scoring = kit.reward({ task, finalText: episode.finalText, messages: episode.messages, toolCalls: episode.toolCalls, finishReason: episode.finishReason, env });
-    const scored = kit.rewardTimeoutMs === undefined ? await scoring : await withTimeout(scoring, kit.rewardTimeoutMs, `timed out after ${kit.rewardTimeoutMs / 1000} s`);
+    const scoring = kit.reward({
+      task,
+      finalText: episode.finalText,
+      messages: episode.messages,
+      toolCalls: episode.toolCalls,
+      finishReason: episode.finishReason,
+      env,
+    });
+    const scored =
+      kit.rewardTimeoutMs === undefined
+        ? await scoring
+        : await withTimeout(scoring, kit.rewardTimeoutMs, `timed out after ${kit.rewardTimeoutMs / 1000} s`);
     return {
       ...base,
       episode,
@@ -143,7 +176,16 @@ async function scoreRollout(kit: EpisodeKit, base: Pick<Rollout, 'task' | 'group
       failed: false,
     };
   } catch (error) {
-    return { ...base, episode, reward: 0, parts: {}, success: false, failed: true, error: `reward failed: ${errorMessage(error)}`, errorKind: 'reward' };
+    return {
+      ...base,
+      episode,
+      reward: 0,
+      parts: {},
+      success: false,
+      failed: true,
+      error: `reward failed: ${errorMessage(error)}`,
+      errorKind: 'reward',
+    };
   }
 }
 
@@ -169,8 +211,20 @@ function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
-function failedRollout(base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>, episode: EpisodeResult): Rollout {
-  return { ...base, episode, reward: 0, parts: {}, success: false, failed: true, ...(episode.error === undefined ? {} : { error: episode.error }), ...(episode.errorKind ? { errorKind: episode.errorKind } : {}) };
+function failedRollout(
+  base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>,
+  episode: EpisodeResult,
+): Rollout {
+  return {
+    ...base,
+    episode,
+    reward: 0,
+    parts: {},
+    success: false,
+    failed: true,
+    ...(episode.error === undefined ? {} : { error: episode.error }),
+    ...(episode.errorKind ? { errorKind: episode.errorKind } : {}),
+  };
 }
 
 /**
@@ -181,12 +235,22 @@ function failedRollout(base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policy
 export function referenceRollout(kit: EpisodeKit, task: Task, group: number, policyVersion: number): Rollout {
   const reference = task.data.reference;
   if (!Array.isArray(reference)) {
-    throw new InputError(`task ${task.id} has no reference conversation`, { hint: 'algorithm sft needs a dataset whose tasks carry data.reference (e.g. arith)' });
+    throw new InputError(`task ${task.id} has no reference conversation`, {
+      hint: 'algorithm sft needs a dataset whose tasks carry data.reference (e.g. arith)',
+    });
   }
-  const env = { episodeId: `${group}-0`, task, state: new Map<string, unknown>(), signal: new AbortController().signal };
+  const env = {
+    episodeId: `${group}-0`,
+    task,
+    state: new Map<string, unknown>(),
+    signal: new AbortController().signal,
+  };
   const tools = toChatTools(kit.tools.flatMap((make) => make(env)).map((t) => t.toolSpec));
   const systemPrompt = kit.systemPrompt(task);
-  const messages: ChatMessage[] = [...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []), ...(reference as ChatMessage[])];
+  const messages: ChatMessage[] = [
+    ...(systemPrompt ? [{ role: 'system' as const, content: systemPrompt }] : []),
+    ...(reference as ChatMessage[]),
+  ];
   const trajectory = referenceTrajectory(kit.tokenizer, messages, tools, kit.agent.chatTemplateKwargs ?? {});
   const generated = trajectory.mask().reduce((a, m) => a + m, 0);
   const toolCalls = messages.filter((m) => m.role === 'tool').length;
@@ -196,7 +260,19 @@ export function referenceRollout(kit: EpisodeKit, task: Task, group: number, pol
     finalText: messages.at(-1)?.content ?? '',
     toolCalls: [],
     finishReason: 'reference',
-    stats: { turns: trajectory.counters.turns, toolCalls, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: {}, toolErrorsByTool: {}, truncated: false, promptTokens: trajectory.length - generated, generatedTokens: generated, wallMs: 0, engineMs: 0 },
+    stats: {
+      turns: trajectory.counters.turns,
+      toolCalls,
+      toolErrors: 0,
+      toolErrorsByKind: {},
+      toolCallsByTool: {},
+      toolErrorsByTool: {},
+      truncated: false,
+      promptTokens: trajectory.length - generated,
+      generatedTokens: generated,
+      wallMs: 0,
+      engineMs: 0,
+    },
   };
   return { task, group, sample: 0, policyVersion, reward: 1, parts: {}, success: true, failed: false, episode };
 }

@@ -16,8 +16,19 @@ import { filterStale } from './staleness.js';
 
 // Anything thrown while an episode runs ends that episode as failed, with the layer and message in
 // its record; the episodes beside it and the step go on. One test per layer that can throw.
-const add = tool({ name: 'add', description: 'Add', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => a + b });
-const spec: AgentSpec = { tools: [add], maxTurns: 3, maxNewTokens: 64, sampling: { temperature: 1, topP: 1, topK: -1 }, toolCallFormat: 'hermes' };
+const add = tool({
+  name: 'add',
+  description: 'Add',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  callback: ({ a, b }) => a + b,
+});
+const spec: AgentSpec = {
+  tools: [add],
+  maxTurns: 3,
+  maxNewTokens: 64,
+  sampling: { temperature: 1, topP: 1, topK: -1 },
+  toolCallFormat: 'hermes',
+};
 const task = { id: 't', prompt: 'What is 2+3?', data: {} };
 
 let tiny: ModelTokenizer;
@@ -35,7 +46,17 @@ function episode(overrides: Partial<RunEpisodeOptions> = {}): Promise<EpisodeRes
 }
 
 function kit(overrides: Partial<EpisodeKit> = {}): EpisodeKit {
-  return { engine, tokenizer: tiny, tools: [() => [add]], reward: async () => ({ score: 1, parts: {} }), agent: { maxTurns: 3, maxNewTokens: 64, toolCallFormat: 'hermes' }, systemPrompt: () => undefined, successThreshold: 1, timeoutMs: 10_000, ...overrides };
+  return {
+    engine,
+    tokenizer: tiny,
+    tools: [() => [add]],
+    reward: async () => ({ score: 1, parts: {} }),
+    agent: { maxTurns: 3, maxNewTokens: 64, toolCallFormat: 'hermes' },
+    systemPrompt: () => undefined,
+    successThreshold: 1,
+    timeoutMs: 10_000,
+    ...overrides,
+  };
 }
 
 const request = { task, group: 0, sample: 0, seed: 1, temperature: 1, topP: 1, topK: -1, policyVersion: 2 };
@@ -46,7 +67,11 @@ describe('episode isolation', () => {
     const broken = Object.create(engine) as Engine & { generate: Engine['generate'] };
     broken.generate = () => Promise.reject(new TypeError("Cannot read properties of undefined (reading 'token_ids')"));
     const result = await episode({ engine: broken });
-    expect([result.finishReason, ...outcome(result)]).toStrictEqual(['error', 'engine', "TypeError: Cannot read properties of undefined (reading 'token_ids')"]);
+    expect([result.finishReason, ...outcome(result)]).toStrictEqual([
+      'error',
+      'engine',
+      "TypeError: Cannot read properties of undefined (reading 'token_ids')",
+    ]);
   });
 
   test('returns a chat template that throws as a failed episode of kind template', async () => {
@@ -55,7 +80,10 @@ describe('episode isolation', () => {
       if (messages.some((m) => m.content === task.prompt)) throw new Error('jinja: unknown filter "tojson_pretty"');
       return tiny.renderChat(messages, options);
     };
-    expect(outcome(await episode({ tokenizer: tok }))).toStrictEqual(['template', 'jinja: unknown filter "tojson_pretty"']);
+    expect(outcome(await episode({ tokenizer: tok }))).toStrictEqual([
+      'template',
+      'jinja: unknown filter "tojson_pretty"',
+    ]);
   });
 
   test('returns a decoder or parser that throws as a failed episode of kind parser, keeping the tokens generated', async () => {
@@ -81,41 +109,110 @@ describe('episode isolation', () => {
   });
 
   test('returns tool set-up that throws as a failed rollout of kind tool', async () => {
-    const rollout = await collectRollout(kit({ tools: [() => { throw new Error('MCP server exited'); }] }), request);
-    expect([rollout.failed, rollout.reward, ...outcome(rollout)]).toStrictEqual([true, 0, 'tool', 'tool set-up failed: MCP server exited']);
+    const rollout = await collectRollout(
+      kit({
+        tools: [
+          () => {
+            throw new Error('MCP server exited');
+          },
+        ],
+      }),
+      request,
+    );
+    expect([rollout.failed, rollout.reward, ...outcome(rollout)]).toStrictEqual([
+      true,
+      0,
+      'tool',
+      'tool set-up failed: MCP server exited',
+    ]);
   });
 
   test('returns a reward that throws as a failed rollout of kind reward, its episode kept', async () => {
     const rollout = await collectRollout(kit({ reward: () => Promise.reject(new Error('judge said no')) }), request);
-    expect([rollout.failed, ...outcome(rollout), rollout.episode.finalText]).toStrictEqual([true, 'reward', 'reward failed: judge said no', 'It is 5.']);
-    expect(trajectoryRecord(rollout, 1, null)).toMatchObject({ failed: true, error: 'reward failed: judge said no', error_kind: 'reward' });
+    expect([rollout.failed, ...outcome(rollout), rollout.episode.finalText]).toStrictEqual([
+      true,
+      'reward',
+      'reward failed: judge said no',
+      'It is 5.',
+    ]);
+    expect(trajectoryRecord(rollout, 1, null)).toMatchObject({
+      failed: true,
+      error: 'reward failed: judge said no',
+      error_kind: 'reward',
+    });
   });
 
   test('returns a reward that never answers as a failed rollout of kind reward once rollout.reward_timeout_s passes', async () => {
-    const rollout = await collectRollout(kit({ reward: () => new Promise(() => undefined), rewardTimeoutMs: 100 }), request);
-    expect([rollout.failed, ...outcome(rollout)]).toStrictEqual([true, 'reward', 'reward failed: timed out after 0.1 s']);
+    const rollout = await collectRollout(
+      kit({ reward: () => new Promise(() => undefined), rewardTimeoutMs: 100 }),
+      request,
+    );
+    expect([rollout.failed, ...outcome(rollout)]).toStrictEqual([
+      true,
+      'reward',
+      'reward failed: timed out after 0.1 s',
+    ]);
   });
 
   test('returns the step with every other episode when one slot throws past collectRollout, counted per kind in the step metrics', async () => {
     const good = kit();
-    const groups = await runGroups([task, task], 2, 2, async ({ group, sample }) => {
-      if (group === 1 && sample === 0) throw new Error('bug in the harness');
-      return collectRollout(group === 0 && sample === 1 ? kit({ reward: () => Promise.reject(new Error('x')) }) : good, { ...request, group, sample });
-    }, undefined, rolloutOnThrow(2));
-    expect(groups.map((g) => g.map((r) => [r.failed, r.errorKind]))).toStrictEqual([[[false, undefined], [true, 'reward']], [[true, 'scheduler'], [false, undefined]]]);
+    const groups = await runGroups(
+      [task, task],
+      2,
+      2,
+      async ({ group, sample }) => {
+        if (group === 1 && sample === 0) throw new Error('bug in the harness');
+        return collectRollout(
+          group === 0 && sample === 1 ? kit({ reward: () => Promise.reject(new Error('x')) }) : good,
+          { ...request, group, sample },
+        );
+      },
+      undefined,
+      rolloutOnThrow(2),
+    );
+    expect(groups.map((g) => g.map((r) => [r.failed, r.errorKind]))).toStrictEqual([
+      [
+        [false, undefined],
+        [true, 'reward'],
+      ],
+      [
+        [true, 'scheduler'],
+        [false, undefined],
+      ],
+    ]);
     const batch: AssembledBatch = { groups: 2, droppedGroups: 0, sequences: [] } as unknown as AssembledBatch;
-    const metrics = stepMetrics({ step: 1, policyVersion: 2, groups, batch, trainerMetrics: {}, seconds: { generation: 1, train: 1, sync: 0, step: 2 }, overlap: overlapFigures(filterStale(groups, 2, 0), 1, 1, 2) });
-    expect([metrics.failed_episodes, metrics['failed/reward'], metrics['failed/scheduler'], metrics['failed/engine']]).toStrictEqual([2, 1, 1, undefined]);
+    const metrics = stepMetrics({
+      step: 1,
+      policyVersion: 2,
+      groups,
+      batch,
+      trainerMetrics: {},
+      seconds: { generation: 1, train: 1, sync: 0, step: 2 },
+      overlap: overlapFigures(filterStale(groups, 2, 0), 1, 1, 2),
+    });
+    expect([
+      metrics.failed_episodes,
+      metrics['failed/reward'],
+      metrics['failed/scheduler'],
+      metrics['failed/engine'],
+    ]).toStrictEqual([2, 1, 1, undefined]);
   });
 
   test('rejects with CancelledError once the running slots settle, starting no other', async () => {
     const started: number[] = [];
-    const run = runGroups([1, 2, 3, 4], 1, 2, async ({ group }) => {
-      started.push(group);
-      if (group === 0) throw new CancelledError('cancelled');
-      await new Promise((r) => setTimeout(r, 50));
-      return group;
-    }, undefined, rolloutOnThrow(0) as never);
+    const run = runGroups(
+      [1, 2, 3, 4],
+      1,
+      2,
+      async ({ group }) => {
+        started.push(group);
+        if (group === 0) throw new CancelledError('cancelled');
+        await new Promise((r) => setTimeout(r, 50));
+        return group;
+      },
+      undefined,
+      rolloutOnThrow(0) as never,
+    );
     await expect(run).rejects.toBeInstanceOf(CancelledError);
     expect(started).toStrictEqual([0, 1]);
   });

@@ -22,7 +22,12 @@ export interface AgentSpec {
   readonly maxTurns: number;
   readonly maxNewTokens: number;
   readonly maxTotalTokens?: number;
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly sampling: {
+    readonly temperature: number;
+    readonly topP: number;
+    readonly topK: number;
+    readonly seed?: number;
+  };
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
   readonly toolCallFormat: 'hermes';
   /** Most conversation steps (model messages, tool results and user messages, each one step); reaching it ends the episode with `maxSteps`. */
@@ -124,11 +129,15 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
     return failedEpisode(failure.kind, failure.message, performance.now() - started);
   }
   const { agent, ledger } = built;
-  if (options.opening !== undefined) agent.messages.push(new Message({ role: 'assistant', content: [new TextBlock(options.opening)] }));
+  if (options.opening !== undefined)
+    agent.messages.push(new Message({ role: 'assistant', content: [new TextBlock(options.opening)] }));
   const seeded = agent.messages.length;
 
   const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new EpisodeTimeout(`episode timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+  const timer = setTimeout(
+    () => timeout.abort(new EpisodeTimeout(`episode timed out after ${options.timeoutMs} ms`)),
+    options.timeoutMs,
+  );
   const cancelSignal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
   let finishReason = 'endTurn';
   let failure: { kind: EpisodeErrorKind; message: string } | undefined;
@@ -137,7 +146,9 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   } catch (caught) {
     if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
     finishReason = timeout.signal.aborted ? 'timeout' : 'error';
-    failure = timeout.signal.aborted ? { kind: 'timeout', message: (timeout.signal.reason as Error).message } : describeFailure(caught, 'sdk');
+    failure = timeout.signal.aborted
+      ? { kind: 'timeout', message: (timeout.signal.reason as Error).message }
+      : describeFailure(caught, 'sdk');
   } finally {
     clearTimeout(timer);
   }
@@ -174,14 +185,32 @@ export function failedEpisode(kind: EpisodeErrorKind, message: string, wallMs = 
     finalText: '',
     toolCalls: [],
     finishReason: 'error',
-    stats: { turns: 0, toolCalls: 0, toolErrors: 0, toolErrorsByKind: {}, toolCallsByTool: {}, toolErrorsByTool: {}, truncated: false, promptTokens: 0, generatedTokens: 0, wallMs, engineMs: 0 },
+    stats: {
+      turns: 0,
+      toolCalls: 0,
+      toolErrors: 0,
+      toolErrorsByKind: {},
+      toolCallsByTool: {},
+      toolErrorsByTool: {},
+      truncated: false,
+      promptTokens: 0,
+      generatedTokens: 0,
+      wallMs,
+      engineMs: 0,
+    },
     error: message,
     errorKind: kind,
   };
 }
 
 /** The agent loop plus user turns; returns the finish reason. */
-async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisodeOptions, signal: AbortSignal, seeded: number): Promise<string> {
+async function converse(
+  agent: Agent,
+  ledger: EpisodeLedger,
+  options: RunEpisodeOptions,
+  signal: AbortSignal,
+  seeded: number,
+): Promise<string> {
   const { spec } = options;
   let userTurns = 0;
   const limitReached = (): string | undefined => {
@@ -198,7 +227,11 @@ async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisode
     event.endTurn = true;
   });
   const conversation = (): unknown[] => plainMessages(agent, ledger, spec.systemPrompt, seeded);
-  const askUser = (): Promise<string | null> => untilAborted(blameAsync('user', () => options.user!(conversation())), signal);
+  const askUser = (): Promise<string | null> =>
+    untilAborted(
+      blameAsync('user', () => options.user!(conversation())),
+      signal,
+    );
   let prompt: string | null = options.task.prompt === '' && options.user ? await askUser() : options.task.prompt;
   for (;;) {
     if (prompt === null) return 'userStop';
@@ -207,7 +240,11 @@ async function converse(agent: Agent, ledger: EpisodeLedger, options: RunEpisode
     if (limited) return limited;
     const turnsLeft = spec.maxTurns - ledger.trajectory.counters.turns;
     if (turnsLeft <= 0) return 'limitTurns';
-    const invocation = agent.invoke(prompt, { limits: { turns: turnsLeft }, cancelSignal: signal, ...(options.env ? { invocationState: { env: options.env } } : {}) });
+    const invocation = agent.invoke(prompt, {
+      limits: { turns: turnsLeft },
+      cancelSignal: signal,
+      ...(options.env ? { invocationState: { env: options.env } } : {}),
+    });
     const outcome = await untilAborted(invocation, signal);
     if (outcome.stopReason === 'cancelled') throw signal.reason ?? new Error('agent cancelled');
     const reason = ledger.stopReason ?? outcome.stopReason;
@@ -228,7 +265,15 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: number, finishReason: string, failure: { kind: EpisodeErrorKind; message: string } | undefined, wallMs: number): EpisodeResult {
+function result(
+  agent: Agent,
+  ledger: EpisodeLedger,
+  spec: AgentSpec,
+  seeded: number,
+  finishReason: string,
+  failure: { kind: EpisodeErrorKind; message: string } | undefined,
+  wallMs: number,
+): EpisodeResult {
   const trajectory = ledger.trajectory;
   const messages = plainMessages(agent, ledger, spec.systemPrompt, seeded);
   const last = [...modelMessages(agent, ledger, seeded)].at(-1);
@@ -261,7 +306,12 @@ function result(agent: Agent, ledger: EpisodeLedger, spec: AgentSpec, seeded: nu
  * messages the model did not generate (the SDK's "Cancelled by user", the empty message that ends a
  * maxTotalTokens episode, the one a limit hook ends a turn with) are left out.
  */
-function plainMessages(agent: Agent, ledger: EpisodeLedger, systemPrompt: string | undefined, seeded: number): unknown[] {
+function plainMessages(
+  agent: Agent,
+  ledger: EpisodeLedger,
+  systemPrompt: string | undefined,
+  seeded: number,
+): unknown[] {
   const fromModel = modelMessages(agent, ledger, seeded);
   const out: unknown[] = systemPrompt ? [{ role: 'system', content: [{ text: systemPrompt }] }] : [];
   for (const [i, message] of agent.messages.entries()) {

@@ -9,7 +9,12 @@ export interface ExternalEpisodeRequest {
   readonly systemPrompt?: string;
   /** The sampling policy version; a function (the served version) is read at each model request. */
   readonly policyVersion: number | (() => number);
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number; readonly seed?: number };
+  readonly sampling: {
+    readonly temperature: number;
+    readonly topP: number;
+    readonly topK: number;
+    readonly seed?: number;
+  };
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
 }

@@ -17,13 +17,28 @@ import { runEpisode, type AgentSpec } from './episode.js';
 // (ATK_FUZZ_RUNS, ATK_FUZZ_SEED).
 const RUNS = Number(process.env.ATK_FUZZ_RUNS ?? 0);
 const SEED = Number(process.env.ATK_FUZZ_SEED ?? 14);
-const settings = (normalRuns: number): fc.Parameters<unknown> => ({ seed: SEED, numRuns: RUNS > 0 ? RUNS : normalRuns, endOnFailure: true });
+const settings = (normalRuns: number): fc.Parameters<unknown> => ({
+  seed: SEED,
+  numRuns: RUNS > 0 ? RUNS : normalRuns,
+  endOnFailure: true,
+});
 
 /** Characters an error result may add per call: the fixed text plus at most 200 echoed characters, twice. */
 const PER_CALL_BOUND = 700;
 
-const add = tool({ name: 'add', description: 'Add two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), callback: ({ a, b }) => ({ sum: a + b }) });
-const spec: AgentSpec = { tools: [add], maxTurns: 2, maxNewTokens: 16_384, sampling: { temperature: 1, topP: 1, topK: -1 }, toolCallFormat: 'hermes' };
+const add = tool({
+  name: 'add',
+  description: 'Add two numbers',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  callback: ({ a, b }) => ({ sum: a + b }),
+});
+const spec: AgentSpec = {
+  tools: [add],
+  maxTurns: 2,
+  maxNewTokens: 16_384,
+  sampling: { temperature: 1, topP: 1, topK: -1 },
+  toolCallFormat: 'hermes',
+};
 const task = { id: 'fuzz', prompt: 'What is 2+3?', data: {} };
 
 let tiny: ModelTokenizer;
@@ -54,25 +69,38 @@ describe('model output (fuzz)', () => {
   test('returns an episode for any completion: no throw, every token kept with mask 1, every call answered, the next prompt bounded', async () => {
     const maxId = Math.max(...tiny.eosTokenIds, tiny.tokenToId('</think>') ?? 0);
     await fc.assert(
-      fc.asyncProperty(adversarialIds((text) => tiny.encode(text), maxId), async (ids) => {
-        firstTurn = ids;
-        double.requests.length = 0;
-        const result = await runEpisode({ task, spec, engine: createVllmClient({ baseUrl: double.url, model: 'policy' }), tokenizer: tiny, policyVersion: 0, timeoutMs: 30_000 });
-        const exchanges = doubleExchanges(double);
-        expect([result.error, result.errorKind]).toStrictEqual([undefined, undefined]);
-        expectTitoInvariants(result, exchanges);
+      fc.asyncProperty(
+        adversarialIds((text) => tiny.encode(text), maxId),
+        async (ids) => {
+          firstTurn = ids;
+          double.requests.length = 0;
+          const result = await runEpisode({
+            task,
+            spec,
+            engine: createVllmClient({ baseUrl: double.url, model: 'policy' }),
+            tokenizer: tiny,
+            policyVersion: 0,
+            timeoutMs: 30_000,
+          });
+          const exchanges = doubleExchanges(double);
+          expect([result.error, result.errorKind]).toStrictEqual([undefined, undefined]);
+          expectTitoInvariants(result, exchanges);
 
-        const first = exchanges[0]!;
-        const cut = result.trajectory.segments.find((s) => s.source === 'model')?.finishReason === 'length';
-        const visible = tiny.eosTokenIds.includes(first.tokenIds.at(-1) ?? -1) ? first.tokenIds.slice(0, -1) : first.tokenIds;
-        const calls = cut ? [] : hermesParser.parse(tiny.decode(visible)).calls;
-        expect(result.toolCalls).toHaveLength(calls.length);
-        for (const record of result.toolCalls) expect(record.status === 'success' || record.output.startsWith('Error: ')).toBe(true);
-        if (exchanges.length > 1) {
-          const shown = tiny.decode(exchanges[1]!.promptIds.slice(first.promptIds.length + first.tokenIds.length));
-          expect(shown.length).toBeLessThanOrEqual(100 + calls.length * PER_CALL_BOUND);
-        }
-      }),
+          const first = exchanges[0]!;
+          const cut = result.trajectory.segments.find((s) => s.source === 'model')?.finishReason === 'length';
+          const visible = tiny.eosTokenIds.includes(first.tokenIds.at(-1) ?? -1)
+            ? first.tokenIds.slice(0, -1)
+            : first.tokenIds;
+          const calls = cut ? [] : hermesParser.parse(tiny.decode(visible)).calls;
+          expect(result.toolCalls).toHaveLength(calls.length);
+          for (const record of result.toolCalls)
+            expect(record.status === 'success' || record.output.startsWith('Error: ')).toBe(true);
+          if (exchanges.length > 1) {
+            const shown = tiny.decode(exchanges[1]!.promptIds.slice(first.promptIds.length + first.tokenIds.length));
+            expect(shown.length).toBeLessThanOrEqual(100 + calls.length * PER_CALL_BOUND);
+          }
+        },
+      ),
       settings(12),
     );
   });

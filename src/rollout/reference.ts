@@ -19,7 +19,8 @@ export function referenceTrajectory(
   const probe = probeTemplate(tokenizer, kwargs);
   const trajectory = new TokenTrajectory();
   const firstAssistant = messages.findIndex((m) => m.role === 'assistant');
-  if (firstAssistant <= 0) throw new Error('a reference conversation needs prompt messages before the first assistant turn');
+  if (firstAssistant <= 0)
+    throw new Error('a reference conversation needs prompt messages before the first assistant turn');
   trajectory.appendEnvironment('prompt', renderer.initial(messages.slice(0, firstAssistant), tools), 0);
   let turn = 0;
   let pending: ChatMessage[] = [];
@@ -30,7 +31,11 @@ export function referenceTrajectory(
       continue;
     }
     if (pending.length > 0) {
-      trajectory.appendEnvironment(pending.some((m) => m.role === 'user') ? 'user' : 'tool', renderer.continuation(lastModelToken, pending), turn);
+      trajectory.appendEnvironment(
+        pending.some((m) => m.role === 'user') ? 'user' : 'tool',
+        renderer.continuation(lastModelToken, pending),
+        turn,
+      );
       pending = [];
     }
     const ids = tokenizer.encode(assistantText(tokenizer, message, probe, kwargs));

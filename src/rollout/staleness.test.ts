@@ -8,9 +8,20 @@ import { filterStale, policyClock, samplingVersion, stalenessOf } from './stalen
 function rollout(group: number, sample: number, startVersion: number, turnVersions: readonly number[]): Rollout {
   const trajectory = new TokenTrajectory();
   trajectory.appendEnvironment('prompt', [1, 2], 0);
-  for (const [turn, version] of turnVersions.entries()) trajectory.appendModel([3, 4], [-0.5, -0.25], turn, version, 'stop');
+  for (const [turn, version] of turnVersions.entries())
+    trajectory.appendModel([3, 4], [-0.5, -0.25], turn, version, 'stop');
   const episode = { trajectory } as unknown as EpisodeResult;
-  return { task: { id: `t${group}`, prompt: '', data: {} }, group, sample, policyVersion: startVersion, reward: 1, parts: {}, success: true, failed: false, episode };
+  return {
+    task: { id: `t${group}`, prompt: '', data: {} },
+    group,
+    sample,
+    policyVersion: startVersion,
+    reward: 1,
+    parts: {},
+    success: true,
+    failed: false,
+    episode,
+  };
 }
 
 describe('policyClock', () => {
@@ -39,7 +50,10 @@ describe('samplingVersion', () => {
 
 describe('filterStale', () => {
   test('returns every group when all episodes are within the bound, with mean and max staleness', () => {
-    const groups = [[rollout(0, 0, 3, [3]), rollout(0, 1, 4, [4])], [rollout(1, 0, 4, [4]), rollout(1, 1, 4, [4])]];
+    const groups = [
+      [rollout(0, 0, 3, [3]), rollout(0, 1, 4, [4])],
+      [rollout(1, 0, 4, [4]), rollout(1, 1, 4, [4])],
+    ];
     const verdict = filterStale(groups, 4, 1);
     expect([verdict.kept.length, verdict.dropped.length, verdict.mean, verdict.max]).toStrictEqual([2, 0, 0.25, 1]);
   });

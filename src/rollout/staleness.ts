@@ -35,7 +35,8 @@ export function policyClock(version: number): PolicyClock {
 export function samplingVersion(rollout: Rollout): number {
   if (rollout.episode.finishReason === 'reference') return rollout.policyVersion;
   let oldest = Infinity;
-  for (const s of rollout.episode.trajectory.segments) if (s.source === 'model' && s.policyVersion !== undefined) oldest = Math.min(oldest, s.policyVersion);
+  for (const s of rollout.episode.trajectory.segments)
+    if (s.source === 'model' && s.policyVersion !== undefined) oldest = Math.min(oldest, s.policyVersion);
   return Number.isFinite(oldest) ? oldest : rollout.policyVersion;
 }
 
@@ -60,7 +61,11 @@ export interface StalenessVerdict {
  * older than `trainerVersion`: a group's advantages compare its episodes, so one too-stale member
  * drops the whole group rather than leaving a biased comparison.
  */
-export function filterStale(groups: readonly Rollout[][], trainerVersion: number, maxStaleness: number): StalenessVerdict {
+export function filterStale(
+  groups: readonly Rollout[][],
+  trainerVersion: number,
+  maxStaleness: number,
+): StalenessVerdict {
   const kept: Rollout[][] = [];
   const dropped: Rollout[][] = [];
   let sum = 0;

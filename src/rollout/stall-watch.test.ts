@@ -28,7 +28,12 @@ describe('StallWatch', () => {
     }
     watch.stepStarted(4);
     await watch.wait('trainer', 'train step 3', async () => advance(2_000));
-    await expect(watch.wait('engine', 'generate (812 prompt tokens)', async () => { advance(1_000); throw new Error('connection reset'); })).rejects.toThrow('connection reset');
+    await expect(
+      watch.wait('engine', 'generate (812 prompt tokens)', async () => {
+        advance(1_000);
+        throw new Error('connection reset');
+      }),
+    ).rejects.toThrow('connection reset');
     let release!: () => void;
     const hung = watch.wait('trainer', 'train step 4', () => new Promise<void>((r) => (release = r)));
     advance(5_000);
@@ -39,8 +44,18 @@ describe('StallWatch', () => {
       elapsedMs: 38_000,
       medianMs: 11_000,
       waits: [
-        { component: 'trainer', detail: 'train step 4', forMs: 35_000, lastHeard: { what: 'train step 3: answered', agoMs: 36_000 } },
-        { component: 'engine', detail: 'generate (900 prompt tokens)', forMs: 30_000, lastHeard: { what: 'generate (812 prompt tokens): connection reset', agoMs: 35_000 } },
+        {
+          component: 'trainer',
+          detail: 'train step 4',
+          forMs: 35_000,
+          lastHeard: { what: 'train step 3: answered', agoMs: 36_000 },
+        },
+        {
+          component: 'engine',
+          detail: 'generate (900 prompt tokens)',
+          forMs: 30_000,
+          lastHeard: { what: 'generate (812 prompt tokens): connection reset', agoMs: 35_000 },
+        },
       ],
     });
     release();
@@ -65,9 +80,26 @@ describe('StallWatch', () => {
   });
 
   test('returns one line naming the component, how long, and what was last heard', () => {
-    expect(formatStall({ step: 7, elapsedMs: 312_000, medianMs: 60_000, waits: [{ component: 'weight sync', detail: 'sync policy 7', forMs: 290_400, lastHeard: { what: 'sync policy 6: answered', agoMs: 350_000 } }, { component: 'engine', detail: 'generate', forMs: 1_000 }] })).toBe(
+    expect(
+      formatStall({
+        step: 7,
+        elapsedMs: 312_000,
+        medianMs: 60_000,
+        waits: [
+          {
+            component: 'weight sync',
+            detail: 'sync policy 7',
+            forMs: 290_400,
+            lastHeard: { what: 'sync policy 6: answered', agoMs: 350_000 },
+          },
+          { component: 'engine', detail: 'generate', forMs: 1_000 },
+        ],
+      }),
+    ).toBe(
       'stall: step 7 has run 312 s, 5.2x its median of 60 s; waiting on weight sync for 290 s (sync policy 7), last heard 350 s ago: sync policy 6: answered; waiting on engine for 1 s (generate), nothing heard from it yet',
     );
-    expect(formatStall({ step: 2, elapsedMs: 90_000, medianMs: 20_000, waits: [] })).toBe('stall: step 2 has run 90 s, 4.5x its median of 20 s; no wait is open (the run loop itself is busy)');
+    expect(formatStall({ step: 2, elapsedMs: 90_000, medianMs: 20_000, waits: [] })).toBe(
+      'stall: step 2 has run 90 s, 4.5x its median of 20 s; no wait is open (the run loop itself is busy)',
+    );
   });
 });

@@ -104,7 +104,12 @@ export class StallWatch {
       .sort((a, b) => a.since - b.since)
       .map((w): OpenWait => {
         const heard = this.heard.get(w.component);
-        return { component: w.component, detail: w.detail, forMs: now - w.since, ...(heard ? { lastHeard: { what: heard.what, agoMs: now - heard.at } } : {}) };
+        return {
+          component: w.component,
+          detail: w.detail,
+          forMs: now - w.since,
+          ...(heard ? { lastHeard: { what: heard.what, agoMs: now - heard.at } } : {}),
+        };
       });
     return { step: this.step.number, elapsedMs, medianMs, waits };
   }
@@ -115,7 +120,12 @@ export function formatStall(report: StallReport): string {
   const s = (ms: number): string => `${Math.round(ms / 1000)} s`;
   const head = `stall: step ${report.step} has run ${s(report.elapsedMs)}, ${(report.elapsedMs / report.medianMs).toFixed(1)}x its median of ${s(report.medianMs)}`;
   if (report.waits.length === 0) return `${head}; no wait is open (the run loop itself is busy)`;
-  const shown = report.waits.slice(0, WAITS_SHOWN).map((w) => `waiting on ${w.component} for ${s(w.forMs)} (${w.detail})${w.lastHeard ? `, last heard ${s(w.lastHeard.agoMs)} ago: ${w.lastHeard.what}` : ', nothing heard from it yet'}`);
+  const shown = report.waits
+    .slice(0, WAITS_SHOWN)
+    .map(
+      (w) =>
+        `waiting on ${w.component} for ${s(w.forMs)} (${w.detail})${w.lastHeard ? `, last heard ${s(w.lastHeard.agoMs)} ago: ${w.lastHeard.what}` : ', nothing heard from it yet'}`,
+    );
   const more = report.waits.length > WAITS_SHOWN ? `; ${report.waits.length - WAITS_SHOWN} more waits open` : '';
   return `${head}; ${shown.join('; ')}${more}`;
 }

@@ -2,7 +2,14 @@ import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ConversationEnd, Task, UserSimulationHooks } from '../datasets/types.js';
 // The simulators were written for tau2 but speak plain conversations; every multi-turn dataset uses them.
-import { ChatUrlUser, EngineUser, isStopMessage, ScriptedUser, transcriptOf, type UserSimulator } from '../domains/tau2/index.js';
+import {
+  ChatUrlUser,
+  EngineUser,
+  isStopMessage,
+  ScriptedUser,
+  transcriptOf,
+  type UserSimulator,
+} from '../domains/tau2/index.js';
 import { engineProtocols, type Engine } from '../engines/index.js';
 import { launchEngines } from '../engines/launch/index.js';
 import { engineUrls } from '../engines/url-engines.js';
@@ -46,7 +53,10 @@ export interface UserSimulationContext {
   readonly requestTimeoutMs: number;
 }
 
-const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = { maxSteps: 'max_steps', maxToolErrors: 'too_many_errors' };
+const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = {
+  maxSteps: 'max_steps',
+  maxToolErrors: 'too_many_errors',
+};
 
 /**
  * Starts the user the recipe's `user` section names: the policy's own engine (`policy`), a second
@@ -56,15 +66,31 @@ const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = { maxSteps: 'ma
  * @throws InputError for an engine user without `model`/`engine`, or with an embedded engine;
  * EngineStartError when a launched user engine does not start.
  */
-export async function startUserSimulation(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserSimulation> {
+export async function startUserSimulation(
+  config: UserSimulatorConfig,
+  ctx: UserSimulationContext,
+): Promise<UserSimulation> {
   const hooks = ctx.hooks ?? {};
   const sampling = { temperature: config.temperature, maxTokens: config.max_tokens };
   const served = config.kind === 'engine' ? await startUserEngine(config, ctx) : undefined;
   const simulator = (systemPrompt: string): UserSimulator => {
     if (config.kind === 'scripted') return new ScriptedUser(config.messages ?? []);
-    if (config.kind === 'url') return new ChatUrlUser({ url: config.url ?? '', model: config.model ?? '', systemPrompt, sampling, timeoutMs: ctx.requestTimeoutMs });
+    if (config.kind === 'url')
+      return new ChatUrlUser({
+        url: config.url ?? '',
+        model: config.model ?? '',
+        systemPrompt,
+        sampling,
+        timeoutMs: ctx.requestTimeoutMs,
+      });
     const { engine, tokenizer } = served ?? ctx;
-    return new EngineUser({ engine, tokenizer, systemPrompt, sampling, ...(served ? {} : { chatTemplateKwargs: ctx.chatTemplateKwargs ?? {} }) });
+    return new EngineUser({
+      engine,
+      tokenizer,
+      systemPrompt,
+      sampling,
+      ...(served ? {} : { chatTemplateKwargs: ctx.chatTemplateKwargs ?? {} }),
+    });
   };
   const isStop = hooks.isStop ?? isStopMessage;
   return {
@@ -72,7 +98,9 @@ export async function startUserSimulation(config: UserSimulatorConfig, ctx: User
     forEpisode(task, env) {
       const systemPrompt = hooks.systemPrompt ? hooks.systemPrompt(task) : stringField(task.data.user_system_prompt);
       if (systemPrompt === undefined && config.kind !== 'scripted') {
-        throw new InputError(`task ${task.id}: no system prompt for the simulated user`, { hint: 'give each task data.user_system_prompt (a dataset column), or use user.kind: scripted' });
+        throw new InputError(`task ${task.id}: no system prompt for the simulated user`, {
+          hint: 'give each task data.user_system_prompt (a dataset column), or use user.kind: scripted',
+        });
       }
       const user = simulator(systemPrompt ?? '');
       const opening = hooks.opening ? hooks.opening(task) : stringField(task.data.greeting);
@@ -112,16 +140,24 @@ interface UserEngine {
 async function startUserEngine(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserEngine> {
   const engineConfig = config.engine;
   if (config.model === undefined || engineConfig === undefined) {
-    throw new InputError('user.kind engine needs user.model and user.engine', { hint: 'e.g. user: {kind: engine, model: Qwen/Qwen3-8B, engine: {kind: vllm, gpus: [2]}}' });
+    throw new InputError('user.kind engine needs user.model and user.engine', {
+      hint: 'e.g. user: {kind: engine, model: Qwen/Qwen3-8B, engine: {kind: vllm, gpus: [2]}}',
+    });
   }
   if (engineConfig.kind === 'embedded') {
-    throw new InputError('user.engine.kind embedded is not supported: one trainer serves the policy', { hint: 'use user.kind: policy to let the policy play the user, or a vllm, sglang or url engine' });
+    throw new InputError('user.engine.kind embedded is not supported: one trainer serves the policy', {
+      hint: 'use user.kind: policy to let the policy play the user, or a vllm, sglang or url engine',
+    });
   }
   const local = resolve(ctx.recipeDir, config.model);
   const modelDir = existsSync(join(local, 'config.json')) ? local : localModelDir(config.model);
   const tokenizer = await loadModelTokenizer(modelDir);
   if (engineConfig.kind === 'url') {
-    const engine = engineProtocols[engineConfig.protocol]({ baseUrl: engineUrls(engineConfig)[0] ?? '', model: config.model, timeoutMs: ctx.requestTimeoutMs });
+    const engine = engineProtocols[engineConfig.protocol]({
+      baseUrl: engineUrls(engineConfig)[0] ?? '',
+      model: config.model,
+      timeoutMs: ctx.requestTimeoutMs,
+    });
     return { engine, tokenizer, stop: () => Promise.resolve() };
   }
   const launched = await launchEngines({

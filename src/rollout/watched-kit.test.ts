@@ -14,19 +14,31 @@ describe('watchedKit', () => {
   test('returns a kit whose engine requests, tool calls, user turns and rewards are open waits of the watch while they run', async () => {
     let now = 0;
     const watch = new StallWatch({ minMs: 1_000, now: () => now });
-    const hang = tool({ name: 'search', description: 'Hangs', inputSchema: z.object({}), callback: () => never<string>() });
-    const engine = { model: 'policy', generate: () => Promise.resolve({ tokenIds: [1], logprobs: [0], finishReason: 'stop' }), generateN: () => never() } as unknown as Engine;
-    const kit = watchedKit({
-      engine,
-      tokenizer: undefined as never,
-      tools: [() => [hang]],
-      reward: () => never(),
-      user: () => ({ maxSteps: 5, maxToolErrors: 5, respond: () => never(), finish: () => undefined }),
-      agent: { maxTurns: 1, maxNewTokens: 1, toolCallFormat: 'hermes' },
-      systemPrompt: () => undefined,
-      successThreshold: 1,
-      timeoutMs: 1_000,
-    } satisfies EpisodeKit, watch);
+    const hang = tool({
+      name: 'search',
+      description: 'Hangs',
+      inputSchema: z.object({}),
+      callback: () => never<string>(),
+    });
+    const engine = {
+      model: 'policy',
+      generate: () => Promise.resolve({ tokenIds: [1], logprobs: [0], finishReason: 'stop' }),
+      generateN: () => never(),
+    } as unknown as Engine;
+    const kit = watchedKit(
+      {
+        engine,
+        tokenizer: undefined as never,
+        tools: [() => [hang]],
+        reward: () => never(),
+        user: () => ({ maxSteps: 5, maxToolErrors: 5, respond: () => never(), finish: () => undefined }),
+        agent: { maxTurns: 1, maxNewTokens: 1, toolCallFormat: 'hermes' },
+        systemPrompt: () => undefined,
+        successThreshold: 1,
+        timeoutMs: 1_000,
+      } satisfies EpisodeKit,
+      watch,
+    );
     watch.stepStarted(1);
     now += 10_000;
     watch.stepFinished();
@@ -37,7 +49,12 @@ describe('watchedKit', () => {
     void kit.engine.generateN([1, 2], { temperature: 1, topP: 1, topK: -1, maxTokens: 4, n: 2 });
     now += 1_000;
     const [watchedTool] = kit.tools[0]!(env);
-    void watchedTool!.stream({ toolUse: { name: 'search', toolUseId: 't1', input: {} }, agent: undefined as never } as unknown as ToolContext).next();
+    void watchedTool!
+      .stream({
+        toolUse: { name: 'search', toolUseId: 't1', input: {} },
+        agent: undefined as never,
+      } as unknown as ToolContext)
+      .next();
     now += 1_000;
     void kit.user!(task, env)!.respond([]);
     void kit.reward({ task, finalText: '', messages: [], toolCalls: [], finishReason: 'endTurn', env });

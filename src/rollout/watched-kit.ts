@@ -7,8 +7,14 @@ import type { StallWatch } from './stall-watch.js';
 export function watchedKit(kit: EpisodeKit, watch: StallWatch): EpisodeKit {
   // The prototype keeps the client's other members (the `model` getter, setModel) working.
   const engine = Object.create(kit.engine) as Engine & Pick<Engine, 'generate' | 'generateN'>;
-  engine.generate = (promptIds, params, signal) => watch.wait('engine', `generate from ${promptIds.length} prompt tokens`, () => kit.engine.generate(promptIds, params, signal));
-  engine.generateN = (promptIds, params, signal) => watch.wait('engine', `generate ${params.n ?? 1} from ${promptIds.length} prompt tokens`, () => kit.engine.generateN(promptIds, params, signal));
+  engine.generate = (promptIds, params, signal) =>
+    watch.wait('engine', `generate from ${promptIds.length} prompt tokens`, () =>
+      kit.engine.generate(promptIds, params, signal),
+    );
+  engine.generateN = (promptIds, params, signal) =>
+    watch.wait('engine', `generate ${params.n ?? 1} from ${promptIds.length} prompt tokens`, () =>
+      kit.engine.generateN(promptIds, params, signal),
+    );
   const user = kit.user;
   return {
     ...kit,
@@ -19,7 +25,14 @@ export function watchedKit(kit: EpisodeKit, watch: StallWatch): EpisodeKit {
       ? {
           user: (task, env) => {
             const episodeUser = user(task, env);
-            return episodeUser && { ...episodeUser, finish: episodeUser.finish.bind(episodeUser), respond: (conversation) => watch.wait('user', `user turn of task ${task.id}`, () => episodeUser.respond(conversation)) };
+            return (
+              episodeUser && {
+                ...episodeUser,
+                finish: episodeUser.finish.bind(episodeUser),
+                respond: (conversation) =>
+                  watch.wait('user', `user turn of task ${task.id}`, () => episodeUser.respond(conversation)),
+              }
+            );
           },
         }
       : {}),

@@ -5,17 +5,36 @@ import { RecipeSchema } from '../recipe/schema.js';
 import { loadModelRequest, trainerLaunchOptions } from './embedded-policy.js';
 
 function recipe(trainer: Record<string, unknown>, engine: Record<string, unknown> = {}) {
-  return resolveRecipe(RecipeSchema.parse({ name: 'placement', model: { path: '/models/tiny', trainer, engine }, reward: { name: 'math_answer' } }), '/recipes');
+  return resolveRecipe(
+    RecipeSchema.parse({
+      name: 'placement',
+      model: { path: '/models/tiny', trainer, engine },
+      reward: { name: 'math_answer' },
+    }),
+    '/recipes',
+  );
 }
 
 describe('trainerLaunchOptions', () => {
   test('returns the recipe python for discovery, the run log, threads, the embedded batch size, startup limit and the trainer GPUs', () => {
-    const options = trainerLaunchOptions(recipe({ python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30 }, { max_batch_size: 48 }), { logsDir: '/run/logs', runDir: '/run' });
+    const options = trainerLaunchOptions(
+      recipe({ python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30 }, { max_batch_size: 48 }),
+      { logsDir: '/run/logs', runDir: '/run' },
+    );
     expect(options).toStrictEqual({
-      recipePython: '/srv/venv/bin/python', runDir: '/run', logFile: join('/run/logs', 'trainer.log'), threads: 2, maxBatch: 48, startupTimeoutMs: 30_000, gpus: [3],
+      recipePython: '/srv/venv/bin/python',
+      runDir: '/run',
+      logFile: join('/run/logs', 'trainer.log'),
+      threads: 2,
+      maxBatch: 48,
+      startupTimeoutMs: 30_000,
+      gpus: [3],
     });
     // A launched engine batches by its own flags (engine.args: --max-num-seqs); the trainer then serves no rollouts.
-    expect(trainerLaunchOptions(recipe({}, { kind: 'vllm', max_batch_size: 48 }), { logsDir: '/run/logs', runDir: '/run' }).maxBatch).toBeUndefined();
+    expect(
+      trainerLaunchOptions(recipe({}, { kind: 'vllm', max_batch_size: 48 }), { logsDir: '/run/logs', runDir: '/run' })
+        .maxBatch,
+    ).toBeUndefined();
   });
 
   test('returns no python and no GPUs when the recipe sets neither', () => {
@@ -27,8 +46,17 @@ describe('trainerLaunchOptions', () => {
 describe('loadModelRequest', () => {
   test('returns the backend, device and dtype the recipe forces', () => {
     for (const backend of ['builtin', 'transformers'] as const) {
-      const request = loadModelRequest(recipe({ backend, device: 'cuda', dtype: 'bfloat16', gradient_checkpointing: true }), '/models/tiny');
-      expect([request.backend, request.device, request.dtype, request.train?.dtype, request.train?.gradient_checkpointing]).toStrictEqual([backend, 'cuda', 'bfloat16', 'bfloat16', true]);
+      const request = loadModelRequest(
+        recipe({ backend, device: 'cuda', dtype: 'bfloat16', gradient_checkpointing: true }),
+        '/models/tiny',
+      );
+      expect([
+        request.backend,
+        request.device,
+        request.dtype,
+        request.train?.dtype,
+        request.train?.gradient_checkpointing,
+      ]).toStrictEqual([backend, 'cuda', 'bfloat16', 'bfloat16', true]);
     }
   });
 });

@@ -4,7 +4,14 @@ import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch
 import { createVllmClient, type Engine } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { launchTrainer, trainConfigFromRecipe, type LaunchTrainerOptions, type LoadModelRequest, type TrainerClient, type TrainerProcess } from '../trainer/index.js';
+import {
+  launchTrainer,
+  trainConfigFromRecipe,
+  type LaunchTrainerOptions,
+  type LoadModelRequest,
+  type TrainerClient,
+  type TrainerProcess,
+} from '../trainer/index.js';
 import type { PolicySync, PolicyTrainer } from './policy.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
@@ -34,7 +41,10 @@ export interface StartPolicyOptions {
  * The loop's trainer calls over the trainer's control API. `afterLoad` runs once a checkpoint is restored,
  * with its policy version (a launched engine is synced to it before rollouts resume).
  */
-export function trainerCalls(client: TrainerClient, afterLoad?: (policyVersion: number, dir: string) => Promise<void>): PolicyTrainer {
+export function trainerCalls(
+  client: TrainerClient,
+  afterLoad?: (policyVersion: number, dir: string) => Promise<void>,
+): PolicyTrainer {
   return {
     trainStep: (batch) => client.trainStep({ loss: batch.loss, sequences: batch.sequences }),
     save: async (dir) => void (await client.save(dir)),
@@ -55,7 +65,10 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
   const { recipe } = options;
   const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
   const cluster = await startClusterLaunch(recipe);
-  const trainerProcess: TrainerProcess = await launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }).catch(async (error: unknown) => {
+  const trainerProcess: TrainerProcess = await launchTrainer({
+    ...trainerLaunchOptions(recipe, options),
+    ...cluster?.trainer,
+  }).catch(async (error: unknown) => {
     await cluster?.close();
     throw error;
   });
@@ -65,7 +78,11 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
   };
   try {
     const loaded = await trainerProcess.client.loadModel(loadModelRequest(recipe, modelDir));
-    const engine = createVllmClient({ baseUrl: trainerProcess.engineUrl, model: loaded.model, timeoutMs: recipe.rollout.request_timeout_s * 1000 });
+    const engine = createVllmClient({
+      baseUrl: trainerProcess.engineUrl,
+      model: loaded.model,
+      timeoutMs: recipe.rollout.request_timeout_s * 1000,
+    });
     const client = trainerProcess.client;
     const policy: RunningPolicy = {
       engine,
@@ -74,11 +91,20 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
         async sync(policyVersion) {
           const health = await client.health();
           if (health.policy_version !== policyVersion) {
-            throw new ProviderError(`embedded engine serves policy ${health.policy_version}, expected ${policyVersion}`);
+            throw new ProviderError(
+              `embedded engine serves policy ${health.policy_version}, expected ${policyVersion}`,
+            );
           }
         },
       },
-      facts: { engine: 'embedded', python: trainerProcess.python, backend: loaded.backend, device: loaded.device, parameters: loaded.parameters, trainable_parameters: loaded.trainable_parameters },
+      facts: {
+        engine: 'embedded',
+        python: trainerProcess.python,
+        backend: loaded.backend,
+        device: loaded.device,
+        parameters: loaded.parameters,
+        trainable_parameters: loaded.trainable_parameters,
+      },
       close: () => stop(),
     };
     return cluster ? guardPlacedPolicy(policy, cluster, trainerProcess, []) : policy;
@@ -94,7 +120,10 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
  * trainer's own GPUs (CUDA_VISIBLE_DEVICES, and one torchrun rank each when there are several; the
  * engine's are set apart by the engine launcher).
  */
-export function trainerLaunchOptions(recipe: ResolvedRecipe, options: Pick<StartPolicyOptions, 'logsDir' | 'runDir' | 'signal'>): LaunchTrainerOptions {
+export function trainerLaunchOptions(
+  recipe: ResolvedRecipe,
+  options: Pick<StartPolicyOptions, 'logsDir' | 'runDir' | 'signal'>,
+): LaunchTrainerOptions {
   const trainer = recipe.model.trainer;
   return {
     ...(trainer.python ? { recipePython: trainer.python } : {}),

@@ -33,7 +33,15 @@ describe('passAtK', () => {
   });
 
   it('returns the mean over tasks and the k ladder', () => {
-    expect(meanPassAtK([{ n: 2, c: 2 }, { n: 2, c: 0 }], 1)).toBe(0.5);
+    expect(
+      meanPassAtK(
+        [
+          { n: 2, c: 2 },
+          { n: 2, c: 0 },
+        ],
+        1,
+      ),
+    ).toBe(0.5);
     expect(reportedKs(5)).toStrictEqual([1, 2, 4, 5]);
     expect(reportedKs(1)).toStrictEqual([1]);
   });

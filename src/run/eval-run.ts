@@ -33,7 +33,8 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     const dataset = await datasets.get(recipe.dataset.name);
     const all = await dataset.load(options.split, datasetContext(recipe, options.recipeDir));
     // The recipe's eval_limit holds on its eval split, so a checkpoint scores on the tasks its run's evals used.
-    const limit = options.limit ?? (options.split === recipe.dataset.eval_split ? recipe.dataset.eval_limit : undefined);
+    const limit =
+      options.limit ?? (options.split === recipe.dataset.eval_split ? recipe.dataset.eval_limit : undefined);
     const tasks = limit ? all.slice(0, limit) : all;
     // The base model loads nothing into the engine: a running server needs no weight-reload extension for it.
     session = yield* openSession({ ...options, loadsWeights: options.checkpoint !== undefined });
@@ -61,7 +62,8 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
         outDir: options.outDir,
         resume: options.resume,
         signal,
-        onEpisode: (done, total, rollout) => channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed }),
+        onEpisode: (done, total, rollout) =>
+          channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed }),
       }),
     );
     yield { type: 'evalFinished', label: options.label, step, summary };

@@ -21,18 +21,43 @@ afterAll(async () => {
 });
 
 const options = (outDir: string, extra: Partial<EvalOptions> = {}): EvalOptions => ({
-  label: 'base', split: 'test', step: 0, policyVersion: 0, samples: 2, temperature: 0, topP: 1, topK: -1, concurrency: 3, seed: 0, outDir, ...extra,
+  label: 'base',
+  split: 'test',
+  step: 0,
+  policyVersion: 0,
+  samples: 2,
+  temperature: 0,
+  topP: 1,
+  topK: -1,
+  concurrency: 3,
+  seed: 0,
+  outDir,
+  ...extra,
 });
 
-const lines = async (file: string): Promise<Record<string, unknown>[]> => (await readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+const lines = async (file: string): Promise<Record<string, unknown>[]> =>
+  (await readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('evaluate', () => {
   test('returns the summary, writes every episode, and reports each as it finishes', async () => {
     const out = join(root, 'full');
     const seen: number[] = [];
-    const summary = await evaluate(kit, RECORDED_TASKS, options(out, { onEpisode: (done, total) => seen.push(done * 100 + total) }));
+    const summary = await evaluate(
+      kit,
+      RECORDED_TASKS,
+      options(out, { onEpisode: (done, total) => seen.push(done * 100 + total) }),
+    );
     expect(seen).toStrictEqual([1, 2, 3, 4, 5, 6, 7, 8].map((d) => d * 100 + 8));
-    expect(summary).toMatchObject({ tasks: 4, samples: 2, accuracy: 0.5, pass_at_k: { 'pass@1': 0.5, 'pass@2': 0.5 }, tool_error_rate: 0.25 });
+    expect(summary).toMatchObject({
+      tasks: 4,
+      samples: 2,
+      accuracy: 0.5,
+      pass_at_k: { 'pass@1': 0.5, 'pass@2': 0.5 },
+      tool_error_rate: 0.25,
+    });
     expect((await lines(join(out, 'results.jsonl'))).map((r) => [r.task_id, r.sample])).toHaveLength(8);
     await expect(stat(join(out, PARTIAL_RESULTS))).rejects.toThrow();
   });
@@ -45,14 +70,20 @@ describe('evaluate', () => {
     await rm(join(out, 'results.jsonl'));
     // What a killed eval leaves: three finished episodes, one harness failure and a torn line.
     const failed = { ...first[3], failed: true, error: 'engine died' };
-    await writeFile(join(out, PARTIAL_RESULTS), `${[first[0], first[1], first[5], failed].map((r) => JSON.stringify(r)).join('\n')}\n{"task_id": "mul-1", "sam`);
+    await writeFile(
+      join(out, PARTIAL_RESULTS),
+      `${[first[0], first[1], first[5], failed].map((r) => JSON.stringify(r)).join('\n')}\n{"task_id": "mul-1", "sam`,
+    );
     const before = double.requests.length;
     const summary = await evaluate(kit, RECORDED_TASKS, options(out, { resume: true }));
     // Five episodes ran again, two engine calls each (tool call, then answer).
     expect(double.requests.length - before).toBe(10);
     expect(summary).toStrictEqual(JSON.parse(await readFile(join(full, 'summary.json'), 'utf8')));
     const again = await lines(join(out, 'results.jsonl'));
-    const strip = (r: Record<string, unknown>): unknown => ({ ...r, stats: { ...(r.stats as object), wallMs: 0, engineMs: 0 } });
+    const strip = (r: Record<string, unknown>): unknown => ({
+      ...r,
+      stats: { ...(r.stats as object), wallMs: 0, engineMs: 0 },
+    });
     expect(again.map(strip)).toStrictEqual(first.map(strip));
     await expect(stat(join(out, PARTIAL_RESULTS))).rejects.toThrow();
   });

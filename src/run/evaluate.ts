@@ -42,7 +42,10 @@ export interface EvalOptions {
 export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options: EvalOptions): Promise<EvalSummary> {
   const outDir = options.outDir;
   const partial = outDir ? join(outDir, PARTIAL_RESULTS) : undefined;
-  const kept = options.resume && outDir ? await keptResults([join(outDir, 'results.jsonl'), partial!]) : new Map<string, PreviousResult>();
+  const kept =
+    options.resume && outDir
+      ? await keptResults([join(outDir, 'results.jsonl'), partial!])
+      : new Map<string, PreviousResult>();
   if (outDir) await mkdir(outDir, { recursive: true });
   if (partial) await writeFile(partial, [...kept.values()].map((r) => `${JSON.stringify(r)}\n`).join(''));
   const total = tasks.length * options.samples;
@@ -58,32 +61,47 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
     lines.set(rollout, line);
     appending = appending.then(() => appendFile(partial!, `${line}\n`));
   };
-  const groups = await runGroups(tasks, options.samples, options.concurrency, async ({ task, group, sample }) => {
-    const previous = kept.get(resultKey(task.id, sample));
-    if (previous) return rolloutFromResult(previous, task, group);
-    return collectRollout(kit, {
-      task,
-      group,
-      sample,
-      seed: episodeSeed(options.seed, -1 - options.step, group, sample),
-      temperature: options.temperature,
-      topP: options.topP,
-      topK: options.topK,
-      policyVersion: options.policyVersion,
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  }, onDone, rolloutOnThrow(options.policyVersion));
+  const groups = await runGroups(
+    tasks,
+    options.samples,
+    options.concurrency,
+    async ({ task, group, sample }) => {
+      const previous = kept.get(resultKey(task.id, sample));
+      if (previous) return rolloutFromResult(previous, task, group);
+      return collectRollout(kit, {
+        task,
+        group,
+        sample,
+        seed: episodeSeed(options.seed, -1 - options.step, group, sample),
+        temperature: options.temperature,
+        topP: options.topP,
+        topK: options.topK,
+        policyVersion: options.policyVersion,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    },
+    onDone,
+    rolloutOnThrow(options.policyVersion),
+  );
   await appending;
   const summary = summarize(groups, options);
   if (outDir) {
-    await writeResults(outDir, groups, summary, (r) => lines.get(r) ?? JSON.stringify(trajectoryRecord(r, options.step, null)));
+    await writeResults(
+      outDir,
+      groups,
+      summary,
+      (r) => lines.get(r) ?? JSON.stringify(trajectoryRecord(r, options.step, null)),
+    );
     await rm(partial!, { force: true });
   }
   return summary;
 }
 
 /** The eval figures of a set of groups (one group = the samples of one task). */
-export function summarize(groups: readonly (readonly Rollout[])[], options: Pick<EvalOptions, 'label' | 'split' | 'samples'>): EvalSummary {
+export function summarize(
+  groups: readonly (readonly Rollout[])[],
+  options: Pick<EvalOptions, 'label' | 'split' | 'samples'>,
+): EvalSummary {
   const rollouts = groups.flat();
   const figures = rolloutFigures(rollouts);
   const perTask = groups.map((g) => ({ n: g.length, c: g.filter((r) => r.success).length }));
@@ -106,7 +124,12 @@ export function summarize(groups: readonly (readonly Rollout[])[], options: Pick
   };
 }
 
-async function writeResults(outDir: string, groups: readonly (readonly Rollout[])[], summary: EvalSummary, lineOf: (rollout: Rollout) => string): Promise<void> {
+async function writeResults(
+  outDir: string,
+  groups: readonly (readonly Rollout[])[],
+  summary: EvalSummary,
+  lineOf: (rollout: Rollout) => string,
+): Promise<void> {
   const lines = groups.flat().map(lineOf);
   await writeFileAtomic(join(outDir, 'results.jsonl'), lines.length ? `${lines.join('\n')}\n` : '');
   await writeJsonAtomic(join(outDir, 'summary.json'), summary);
@@ -143,7 +166,8 @@ async function keptResults(files: readonly string[]): Promise<Map<string, Previo
     if (!line.trim()) continue;
     try {
       const result = JSON.parse(line) as PreviousResult;
-      if (!result.failed && typeof result.task_id === 'string' && typeof result.sample === 'number') kept.set(resultKey(result.task_id, result.sample), result);
+      if (!result.failed && typeof result.task_id === 'string' && typeof result.sample === 'number')
+        kept.set(resultKey(result.task_id, result.sample), result);
     } catch {
       // A torn line of a killed writer: that episode runs again.
     }
@@ -162,6 +186,13 @@ function rolloutFromResult(result: PreviousResult, task: Task, group: number): R
     ...(result.reward_info ? { rewardInfo: result.reward_info } : {}),
     success: result.success,
     failed: false,
-    episode: { messages: result.messages, trajectory: TokenTrajectory.fromJSON(result.trajectory), finalText: '', toolCalls: [], finishReason: result.finish_reason, stats: result.stats },
+    episode: {
+      messages: result.messages,
+      trajectory: TokenTrajectory.fromJSON(result.trajectory),
+      finalText: '',
+      toolCalls: [],
+      finishReason: result.finish_reason,
+      stats: result.stats,
+    },
   };
 }

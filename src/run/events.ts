@@ -4,16 +4,33 @@
  * same stream.
  */
 export type RunEvent =
-  | { readonly type: 'runStarted'; readonly runDir: string; readonly startStep: number; readonly totalSteps: number; readonly resumed: boolean }
+  | {
+      readonly type: 'runStarted';
+      readonly runDir: string;
+      readonly startStep: number;
+      readonly totalSteps: number;
+      readonly resumed: boolean;
+    }
   | { readonly type: 'phase'; readonly message: string }
   | { readonly type: 'stepStarted'; readonly step: number; readonly episodes: number }
-  | { readonly type: 'episodeFinished'; readonly step: number; readonly done: number; readonly total: number; readonly reward: number; readonly failed: boolean }
+  | {
+      readonly type: 'episodeFinished';
+      readonly step: number;
+      readonly done: number;
+      readonly total: number;
+      readonly reward: number;
+      readonly failed: boolean;
+    }
   | { readonly type: 'stepFinished'; readonly step: number; readonly metrics: StepMetrics }
   | { readonly type: 'evalStarted'; readonly label: string; readonly tasks: number }
   | { readonly type: 'evalFinished'; readonly label: string; readonly step: number; readonly summary: EvalSummary }
   | { readonly type: 'checkpointSaved'; readonly step: number; readonly path: string }
   | { readonly type: 'warning'; readonly message: string }
-  | { readonly type: 'runFinished'; readonly status: 'finished' | 'failed' | 'interrupted'; readonly summary: Readonly<Record<string, unknown>> };
+  | {
+      readonly type: 'runFinished';
+      readonly status: 'finished' | 'failed' | 'interrupted';
+      readonly summary: Readonly<Record<string, unknown>>;
+    };
 
 /** One line of metrics.jsonl for a training step. */
 export interface StepMetrics {

@@ -42,7 +42,12 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const close = async (): Promise<void> => {
     await Promise.allSettled(closers.splice(0).map((fn) => fn()));
   };
-  const toolContext = { recipeDir: ctx.recipeDir, ...(ctx.runDir ? { runDir: ctx.runDir } : {}), warn: ctx.warn, onClose: (fn: () => Promise<void>) => void closers.push(fn) };
+  const toolContext = {
+    recipeDir: ctx.recipeDir,
+    ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
+    warn: ctx.warn,
+    onClose: (fn: () => Promise<void>) => void closers.push(fn),
+  };
   let reward: ComposedReward;
   let user: UserSimulation | undefined;
   let external: ExternalAgents | undefined;
@@ -70,7 +75,17 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     if (recipe.agent.external) {
       const { agent } = recipe;
       const maxTotalTokens = agent.max_total_tokens ?? recipe.model.engine.max_model_len;
-      const gateway = (external = await startExternalAgents({ config: recipe.agent.external, recipeDir: ctx.recipeDir, engine: ctx.engine, tokenizer: ctx.tokenizer, maxTurns: agent.max_turns, maxNewTokens: agent.max_new_tokens, ...(maxTotalTokens === undefined ? {} : { maxTotalTokens }), chatTemplateKwargs: agent.chat_template_kwargs, toolCallFormat: agent.tool_call_format }));
+      const gateway = (external = await startExternalAgents({
+        config: recipe.agent.external,
+        recipeDir: ctx.recipeDir,
+        engine: ctx.engine,
+        tokenizer: ctx.tokenizer,
+        maxTurns: agent.max_turns,
+        maxNewTokens: agent.max_new_tokens,
+        ...(maxTotalTokens === undefined ? {} : { maxTotalTokens }),
+        chatTemplateKwargs: agent.chat_template_kwargs,
+        toolCallFormat: agent.tool_call_format,
+      }));
       closers.push(() => gateway.close());
     }
   } catch (error) {
@@ -100,7 +115,11 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   };
 }
 
-async function systemPromptTemplate(recipe: Recipe, recipeDir: string, dataset: DatasetDefinition): Promise<string | undefined> {
+async function systemPromptTemplate(
+  recipe: Recipe,
+  recipeDir: string,
+  dataset: DatasetDefinition,
+): Promise<string | undefined> {
   const prompt = recipe.agent.system_prompt;
   if (prompt === undefined) return dataset.systemPrompt;
   if (typeof prompt === 'string') return prompt;
@@ -108,11 +127,15 @@ async function systemPromptTemplate(recipe: Recipe, recipeDir: string, dataset: 
   try {
     return await readFile(path, 'utf8');
   } catch (error) {
-    throw new InputError(`agent.system_prompt.file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new InputError(
+      `agent.system_prompt.file: cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
 }
 
 /** Replace `{{field}}` with the task's field (id, prompt, answer, or any key of task.data); unknown fields stay as written. */
 export function fillTemplate(template: string, task: Task): string {
-  return fillPlaceholders(template, (key) => (key === 'id' ? task.id : key === 'prompt' ? task.prompt : key === 'answer' ? task.answer : task.data[key]));
+  return fillPlaceholders(template, (key) =>
+    key === 'id' ? task.id : key === 'prompt' ? task.prompt : key === 'answer' ? task.answer : task.data[key],
+  );
 }

@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
-import { alive, doubleEngineCommand, embeddedSglangCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
+import {
+  alive,
+  doubleEngineCommand,
+  embeddedSglangCommand,
+  embeddedVllmCommand,
+} from '../__fixtures__/engine-processes.js';
 import { createVllmClient } from '../engines/index.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -21,14 +26,23 @@ const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
 const modelDir = join(dir, 'tiny');
 
 function recipe(lora: boolean, kind: 'vllm' | 'sglang' = 'vllm'): ResolvedRecipe {
-  return resolveRecipe(RecipeSchema.parse({
-    name: 'launched', model: {
-      path: modelDir,
-      engine: { kind, command: kind === 'vllm' ? embeddedVllmCommand : embeddedSglangCommand, startup_timeout_s: 120 },
-      trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
-    },
-    reward: { name: 'math_answer' }, algorithm: { learning_rate: 0.01, ...(lora ? { lora: { rank: 4, alpha: 8 } } : {}) },
-  }), dir);
+  return resolveRecipe(
+    RecipeSchema.parse({
+      name: 'launched',
+      model: {
+        path: modelDir,
+        engine: {
+          kind,
+          command: kind === 'vllm' ? embeddedVllmCommand : embeddedSglangCommand,
+          startup_timeout_s: 120,
+        },
+        trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+      },
+      reward: { name: 'math_answer' },
+      algorithm: { learning_rate: 0.01, ...(lora ? { lora: { rank: 4, alpha: 8 } } : {}) },
+    }),
+    dir,
+  );
 }
 
 /**
@@ -36,7 +50,8 @@ function recipe(lora: boolean, kind: 'vllm' | 'sglang' = 'vllm'): ResolvedRecipe
  * engine, which serves the trained weights: the largest logprob gap, Infinity when the tokens differ.
  */
 async function servedGap(policy: RunningPolicy, runDir: string): Promise<number> {
-  const trainerUrl = /serving on (http:\/\/\S+)/.exec(readFileSync(join(runDir, 'logs', 'trainer.log'), 'utf8'))?.[1] ?? '';
+  const trainerUrl =
+    /serving on (http:\/\/\S+)/.exec(readFileSync(join(runDir, 'logs', 'trainer.log'), 'utf8'))?.[1] ?? '';
   const trained = createVllmClient({ baseUrl: trainerUrl, model: 'policy', timeoutMs: 30_000 });
   const params = { maxTokens: 6, temperature: 0, topP: 1, topK: -1 };
   const [a, b] = await Promise.all([policy.engine.generate([1, 2, 3], params), trained.generate([1, 2, 3], params)]);
@@ -46,8 +61,12 @@ async function servedGap(policy: RunningPolicy, runDir: string): Promise<number>
 
 /** One pg train step on the protocol's example batch; resolves to the new policy version. */
 async function trainOneStep(policy: RunningPolicy): Promise<number> {
-  const batch = JSON.parse(readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8')) as TrainBatchInput;
-  return (await policy.trainer.trainStep({ ...batch, loss: 'pg' } as Parameters<RunningPolicy['trainer']['trainStep']>[0])).policyVersion;
+  const batch = JSON.parse(
+    readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8'),
+  ) as TrainBatchInput;
+  return (
+    await policy.trainer.trainStep({ ...batch, loss: 'pg' } as Parameters<RunningPolicy['trainer']['trainStep']>[0])
+  ).policyVersion;
 }
 
 describe('startLaunchedPolicy', () => {
@@ -58,7 +77,13 @@ describe('startLaunchedPolicy', () => {
   test('returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes', async () => {
     const runDir = join(dir, 'run');
     policy = await startLaunchedPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
-    expect(policy.facts).toMatchObject({ engine: 'vllm', engine_replicas: 1, weight_sync: 'lora', backend: 'builtin', device: 'cpu' });
+    expect(policy.facts).toMatchObject({
+      engine: 'vllm',
+      engine_replicas: 1,
+      weight_sync: 'lora',
+      backend: 'builtin',
+      device: 'cpu',
+    });
     expect(await trainOneStep(policy)).toBe(1);
     const before = await servedGap(policy, runDir);
     await policy.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
@@ -68,16 +93,37 @@ describe('startLaunchedPolicy', () => {
     // The engine samples from base + the trained adapter: what the trainer samples, as it did not before.
     expect([before > 1e-3, await servedGap(policy, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
     // Launched for LoRA, the engine has no weight-reload extension, like a user's own `vllm serve`: a full sync is refused.
-    const full = createEngineSync({ mode: 'full', protocol: 'vllm', engine: policy.engine, replicaUrls: [policy.engine.baseUrl], writePolicy: () => Promise.resolve() });
+    const full = createEngineSync({
+      mode: 'full',
+      protocol: 'vllm',
+      engine: policy.engine,
+      replicaUrls: [policy.engine.baseUrl],
+      writePolicy: () => Promise.resolve(),
+    });
     const error = await full.check().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).message).toMatch(/^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: Method 'atk_weight_version' is not implemented/);
-    expect((error as ProviderError).hint).toMatch(/^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/);
+    expect((error as ProviderError).message).toMatch(
+      /^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: Method 'atk_weight_version' is not implemented/,
+    );
+    expect((error as ProviderError).hint).toMatch(
+      /^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/,
+    );
     // The same engine as a user's running server (url): training full weights is refused up front, while an
     // eval of the base model, which loads nothing into it, asks for no extension and starts.
     const url = (run: string, loadsWeights?: boolean) =>
       startLaunchedPolicy({
-        recipe: resolveRecipe(RecipeSchema.parse({ name: 'url', model: { path: modelDir, engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' }, trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' } }, reward: { name: 'math_answer' } }), dir),
+        recipe: resolveRecipe(
+          RecipeSchema.parse({
+            name: 'url',
+            model: {
+              path: modelDir,
+              engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' },
+              trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+            },
+            reward: { name: 'math_answer' },
+          }),
+          dir,
+        ),
         recipeDir: dir,
         logsDir: join(dir, run, 'logs'),
         runDir: join(dir, run),
@@ -86,7 +132,9 @@ describe('startLaunchedPolicy', () => {
     await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
     const evalBase = await url('url-eval-base', false);
     expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
-    expect((await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds).toHaveLength(2);
+    expect(
+      (await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds,
+    ).toHaveLength(2);
     await evalBase.close();
     const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
     const pids = [...logs.matchAll(/(?:atk_trainer|embedded-vllm-serve:) pid (\d+)/g)].map((m) => Number(m[1]));
@@ -98,14 +146,24 @@ describe('startLaunchedPolicy', () => {
 
   test('returns a policy whose full fine-tuning step the engine serves after sync, reloaded through the worker extension', async () => {
     const runDir = join(dir, 'full');
-    const full = await startLaunchedPolicy({ recipe: recipe(false), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    const full = await startLaunchedPolicy({
+      recipe: recipe(false),
+      recipeDir: dir,
+      logsDir: join(runDir, 'logs'),
+      runDir,
+    });
     try {
       expect(full.facts).toMatchObject({ engine: 'vllm', weight_sync: 'full' });
-      expect(readFileSync(join(runDir, 'logs', 'engine.log'), 'utf8')).toContain('worker extension atk_trainer.vllm_worker.WeightReload');
+      expect(readFileSync(join(runDir, 'logs', 'engine.log'), 'utf8')).toContain(
+        'worker extension atk_trainer.vllm_worker.WeightReload',
+      );
       expect(await trainOneStep(full)).toBe(1);
       const before = await servedGap(full, runDir);
       await full.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
-      expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
+      expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual([
+        'config.json',
+        'model.safetensors',
+      ]);
       expect(full.engine.model).toBe('policy'); // full weights keep the base name; the sync confirmed version policy@1
       expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
       // Resume: restoring a checkpoint puts its weights into the engine too, whatever it served before.
@@ -120,11 +178,23 @@ describe('startLaunchedPolicy', () => {
     }
   });
 
-  test.each([['LoRA', true], ['full fine-tuning', false]])('returns a policy whose %s step SGLang serves after sync', async (_name, lora) => {
+  test.each([
+    ['LoRA', true],
+    ['full fine-tuning', false],
+  ])('returns a policy whose %s step SGLang serves after sync', async (_name, lora) => {
     const runDir = join(dir, `sglang-${lora ? 'lora' : 'full'}`);
-    const sglang = await startLaunchedPolicy({ recipe: recipe(lora, 'sglang'), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    const sglang = await startLaunchedPolicy({
+      recipe: recipe(lora, 'sglang'),
+      recipeDir: dir,
+      logsDir: join(runDir, 'logs'),
+      runDir,
+    });
     try {
-      expect(sglang.facts).toMatchObject({ engine: 'sglang', engine_version: '0.5.4', weight_sync: lora ? 'lora' : 'full' });
+      expect(sglang.facts).toMatchObject({
+        engine: 'sglang',
+        engine_version: '0.5.4',
+        weight_sync: lora ? 'lora' : 'full',
+      });
       expect(await trainOneStep(sglang)).toBe(1);
       const before = await servedGap(sglang, runDir);
       await sglang.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
@@ -138,33 +208,60 @@ describe('startLaunchedPolicy', () => {
   test('rejects an engine older than atk supports once it reports its version, with both processes stopped', async () => {
     vi.stubEnv('ATK_DOUBLE_VERSION', '0.9.1');
     try {
-      const old = resolveRecipe(RecipeSchema.parse({
-        name: 'old-engine', model: { path: modelDir, engine: { kind: 'vllm', command: doubleEngineCommand, startup_timeout_s: 60 }, trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' } },
-        reward: { name: 'math_answer' }, algorithm: { lora: { rank: 4, alpha: 8 } },
-      }), dir);
+      const old = resolveRecipe(
+        RecipeSchema.parse({
+          name: 'old-engine',
+          model: {
+            path: modelDir,
+            engine: { kind: 'vllm', command: doubleEngineCommand, startup_timeout_s: 60 },
+            trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+          },
+          reward: { name: 'math_answer' },
+          algorithm: { lora: { rank: 4, alpha: 8 } },
+        }),
+        dir,
+      );
       const runDir = join(dir, 'old');
-      const error = await startLaunchedPolicy({ recipe: old, recipeDir: dir, logsDir: join(runDir, 'logs'), runDir }).catch((e: unknown) => e);
+      const error = await startLaunchedPolicy({
+        recipe: old,
+        recipeDir: dir,
+        logsDir: join(runDir, 'logs'),
+        runDir,
+      }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect([(error as ProviderError).message, (error as ProviderError).hint]).toStrictEqual([
         'vllm 0.9.1 is older than 0.10.2 (return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2)',
         'upgrade the engine; atk doctor shows the supported range',
       ]);
       // The same engine as a user's running server (url): training full weights is refused up front, while an
-    // eval of the base model, which loads nothing into it, asks for no extension and starts.
-    const url = (run: string, loadsWeights?: boolean) =>
-      startLaunchedPolicy({
-        recipe: resolveRecipe(RecipeSchema.parse({ name: 'url', model: { path: modelDir, engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' }, trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' } }, reward: { name: 'math_answer' } }), dir),
-        recipeDir: dir,
-        logsDir: join(dir, run, 'logs'),
-        runDir: join(dir, run),
-        ...(loadsWeights === undefined ? {} : { loadsWeights }),
-      });
-    await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
-    const evalBase = await url('url-eval-base', false);
-    expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
-    expect((await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds).toHaveLength(2);
-    await evalBase.close();
-    const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
+      // eval of the base model, which loads nothing into it, asks for no extension and starts.
+      const url = (run: string, loadsWeights?: boolean) =>
+        startLaunchedPolicy({
+          recipe: resolveRecipe(
+            RecipeSchema.parse({
+              name: 'url',
+              model: {
+                path: modelDir,
+                engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' },
+                trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+              },
+              reward: { name: 'math_answer' },
+            }),
+            dir,
+          ),
+          recipeDir: dir,
+          logsDir: join(dir, run, 'logs'),
+          runDir: join(dir, run),
+          ...(loadsWeights === undefined ? {} : { loadsWeights }),
+        });
+      await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
+      const evalBase = await url('url-eval-base', false);
+      expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
+      expect(
+        (await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds,
+      ).toHaveLength(2);
+      await evalBase.close();
+      const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
       const pids = [...logs.matchAll(/(?:atk_trainer|engine-double:) pid (\d+)/g)].map((m) => Number(m[1]));
       expect([pids.length, pids.some(alive)]).toStrictEqual([2, false]);
     } finally {
@@ -179,7 +276,10 @@ describe('localModelDir', () => {
     const snapshot = join(cacheRoot, 'models--Qwen--Qwen2.5-1.5B-Instruct', 'snapshots', 'abc');
     mkdirSync(snapshot, { recursive: true });
     writeFileSync(join(snapshot, 'config.json'), '{}');
-    expect([localModelDir(dir), localModelDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: cacheRoot })]).toStrictEqual([dir, snapshot]);
+    expect([
+      localModelDir(dir),
+      localModelDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: cacheRoot }),
+    ]).toStrictEqual([dir, snapshot]);
   });
 
   test('rejects a hub id that was never downloaded, saying how to download it', () => {
@@ -202,7 +302,8 @@ describe('engineProgressLines', () => {
   test('returns a line per phase change of each replica and one every interval while a phase lasts', () => {
     const lines: string[] = [];
     const report = engineProgressLines('vllm', (line) => lines.push(line), 15);
-    const at = (replica: number, phase: 'spawned' | 'health' | 'models' | 'ready', elapsedS: number): void => report({ replica, phase, elapsedS, timeoutS: 900 });
+    const at = (replica: number, phase: 'spawned' | 'health' | 'models' | 'ready', elapsedS: number): void =>
+      report({ replica, phase, elapsedS, timeoutS: 900 });
     at(0, 'spawned', 0);
     at(0, 'health', 0.01);
     for (let s = 1; s < 40; s++) at(0, 'health', s);

@@ -1,13 +1,25 @@
-
 import { guardPlacedPolicy, startClusterLaunch, type ClusterLaunch } from '../cluster/cluster-launch.js';
 import type { Engine } from '../engines/index.js';
-import { judgeEngineVersion, launchEngines, runningEngineVersion, servedWeightDtype, type EngineStartProgress, type LaunchedEngines } from '../engines/launch/index.js';
+import {
+  judgeEngineVersion,
+  launchEngines,
+  runningEngineVersion,
+  servedWeightDtype,
+  type EngineStartProgress,
+  type LaunchedEngines,
+} from '../engines/launch/index.js';
 import { createEngineSync, trackRequests } from '../engines/sync/index.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { loadModelRequest, trainerCalls, trainerLaunchOptions, type RunningPolicy, type StartPolicyOptions } from './embedded-policy.js';
+import {
+  loadModelRequest,
+  trainerCalls,
+  trainerLaunchOptions,
+  type RunningPolicy,
+  type StartPolicyOptions,
+} from './embedded-policy.js';
 
 export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
   /** Called while engines load (minutes for a large model); the CLI shows it. */
@@ -24,7 +36,8 @@ export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
 export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): Promise<RunningPolicy> {
   const { recipe } = options;
   const { engine: config, trainer: trainerConfig } = recipe.model;
-  if (config.kind === 'embedded') throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
+  if (config.kind === 'embedded')
+    throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
   const protocol = config.kind === 'url' ? config.protocol : config.kind;
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
@@ -65,7 +78,15 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
   }
 }
 
-async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 'sglang', modelDir: string, trainerProcess: TrainerProcess, engines: LaunchedEngines | undefined, stopAll: () => Promise<void>, cluster?: ClusterLaunch): Promise<RunningPolicy> {
+async function assemble(
+  options: StartLaunchedPolicyOptions,
+  protocol: 'vllm' | 'sglang',
+  modelDir: string,
+  trainerProcess: TrainerProcess,
+  engines: LaunchedEngines | undefined,
+  stopAll: () => Promise<void>,
+  cluster?: ClusterLaunch,
+): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;
   const lora = recipe.algorithm.lora;
@@ -73,7 +94,8 @@ async function assemble(options: StartLaunchedPolicyOptions, protocol: 'vllm' | 
   const urls = engineUrls(config);
   const version = engines ? engines.version : await runningEngineVersion(protocol, urls[0] ?? '');
   const verdict = judgeEngineVersion(protocol, version);
-  if (verdict.status === 'too-old') throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
+  if (verdict.status === 'too-old')
+    throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
   const served: Engine = engines?.engine ?? urlEngines(urls, protocol, recipe.rollout.request_timeout_s * 1000);
   // Rollouts collected ahead run during syncs: the sync then works around their requests instead of after them.
   const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
@@ -125,12 +147,18 @@ const PHASE_WORDS: Readonly<Record<EngineStartProgress['phase'], string>> = {
  * Turns engine start progress into progress lines for the CLI: one per phase change of each replica,
  * and one every `everyS` seconds while a phase lasts (a large model loads for minutes).
  */
-export function engineProgressLines(kind: string, emit: (message: string) => void, everyS = 15): (progress: EngineStartProgress) => void {
+export function engineProgressLines(
+  kind: string,
+  emit: (message: string) => void,
+  everyS = 15,
+): (progress: EngineStartProgress) => void {
   const last = new Map<number, { phase: string; at: number }>();
   return (p) => {
     const previous = last.get(p.replica);
     if (previous && previous.phase === p.phase && p.elapsedS - previous.at < everyS) return;
     last.set(p.replica, { phase: p.phase, at: p.elapsedS });
-    emit(`${kind} replica ${p.replica}: ${PHASE_WORDS[p.phase]} after ${Math.round(p.elapsedS)} s (limit ${p.timeoutS} s)`);
+    emit(
+      `${kind} replica ${p.replica}: ${PHASE_WORDS[p.phase]} after ${Math.round(p.elapsedS)} s (limit ${p.timeoutS} s)`,
+    );
   };
 }

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { alive, doubleEngineCommand, embeddedSglangCommand, embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import {
+  alive,
+  doubleEngineCommand,
+  embeddedSglangCommand,
+  embeddedVllmCommand,
+  tsScript,
+} from '../__fixtures__/engine-processes.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -15,13 +21,28 @@ import { projectRoot } from '../util/paths.js';
  * The smoke quickstart as recipe `name` with `lines` added (model.engine lines first), on the tiny-arith
  * architecture with random weights, or with `shipped` on the shipped tiny-arith model (which GRPO has signal on).
  */
-async function writeRecipe(name: string, lines: readonly string[], shipped = false): Promise<{ dir: string; recipe: string }> {
+async function writeRecipe(
+  name: string,
+  lines: readonly string[],
+  shipped = false,
+): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
   const tinyArith = join(projectRoot(), 'models', 'tiny-arith');
   const model = shipped ? tinyArith : await writeModelWithWeights(join(dir, 'model'), tinyArith);
   const recipe = join(dir, `${name}.yaml`);
   const [engine, ...rest] = lines;
-  writeFileSync(recipe, [`name: ${name}`, `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`, 'model:', `  path: ${model}`, engine, '  trainer: {device: cpu}', ...rest].join('\n'));
+  writeFileSync(
+    recipe,
+    [
+      `name: ${name}`,
+      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
+      'model:',
+      `  path: ${model}`,
+      engine,
+      '  trainer: {device: cpu}',
+      ...rest,
+    ].join('\n'),
+  );
   return { dir, recipe };
 }
 
@@ -33,35 +54,81 @@ describe('atk run with a launched engine', () => {
       'train: {eval_before: false, eval_after: false}',
     ]);
     const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
-    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+      reject: false,
+      cwd: dir,
+    });
+    expect([
+      result.exitCode,
+      result.stderr
+        .split('\n')
+        .filter((l) => !l.startsWith('npm warn'))
+        .join('\n'),
+    ]).toStrictEqual([0, '']);
     expect(result.stdout).toContain('vllm replica 0: ready after');
     const run = join(dir, 'runs', 'launched', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; policy_version: number; time_sync_s: number });
-    expect(steps.map((s) => [s.kind, s.policy_version, s.time_sync_s > 0])).toStrictEqual([['train', 1, true], ['train', 2, true]]);
-    expect(['adapter_config.json', 'adapter_model.safetensors'].map((f) => existsSync(join(run, 'checkpoints', 'sync', 'step-00002', f)))).toStrictEqual([true, true]);
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; policy_version: number; time_sync_s: number });
+    expect(steps.map((s) => [s.kind, s.policy_version, s.time_sync_s > 0])).toStrictEqual([
+      ['train', 1, true],
+      ['train', 2, true],
+    ]);
+    expect(
+      ['adapter_config.json', 'adapter_model.safetensors'].map((f) =>
+        existsSync(join(run, 'checkpoints', 'sync', 'step-00002', f)),
+      ),
+    ).toStrictEqual([true, true]);
     expect(existsSync(join(run, 'checkpoints', 'sync', 'step-00001'))).toBe(false);
-    const enginePid = Number(/embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1]);
+    const enginePid = Number(
+      /embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1],
+    );
     expect(alive(enginePid)).toBe(false);
   });
 
-  test.each([['vllm', embeddedVllmCommand, 'worker extension atk_trainer.vllm_worker.WeightReload'], ['sglang', embeddedSglangCommand, 'model loaded']])(
-    'returns a finished %s full fine-tuning run whose engine sampled each step from the trainer\'s newest weights',
+  test.each([
+    ['vllm', embeddedVllmCommand, 'worker extension atk_trainer.vllm_worker.WeightReload'],
+    ['sglang', embeddedSglangCommand, 'model loaded'],
+  ])(
+    "returns a finished %s full fine-tuning run whose engine sampled each step from the trainer's newest weights",
     async (kind, command, logged) => {
       const name = `launched-full-${kind}`;
-      const { dir, recipe } = await writeRecipe(name, [
-        `  engine: {kind: ${kind}, command: ${JSON.stringify(command)}, startup_timeout_s: 120}`,
-        'train: {eval_before: false, eval_after: false}',
-      ], true);
+      const { dir, recipe } = await writeRecipe(
+        name,
+        [
+          `  engine: {kind: ${kind}, command: ${JSON.stringify(command)}, startup_timeout_s: 120}`,
+          'train: {eval_before: false, eval_after: false}',
+        ],
+        true,
+      );
       const [file, ...args] = tsScript('atk-cli.ts');
-      const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
-      expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+      const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+        reject: false,
+        cwd: dir,
+      });
+      expect([
+        result.exitCode,
+        result.stderr
+          .split('\n')
+          .filter((l) => !l.startsWith('npm warn'))
+          .join('\n'),
+      ]).toStrictEqual([0, '']);
       const run = join(dir, 'runs', name, 'v001');
-      const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+      const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, number>);
       // Step 2's episodes ran after step 1's weights were reloaded into the engine: had the reload not
       // taken, the trainer's logprobs would differ from the engine's by what step 1 changed.
-      expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0, s['train/mismatch_max'] < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
-      expect(readdirSync(join(run, 'checkpoints', 'sync', 'step-00002')).sort()).toStrictEqual(['config.json', 'model.safetensors']);
+      expect(steps.map((s) => [s.policy_version, s.time_sync_s > 0, s['train/mismatch_max'] < 1e-4])).toStrictEqual([
+        [1, true, true],
+        [2, true, true],
+      ]);
+      expect(readdirSync(join(run, 'checkpoints', 'sync', 'step-00002')).sort()).toStrictEqual([
+        'config.json',
+        'model.safetensors',
+      ]);
       expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain(logged);
     },
   );
@@ -73,16 +140,46 @@ describe('atk run with a launched engine', () => {
     // and groups without signal kept (the tiny model never solves a GSM8K problem; dropped, nothing would train or sync).
     // The recipe's placement stays: the engine on GPU 0, the trainer on GPU 1 (on CPU here, as CUDA is absent).
     const overrides = [
-      `model.path=${join(projectRoot(), 'models', 'tiny-arith')}`, `model.engine.command=${JSON.stringify(embeddedVllmCommand)}`, 'model.engine.startup_timeout_s=120',
-      'algorithm.drop_zero_variance_groups=false', 'train.steps=2', 'train.tasks_per_step=2', 'algorithm.group_size=2', 'dataset.eval_limit=2', 'train.eval_every=0',
-      'agent.max_new_tokens=32', 'rollout.concurrency=4', `output.runs_dir=${join(dir, 'runs')}`,
+      `model.path=${join(projectRoot(), 'models', 'tiny-arith')}`,
+      `model.engine.command=${JSON.stringify(embeddedVllmCommand)}`,
+      'model.engine.startup_timeout_s=120',
+      'algorithm.drop_zero_variance_groups=false',
+      'train.steps=2',
+      'train.tasks_per_step=2',
+      'algorithm.group_size=2',
+      'dataset.eval_limit=2',
+      'train.eval_every=0',
+      'agent.max_new_tokens=32',
+      'rollout.concurrency=4',
+      `output.runs_dir=${join(dir, 'runs')}`,
     ];
-    const result = await execa(file, [...args, 'run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides], { reject: false, cwd: dir });
-    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const result = await execa(
+      file,
+      [...args, 'run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides],
+      { reject: false, cwd: dir },
+    );
+    expect([
+      result.exitCode,
+      result.stderr
+        .split('\n')
+        .filter((l) => !l.startsWith('npm warn'))
+        .join('\n'),
+    ]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'gsm8k-grpo', 'v001');
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number | string>).filter((l) => l.kind === 'train');
-    expect(steps.map((s) => [s.policy_version, Number(s.time_sync_s) > 0, Number(s['train/mismatch_max']) < 1e-4])).toStrictEqual([[1, true, true], [2, true, true]]);
-    const adapter = JSON.parse(readFileSync(join(run, 'checkpoints', 'sync', 'step-00002', 'adapter_config.json'), 'utf8')) as { r: number; lora_alpha: number };
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number | string>)
+      .filter((l) => l.kind === 'train');
+    expect(
+      steps.map((s) => [s.policy_version, Number(s.time_sync_s) > 0, Number(s['train/mismatch_max']) < 1e-4]),
+    ).toStrictEqual([
+      [1, true, true],
+      [2, true, true],
+    ]);
+    const adapter = JSON.parse(
+      readFileSync(join(run, 'checkpoints', 'sync', 'step-00002', 'adapter_config.json'), 'utf8'),
+    ) as { r: number; lora_alpha: number };
     expect([adapter.r, adapter.lora_alpha]).toStrictEqual([32, 64]);
     const engineLog = readFileSync(join(run, 'logs', 'engine.log'), 'utf8');
     expect(engineLog).toContain("'--enable-lora', '--max-lora-rank', '32'");
@@ -90,35 +187,71 @@ describe('atk run with a launched engine', () => {
   });
 
   test('returns a finished run with max_staleness 1: each step after the first trains on episodes sampled one version back, with TIS on', async () => {
-    const { dir, recipe } = await writeRecipe('launched-async', [
-      `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
-      'algorithm: {lora: {rank: 8, alpha: 16}, drop_zero_variance_groups: false}',
-      'train: {steps: 3, eval_before: false, eval_after: false}',
-      'rollout: {max_staleness: 1, concurrency: 4}',
-    ], true);
+    const { dir, recipe } = await writeRecipe(
+      'launched-async',
+      [
+        `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120}`,
+        'algorithm: {lora: {rank: 8, alpha: 16}, drop_zero_variance_groups: false}',
+        'train: {steps: 3, eval_before: false, eval_after: false}',
+        'rollout: {max_staleness: 1, concurrency: 4}',
+      ],
+      true,
+    );
     const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir });
-    expect([result.exitCode, result.stderr.split('\n').filter((l) => !l.startsWith('npm warn')).join('\n')]).toStrictEqual([0, '']);
+    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+      reject: false,
+      cwd: dir,
+    });
+    expect([
+      result.exitCode,
+      result.stderr
+        .split('\n')
+        .filter((l) => !l.startsWith('npm warn'))
+        .join('\n'),
+    ]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'launched-async', 'v001');
     expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(/tis_cap: 2\n[\s\S]*max_staleness: 1\n/);
-    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, number>);
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
     // Step 2's first four episodes (the concurrency) started while step 1 trained, from policy 0; step 2 trains policy 1.
-    expect(steps.map((s) => [s.policy_version, s.staleness_max, s.stale_groups_dropped, typeof s['train/tis_weight_mean']])).toStrictEqual([
-      [1, 0, 0, 'number'], [2, 1, 0, 'number'], [3, 1, 0, 'number'],
+    expect(
+      steps.map((s) => [s.policy_version, s.staleness_max, s.stale_groups_dropped, typeof s['train/tis_weight_mean']]),
+    ).toStrictEqual([
+      [1, 0, 0, 'number'],
+      [2, 1, 0, 'number'],
+      [3, 1, 0, 'number'],
     ]);
     expect(steps.every((s) => s.engine_busy_share > 0 && s.trainer_busy_share > 0)).toBe(true);
-    const step2 = readFileSync(join(run, 'trajectories', 'step-00002.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { trajectory: { segments: unknown[][] } });
-    const turnVersions = new Set(step2.flatMap((r) => r.trajectory.segments.filter((seg) => seg[0] === 'model').map((seg) => seg[3])));
+    const step2 = readFileSync(join(run, 'trajectories', 'step-00002.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { trajectory: { segments: unknown[][] } });
+    const turnVersions = new Set(
+      step2.flatMap((r) => r.trajectory.segments.filter((seg) => seg[0] === 'model').map((seg) => seg[3])),
+    );
     expect(turnVersions.has(0)).toBe(true);
     // The newest adapter stays for the engine; the replaced ones' files went with them.
-    expect(['step-00001', 'step-00002', 'step-00003'].map((step) => existsSync(join(run, 'checkpoints', 'sync', step, 'adapter_config.json')))).toStrictEqual([false, false, true]);
+    expect(
+      ['step-00001', 'step-00002', 'step-00003'].map((step) =>
+        existsSync(join(run, 'checkpoints', 'sync', step, 'adapter_config.json')),
+      ),
+    ).toStrictEqual([false, false, true]);
   }, 300_000);
 
   test('returns exit code 130 with the engine stopped when Ctrl-C comes while the engine loads', async () => {
-    const { dir, recipe } = await writeRecipe('slow', [`  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`, 'algorithm: {lora: {rank: 8}}']);
+    const { dir, recipe } = await writeRecipe('slow', [
+      `  engine: {kind: vllm, command: ${JSON.stringify(doubleEngineCommand)}}`,
+      'algorithm: {lora: {rank: 8}}',
+    ]);
     const [file, ...args] = tsScript('atk-cli.ts');
     // The double waits a minute before listening: a model that takes long to load.
-    const cli = execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { reject: false, cwd: dir, env: { ATK_DOUBLE_DELAY_MS: '60000' } });
+    const cli = execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
+      reject: false,
+      cwd: dir,
+      env: { ATK_DOUBLE_DELAY_MS: '60000' },
+    });
     const log = join(dir, 'runs', 'slow', 'v001', 'logs', 'engine.log');
     let enginePid = 0;
     for (let waited = 0; !enginePid && waited < 60_000; waited += 100) {

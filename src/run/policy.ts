@@ -3,7 +3,9 @@ import type { AssembledBatch } from '../algorithms/batch.js';
 /** The trainer as the run loop sees it: one update per step, checkpoints, resume. */
 export interface PolicyTrainer {
   /** Apply one update; returns the trainer's metrics and the new policy version. */
-  trainStep(batch: AssembledBatch): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
+  trainStep(
+    batch: AssembledBatch,
+  ): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
   /** Write a checkpoint (weights or adapter, plus optimizer/RNG state) to `dir`, atomically. */
   save(dir: string): Promise<void>;
   /** Restore a checkpoint written by `save`; returns its policy version. */

@@ -12,6 +12,8 @@ export async function rewindRun(run: RunDir, stepsDone: number): Promise<void> {
   await run.truncateMetricsAfter(stepsDone);
   const later = (await run.trajectorySteps()).filter((step) => step > stepsDone);
   await Promise.all(later.map((step) => rm(run.trajectoryPath(step), { force: true })));
-  const leftovers = (await readdir(run.trajectoriesDir).catch(() => [] as string[])).filter((name) => name.startsWith('.') && name.endsWith('.tmp'));
+  const leftovers = (await readdir(run.trajectoriesDir).catch(() => [] as string[])).filter(
+    (name) => name.startsWith('.') && name.endsWith('.tmp'),
+  );
   await Promise.all(leftovers.map((name) => rm(join(run.trajectoriesDir, name), { force: true })));
 }

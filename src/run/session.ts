@@ -50,8 +50,20 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   });
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
-  const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) => starting.push({ type: 'phase', message }));
-  const policy = yield* starting.drainUntil(kind.start({ recipe, recipeDir: options.recipeDir, logsDir: options.logsDir, runDir: options.runDir, signal, onEngineProgress, ...(options.loadsWeights === false ? { loadsWeights: false } : {}) }));
+  const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) =>
+    starting.push({ type: 'phase', message }),
+  );
+  const policy = yield* starting.drainUntil(
+    kind.start({
+      recipe,
+      recipeDir: options.recipeDir,
+      logsDir: options.logsDir,
+      runDir: options.runDir,
+      signal,
+      onEngineProgress,
+      ...(options.loadsWeights === false ? { loadsWeights: false } : {}),
+    }),
+  );
   let kit: EpisodeKit;
   try {
     kit = await buildEpisodeKit({

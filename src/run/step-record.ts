@@ -38,7 +38,12 @@ export interface StepFacts {
   readonly groups: readonly (readonly Rollout[])[];
   readonly batch: AssembledBatch;
   readonly trainerMetrics: Readonly<Record<string, number>>;
-  readonly seconds: { readonly generation: number; readonly train: number; readonly sync: number; readonly step: number };
+  readonly seconds: {
+    readonly generation: number;
+    readonly train: number;
+    readonly sync: number;
+    readonly step: number;
+  };
   readonly overlap: OverlapFigures;
 }
 
@@ -57,7 +62,12 @@ export interface OverlapFigures {
 }
 
 /** The overlap figures of a step from its staleness verdict and the busy times measured over `wallSeconds`. */
-export function overlapFigures(verdict: StalenessVerdict, engineBusySeconds: number, trainerBusySeconds: number, wallSeconds: number): OverlapFigures {
+export function overlapFigures(
+  verdict: StalenessVerdict,
+  engineBusySeconds: number,
+  trainerBusySeconds: number,
+  wallSeconds: number,
+): OverlapFigures {
   const share = (busy: number): number => (wallSeconds > 0 ? Math.min(1, busy / wallSeconds) : 0);
   return {
     staleness_mean: verdict.mean,
@@ -76,7 +86,10 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
   const parts = meansPerEpisode(rollouts, 'reward', (r) => r.parts);
   const toolCalls = meansPerEpisode(rollouts, 'tool_calls', (r) => r.episode.stats.toolCallsByTool);
   // Every tool called in the step gets an error figure, 0 included, so its curve has no gaps.
-  const toolErrors = meansPerEpisode(rollouts, 'tool_errors', (r) => ({ ...zeroed(r.episode.stats.toolCallsByTool), ...r.episode.stats.toolErrorsByTool }));
+  const toolErrors = meansPerEpisode(rollouts, 'tool_errors', (r) => ({
+    ...zeroed(r.episode.stats.toolCallsByTool),
+    ...r.episode.stats.toolErrorsByTool,
+  }));
   const trainer: Record<`train/${string}`, number> = {};
   for (const [k, v] of Object.entries(facts.trainerMetrics)) trainer[`train/${k}`] = v;
   return {
@@ -90,7 +103,8 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     dropped_groups: facts.batch.droppedGroups,
     trained_sequences: facts.batch.sequences.length,
     // Over the time the engine had episodes running: with rollouts collected ahead, the wait for them can be near 0.
-    generation_tokens_per_s: facts.overlap.engine_busy_s > 0 ? figures.generated_tokens / facts.overlap.engine_busy_s : 0,
+    generation_tokens_per_s:
+      facts.overlap.engine_busy_s > 0 ? figures.generated_tokens / facts.overlap.engine_busy_s : 0,
     staleness_mean: facts.overlap.staleness_mean,
     staleness_max: facts.overlap.staleness_max,
     stale_groups_dropped: facts.overlap.stale_groups_dropped,
@@ -123,13 +137,24 @@ export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${s
 function gatewayFigures(rollouts: readonly Rollout[]): Record<`gateway/${string}`, number> {
   const rewrites = rollouts.map((r) => r.episode.stats.historyRewrites);
   if (rewrites.every((n) => n === undefined)) return {};
-  return { 'gateway/history_rewrites': rewrites.reduce<number>((a, n) => a + (n ?? 0), 0) / Math.max(1, rollouts.length) };
+  return {
+    'gateway/history_rewrites': rewrites.reduce<number>((a, n) => a + (n ?? 0), 0) / Math.max(1, rollouts.length),
+  };
 }
 
 /** `<prefix>/<name>`: the mean over `rollouts` of each name's count (an episode without it counts 0). */
-function meansPerEpisode<P extends string>(rollouts: readonly Rollout[], prefix: P, counts: (r: Rollout) => Readonly<Record<string, number>>): Record<`${P}/${string}`, number> {
+function meansPerEpisode<P extends string>(
+  rollouts: readonly Rollout[],
+  prefix: P,
+  counts: (r: Rollout) => Readonly<Record<string, number>>,
+): Record<`${P}/${string}`, number> {
   const names = new Set(rollouts.flatMap((r) => Object.keys(counts(r))));
-  return Object.fromEntries([...names].map((name) => [`${prefix}/${name}`, rollouts.reduce((a, r) => a + (counts(r)[name] ?? 0), 0) / Math.max(1, rollouts.length)])) as Record<`${P}/${string}`, number>;
+  return Object.fromEntries(
+    [...names].map((name) => [
+      `${prefix}/${name}`,
+      rollouts.reduce((a, r) => a + (counts(r)[name] ?? 0), 0) / Math.max(1, rollouts.length),
+    ]),
+  ) as Record<`${P}/${string}`, number>;
 }
 
 function zeroed(counts: Readonly<Record<string, number>>): Record<string, number> {
@@ -157,7 +182,14 @@ export function trajectoryRecord(rollout: Rollout, step: number, advantage: numb
     stats: episode.stats,
     messages: episode.messages,
     trajectory: episode.trajectory.toJSON(),
-    ...(episode.priorSegments ? { prior_segments: episode.priorSegments.map((s) => ({ ended_because: s.endedBecause, trajectory: s.trajectory.toJSON() })) } : {}),
+    ...(episode.priorSegments
+      ? {
+          prior_segments: episode.priorSegments.map((s) => ({
+            ended_because: s.endedBecause,
+            trajectory: s.trajectory.toJSON(),
+          })),
+        }
+      : {}),
     ...(episode.agentLog ? { agent_log: episode.agentLog } : {}),
     ...(episode.chatTools ? { tools: episode.chatTools } : {}),
   };

@@ -36,9 +36,20 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     await run.setStatus('running');
     yield { type: 'phase', message: `loading dataset ${recipe.dataset.name}` };
     const [trainTasks, evalTasks] = await loadSplits(recipe, options.recipeDir);
-    session = yield* openSession({ recipe, recipeDir: options.recipeDir, recipeFile: options.recipeFile, runDir: run.dir, logsDir: run.logsDir, signal });
+    session = yield* openSession({
+      recipe,
+      recipeDir: options.recipeDir,
+      recipeFile: options.recipeFile,
+      runDir: run.dir,
+      logsDir: run.logsDir,
+      signal,
+    });
     const { policy, kit, tokenizer } = session;
-    await run.updateManifest({ ...policy.facts, tokenizer: tokenizer.hashes, dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length } });
+    await run.updateManifest({
+      ...policy.facts,
+      tokenizer: tokenizer.hashes,
+      dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length },
+    });
 
     let startStep = 0;
     let startPolicyVersion = 0;
@@ -52,8 +63,16 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       // Episodes the killed run had collected, or had in flight, for steps after its checkpoint: never trained.
       const discarded = await collectJournal(run.dir).discardAfter(startStep);
       if (discarded > 0) {
-        await run.appendMetrics({ kind: 'resume', step: startStep, at: new Date().toISOString(), discarded_episodes: discarded });
-        yield { type: 'warning', message: `resuming after step ${startStep}: ${discarded} episode(s) collected or in flight for later steps were discarded` };
+        await run.appendMetrics({
+          kind: 'resume',
+          step: startStep,
+          at: new Date().toISOString(),
+          discarded_episodes: discarded,
+        });
+        yield {
+          type: 'warning',
+          message: `resuming after step ${startStep}: ${discarded} episode(s) collected or in flight for later steps were discarded`,
+        };
       }
       // What earlier sessions recorded stays in summary.json: a resume that runs no step or eval
       // (a finished run, or one killed after its last checkpoint) must not write an empty summary.
@@ -67,7 +86,19 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     }
     // By label: `atk eval` of a checkpoint writes under another label (step-00010-2) and does not stand in for the run's own.
     const recordedEvals = new Set(Object.keys(evals));
-    const context = { plan: trainingPlan(recipe), trainTasks, evalTasks, kit, trainer: policy.trainer, engine: policy.sync, store: run, startStep, startPolicyVersion, recordedEvals, signal };
+    const context = {
+      plan: trainingPlan(recipe),
+      trainTasks,
+      evalTasks,
+      kit,
+      trainer: policy.trainer,
+      engine: policy.sync,
+      store: run,
+      startStep,
+      startPolicyVersion,
+      recordedEvals,
+      signal,
+    };
     for await (const event of trainingLoop(context)) {
       if (event.type === 'evalFinished') evals[event.label] = event.summary;
       if (event.type === 'stepFinished') lastMetrics = event.metrics;
@@ -76,7 +107,9 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     status = signal.aborted ? 'interrupted' : 'finished';
   } catch (error) {
     status = signal.aborted || error instanceof CancelledError ? 'interrupted' : 'failed';
-    throw signal.aborted && !(error instanceof CancelledError) ? new CancelledError('run interrupted', { cause: error }) : error;
+    throw signal.aborted && !(error instanceof CancelledError)
+      ? new CancelledError('run interrupted', { cause: error })
+      : error;
   } finally {
     await session?.close();
     const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
@@ -104,7 +137,15 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
     evalAfter: recipe.train.eval_after,
     saveEvery: recipe.train.save_every,
     keepCheckpoints: recipe.train.keep_checkpoints,
-    eval: { split: recipe.dataset.eval_split, samples: 1, temperature: 0, topP: 1, topK: -1, concurrency: recipe.rollout.concurrency, seed: recipe.seed },
+    eval: {
+      split: recipe.dataset.eval_split,
+      samples: 1,
+      temperature: 0,
+      topP: 1,
+      topK: -1,
+      concurrency: recipe.rollout.concurrency,
+      seed: recipe.seed,
+    },
   };
 }
 
@@ -115,5 +156,8 @@ async function loadSplits(recipe: ResolvedRecipe, recipeDir: string): Promise<[T
   const train = await dataset.load(recipe.dataset.split, ctx);
   const wantsEval = recipe.train.eval_before || recipe.train.eval_after || recipe.train.eval_every > 0;
   const evalTasks = wantsEval ? await dataset.load(recipe.dataset.eval_split, ctx) : [];
-  return [recipe.dataset.limit ? train.slice(0, recipe.dataset.limit) : train, recipe.dataset.eval_limit ? evalTasks.slice(0, recipe.dataset.eval_limit) : evalTasks];
+  return [
+    recipe.dataset.limit ? train.slice(0, recipe.dataset.limit) : train,
+    recipe.dataset.eval_limit ? evalTasks.slice(0, recipe.dataset.eval_limit) : evalTasks,
+  ];
 }

@@ -77,7 +77,11 @@ export async function* trainingLoop(context: TrainingContext): AsyncGenerator<Ru
   }
 }
 
-async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChannel<RunEvent>): AsyncGenerator<RunEvent> {
+async function* loop(
+  ctx: TrainingContext,
+  watch: StallWatch,
+  channel: EventChannel<RunEvent>,
+): AsyncGenerator<RunEvent> {
   const { plan, store, signal } = ctx;
   let policyVersion = ctx.startPolicyVersion;
   // The version the engine serves, read at every engine request so each turn records who sampled it.
@@ -93,7 +97,13 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChan
     concurrency: plan.concurrency,
     signal,
   });
-  yield { type: 'runStarted', runDir: store.dir, startStep: ctx.startStep, totalSteps: plan.steps, resumed: ctx.startStep > 0 };
+  yield {
+    type: 'runStarted',
+    runDir: store.dir,
+    startStep: ctx.startStep,
+    totalSteps: plan.steps,
+    resumed: ctx.startStep > 0,
+  };
   try {
     if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
     let sinceLastStep = performance.now();
@@ -102,7 +112,11 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChan
       if (signal.aborted) return;
       const stepStart = performance.now();
       watch.stepStarted(step);
-      yield { type: 'stepStarted', step, episodes: ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize };
+      yield {
+        type: 'stepStarted',
+        step,
+        episodes: ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize,
+      };
 
       // collect + score (with max_staleness > 0 mostly done while earlier steps trained)
       const groups: Rollout[][] = yield* channel.drainUntil(collector.take(step));
@@ -110,19 +124,30 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChan
       const fresh = filterStale(groups, policyVersion, plan.maxStaleness);
 
       // advantage
-      const batch = assembleBatch(fresh.kept.map((g) => g.map((r) => asGroupMember(r, plan.onFailure))), plan.algorithm);
+      const batch = assembleBatch(
+        fresh.kept.map((g) => g.map((r) => asGroupMember(r, plan.onFailure))),
+        plan.algorithm,
+      );
 
       // update, while the engine collects the next max_staleness steps from the policy it serves
       collector.runAhead(step);
       const trainStart = performance.now();
-      const trained = batch.sequences.length > 0 ? yield* channel.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch))) : undefined;
+      const trained =
+        batch.sequences.length > 0
+          ? yield* channel.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch)))
+          : undefined;
       const trainSeconds = (performance.now() - trainStart) / 1000;
       if (trained) policyVersion = trained.policyVersion;
 
       // sync
       const syncStart = performance.now();
       const checkpointDir = store.checkpointDir(step);
-      if (trained) yield* channel.drainUntil(watch.wait('weight sync', `sync policy ${policyVersion}`, () => ctx.engine.sync(policyVersion, checkpointDir)));
+      if (trained)
+        yield* channel.drainUntil(
+          watch.wait('weight sync', `sync policy ${policyVersion}`, () =>
+            ctx.engine.sync(policyVersion, checkpointDir),
+          ),
+        );
       served.advance(policyVersion);
       const syncSeconds = (performance.now() - syncStart) / 1000;
 
@@ -136,18 +161,35 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChan
         groups,
         batch,
         trainerMetrics: trained?.metrics ?? {},
-        seconds: { generation: generationSeconds, train: trainSeconds, sync: syncSeconds, step: (now - stepStart) / 1000 },
+        seconds: {
+          generation: generationSeconds,
+          train: trainSeconds,
+          sync: syncSeconds,
+          step: (now - stepStart) / 1000,
+        },
         overlap: overlapFigures(fresh, collector.activity().busySeconds, trainSeconds + syncSeconds, wallSeconds),
       });
       const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
-      await store.writeTrajectories(step, groups.flat().map((r) => trajectoryRecord(r, step, batch.advantages[batchIndex.get(groups[r.group]!) ?? -1]?.[r.sample] ?? null)));
+      await store.writeTrajectories(
+        step,
+        groups
+          .flat()
+          .map((r) =>
+            trajectoryRecord(r, step, batch.advantages[batchIndex.get(groups[r.group]!) ?? -1]?.[r.sample] ?? null),
+          ),
+      );
       await store.appendMetrics(metrics);
       watch.stepFinished();
       yield { type: 'stepFinished', step, metrics };
-      if (fresh.dropped.length > 0) yield { type: 'warning', message: `step ${step}: ${fresh.dropped.length} group(s) sampled more than ${plan.maxStaleness} policy version(s) back were dropped` };
+      if (fresh.dropped.length > 0)
+        yield {
+          type: 'warning',
+          message: `step ${step}: ${fresh.dropped.length} group(s) sampled more than ${plan.maxStaleness} policy version(s) back were dropped`,
+        };
       if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps) yield* runEval(ctx, stepName(step), step, policyVersion);
+      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps)
+        yield* runEval(ctx, stepName(step), step, policyVersion);
       if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
         await store.commitCheckpoint(step, plan.keepCheckpoints);
@@ -157,14 +199,25 @@ async function* loop(ctx: TrainingContext, watch: StallWatch, channel: EventChan
     if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
   } finally {
     const discarded = await collector.close();
-    if (discarded > 0) yield { type: 'warning', message: `${discarded} episode(s) collected ahead for steps that did not train were discarded` };
+    if (discarded > 0)
+      yield {
+        type: 'warning',
+        message: `${discarded} episode(s) collected ahead for steps that did not train were discarded`,
+      };
   }
 }
 
-async function collectStep(ctx: TrainingContext, step: number, servedVersion: () => number, channel: EventChannel<RunEvent>, gate: EpisodeGate): Promise<Rollout[][]> {
+async function collectStep(
+  ctx: TrainingContext,
+  step: number,
+  servedVersion: () => number,
+  channel: EventChannel<RunEvent>,
+  gate: EpisodeGate,
+): Promise<Rollout[][]> {
   const { plan } = ctx;
   const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
-  if (plan.algorithm.name === 'sft') return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
+  if (plan.algorithm.name === 'sft')
+    return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
   const total = tasks.length * plan.groupSize;
   let done = 0;
   return runGroups(
@@ -183,13 +236,25 @@ async function collectStep(ctx: TrainingContext, step: number, servedVersion: ()
           signal,
         }),
       ),
-    (_slot, rollout) => channel.push({ type: 'episodeFinished', step, done: ++done, total, reward: rollout.reward, failed: rollout.failed }),
+    (_slot, rollout) =>
+      channel.push({
+        type: 'episodeFinished',
+        step,
+        done: ++done,
+        total,
+        reward: rollout.reward,
+        failed: rollout.failed,
+      }),
     (slot, error) => rolloutOnThrow(servedVersion())(slot, error),
   );
 }
 
 function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMember {
-  const tokens = (t: TokenTrajectory): GroupMember['tokens'] => ({ token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) });
+  const tokens = (t: TokenTrajectory): GroupMember['tokens'] => ({
+    token_ids: t.ids,
+    loss_mask: t.mask(),
+    logprobs: t.logprobsFull().map((l) => l ?? 0),
+  });
   // A gateway episode whose agent rewrote its history has earlier segments; each is trained with the episode's advantage.
   const prior = rollout.episode.priorSegments ?? [];
   return {
@@ -201,12 +266,24 @@ function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMe
   };
 }
 
-async function* runEval(ctx: TrainingContext, label: string, step: number, policyVersion: number): AsyncGenerator<RunEvent> {
+async function* runEval(
+  ctx: TrainingContext,
+  label: string,
+  step: number,
+  policyVersion: number,
+): AsyncGenerator<RunEvent> {
   if (ctx.evalTasks.length === 0 || ctx.recordedEvals?.has(label)) return;
   yield { type: 'evalStarted', label, tasks: ctx.evalTasks.length };
   const channel = new EventChannel<RunEvent>();
   const summary = yield* channel.drainUntil(
-    evaluate(ctx.kit, ctx.evalTasks, { ...ctx.plan.eval, label, step, policyVersion, outDir: join(ctx.store.evalDir, label), signal: ctx.signal }),
+    evaluate(ctx.kit, ctx.evalTasks, {
+      ...ctx.plan.eval,
+      label,
+      step,
+      policyVersion,
+      outDir: join(ctx.store.evalDir, label),
+      signal: ctx.signal,
+    }),
   );
   await ctx.store.appendMetrics({ kind: 'eval', step, at: new Date().toISOString(), ...summary });
   yield { type: 'evalFinished', label, step, summary };

@@ -78,11 +78,20 @@ export async function findRun(ref: string, runsDir: string): Promise<RunDir> {
   if (versions.length === 0) {
     const names = (await readdir(runsDir).catch(() => [] as string[])).filter((n) => !n.startsWith('.'));
     const near = closestName(name, names);
-    throw new InputError(`no run '${ref}' in ${runsDir}${near ? ` (did you mean '${near}'?)` : ''}`, { hint: 'atk runs ls lists the runs' });
+    throw new InputError(`no run '${ref}' in ${runsDir}${near ? ` (did you mean '${near}'?)` : ''}`, {
+      hint: 'atk runs ls lists the runs',
+    });
   }
-  const chosen = version === undefined ? versions[versions.length - 1]! : version === 'latest' ? ((await readLatest(nameDir)) ?? versions[versions.length - 1]!) : version;
+  const chosen =
+    version === undefined
+      ? versions[versions.length - 1]!
+      : version === 'latest'
+        ? ((await readLatest(nameDir)) ?? versions[versions.length - 1]!)
+        : version;
   if (!versions.includes(chosen)) {
-    throw new InputError(`run '${name}' has no version ${chosen}; it has ${versions.join(', ')}`, { hint: 'atk runs ls lists the runs' });
+    throw new InputError(`run '${name}' has no version ${chosen}; it has ${versions.join(', ')}`, {
+      hint: 'atk runs ls lists the runs',
+    });
   }
   return openRunDir(join(nameDir, chosen));
 }
@@ -96,7 +105,8 @@ function splitRef(ref: string): [string, string | undefined] {
 
 async function totalSteps(run: RunDir): Promise<number | undefined> {
   const text = await readFile(run.paths.resolved, 'utf8').catch(() => undefined);
-  const steps: unknown = text === undefined ? undefined : (parse(text) as { train?: { steps?: unknown } } | null)?.train?.steps;
+  const steps: unknown =
+    text === undefined ? undefined : (parse(text) as { train?: { steps?: unknown } } | null)?.train?.steps;
   return typeof steps === 'number' ? steps : undefined;
 }
 

@@ -102,6 +102,10 @@ export function atkVersion(): string {
 async function gitState(cwd: string): Promise<Manifest['git']> {
   const head = await execa('git', ['rev-parse', 'HEAD'], { cwd, reject: false, timeout: 10_000 });
   if (head.exitCode !== 0) return null;
-  const status = await execa('git', ['status', '--porcelain', '--untracked-files=no'], { cwd, reject: false, timeout: 10_000 });
+  const status = await execa('git', ['status', '--porcelain', '--untracked-files=no'], {
+    cwd,
+    reject: false,
+    timeout: 10_000,
+  });
   return { commit: String(head.stdout).trim(), dirty: String(status.stdout).trim() !== '' };
 }

@@ -6,7 +6,16 @@ import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
-import { atkVersion, CHECKPOINT_MARKER, createRunDir, findRun, listRuns, openRunDir, sha256, type RunDir } from './index.js';
+import {
+  atkVersion,
+  CHECKPOINT_MARKER,
+  createRunDir,
+  findRun,
+  listRuns,
+  openRunDir,
+  sha256,
+  type RunDir,
+} from './index.js';
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 
@@ -15,7 +24,14 @@ function runsDir(): string {
 }
 
 function newRun(dir: string, name = 'demo', resolvedYaml = 'name: demo\ntrain:\n  steps: 4\n'): Promise<RunDir> {
-  return createRunDir({ runsDir: dir, name, recipeText: '# as written\nname: demo\n', resolvedYaml, seed: 7, command: ['atk', 'run', 'demo.yaml'] });
+  return createRunDir({
+    runsDir: dir,
+    name,
+    recipeText: '# as written\nname: demo\n',
+    resolvedYaml,
+    seed: 7,
+    command: ['atk', 'run', 'demo.yaml'],
+  });
 }
 
 describe('createRunDir', () => {
@@ -25,7 +41,16 @@ describe('createRunDir', () => {
     expect([run.name, run.version, run.dir]).toStrictEqual(['demo', 'v001', join(dir, 'demo', 'v001')]);
     expect(readFileSync(run.paths.recipe, 'utf8')).toBe('# as written\nname: demo\n');
     expect(readFileSync(run.paths.resolved, 'utf8')).toBe('name: demo\ntrain:\n  steps: 4\n');
-    expect(readdirSync(run.dir).sort()).toStrictEqual(['checkpoints', 'eval', 'logs', 'manifest.json', 'recipe.yaml', 'resolved.yaml', 'trajectories', 'writer.lock']);
+    expect(readdirSync(run.dir).sort()).toStrictEqual([
+      'checkpoints',
+      'eval',
+      'logs',
+      'manifest.json',
+      'recipe.yaml',
+      'resolved.yaml',
+      'trajectories',
+      'writer.lock',
+    ]);
     const manifest = await run.manifest();
     const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
     expect({
@@ -37,9 +62,22 @@ describe('createRunDir', () => {
       pid: manifest.pid,
       commit: manifest.git?.commit,
       command: manifest.command,
-    }).toStrictEqual({ status: 'running', history: ['running'], seed: 7, hash: sha256('name: demo\ntrain:\n  steps: 4\n'), node: process.version, pid: process.pid, commit: head, command: ['atk', 'run', 'demo.yaml'] });
+    }).toStrictEqual({
+      status: 'running',
+      history: ['running'],
+      seed: 7,
+      hash: sha256('name: demo\ntrain:\n  steps: 4\n'),
+      node: process.version,
+      pid: process.pid,
+      commit: head,
+      command: ['atk', 'run', 'demo.yaml'],
+    });
     expect(manifest.host.cpus).toBeGreaterThan(0);
-    expect([manifest.atk_version, manifest.host.os, manifest.host.memory_bytes]).toStrictEqual([atkVersion(), `${platform()} ${release()}`, totalmem()]);
+    expect([manifest.atk_version, manifest.host.os, manifest.host.memory_bytes]).toStrictEqual([
+      atkVersion(),
+      `${platform()} ${release()}`,
+      totalmem(),
+    ]);
     expect(Date.parse(manifest.started_at)).toBeGreaterThan(Date.now() - 60_000);
     expect(manifest.started_at).toBe(manifest.updated_at);
   });
@@ -54,7 +92,9 @@ describe('createRunDir', () => {
   test('returns distinct versions to four processes that create the same run name at the same instant', async () => {
     const dir = runsDir();
     const startAt = Date.now() + 2500;
-    const children = [0, 1, 2, 3].map(() => execa('node', ['--import', 'tsx', CHILD, 'create', dir, 'race', String(startAt)], { cwd: projectRoot() }));
+    const children = [0, 1, 2, 3].map(() =>
+      execa('node', ['--import', 'tsx', CHILD, 'create', dir, 'race', String(startAt)], { cwd: projectRoot() }),
+    );
     const versions = (await Promise.all(children)).map((c) => String(c.stdout).trim());
     expect([...versions].sort()).toStrictEqual(['v001', 'v002', 'v003', 'v004']);
   });
@@ -111,10 +151,18 @@ describe('RunDir', () => {
 
   test('returns a manifest with merged facts and a finished status after updates', async () => {
     const run = await newRun(runsDir());
-    await Promise.all([run.updateManifest({ engine: { kind: 'embedded' } }), run.updateManifest({ engine: { version: '1' }, dataset: 'arith' })]);
+    await Promise.all([
+      run.updateManifest({ engine: { kind: 'embedded' } }),
+      run.updateManifest({ engine: { version: '1' }, dataset: 'arith' }),
+    ]);
     await run.setStatus('failed', 'trainer died');
     const manifest = await run.manifest();
-    expect({ engine: manifest.engine, dataset: manifest.dataset, status: manifest.status, history: manifest.status_history.map((h) => [h.status, h.message]) }).toStrictEqual({
+    expect({
+      engine: manifest.engine,
+      dataset: manifest.dataset,
+      status: manifest.status,
+      history: manifest.status_history.map((h) => [h.status, h.message]),
+    }).toStrictEqual({
       engine: { kind: 'embedded', version: '1' },
       dataset: 'arith',
       status: 'failed',
@@ -133,7 +181,10 @@ describe('RunDir', () => {
     const size = 1024 * 1024;
     // Three kills at arbitrary moments inside the write loop: a non-atomic writer is caught mid-write.
     for (let kill = 0; kill < 3; kill++) {
-      const child = spawn('node', ['--import', 'tsx', CHILD, 'churn', run.dir, String(size)], { cwd: projectRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn('node', ['--import', 'tsx', CHILD, 'churn', run.dir, String(size)], {
+        cwd: projectRoot(),
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       await new Promise<void>((resolve) => {
         let out = '';
         child.stdout.on('data', (chunk: Buffer) => {
@@ -172,7 +223,14 @@ describe('listRuns', () => {
     const orphan = await newRun(dir, 'other');
     const dead = await execa('node', ['-e', 'process.stdout.write(String(process.pid))']);
     await orphan.updateManifest({ pid: Number(dead.stdout) });
-    const rows = (await listRuns(dir)).map((r) => [r.name, r.version, r.status, r.stepsDone, r.stepsTotal, r.lastReward]);
+    const rows = (await listRuns(dir)).map((r) => [
+      r.name,
+      r.version,
+      r.status,
+      r.stepsDone,
+      r.stepsTotal,
+      r.lastReward,
+    ]);
     expect(rows).toStrictEqual([
       ['demo', 'v001', 'finished', 2, 4, 0.5],
       ['other', 'v001', 'stale', 0, 4, undefined],

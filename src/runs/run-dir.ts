@@ -53,7 +53,9 @@ export async function createRunDir(options: CreateRunOptions): Promise<RunDir> {
   await run.lock();
   await writeFileAtomic(run.paths.recipe, options.recipeText);
   await writeFileAtomic(run.paths.resolved, options.resolvedYaml);
-  await Promise.all([run.trajectoriesDir, run.checkpointsDir, run.logsDir, run.evalDir].map((d) => mkdir(d, { recursive: true })));
+  await Promise.all(
+    [run.trajectoriesDir, run.checkpointsDir, run.logsDir, run.evalDir].map((d) => mkdir(d, { recursive: true })),
+  );
   const manifest = await buildManifest({
     name: options.name,
     version,
@@ -73,7 +75,8 @@ export async function createRunDir(options: CreateRunOptions): Promise<RunDir> {
  */
 export async function openRunDir(dir: string): Promise<RunDir> {
   const found = await stat(join(dir, 'manifest.json')).catch(() => undefined);
-  if (!found?.isFile()) throw new InputError(`not a run directory (no manifest.json): ${dir}`, { hint: 'atk runs ls lists the runs' });
+  if (!found?.isFile())
+    throw new InputError(`not a run directory (no manifest.json): ${dir}`, { hint: 'atk runs ls lists the runs' });
   // The real directory, so that `runs/<name>/latest` opens as its version.
   return new RunDir(await realpath(dir));
 }
@@ -127,7 +130,10 @@ export class RunDir {
   async lock(options: LockOptions = {}): Promise<void> {
     this.writerLock = await lockRunDir(this.dir, options);
     const previous = this.writerLock.tookOver;
-    if (previous) await this.noteHistory(`took over the writer lock of atk pid ${previous.pid} on ${previous.host} (started ${previous.started_at})${options.force ? ' with --force' : ': that process is gone'}`);
+    if (previous)
+      await this.noteHistory(
+        `took over the writer lock of atk pid ${previous.pid} on ${previous.host} (started ${previous.started_at})${options.force ? ' with --force' : ': that process is gone'}`,
+      );
   }
 
   /** Release the writer lock, if this RunDir holds it. */
@@ -176,7 +182,10 @@ export class RunDir {
 
   /** Add an entry to the status history that keeps the current status. */
   private noteHistory(message: string): Promise<Manifest> {
-    return this.editManifest((m) => ({ ...m, status_history: [...m.status_history, { status: m.status, at: new Date().toISOString(), message }] }));
+    return this.editManifest((m) => ({
+      ...m,
+      status_history: [...m.status_history, { status: m.status, at: new Date().toISOString(), message }],
+    }));
   }
 
   /** Append one line to metrics.jsonl, then hand it to each `onMetrics` listener (the trackers). */
@@ -218,7 +227,10 @@ export class RunDir {
   /** One step's trajectory records. */
   async readTrajectories(step: number): Promise<unknown[]> {
     const text = await readFile(this.trajectoryPath(step), 'utf8');
-    return text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+    return text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as unknown);
   }
 
   /** Steps that have a trajectory file, ascending. */
@@ -241,11 +253,18 @@ export class RunDir {
    */
   async commitCheckpoint(stepsDone: number, keep: number): Promise<void> {
     await mkdir(this.checkpointDir(stepsDone), { recursive: true });
-    await writeJsonAtomic(join(this.checkpointDir(stepsDone), CHECKPOINT_MARKER), { step: stepsDone, committed_at: new Date().toISOString() });
+    await writeJsonAtomic(join(this.checkpointDir(stepsDone), CHECKPOINT_MARKER), {
+      step: stepsDone,
+      committed_at: new Date().toISOString(),
+    });
     const all = await stepsIn(this.checkpointsDir, /^step-(\d+)$/);
     const complete = await this.completeCheckpoints();
     const kept = new Set(complete.slice(-Math.max(1, keep)));
-    await Promise.all(all.filter((s) => s <= stepsDone && !kept.has(s)).map((s) => rm(this.checkpointDir(s), { recursive: true, force: true })));
+    await Promise.all(
+      all
+        .filter((s) => s <= stepsDone && !kept.has(s))
+        .map((s) => rm(this.checkpointDir(s), { recursive: true, force: true })),
+    );
   }
 
   /** The newest complete checkpoint, for resume. */
@@ -273,7 +292,14 @@ export class RunDir {
 
   private async completeCheckpoints(): Promise<number[]> {
     const steps = await stepsIn(this.checkpointsDir, /^step-(\d+)$/);
-    const marked = await Promise.all(steps.map((s) => stat(join(this.checkpointDir(s), CHECKPOINT_MARKER)).then(() => true, () => false)));
+    const marked = await Promise.all(
+      steps.map((s) =>
+        stat(join(this.checkpointDir(s), CHECKPOINT_MARKER)).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    );
     return steps.filter((_, i) => marked[i]);
   }
 
@@ -303,7 +329,10 @@ async function stepsIn(dir: string, pattern: RegExp): Promise<number[]> {
     .sort((a, b) => a - b);
 }
 
-function mergeRecords(base: Readonly<Record<string, unknown>>, over: Readonly<Record<string, unknown>>): Record<string, unknown> {
+function mergeRecords(
+  base: Readonly<Record<string, unknown>>,
+  over: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(over)) {
     const previous = out[key];

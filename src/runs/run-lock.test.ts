@@ -29,7 +29,10 @@ async function freshRun(name: string): Promise<string> {
 
 /** A second process holding the run's writer lock until it is killed. */
 async function holder(dir: string): Promise<ChildProcess> {
-  const child = spawn('node', ['--import', 'tsx', CHILD, 'hold', dir], { cwd: projectRoot(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn('node', ['--import', 'tsx', CHILD, 'hold', dir], {
+    cwd: projectRoot(),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => String(chunk).includes('locked') && resolve());
@@ -42,17 +45,29 @@ describe('run directory writer lock', () => {
   test('rejects atk run --resume while another process writes the run (exit 2, one line naming it), then takes over once it is SIGKILLed', async () => {
     const dir = await freshRun('live');
     const first = await holder(dir);
-    const refused = await execa('node', ['--import', 'tsx', CLI, 'run', '--resume', dir, '--no-tui'], { cwd: projectRoot(), reject: false, env: { CI: 'true' } });
+    const refused = await execa('node', ['--import', 'tsx', CLI, 'run', '--resume', dir, '--no-tui'], {
+      cwd: projectRoot(),
+      reject: false,
+      env: { CI: 'true' },
+    });
     const started = (JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as { started_at: string }).started_at;
-    expect([refused.exitCode, String(refused.stderr).split('\n')[0]]).toStrictEqual([2, `run directory ${dir} is being written by atk pid ${first.pid} on this host (started ${started})`]);
+    expect([refused.exitCode, String(refused.stderr).split('\n')[0]]).toStrictEqual([
+      2,
+      `run directory ${dir} is being written by atk pid ${first.pid} on this host (started ${started})`,
+    ]);
     await expect(reopenRecipeRun(dir, [])).rejects.toBeInstanceOf(InputError);
 
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     expect(existsSync(join(dir, LOCK_FILE))).toBe(true);
     const { run } = await reopenRecipeRun(dir, []);
-    expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({ host: hostname(), pid: process.pid });
-    expect((await run.manifest()).status_history.at(-1)?.message).toBe(`took over the writer lock of atk pid ${first.pid} on ${hostname()} (started ${started}): that process is gone`);
+    expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8'))).toMatchObject({
+      host: hostname(),
+      pid: process.pid,
+    });
+    expect((await run.manifest()).status_history.at(-1)?.message).toBe(
+      `took over the writer lock of atk pid ${first.pid} on ${hostname()} (started ${started}): that process is gone`,
+    );
     await run.release();
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
   }, 60_000);
@@ -67,12 +82,17 @@ describe('run directory writer lock', () => {
     const dir = await freshRun('hosts');
     const elsewhere = { host: 'gpu-node-7', pid: 4242, started_at: '2026-01-01T00:00:00.000Z' };
     writeFileSync(join(dir, LOCK_FILE), JSON.stringify(elsewhere));
-    await expect(lockRunDir(dir)).rejects.toThrow(`run directory ${dir} is locked by atk pid 4242 on host gpu-node-7 (started 2026-01-01T00:00:00.000Z)`);
+    await expect(lockRunDir(dir)).rejects.toThrow(
+      `run directory ${dir} is locked by atk pid 4242 on host gpu-node-7 (started 2026-01-01T00:00:00.000Z)`,
+    );
     const forced = await lockRunDir(dir, { force: true });
     expect(forced.tookOver).toStrictEqual(elsewhere);
     await forced.release();
     // The parent of this process is alive, but it did not start in 2001: its pid was reused.
-    writeFileSync(join(dir, LOCK_FILE), JSON.stringify({ host: hostname(), pid: process.ppid, started_at: '2001-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      join(dir, LOCK_FILE),
+      JSON.stringify({ host: hostname(), pid: process.ppid, started_at: '2001-01-01T00:00:00.000Z' }),
+    );
     const reused = await lockRunDir(dir);
     expect(reused.tookOver?.pid).toBe(process.ppid);
     await reused.release();

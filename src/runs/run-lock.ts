@@ -55,18 +55,26 @@ export async function lockRunDir(dir: string, options: LockOptions = {}): Promis
     }
     if (holder.host === me.host && holder.pid === me.pid) return held(path, undefined);
     if (holder.host !== me.host && !options.force) {
-      throw new InputError(`run directory ${dir} is locked by atk pid ${holder.pid} on host ${holder.host} (started ${holder.started_at})`, {
-        hint: 'if that process is gone, take the lock over with --force',
-      });
+      throw new InputError(
+        `run directory ${dir} is locked by atk pid ${holder.pid} on host ${holder.host} (started ${holder.started_at})`,
+        {
+          hint: 'if that process is gone, take the lock over with --force',
+        },
+      );
     }
     if (holder.host === me.host && processAlive(holder)) {
-      throw new InputError(`run directory ${dir} is being written by atk pid ${holder.pid} on this host (started ${holder.started_at})`, {
-        hint: `wait for it to finish, or stop it (kill ${holder.pid}); one run directory has one writer`,
-      });
+      throw new InputError(
+        `run directory ${dir} is being written by atk pid ${holder.pid} on this host (started ${holder.started_at})`,
+        {
+          hint: `wait for it to finish, or stop it (kill ${holder.pid}); one run directory has one writer`,
+        },
+      );
     }
     if (await removeIfSame(path, holder)) tookOver = holder;
   }
-  throw new InputError(`run directory ${dir}: could not take its writer lock (${LOCK_FILE} keeps changing)`, { hint: 'another atk is starting on this run; try again' });
+  throw new InputError(`run directory ${dir}: could not take its writer lock (${LOCK_FILE} keeps changing)`, {
+    hint: 'another atk is starting on this run; try again',
+  });
 }
 
 /** Whether `holder`'s process still runs on this host (its pid exists and started when the lock says). */
@@ -82,7 +90,11 @@ export function processAlive(holder: LockHolder): boolean {
 }
 
 function thisProcess(): LockHolder {
-  return { host: hostname(), pid: process.pid, started_at: new Date(processStartMs(process.pid) ?? Date.now() - process.uptime() * 1000).toISOString() };
+  return {
+    host: hostname(),
+    pid: process.pid,
+    started_at: new Date(processStartMs(process.pid) ?? Date.now() - process.uptime() * 1000).toISOString(),
+  };
 }
 
 async function createExclusive(path: string, me: LockHolder): Promise<boolean> {
@@ -110,7 +122,9 @@ async function readHolder(path: string): Promise<LockHolder | undefined> {
 function parseHolder(text: string): LockHolder | undefined {
   try {
     const value = JSON.parse(text) as Partial<LockHolder>;
-    return typeof value.host === 'string' && typeof value.pid === 'number' && typeof value.started_at === 'string' ? { host: value.host, pid: value.pid, started_at: value.started_at } : undefined;
+    return typeof value.host === 'string' && typeof value.pid === 'number' && typeof value.started_at === 'string'
+      ? { host: value.host, pid: value.pid, started_at: value.started_at }
+      : undefined;
   } catch {
     return undefined;
   }
@@ -129,7 +143,9 @@ async function removeIfSame(path: string, holder: LockHolder): Promise<boolean> 
     return false;
   }
   const moved = await readHolder(aside);
-  const same = moved === undefined || (moved.pid === holder.pid && moved.host === holder.host && moved.started_at === holder.started_at);
+  const same =
+    moved === undefined ||
+    (moved.pid === holder.pid && moved.host === holder.host && moved.started_at === holder.started_at);
   if (!same) await link(aside, path).catch(() => undefined);
   await rm(aside, { force: true });
   return same;

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { minutesToGain, runTiming } from './timing.js';
 
 const at = (seconds: number): string => new Date(Date.UTC(2026, 0, 1) + seconds * 1000).toISOString();
-const trainLine = (step: number, seconds: number) => ({ kind: 'train', step, at: at(seconds), time_step_s: 2, time_generation_s: 1, time_train_s: 0.5, time_sync_s: 0.1 });
+const trainLine = (step: number, seconds: number) => ({
+  kind: 'train',
+  step,
+  at: at(seconds),
+  time_step_s: 2,
+  time_generation_s: 1,
+  time_train_s: 0.5,
+  time_sync_s: 0.1,
+});
 
 describe('runTiming', () => {
   const lines = [
@@ -19,7 +27,12 @@ describe('runTiming', () => {
     expect(timing.steps).toBe(3);
     expect(timing.wallSeconds).toBe(60);
     expect(timing.stepsPerMinute).toBeCloseTo(3);
-    expect(timing.stepShares).toEqual({ generation: 0.5, train: 0.25, sync: expect.closeTo(0.05), overhead: expect.closeTo(0.2) });
+    expect(timing.stepShares).toEqual({
+      generation: 0.5,
+      train: 0.25,
+      sync: expect.closeTo(0.05),
+      overhead: expect.closeTo(0.2),
+    });
     expect(timing.outsideStepsShare).toBeCloseTo(0.9);
   });
 

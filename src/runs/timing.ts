@@ -8,7 +8,12 @@ export interface RunTiming {
   /** Training steps per minute of wall-clock time (evals, checkpoints and start-up included). */
   readonly stepsPerMinute: number;
   /** Shares of summed step time; `overhead` is atk's own work inside a step (scoring, batching, bookkeeping). */
-  readonly stepShares: { readonly generation: number; readonly train: number; readonly sync: number; readonly overhead: number };
+  readonly stepShares: {
+    readonly generation: number;
+    readonly train: number;
+    readonly sync: number;
+    readonly overhead: number;
+  };
   /** Share of wall-clock time outside steps: start-up, evals, checkpoints, trajectory writes. */
   readonly outsideStepsShare: number;
   /** Eval accuracy by minutes since the start, in order. */
@@ -24,17 +29,31 @@ export function runTiming(lines: readonly MetricsLine[], startedAt: string): Run
   const train = lines.filter((l) => l.kind === 'train' && typeof l.time_step_s === 'number');
   if (train.length === 0) throw new Error('no train steps with timings in metrics.jsonl');
   const sum = (key: string): number => train.reduce((a, l) => a + Number(l[key] ?? 0), 0);
-  const [step, generation, trainS, sync] = [sum('time_step_s'), sum('time_generation_s'), sum('time_train_s'), sum('time_sync_s')];
+  const [step, generation, trainS, sync] = [
+    sum('time_step_s'),
+    sum('time_generation_s'),
+    sum('time_train_s'),
+    sum('time_sync_s'),
+  ];
   const times = lines.map((l) => (typeof l.at === 'string' ? Date.parse(l.at) : NaN)).filter(Number.isFinite);
   const wallSeconds = times.length > 0 ? (Math.max(...times) - start) / 1000 : step;
   const evals = lines
     .filter((l) => l.kind === 'eval' && typeof l.at === 'string' && typeof l.accuracy === 'number')
-    .map((l) => ({ step: Number(l.step), minutes: (Date.parse(l.at as string) - start) / 60_000, accuracy: l.accuracy as number }));
+    .map((l) => ({
+      step: Number(l.step),
+      minutes: (Date.parse(l.at as string) - start) / 60_000,
+      accuracy: l.accuracy as number,
+    }));
   return {
     steps: train.length,
     wallSeconds,
     stepsPerMinute: (train.length / wallSeconds) * 60,
-    stepShares: { generation: generation / step, train: trainS / step, sync: sync / step, overhead: Math.max(0, step - generation - trainS - sync) / step },
+    stepShares: {
+      generation: generation / step,
+      train: trainS / step,
+      sync: sync / step,
+      overhead: Math.max(0, step - generation - trainS - sync) / step,
+    },
     outsideStepsShare: Math.max(0, wallSeconds - step) / wallSeconds,
     evals,
   };

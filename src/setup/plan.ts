@@ -37,7 +37,10 @@ export const DEV_PACKAGES = ['python3-pytest', 'python3-pyflakes', 'tmux', 'chro
  * root (or sudo), `apt-get install` of the missing packages; otherwise a private venv with CPU torch
  * from pip (the trainer then finds it; bubblewrap must come from the system's package manager).
  */
-export function setupPlan(facts: MachineFacts, options: { readonly dev?: boolean; readonly venv?: string } = {}): SetupPlan {
+export function setupPlan(
+  facts: MachineFacts,
+  options: { readonly dev?: boolean; readonly venv?: string } = {},
+): SetupPlan {
   const wanted = [...RUNTIME_PACKAGES, ...(options.dev ? DEV_PACKAGES : [])];
   const missing = wanted.filter((p) => !facts.installedPackages.has(p));
   const debian = facts.osIds.some((id) => id === 'debian' || id === 'ubuntu');
@@ -49,14 +52,27 @@ export function setupPlan(facts: MachineFacts, options: { readonly dev?: boolean
       route: 'apt',
       commands: [
         [...sudo, 'apt-get', 'update'] as unknown as SetupCommand,
-        [...sudo, 'env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', '--no-install-recommends', ...missing] as unknown as SetupCommand,
+        [
+          ...sudo,
+          'env',
+          'DEBIAN_FRONTEND=noninteractive',
+          'apt-get',
+          'install',
+          '-y',
+          '--no-install-recommends',
+          ...missing,
+        ] as unknown as SetupCommand,
       ],
       notes: [],
     };
   }
   const notes: string[] = [];
-  if (!facts.onPath.has('bwrap')) notes.push('bubblewrap (bwrap) runs the code sandbox of run_python and code_tests: install it with your package manager');
-  if (options.dev && !facts.onPath.has('tmux')) notes.push('the terminal-UI tests also need tmux and chromium from your package manager');
+  if (!facts.onPath.has('bwrap'))
+    notes.push(
+      'bubblewrap (bwrap) runs the code sandbox of run_python and code_tests: install it with your package manager',
+    );
+  if (options.dev && !facts.onPath.has('tmux'))
+    notes.push('the terminal-UI tests also need tmux and chromium from your package manager');
   if (facts.torch && (!options.dev || facts.pytest)) return { route: 'none', commands: [], notes };
   const venv = options.venv ?? venvDir();
   const pip = join(venv, 'bin', 'pip');
@@ -65,7 +81,15 @@ export function setupPlan(facts: MachineFacts, options: { readonly dev?: boolean
     route: 'venv',
     commands: [
       ['python3', '-m', 'venv', venv],
-      [pip, 'install', '--index-url', 'https://download.pytorch.org/whl/cpu', '--extra-index-url', 'https://pypi.org/simple', ...packages],
+      [
+        pip,
+        'install',
+        '--index-url',
+        'https://download.pytorch.org/whl/cpu',
+        '--extra-index-url',
+        'https://pypi.org/simple',
+        ...packages,
+      ],
     ],
     notes,
   };

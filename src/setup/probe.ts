@@ -10,8 +10,17 @@ export async function probeMachine(): Promise<MachineFacts> {
     debianPackages([...RUNTIME_PACKAGES, ...DEV_PACKAGES]),
     findPython(),
   ]);
-  const pytest = python.info ? (await execa(python.info.python, ['-c', 'import pytest'], { reject: false })).exitCode === 0 : false;
-  return { osIds: osIds(), isRoot: process.getuid?.() === 0, onPath, installedPackages, torch: python.info !== null, pytest };
+  const pytest = python.info
+    ? (await execa(python.info.python, ['-c', 'import pytest'], { reject: false })).exitCode === 0
+    : false;
+  return {
+    osIds: osIds(),
+    isRoot: process.getuid?.() === 0,
+    onPath,
+    installedPackages,
+    torch: python.info !== null,
+    pytest,
+  };
 }
 
 function osIds(): string[] {
@@ -25,13 +34,19 @@ function osIds(): string[] {
 }
 
 async function executables(names: readonly string[]): Promise<Set<string>> {
-  const found = await Promise.all(names.map(async (name) => ((await execa('sh', ['-c', `command -v ${name}`], { reject: false })).exitCode === 0 ? name : undefined)));
+  const found = await Promise.all(
+    names.map(async (name) =>
+      (await execa('sh', ['-c', `command -v ${name}`], { reject: false })).exitCode === 0 ? name : undefined,
+    ),
+  );
   return new Set(found.filter((n): n is string => n !== undefined));
 }
 
 async function debianPackages(names: readonly string[]): Promise<Set<string>> {
   // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format fields
-  const result = await execa('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...names], { reject: false });
+  const result = await execa('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...names], {
+    reject: false,
+  });
   if (result.failed && result.code === 'ENOENT') return new Set();
   return new Set(
     String(result.stdout)

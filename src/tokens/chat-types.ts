@@ -22,5 +22,9 @@ export interface ChatToolCall {
 /** A tool as chat templates expect it (OpenAI function-tool form). */
 export interface ChatTool {
   readonly type: 'function';
-  readonly function: { readonly name: string; readonly description: string; readonly parameters: Readonly<Record<string, unknown>> };
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: Readonly<Record<string, unknown>>;
+  };
 }

@@ -48,10 +48,14 @@ export interface DriftAuditInput {
 export function auditDrift(input: DriftAuditInput): DriftReport {
   const { tokenizer, trajectory } = input;
   const kwargs = input.chatTemplateKwargs ?? {};
-  const rerendered = tokenizer.encode(tokenizer.renderChat(input.messages, { ...kwargs, tools: input.tools, addGenerationPrompt: false }));
+  const rerendered = tokenizer.encode(
+    tokenizer.renderChat(input.messages, { ...kwargs, tools: input.tools, addGenerationPrompt: false }),
+  );
   const probe = probeTemplate(tokenizer, kwargs);
   const last = trajectory.ids[trajectory.ids.length - 1];
-  const closer = tokenizer.encode(probe.stopToken !== undefined && last === probe.stopToken ? probe.closerAfterStop : probe.turnCloser);
+  const closer = tokenizer.encode(
+    probe.stopToken !== undefined && last === probe.stopToken ? probe.closerAfterStop : probe.turnCloser,
+  );
   const actual = trajectory.ids.concat(closer);
 
   const mask = trajectory.mask();

@@ -4,12 +4,20 @@ import type { ChatMessage } from './chat-types.js';
 import { incrementalRenderer, probeTemplate } from './incremental-render.js';
 import { loadModelTokenizer } from './model-tokenizer.js';
 
-const tools = [{ type: 'function' as const, function: { name: 'add', description: 'Add', parameters: { type: 'object', properties: {} } } }];
+const tools = [
+  {
+    type: 'function' as const,
+    function: { name: 'add', description: 'Add', parameters: { type: 'object', properties: {} } },
+  },
+];
 const call = { type: 'function' as const, function: { name: 'add', arguments: { a: 2, b: 3 } } };
 const system: ChatMessage = { role: 'system', content: 'You add.' };
 const user: ChatMessage = { role: 'user', content: 'What is 2+3?' };
 const assistant: ChatMessage = { role: 'assistant', content: '', tool_calls: [call] };
-const results: ChatMessage[] = [{ role: 'tool', content: '{"sum": 5}' }, { role: 'tool', content: 'done' }];
+const results: ChatMessage[] = [
+  { role: 'tool', content: '{"sum": 5}' },
+  { role: 'tool', content: 'done' },
+];
 const callText = '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n</tool_call><|im_end|>';
 
 describe('incrementalRenderer', () => {
@@ -22,7 +30,10 @@ describe('incrementalRenderer', () => {
     const pieces = [...r.initial([system, user], tools), ...modelIds, ...r.continuation(modelIds.at(-1), results)];
     const full = tok.renderChat([system, user, assistant, ...results], { ...kwargs, tools, addGenerationPrompt: true });
     // Qwen3 drops the empty think block of an earlier assistant turn on re-render; the model did see it.
-    const seen = full.replace('<|im_start|>assistant\n<tool_call>', '<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>');
+    const seen = full.replace(
+      '<|im_start|>assistant\n<tool_call>',
+      '<|im_start|>assistant\n<think>\n\n</think>\n\n<tool_call>',
+    );
     expect(seen).not.toBe(full);
     expect(pieces).toStrictEqual(tok.encode(seen));
   });
@@ -31,10 +42,14 @@ describe('incrementalRenderer', () => {
     const tok = await loadModelTokenizer(TINY_TOKENIZER_DIR);
     const r = incrementalRenderer(tok);
     const cont = r.continuation(302, results);
-    expect(tok.decode(cont)).toBe('\n<|im_start|>user\n<tool_response>\n{"sum": 5}\n</tool_response>\n<tool_response>\ndone\n</tool_response><|im_end|>\n<|im_start|>assistant\n');
+    expect(tok.decode(cont)).toBe(
+      '\n<|im_start|>user\n<tool_response>\n{"sum": 5}\n</tool_response>\n<tool_response>\ndone\n</tool_response><|im_end|>\n<|im_start|>assistant\n',
+    );
     const modelIds = tok.encode(callText);
     const pieces = [...r.initial([system, user], tools), ...modelIds, ...cont];
-    expect(pieces).toStrictEqual(tok.encode(tok.renderChat([system, user, assistant, ...results], { tools, addGenerationPrompt: true })));
+    expect(pieces).toStrictEqual(
+      tok.encode(tok.renderChat([system, user, assistant, ...results], { tools, addGenerationPrompt: true })),
+    );
   });
 
   test('returns the whole turn closer when the model stopped on another eos token', async () => {
@@ -50,12 +65,18 @@ describe('incrementalRenderer', () => {
       "{%- if m.role == 'assistant' %}{{ '\\n\\n' }}{% else %}{{ '\\n' }}{% endif %}{%- endfor %}" +
       "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
     const tok = await loadModelTokenizer(base.dir, { chatTemplate: template });
-    expect(probeTemplate(tok, {})).toMatchObject({ turnCloser: '<|im_end|>\n\n', closerAfterStop: '\n\n', stopToken: 302 });
+    expect(probeTemplate(tok, {})).toMatchObject({
+      turnCloser: '<|im_end|>\n\n',
+      closerAfterStop: '\n\n',
+      stopToken: 302,
+    });
     const r = incrementalRenderer(tok);
     const answer = tok.encode('Sure.<|im_end|>');
     const next: ChatMessage = { role: 'user', content: 'Again?' };
     const pieces = [...r.initial([user], []), ...answer, ...r.continuation(302, [next])];
-    const full = tok.encode(tok.renderChat([user, { role: 'assistant', content: 'Sure.' }, next], { addGenerationPrompt: true }));
+    const full = tok.encode(
+      tok.renderChat([user, { role: 'assistant', content: 'Sure.' }, next], { addGenerationPrompt: true }),
+    );
     expect(pieces).toStrictEqual(full);
   });
 

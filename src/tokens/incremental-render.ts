@@ -27,7 +27,10 @@ const renderers = new WeakMap<ModelTokenizer, Map<string, IncrementalRenderer>>(
  * The renderer for a tokenizer and template variables (`enable_thinking` ...), probed once and shared.
  * @throws Error when the template's turn structure cannot be found (no separator after an assistant turn).
  */
-export function incrementalRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<string, unknown>> = {}): IncrementalRenderer {
+export function incrementalRenderer(
+  tokenizer: ModelTokenizer,
+  kwargs: Readonly<Record<string, unknown>> = {},
+): IncrementalRenderer {
   let byKwargs = renderers.get(tokenizer);
   if (!byKwargs) renderers.set(tokenizer, (byKwargs = new Map()));
   const key = JSON.stringify(kwargs);
@@ -54,7 +57,10 @@ export interface TemplateProbe {
  * @throws Error when the template does not echo assistant content.
  */
 export function probeTemplate(tokenizer: ModelTokenizer, kwargs: Readonly<Record<string, unknown>>): TemplateProbe {
-  const rendered = tokenizer.renderChat([FAKE_SYSTEM, FAKE_USER, { role: 'assistant', content: FAKE_ASSISTANT }], kwargs);
+  const rendered = tokenizer.renderChat(
+    [FAKE_SYSTEM, FAKE_USER, { role: 'assistant', content: FAKE_ASSISTANT }],
+    kwargs,
+  );
   const at = rendered.lastIndexOf(FAKE_ASSISTANT);
   if (at < 0) throw new Error('chat template probe: the template does not render assistant content');
   const turnCloser = rendered.slice(at + FAKE_ASSISTANT.length);
@@ -79,11 +85,17 @@ function createRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<strin
     continuation(lastModelToken, messages) {
       // A fake system + user prefix keeps templates from injecting a default system prompt or
       // mis-rendering a conversation that starts with tool messages; it is cut off again below.
-      const full = tokenizer.renderChat([FAKE_SYSTEM, FAKE_USER, ...messages], { ...kwargs, addGenerationPrompt: true });
+      const full = tokenizer.renderChat([FAKE_SYSTEM, FAKE_USER, ...messages], {
+        ...kwargs,
+        addGenerationPrompt: true,
+      });
       if (!full.startsWith(probe.prefix)) {
-        throw new Error('chat template renders earlier messages differently when more follow; incremental rendering is impossible');
+        throw new Error(
+          'chat template renders earlier messages differently when more follow; incremental rendering is impossible',
+        );
       }
-      const closer = probe.stopToken !== undefined && lastModelToken === probe.stopToken ? probe.closerAfterStop : probe.turnCloser;
+      const closer =
+        probe.stopToken !== undefined && lastModelToken === probe.stopToken ? probe.closerAfterStop : probe.turnCloser;
       return tokenizer.encode(closer + full.slice(probe.prefix.length));
     },
   };

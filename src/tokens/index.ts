@@ -1,7 +1,31 @@
 export type * from './chat-types.js';
-export { loadModelTokenizer, type ModelTokenizer, type RenderChatOptions, type TokenizerOverrides } from './model-tokenizer.js';
-export { incrementalRenderer, probeTemplate, type IncrementalRenderer, type TemplateProbe } from './incremental-render.js';
-export { TokenTrajectory, TRAJECTORY_FORMAT, type SegmentSource, type TrajectoryCounters, type TrajectoryJSON, type TrajectorySegment } from './trajectory.js';
+export {
+  loadModelTokenizer,
+  type ModelTokenizer,
+  type RenderChatOptions,
+  type TokenizerOverrides,
+} from './model-tokenizer.js';
+export {
+  incrementalRenderer,
+  probeTemplate,
+  type IncrementalRenderer,
+  type TemplateProbe,
+} from './incremental-render.js';
+export {
+  TokenTrajectory,
+  TRAJECTORY_FORMAT,
+  type SegmentSource,
+  type TrajectoryCounters,
+  type TrajectoryJSON,
+  type TrajectorySegment,
+} from './trajectory.js';
 export { auditDrift, type DriftAuditInput, type DriftHunk, type DriftReport } from './drift.js';
 export { diffTokens, type DiffHunk } from './token-diff.js';
-export { toolCallParsers, hermesParser, type ParsedToolCall, type ParsedTurn, type ToolCallErrorKind, type ToolCallParser } from './tool-calls/index.js';
+export {
+  toolCallParsers,
+  hermesParser,
+  type ParsedToolCall,
+  type ParsedTurn,
+  type ToolCallErrorKind,
+  type ToolCallParser,
+} from './tool-calls/index.js';

@@ -8,7 +8,11 @@ import { loadModelTokenizer } from './model-tokenizer.js';
 
 const addTool = {
   type: 'function' as const,
-  function: { name: 'add', description: 'Add two numbers', parameters: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] } },
+  function: {
+    name: 'add',
+    description: 'Add two numbers',
+    parameters: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] },
+  },
 };
 
 describe('loadModelTokenizer', () => {
@@ -27,7 +31,8 @@ describe('loadModelTokenizer', () => {
 
   test('returns text unchanged after an encode/decode round trip', async () => {
     const tok = await loadModelTokenizer(QWEN3_TOKENIZER_DIR);
-    const text = '<|im_start|>user\nWhat is 2+3? Ünïcödé 😀\t  spaces\n<tool_call>\n{"name": "add"}\n</tool_call><|im_end|>\n';
+    const text =
+      '<|im_start|>user\nWhat is 2+3? Ünïcödé 😀\t  spaces\n<tool_call>\n{"name": "add"}\n</tool_call><|im_end|>\n';
     expect(tok.decode(tok.encode(text))).toBe(text);
     expect(tok.decode(tok.encode('<|im_start|>hi<|im_end|>'), { skipSpecial: true })).toBe('hi');
   });
@@ -35,12 +40,19 @@ describe('loadModelTokenizer', () => {
   test('returns the Qwen3 template rendering with tools and enable_thinking', async () => {
     const tok = await loadModelTokenizer(QWEN3_TOKENIZER_DIR);
     const text = tok.renderChat(
-      [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'What is 2+3?' }],
+      [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'What is 2+3?' },
+      ],
       { tools: [addTool], addGenerationPrompt: true, enable_thinking: false },
     );
     expect(text.startsWith('<|im_start|>system\nBe brief.\n\n# Tools\n')).toBe(true);
-    expect(text).toContain('<tools>\n{"type": "function", "function": {"name": "add", "description": "Add two numbers", "parameters": {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}}}\n</tools>');
-    expect(text.endsWith('<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n')).toBe(true);
+    expect(text).toContain(
+      '<tools>\n{"type": "function", "function": {"name": "add", "description": "Add two numbers", "parameters": {"type": "object", "properties": {"a": {"type": "number"}}, "required": ["a"]}}}\n</tools>',
+    );
+    expect(
+      text.endsWith('<|im_start|>user\nWhat is 2+3?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n'),
+    ).toBe(true);
   });
 
   test('returns the tiny fixture ids, eos list from generation_config and hashes', async () => {
@@ -56,16 +68,24 @@ describe('loadModelTokenizer', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-tok-'));
     cpSync(join(TINY_TOKENIZER_DIR, 'tokenizer.json'), join(dir, 'tokenizer.json'));
     const config = JSON.parse(readFileSync(join(TINY_TOKENIZER_DIR, 'tokenizer_config.json'), 'utf8'));
-    config.chat_template = [{ name: 'default', template: 'plain:{{ messages|length }}' }, { name: 'tool_use', template: 'tools:{{ tools|length }}' }];
+    config.chat_template = [
+      { name: 'default', template: 'plain:{{ messages|length }}' },
+      { name: 'tool_use', template: 'tools:{{ tools|length }}' },
+    ];
     writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
     const tok = await loadModelTokenizer(dir);
     const messages = [{ role: 'user' as const, content: 'x' }];
-    expect([tok.renderChat(messages), tok.renderChat(messages, { tools: [addTool] })]).toStrictEqual(['plain:1', 'tools:1']);
+    expect([tok.renderChat(messages), tok.renderChat(messages, { tools: [addTool] })]).toStrictEqual([
+      'plain:1',
+      'tools:1',
+    ]);
     expect(tok.eosTokenIds).toStrictEqual([302]);
   });
 
   test('returns the override template instead of the configured one', async () => {
-    const tok = await loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplate: '{{ bos_token }}|{{ eos_token }}|{{ greeting }}' });
+    const tok = await loadModelTokenizer(TINY_TOKENIZER_DIR, {
+      chatTemplate: '{{ bos_token }}|{{ eos_token }}|{{ greeting }}',
+    });
     expect(tok.renderChat([], { greeting: 'hi' })).toBe('|<|im_end|>|hi');
   });
 
@@ -74,6 +94,8 @@ describe('loadModelTokenizer', () => {
   });
 
   test('rejects a chat template that does not parse', async () => {
-    await expect(loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplate: '{% if %}' })).rejects.toThrow(/does not parse/);
+    await expect(loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplate: '{% if %}' })).rejects.toThrow(
+      /does not parse/,
+    );
   });
 });

@@ -53,7 +53,12 @@ const cache = new Map<string, Promise<ModelTokenizer>>();
  * @throws InputError when a file is missing or unreadable, or the chat template does not parse.
  */
 export function loadModelTokenizer(modelDir: string, overrides: TokenizerOverrides = {}): Promise<ModelTokenizer> {
-  const key = JSON.stringify([resolve(modelDir), overrides.tokenizerDir, overrides.chatTemplatePath, overrides.chatTemplate]);
+  const key = JSON.stringify([
+    resolve(modelDir),
+    overrides.tokenizerDir,
+    overrides.chatTemplatePath,
+    overrides.chatTemplate,
+  ]);
   let loading = cache.get(key);
   if (!loading) {
     loading = load(modelDir, overrides);
@@ -69,9 +74,14 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
   const dir = resolve(overrides.tokenizerDir ?? modelDir);
   const tokenizerText = await readRequired(join(dir, 'tokenizer.json'));
   const tokenizerJson = parseJson(tokenizerText, join(dir, 'tokenizer.json')) as Record<string, unknown>;
-  const config = parseJson(await readRequired(join(dir, 'tokenizer_config.json')), join(dir, 'tokenizer_config.json')) as TokenizerConfig;
+  const config = parseJson(
+    await readRequired(join(dir, 'tokenizer_config.json')),
+    join(dir, 'tokenizer_config.json'),
+  ) as TokenizerConfig;
   const generation = await readOptional(join(resolve(modelDir), 'generation_config.json'));
-  const templateSource = overrides.chatTemplate ?? (overrides.chatTemplatePath ? await readRequired(overrides.chatTemplatePath) : await defaultTemplates(dir, config));
+  const templateSource =
+    overrides.chatTemplate ??
+    (overrides.chatTemplatePath ? await readRequired(overrides.chatTemplatePath) : await defaultTemplates(dir, config));
   const templates = compileTemplates(templateSource, overrides.chatTemplatePath ?? join(dir, 'tokenizer_config.json'));
 
   const tokenizer = new Tokenizer(tokenizerJson, config);
@@ -80,8 +90,15 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
     if (token.special) specialTokenIds.add(token.id);
   }
   const tokenString = (value: unknown): string | undefined =>
-    typeof value === 'string' ? value : typeof (value as { content?: unknown })?.content === 'string' ? (value as { content: string }).content : undefined;
-  const eosTokenIds = eosIds(generation === undefined ? undefined : parseJson(generation, 'generation_config.json'), tokenizer.token_to_id(tokenString(config.eos_token) ?? ''));
+    typeof value === 'string'
+      ? value
+      : typeof (value as { content?: unknown })?.content === 'string'
+        ? (value as { content: string }).content
+        : undefined;
+  const eosTokenIds = eosIds(
+    generation === undefined ? undefined : parseJson(generation, 'generation_config.json'),
+    tokenizer.token_to_id(tokenString(config.eos_token) ?? ''),
+  );
   const specialVariables = {
     bos_token: tokenString(config.bos_token) ?? '',
     eos_token: tokenString(config.eos_token) ?? '',
@@ -96,11 +113,13 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
     specialTokenIds,
     hashes: { tokenizer: sha(tokenizerText), chatTemplate: sha(JSON.stringify(templateSource)) },
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
-    decode: (ids, options = {}) => (ids.length === 0 ? '' : tokenizer.decode(ids as number[], { skip_special_tokens: options.skipSpecial ?? false })),
+    decode: (ids, options = {}) =>
+      ids.length === 0 ? '' : tokenizer.decode(ids as number[], { skip_special_tokens: options.skipSpecial ?? false }),
     tokenToId: (token) => tokenizer.token_to_id(token),
     renderChat(messages, options = {}) {
       const { tools, addGenerationPrompt, ...kwargs } = options;
-      const template = tools && tools.length > 0 ? (templates.get('tool_use') ?? templates.get('default')) : templates.get('default');
+      const template =
+        tools && tools.length > 0 ? (templates.get('tool_use') ?? templates.get('default')) : templates.get('default');
       if (!template) throw new Error('the chat template has no default entry');
       return template.render({
         ...specialVariables,
@@ -114,7 +133,10 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
 }
 
 /** tokenizer_config.json `chat_template` (a string, or a list of {name, template}), else a `chat_template.jinja` file. */
-async function defaultTemplates(dir: string, config: TokenizerConfig): Promise<string | { name: string; template: string }[]> {
+async function defaultTemplates(
+  dir: string,
+  config: TokenizerConfig,
+): Promise<string | { name: string; template: string }[]> {
   const template = config.chat_template;
   if (typeof template === 'string') return template;
   if (Array.isArray(template)) return template as { name: string; template: string }[];
@@ -125,14 +147,19 @@ async function defaultTemplates(dir: string, config: TokenizerConfig): Promise<s
   });
 }
 
-function compileTemplates(source: string | { name: string; template: string }[], origin: string): Map<string, Template> {
+function compileTemplates(
+  source: string | { name: string; template: string }[],
+  origin: string,
+): Map<string, Template> {
   const entries = typeof source === 'string' ? [{ name: 'default', template: source }] : source;
   const compiled = new Map<string, Template>();
   for (const { name, template } of entries) {
     try {
       compiled.set(name, new Template(template));
     } catch (error) {
-      throw new InputError(`${origin}: chat template '${name}' does not parse: ${(error as Error).message}`, { cause: error });
+      throw new InputError(`${origin}: chat template '${name}' does not parse: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
   }
   return compiled;

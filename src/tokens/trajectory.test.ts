@@ -27,7 +27,12 @@ describe('TokenTrajectory', () => {
     expect(json).toStrictEqual({
       format: 'atk.trajectory/1',
       ids: [1, 2, 3, 10, 11, 4, 5, 12],
-      segments: [['prompt', 3, 0], ['model', 2, 0, 7, 'stop'], ['tool', 2, 1], ['model', 1, 1, 8, 'length']],
+      segments: [
+        ['prompt', 3, 0],
+        ['model', 2, 0, 7, 'stop'],
+        ['tool', 2, 1],
+        ['model', 1, 1, 8, 'length'],
+      ],
       logprobs: [-0.5, -0.25, -1],
       counters: { turns: 2, toolCalls: 1, toolErrors: 0, truncations: 0 },
     });

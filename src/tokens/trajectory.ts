@@ -66,8 +66,15 @@ export class TokenTrajectory {
    * Appends the engine's tokens (mask 1) with one logprob each.
    * @throws Error when the counts differ (an engine client bug; the trainer would misalign).
    */
-  appendModel(ids: readonly number[], logprobs: readonly number[], turn: number, policyVersion: number, finishReason: string): void {
-    if (ids.length !== logprobs.length) throw new Error(`model segment has ${ids.length} tokens but ${logprobs.length} logprobs`);
+  appendModel(
+    ids: readonly number[],
+    logprobs: readonly number[],
+    turn: number,
+    policyVersion: number,
+    finishReason: string,
+  ): void {
+    if (ids.length !== logprobs.length)
+      throw new Error(`model segment has ${ids.length} tokens but ${logprobs.length} logprobs`);
     this.push({ source: 'model', start: this.ids.length, length: ids.length, turn, policyVersion, finishReason }, ids);
     for (const lp of logprobs) this.modelLogprobs.push(lp);
   }
@@ -96,7 +103,9 @@ export class TokenTrajectory {
       format: TRAJECTORY_FORMAT,
       ids: this.ids,
       segments: this.segments.map((s) =>
-        s.source === 'model' ? [s.source, s.length, s.turn, s.policyVersion, s.finishReason] : [s.source, s.length, s.turn],
+        s.source === 'model'
+          ? [s.source, s.length, s.turn, s.policyVersion, s.finishReason]
+          : [s.source, s.length, s.turn],
       ),
       logprobs: this.modelLogprobs,
       counters: this.counters,
@@ -106,7 +115,12 @@ export class TokenTrajectory {
   /** @throws Error when the value is not a consistent trajectory of this format. */
   static fromJSON(value: unknown): TokenTrajectory {
     const json = value as Partial<TrajectoryJSON> | null;
-    if (json?.format !== TRAJECTORY_FORMAT || !Array.isArray(json.ids) || !Array.isArray(json.segments) || !Array.isArray(json.logprobs)) {
+    if (
+      json?.format !== TRAJECTORY_FORMAT ||
+      !Array.isArray(json.ids) ||
+      !Array.isArray(json.segments) ||
+      !Array.isArray(json.logprobs)
+    ) {
       throw new Error(`not an ${TRAJECTORY_FORMAT} trajectory`);
     }
     const trajectory = new TokenTrajectory();
@@ -116,14 +130,21 @@ export class TokenTrajectory {
       const ids = json.ids.slice(at, at + length);
       if (ids.length !== length) throw new Error('trajectory segments are longer than its ids');
       if (source === 'model') {
-        trajectory.appendModel(ids, json.logprobs.slice(lp, lp + length), turn, policyVersion ?? 0, finishReason ?? 'stop');
+        trajectory.appendModel(
+          ids,
+          json.logprobs.slice(lp, lp + length),
+          turn,
+          policyVersion ?? 0,
+          finishReason ?? 'stop',
+        );
         lp += length;
       } else {
         trajectory.appendEnvironment(source, ids, turn);
       }
       at += length;
     }
-    if (at !== json.ids.length || lp !== json.logprobs.length) throw new Error('trajectory ids or logprobs outnumber its segments');
+    if (at !== json.ids.length || lp !== json.logprobs.length)
+      throw new Error('trajectory ids or logprobs outnumber its segments');
     Object.assign(trajectory.counters, json.counters);
     return trajectory;
   }

@@ -9,10 +9,18 @@ async function call(tool: Tool, input: unknown): Promise<{ status: string; text:
   const stream = tool.stream({ toolUse: { name: tool.name, toolUseId: 'call_0', input } } as never);
   let step = await stream.next();
   while (!step.done) step = await stream.next();
-  return { status: step.value.status, text: step.value.content.map((block) => ('text' in block ? String(block.text) : '')).join('') };
+  return {
+    status: step.value.status,
+    text: step.value.content.map((block) => ('text' in block ? String(block.text) : '')).join(''),
+  };
 }
 
-const env: EpisodeEnv = { episodeId: 'e0', task: { id: 't', prompt: 'p', data: {} }, state: new Map(), signal: new AbortController().signal };
+const env: EpisodeEnv = {
+  episodeId: 'e0',
+  task: { id: 't', prompt: 'p', data: {} },
+  state: new Map(),
+  signal: new AbortController().signal,
+};
 const ctx = { recipeDir: '.', warn: () => {} };
 
 describe('calculatorTool', () => {
@@ -25,7 +33,10 @@ describe('calculatorTool', () => {
       status: 'error',
       text: 'Error: unexpected character "p" at position 1; use numbers, + - * / % ** and parentheses',
     });
-    expect(await call(calculatorTool(), { expression: '1 / 0' })).toStrictEqual({ status: 'error', text: 'Error: division by zero at position 3' });
+    expect(await call(calculatorTool(), { expression: '1 / 0' })).toStrictEqual({
+      status: 'error',
+      text: 'Error: division by zero at position 3',
+    });
   });
 
   test('returns an error result for arguments that miss the schema', async () => {
@@ -37,7 +48,11 @@ describe('calculatorTool', () => {
   test('returns a tool spec with one string argument named expression', () => {
     const spec = calculatorTool().toolSpec;
     expect(spec.name).toBe('calculator');
-    expect(spec.inputSchema).toMatchObject({ type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] });
+    expect(spec.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { expression: { type: 'string' } },
+      required: ['expression'],
+    });
   });
 });
 
@@ -47,11 +62,16 @@ describe('calculatorTools', () => {
     const [tool] = make(env);
     expect(make(env)[0]).toBe(tool);
     expect(await call(tool!, { expression: '1 + 1' })).toStrictEqual({ status: 'success', text: '2' });
-    expect(await call(tool!, { expression: '1 + 1 + 1' })).toStrictEqual({ status: 'error', text: 'Error: expression longer than 5 characters' });
+    expect(await call(tool!, { expression: '1 + 1 + 1' })).toStrictEqual({
+      status: 'error',
+      text: 'Error: expression longer than 5 characters',
+    });
   });
 
   test('rejects unknown and invalid options with their recipe path', async () => {
     await expect(calculatorTools.create({ precision: 3 }, ctx)).rejects.toThrow(ConfigError);
-    await expect(calculatorTools.create({ max_length: -1 }, ctx)).rejects.toThrow(/tools\.calculator\.options\.max_length/);
+    await expect(calculatorTools.create({ max_length: -1 }, ctx)).rejects.toThrow(
+      /tools\.calculator\.options\.max_length/,
+    );
   });
 });

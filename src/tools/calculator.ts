@@ -4,14 +4,27 @@ import { parseComponentOptions } from '../util/component-options.js';
 import { calculate, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits } from '../util/calculator-eval.js';
 import type { EpisodeTools, ToolDefinition } from './types.js';
 
-export { calculate, CalculatorError, evaluateExpression, formatRational, DEFAULT_CALCULATOR_LIMITS, type CalculatorLimits, type Rational } from '../util/calculator-eval.js';
+export {
+  calculate,
+  CalculatorError,
+  evaluateExpression,
+  formatRational,
+  DEFAULT_CALCULATOR_LIMITS,
+  type CalculatorLimits,
+  type Rational,
+} from '../util/calculator-eval.js';
 
 /** What the model is told; the tiny model's template shows only the name and argument names. */
 export const CALCULATOR_DESCRIPTION =
   'Evaluate an arithmetic expression exactly: numbers, + - * / % ** and parentheses (write percentages as /100). Returns the number.';
 
 const CalculatorOptions = z.strictObject({
-  max_length: z.number().int().positive().default(DEFAULT_CALCULATOR_LIMITS.maxLength).describe('Longest expression accepted, in characters.'),
+  max_length: z
+    .number()
+    .int()
+    .positive()
+    .default(DEFAULT_CALCULATOR_LIMITS.maxLength)
+    .describe('Longest expression accepted, in characters.'),
 });
 
 /**

@@ -13,7 +13,17 @@ export interface ToolComponent {
  * go through the same registry as built-ins: `{module, export}` is tool `module`, `{mcp}` is tool `mcp`.
  */
 export function toolComponent(tool: ToolConfig): ToolComponent {
-  if (tool.module !== undefined) return { name: 'module', options: { module: tool.module, ...(tool.export ? { export: tool.export } : {}) }, optionsKey: '' };
-  if (tool.mcp !== undefined) return { name: 'mcp', options: { ...tool.mcp, ...(tool.prefix ? { prefix: tool.prefix } : {}) }, optionsKey: 'mcp' };
+  if (tool.module !== undefined)
+    return {
+      name: 'module',
+      options: { module: tool.module, ...(tool.export ? { export: tool.export } : {}) },
+      optionsKey: '',
+    };
+  if (tool.mcp !== undefined)
+    return {
+      name: 'mcp',
+      options: { ...tool.mcp, ...(tool.prefix ? { prefix: tool.prefix } : {}) },
+      optionsKey: 'mcp',
+    };
   return { name: tool.name ?? '', options: tool.options, optionsKey: 'options' };
 }

@@ -37,12 +37,16 @@ class GuardedTool extends Tool {
   async *stream(context: ToolContext): ToolStreamGenerator {
     const { toolUseId } = context.toolUse;
     const timeout = new AbortController();
-    const timedOut = new Promise<'timeout'>((resolve) => timeout.signal.addEventListener('abort', () => resolve('timeout'), { once: true }));
+    const timedOut = new Promise<'timeout'>((resolve) =>
+      timeout.signal.addEventListener('abort', () => resolve('timeout'), { once: true }),
+    );
     const timer = setTimeout(() => timeout.abort(), this.timeoutMs);
     let generator: ToolStreamGenerator | undefined;
     try {
       // Direct calls (tests, benches) may pass no signal of their own.
-      const cancelSignal = context.cancelSignal ? AbortSignal.any([context.cancelSignal, timeout.signal]) : timeout.signal;
+      const cancelSignal = context.cancelSignal
+        ? AbortSignal.any([context.cancelSignal, timeout.signal])
+        : timeout.signal;
       generator = this.inner.stream({ ...context, cancelSignal });
       for (;;) {
         const next = await Promise.race([generator.next(), timedOut]);
@@ -67,17 +71,30 @@ class GuardedTool extends Tool {
 /** The result as is when it is a tool result that survives JSON, else an error result saying why not. */
 function checkedResult(name: string, toolUseId: string, result: unknown): ToolResultBlock {
   const block = result as Partial<ToolResultBlock> | undefined;
-  if (!block || typeof block !== 'object' || !Array.isArray(block.content) || (block.status !== 'success' && block.status !== 'error')) {
+  if (
+    !block ||
+    typeof block !== 'object' ||
+    !Array.isArray(block.content) ||
+    (block.status !== 'success' && block.status !== 'error')
+  ) {
     return errorResult(toolUseId, `tool '${name}' returned no tool result`);
   }
   try {
     JSON.stringify(block.content);
   } catch (error) {
-    return errorResult(toolUseId, `tool '${name}' returned a result that cannot be serialised (${(error as Error).message})`);
+    return errorResult(
+      toolUseId,
+      `tool '${name}' returned a result that cannot be serialised (${(error as Error).message})`,
+    );
   }
   return block as ToolResultBlock;
 }
 
 function errorResult(toolUseId: string, message: string): ToolResultBlock {
-  return new ToolResultBlock({ toolUseId, status: 'error', content: [new TextBlock(`Error: ${message}`)], error: new Error(message) });
+  return new ToolResultBlock({
+    toolUseId,
+    status: 'error',
+    content: [new TextBlock(`Error: ${message}`)],
+    error: new Error(message),
+  });
 }

@@ -10,12 +10,21 @@ import { mcpTools } from './mcp.js';
 import type { EpisodeEnv } from './types.js';
 
 const server = join(projectRoot(), 'src', '__fixtures__', 'mcp-server.mjs');
-const env = { episodeId: 'e', task: { id: 't', prompt: '', data: {} }, state: new Map(), signal: new AbortController().signal } as EpisodeEnv;
+const env = {
+  episodeId: 'e',
+  task: { id: 't', prompt: '', data: {} },
+  state: new Map(),
+  signal: new AbortController().signal,
+} as EpisodeEnv;
 
 /** Runs `create` with an onClose list, and returns the tools plus a close function. */
 async function start(options: Record<string, unknown>) {
   const closers: (() => Promise<void>)[] = [];
-  const make = await mcpTools.create(options, { recipeDir: projectRoot(), warn: () => undefined, onClose: (fn) => void closers.push(fn) });
+  const make = await mcpTools.create(options, {
+    recipeDir: projectRoot(),
+    warn: () => undefined,
+    onClose: (fn) => void closers.push(fn),
+  });
   return { tools: make(env), close: () => Promise.all(closers.map((fn) => fn())), closers };
 }
 
@@ -52,7 +61,10 @@ describe('mcpTools', () => {
   });
 
   it('rejects a server that does not start, quoting its stderr', async () => {
-    const error = await start({ command: process.execPath, args: ['-e', "process.stderr.write('missing API token\\n'); process.exit(3)"] }).catch((e: unknown) => e);
+    const error = await start({
+      command: process.execPath,
+      args: ['-e', "process.stderr.write('missing API token\\n'); process.exit(3)"],
+    }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as Error).message).toMatch(/^MCP server '.*node.* -e .*' did not start: .*\nmissing API token$/s);
   });
@@ -63,7 +75,9 @@ describe('mcpTools', () => {
 
     it('returns the tools of an MCP server at a URL', async () => {
       http = await startMcpHttpServer((mcp) => {
-        mcp.registerTool('triple', { description: 'Triple', inputSchema: { x: z.number() } }, async ({ x }) => ({ content: [{ type: 'text', text: String(3 * x) }] }));
+        mcp.registerTool('triple', { description: 'Triple', inputSchema: { x: z.number() } }, async ({ x }) => ({
+          content: [{ type: 'text', text: String(3 * x) }],
+        }));
       });
       const run = await start({ url: http.url });
       try {

@@ -38,7 +38,10 @@ export const mcpTools: ToolDefinition = {
   async create(options, ctx): Promise<EpisodeTools> {
     const parsed = parseComponentOptions(McpToolOptions, options, 'tools.mcp');
     const stderr: string[] = [];
-    const client = new McpClient({ ...connection(parsed, ctx.recipeDir, stderr), ...(parsed.prefix ? { prefix: parsed.prefix } : {}) });
+    const client = new McpClient({
+      ...connection(parsed, ctx.recipeDir, stderr),
+      ...(parsed.prefix ? { prefix: parsed.prefix } : {}),
+    });
     const label = 'command' in parsed ? [parsed.command, ...parsed.args].join(' ') : parsed.url;
     try {
       await client.connect();
@@ -48,15 +51,22 @@ export const mcpTools: ToolDefinition = {
     } catch (error) {
       await client.disconnect().catch(() => undefined);
       const tail = stderr.join('').trim().split('\n').slice(-STDERR_LINES).join('\n');
-      throw new ProviderError(`MCP server '${label}' did not start: ${error instanceof Error ? error.message : String(error)}${tail ? `\n${tail}` : ''}`, {
-        hint: 'run the server command by hand to see why it fails',
-        cause: error,
-      });
+      throw new ProviderError(
+        `MCP server '${label}' did not start: ${error instanceof Error ? error.message : String(error)}${tail ? `\n${tail}` : ''}`,
+        {
+          hint: 'run the server command by hand to see why it fails',
+          cause: error,
+        },
+      );
     }
   },
 };
 
-function connection(options: McpToolOptions, recipeDir: string, stderr: string[]): ConstructorParameters<typeof McpClient>[0] {
+function connection(
+  options: McpToolOptions,
+  recipeDir: string,
+  stderr: string[],
+): ConstructorParameters<typeof McpClient>[0] {
   if ('url' in options) return { url: options.url, ...(options.headers ? { headers: options.headers } : {}) };
   const transport = new StdioClientTransport({
     command: options.command,

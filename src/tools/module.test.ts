@@ -36,8 +36,15 @@ export default tool({ name: 'double', description: 'Double', inputSchema: z.obje
 `,
 );
 const ctx = { recipeDir: dir, warn: () => undefined };
-const env = (episodeId: string) => ({ episodeId, task: { id: 't', prompt: '', data: {} }, state: new Map(), signal: new AbortController().signal }) as EpisodeEnv;
-const names = async (options: Record<string, unknown>, episode = 'e1'): Promise<string[]> => (await moduleTools.create(options, ctx))(env(episode)).map((t) => t.name);
+const env = (episodeId: string) =>
+  ({
+    episodeId,
+    task: { id: 't', prompt: '', data: {} },
+    state: new Map(),
+    signal: new AbortController().signal,
+  }) as EpisodeEnv;
+const names = async (options: Record<string, unknown>, episode = 'e1'): Promise<string[]> =>
+  (await moduleTools.create(options, ctx))(env(episode)).map((t) => t.name);
 
 describe('moduleTools', () => {
   it('returns the named tool of a TypeScript module, which runs', async () => {
@@ -56,15 +63,23 @@ describe('moduleTools', () => {
   });
 
   it('rejects a missing module, a missing export and an export that is not a tool', async () => {
-    await expect(moduleTools.create({ module: 'absent.ts' }, ctx)).rejects.toThrow(`${join(dir, 'absent.ts')}: no such module`);
+    await expect(moduleTools.create({ module: 'absent.ts' }, ctx)).rejects.toThrow(
+      `${join(dir, 'absent.ts')}: no such module`,
+    );
     const missing = await moduleTools.create({ module: 'tools.ts', export: 'lookup' }, ctx).catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(InputError);
-    expect((missing as Error).message).toBe(`${join(dir, 'tools.ts')}: no export 'lookup'; it exports lookupOrder, notATool, pair, perEpisode`);
-    await expect(moduleTools.create({ module: 'tools.ts', export: 'notATool' }, ctx)).rejects.toThrow('tools.ts#notATool: expected a Strands tool or an array of tools, got number');
+    expect((missing as Error).message).toBe(
+      `${join(dir, 'tools.ts')}: no export 'lookup'; it exports lookupOrder, notATool, pair, perEpisode`,
+    );
+    await expect(moduleTools.create({ module: 'tools.ts', export: 'notATool' }, ctx)).rejects.toThrow(
+      'tools.ts#notATool: expected a Strands tool or an array of tools, got number',
+    );
   });
 
   it('rejects a module that fails to load, quoting its error', async () => {
     writeFileSync(join(dir, 'broken.ts'), "throw new Error('no database configured');\n");
-    await expect(moduleTools.create({ module: 'broken.ts' }, ctx)).rejects.toThrow('broken.ts: failed to load: no database configured');
+    await expect(moduleTools.create({ module: 'broken.ts' }, ctx)).rejects.toThrow(
+      'broken.ts: failed to load: no database configured',
+    );
   });
 });

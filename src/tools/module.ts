@@ -33,17 +33,28 @@ export const moduleTools: ToolDefinition = {
  * The episode tools held by a module's exports (see {@link moduleTools}).
  * @throws InputError naming the module and the export when there are no tools to take.
  */
-export function toolsFromExports(exports: Readonly<Record<string, unknown>>, file: string, name?: string): EpisodeTools {
+export function toolsFromExports(
+  exports: Readonly<Record<string, unknown>>,
+  file: string,
+  name?: string,
+): EpisodeTools {
   if (name !== undefined) {
-    if (!(name in exports)) throw new InputError(`${file}: no export '${name}'; it exports ${Object.keys(exports).join(', ') || 'nothing'}`);
+    if (!(name in exports))
+      throw new InputError(`${file}: no export '${name}'; it exports ${Object.keys(exports).join(', ') || 'nothing'}`);
     const value = exports[name];
-    if (typeof value === 'function' && !isTool(value)) return (env) => toolList((value as (env: EpisodeEnv) => unknown)(env), `${file}#${name}(env)`);
+    if (typeof value === 'function' && !isTool(value))
+      return (env) => toolList((value as (env: EpisodeEnv) => unknown)(env), `${file}#${name}(env)`);
     const tools = toolList(value, `${file}#${name}`);
     return () => tools;
   }
-  const tools = Object.values(exports).flatMap((value) => (isTool(value) ? [value] : Array.isArray(value) && value.length > 0 && value.every(isTool) ? value : []));
+  const tools = Object.values(exports).flatMap((value) =>
+    isTool(value) ? [value] : Array.isArray(value) && value.length > 0 && value.every(isTool) ? value : [],
+  );
   const unique = [...new Set(tools)];
-  if (unique.length === 0) throw new InputError(`${file}: exports no Strands tools`, { hint: 'export tool({...}) from @strands-agents/sdk, or name the export with export:' });
+  if (unique.length === 0)
+    throw new InputError(`${file}: exports no Strands tools`, {
+      hint: 'export tool({...}) from @strands-agents/sdk, or name the export with export:',
+    });
   return () => unique;
 }
 
@@ -51,9 +62,12 @@ function toolList(value: unknown, where: string): Tool[] {
   const list = Array.isArray(value) ? value : [value];
   const bad = list.findIndex((item) => !isTool(item));
   if (list.length === 0 || bad >= 0) {
-    throw new InputError(`${where}: expected a Strands tool or an array of tools, got ${list.length === 0 ? 'an empty array' : describe(list[bad])}`, {
-      hint: "build tools with tool({name, description, inputSchema, callback}) from '@strands-agents/sdk'",
-    });
+    throw new InputError(
+      `${where}: expected a Strands tool or an array of tools, got ${list.length === 0 ? 'an empty array' : describe(list[bad])}`,
+      {
+        hint: "build tools with tool({name, description, inputSchema, callback}) from '@strands-agents/sdk'",
+      },
+    );
   }
   return list as Tool[];
 }
@@ -61,9 +75,21 @@ function toolList(value: unknown, where: string): Tool[] {
 /** Duck-typed, because a module may carry its own copy of the SDK whose classes differ from atk's. */
 function isTool(value: unknown): value is Tool {
   const t = value as Partial<Tool> | null;
-  return !!t && (typeof t === 'object' || typeof t === 'function') && typeof t.name === 'string' && typeof t.toolSpec === 'object' && typeof t.stream === 'function';
+  return (
+    !!t &&
+    (typeof t === 'object' || typeof t === 'function') &&
+    typeof t.name === 'string' &&
+    typeof t.toolSpec === 'object' &&
+    typeof t.stream === 'function'
+  );
 }
 
 function describe(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object that is not a tool' : typeof value;
+  return value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'object'
+        ? 'an object that is not a tool'
+        : typeof value;
 }

@@ -2,14 +2,38 @@ import { tool, type Tool } from '@strands-agents/sdk';
 import { z } from 'zod';
 import type { CodeTaskData, CodeTest } from '../datasets/code-tests.js';
 import { parseComponentOptions } from '../util/component-options.js';
-import { DEFAULT_LIMITS, runCodeTests, sharedSandboxPool, type SandboxLimits, type SandboxPool, type SandboxResult, type TestRunSummary } from './sandbox/index.js';
+import {
+  DEFAULT_LIMITS,
+  runCodeTests,
+  sharedSandboxPool,
+  type SandboxLimits,
+  type SandboxPool,
+  type SandboxResult,
+  type TestRunSummary,
+} from './sandbox/index.js';
 import type { EpisodeEnv, EpisodeTools, ToolDefinition, ToolRunContext } from './types.js';
 
 const RunPythonOptions = z.strictObject({
-  timeout_s: z.number().positive().default(10).describe('CPU seconds per run (and per public test); the wall limit is twice that plus one second.'),
+  timeout_s: z
+    .number()
+    .positive()
+    .default(10)
+    .describe('CPU seconds per run (and per public test); the wall limit is twice that plus one second.'),
   memory_mb: z.number().int().positive().default(1024).describe('Address-space limit of the program.'),
-  max_output_chars: z.number().int().positive().default(2000).describe('Characters of stdout and of stderr shown to the model; more is cut with a note (longer = more context used).'),
-  sandbox_pool_size: z.number().int().positive().optional().describe('Sandboxed programs at once across the run; default the number of cores.'),
+  max_output_chars: z
+    .number()
+    .int()
+    .positive()
+    .default(2000)
+    .describe(
+      'Characters of stdout and of stderr shown to the model; more is cut with a note (longer = more context used).',
+    ),
+  sandbox_pool_size: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('Sandboxed programs at once across the run; default the number of cores.'),
 });
 type RunPythonConfig = z.infer<typeof RunPythonOptions>;
 
@@ -37,18 +61,26 @@ export const runPythonTools: ToolDefinition = {
 
 /** The tool bound to one episode (its task's public tests and its abort signal). */
 export function runPythonTool(env: EpisodeEnv, config: RunPythonConfig, pool: SandboxPool): Tool {
-  const limits: Partial<SandboxLimits> = { cpuMs: config.timeout_s * 1000, wallMs: config.timeout_s * 2000 + 1000, memoryMb: config.memory_mb };
+  const limits: Partial<SandboxLimits> = {
+    cpuMs: config.timeout_s * 1000,
+    wallMs: config.timeout_s * 2000 + 1000,
+    memoryMb: config.memory_mb,
+  };
   return tool({
     name: 'run_python',
     description: RUN_PYTHON_DESCRIPTION,
     inputSchema: z.object({
       code: z.string().describe('The complete Python 3 program (or, for a function problem, the code defining it).'),
       stdin: z.string().optional().describe('Text given to the program on standard input.'),
-      tests: z.enum(['public']).optional().describe('Set to "public" to run the code on the example tests of the problem.'),
+      tests: z
+        .enum(['public'])
+        .optional()
+        .describe('Set to "public" to run the code on the example tests of the problem.'),
     }),
     callback: async ({ code, stdin, tests }) => {
       if (tests !== undefined && stdin !== undefined) throw new Error('give either stdin or tests: "public", not both');
-      if (tests === 'public') return formatTests(await runPublicTests(code, env, limits, pool), publicTests(env), config.max_output_chars);
+      if (tests === 'public')
+        return formatTests(await runPublicTests(code, env, limits, pool), publicTests(env), config.max_output_chars);
       const result = await pool.run({ code, stdin, limits, signal: env.signal });
       return formatRun(result, limits, config.max_output_chars);
     },
@@ -62,16 +94,33 @@ export function publicTests(env: EpisodeEnv): CodeTest[] {
   return all.slice(0, data.public_test_count ?? 1);
 }
 
-async function runPublicTests(code: string, env: EpisodeEnv, limits: Partial<SandboxLimits>, pool: SandboxPool): Promise<TestRunSummary> {
+async function runPublicTests(
+  code: string,
+  env: EpisodeEnv,
+  limits: Partial<SandboxLimits>,
+  pool: SandboxPool,
+): Promise<TestRunSummary> {
   const tests = publicTests(env);
   if (tests.length === 0) throw new Error('this problem has no public tests; run the code with your own stdin instead');
   const data = env.task.data as Partial<CodeTaskData>;
-  return runCodeTests(code, tests, { pool, fnName: data.fn_name, limits, stopOnFirstFailure: false, signal: env.signal });
+  return runCodeTests(code, tests, {
+    pool,
+    fnName: data.fn_name,
+    limits,
+    stopOnFirstFailure: false,
+    signal: env.signal,
+  });
 }
 
 /** One run as text a model can act on: status line, stdout (its start) and stderr (its end, where the error is), each cut to `max` characters. */
 export function formatRun(result: SandboxResult, limits: Partial<SandboxLimits>, max: number): string {
-  const lines = [`status: ${statusLine(result, limits)}`, 'stdout:', section(result.stdout, max, 'head'), 'stderr:', section(result.stderr, max, 'tail')];
+  const lines = [
+    `status: ${statusLine(result, limits)}`,
+    'stdout:',
+    section(result.stdout, max, 'head'),
+    'stderr:',
+    section(result.stderr, max, 'tail'),
+  ];
   return lines.join('\n');
 }
 
@@ -100,7 +149,9 @@ function section(text: string, max: number, keep: 'head' | 'tail'): string {
   const trimmed = text.replace(/\n$/, '');
   if (trimmed.length <= max) return trimmed;
   const cut = trimmed.length - max;
-  return keep === 'head' ? `${trimmed.slice(0, max)}\n... [${cut} more characters cut]` : `[${cut} earlier characters cut] ...\n${trimmed.slice(-max)}`;
+  return keep === 'head'
+    ? `${trimmed.slice(0, max)}\n... [${cut} more characters cut]`
+    : `[${cut} earlier characters cut] ...\n${trimmed.slice(-max)}`;
 }
 
 /** Public-test results as text: a summary line, then one line per test with what failed. */

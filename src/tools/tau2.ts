@@ -10,7 +10,12 @@ const Tau2ToolOptions = Tau2OptionsSchema.extend({
 }).superRefine(({ domain, release, only }, ctx) => {
   const names = domainSpec(domain, release).tools.map((t) => t.name);
   const unknown = (only ?? []).filter((n) => !names.includes(n));
-  if (unknown.length > 0) ctx.addIssue({ code: 'custom', path: ['only'], message: `unknown tool ${unknown.join(', ')}; the domain has ${names.join(', ')}` });
+  if (unknown.length > 0)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['only'],
+      message: `unknown tool ${unknown.join(', ')}; the domain has ${names.join(', ')}`,
+    });
 });
 
 /**

@@ -21,7 +21,12 @@ export interface TrackerSetOptions {
   readonly runName: string;
   /** The resolved recipe, the W&B run's config. */
   readonly config: unknown;
-  readonly wandb?: { readonly project?: string | undefined; readonly entity?: string | undefined; readonly name?: string | undefined; readonly tags?: readonly string[] | undefined };
+  readonly wandb?: {
+    readonly project?: string | undefined;
+    readonly entity?: string | undefined;
+    readonly name?: string | undefined;
+    readonly tags?: readonly string[] | undefined;
+  };
   /** Where the one warning per failed tracker goes. */
   readonly warn: (message: string) => void;
   /** Starts the W&B side (a stand-in in tests); default the wandb Python client's logger process. */
@@ -37,7 +42,11 @@ export class TrackerSet {
   private readonly chains = new Map<string, Promise<Tracker | undefined>>();
 
   constructor(private readonly options: TrackerSetOptions) {
-    for (const name of new Set(options.trackers)) this.chains.set(name, this.guard(name, async () => this.start(name)));
+    for (const name of new Set(options.trackers))
+      this.chains.set(
+        name,
+        this.guard(name, async () => this.start(name)),
+      );
   }
 
   /** Send one metrics line (lines without a step, and non-numeric fields, are skipped). */
@@ -47,20 +56,32 @@ export class TrackerSet {
     for (const [name, chain] of this.chains) {
       this.chains.set(
         name,
-        chain.then((tracker) => (tracker ? this.guard(name, async () => {
-          await tracker.log(scalars);
-          return tracker;
-        }) : undefined)),
+        chain.then((tracker) =>
+          tracker
+            ? this.guard(name, async () => {
+                await tracker.log(scalars);
+                return tracker;
+              })
+            : undefined,
+        ),
       );
     }
   }
 
   /** Wait for every queued line, then close each tracker (W&B finishes its run). */
   async close(): Promise<void> {
-    await Promise.all([...this.chains].map(([name, chain]) => chain.then((tracker) => (tracker ? this.guard(name, async () => {
-      await tracker.close();
-      return undefined;
-    }) : undefined))));
+    await Promise.all(
+      [...this.chains].map(([name, chain]) =>
+        chain.then((tracker) =>
+          tracker
+            ? this.guard(name, async () => {
+                await tracker.close();
+                return undefined;
+              })
+            : undefined,
+        ),
+      ),
+    );
   }
 
   private start(name: string): Promise<Tracker> | Tracker {
@@ -84,7 +105,9 @@ export class TrackerSet {
     try {
       return await work();
     } catch (error) {
-      this.options.warn(`tracker ${name} failed and is off for the rest of the run (the run goes on): ${error instanceof Error ? error.message : String(error)}`);
+      this.options.warn(
+        `tracker ${name} failed and is off for the rest of the run (the run goes on): ${error instanceof Error ? error.message : String(error)}`,
+      );
       return undefined;
     }
   }

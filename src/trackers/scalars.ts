@@ -19,7 +19,8 @@ const NOT_FIGURES = new Set(['kind', 'step', 'at', 'policy_version']);
  */
 export function scalarsOf(line: MetricsLine): StepScalars | undefined {
   if (typeof line.step !== 'number') return undefined;
-  const prefix = line.kind === 'eval' ? (typeof line.label === 'string' && line.label !== '' ? `eval/${line.label}/` : 'eval/') : '';
+  const prefix =
+    line.kind === 'eval' ? (typeof line.label === 'string' && line.label !== '' ? `eval/${line.label}/` : 'eval/') : '';
   const values: Array<readonly [string, number]> = [];
   for (const [key, value] of Object.entries(line)) {
     if (NOT_FIGURES.has(key) || typeof value !== 'number' || !Number.isFinite(value)) continue;

@@ -7,8 +7,28 @@ import { scalarsOf } from './scalars.js';
 import { TensorBoardWriter } from './tensorboard.js';
 import { crc32c } from './tfrecord.js';
 
-const trainLine = { kind: 'train', step: 3, at: '2026-01-02T03:04:05.000Z', policy_version: 3, 'reward/mean': 0.625, accuracy: 0.5, 'train/loss': -0.125, 'tool_calls/calculator': 1.5, 'tool_errors/calculator': 0, time_step_s: 2.25, note: 'text' };
-const evalLine = { kind: 'eval', step: 3, at: '2026-01-02T03:04:06.000Z', split: 'test', accuracy: 0.75, reward_mean: 0.8, tasks: 64 };
+const trainLine = {
+  kind: 'train',
+  step: 3,
+  at: '2026-01-02T03:04:05.000Z',
+  policy_version: 3,
+  'reward/mean': 0.625,
+  accuracy: 0.5,
+  'train/loss': -0.125,
+  'tool_calls/calculator': 1.5,
+  'tool_errors/calculator': 0,
+  time_step_s: 2.25,
+  note: 'text',
+};
+const evalLine = {
+  kind: 'eval',
+  step: 3,
+  at: '2026-01-02T03:04:06.000Z',
+  split: 'test',
+  accuracy: 0.75,
+  reward_mean: 0.8,
+  tasks: 64,
+};
 
 describe('crc32c', () => {
   test('returns the CRC-32C check value of "123456789"', () => {
@@ -21,10 +41,23 @@ describe('scalarsOf', () => {
     expect(scalarsOf(trainLine)).toStrictEqual({
       step: 3,
       wallTime: Date.parse('2026-01-02T03:04:05.000Z') / 1000,
-      values: [['reward/mean', 0.625], ['accuracy', 0.5], ['train/loss', -0.125], ['tool_calls/calculator', 1.5], ['tool_errors/calculator', 0], ['time_step_s', 2.25]],
+      values: [
+        ['reward/mean', 0.625],
+        ['accuracy', 0.5],
+        ['train/loss', -0.125],
+        ['tool_calls/calculator', 1.5],
+        ['tool_errors/calculator', 0],
+        ['time_step_s', 2.25],
+      ],
     });
-    expect(scalarsOf(evalLine)!.values).toStrictEqual([['eval/accuracy', 0.75], ['eval/reward_mean', 0.8], ['eval/tasks', 64]]);
-    expect(scalarsOf({ kind: 'eval', step: 0, label: 'base', accuracy: 0.25 })!.values).toStrictEqual([['eval/base/accuracy', 0.25]]);
+    expect(scalarsOf(evalLine)!.values).toStrictEqual([
+      ['eval/accuracy', 0.75],
+      ['eval/reward_mean', 0.8],
+      ['eval/tasks', 64],
+    ]);
+    expect(scalarsOf({ kind: 'eval', step: 0, label: 'base', accuracy: 0.25 })!.values).toStrictEqual([
+      ['eval/base/accuracy', 0.25],
+    ]);
     expect(scalarsOf({ kind: 'note' })).toBeUndefined();
   });
 });

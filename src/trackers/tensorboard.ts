@@ -23,7 +23,9 @@ export class TensorBoardWriter {
   /** Write each value of one step as its own scalar Event. */
   write(scalars: StepScalars): void {
     if (this.fd === undefined) return;
-    const records = scalars.values.map(([tag, value]) => tfRecord(scalarEvent(scalars.wallTime, scalars.step, tag, value)));
+    const records = scalars.values.map(([tag, value]) =>
+      tfRecord(scalarEvent(scalars.wallTime, scalars.step, tag, value)),
+    );
     if (records.length > 0) writeSync(this.fd, Buffer.concat(records));
   }
 

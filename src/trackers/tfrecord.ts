@@ -15,7 +15,11 @@ export function fileVersionEvent(wallTime: number): Buffer {
 export function scalarEvent(wallTime: number, step: number, tag: string, value: number): Buffer {
   const summaryValue = message([field(1, 2, lengthDelimited(Buffer.from(tag, 'utf8'))), field(2, 5, float(value))]);
   const summary = message([field(1, 2, lengthDelimited(summaryValue))]);
-  return message([field(1, 1, double(wallTime)), field(2, 0, varint(BigInt(Math.trunc(step)))), field(5, 2, lengthDelimited(summary))]);
+  return message([
+    field(1, 1, double(wallTime)),
+    field(2, 0, varint(BigInt(Math.trunc(step)))),
+    field(5, 2, lengthDelimited(summary)),
+  ]);
 }
 
 /** Frame `data` as one TFRecord. */

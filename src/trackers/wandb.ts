@@ -19,7 +19,10 @@ export interface WandbInit {
 
 /** The Python interpreter with `wandb` ($ATK_WANDB_PYTHON, else $ATK_PYTHON, else python3) and the logger script. */
 export function wandbLoggerCommand(env: NodeJS.ProcessEnv = process.env): [string, string] {
-  return [env.ATK_WANDB_PYTHON ?? env.ATK_PYTHON ?? 'python3', join(projectRoot(), 'trainer', 'atk_trainer', 'wandb_logger.py')];
+  return [
+    env.ATK_WANDB_PYTHON ?? env.ATK_PYTHON ?? 'python3',
+    join(projectRoot(), 'trainer', 'atk_trainer', 'wandb_logger.py'),
+  ];
 }
 
 /**
@@ -28,9 +31,16 @@ export function wandbLoggerCommand(env: NodeJS.ProcessEnv = process.env): [strin
  * surfaces as a rejected promise the tracker set turns into one warning. The logger finishes the
  * W&B run when its input ends, which is also what happens when atk exits without closing it.
  */
-export async function startWandbTracker(init: WandbInit, command: readonly [string, ...string[]] = wandbLoggerCommand()): Promise<Tracker> {
+export async function startWandbTracker(
+  init: WandbInit,
+  command: readonly [string, ...string[]] = wandbLoggerCommand(),
+): Promise<Tracker> {
   const [file, ...args] = command;
-  const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONPATH: trainerPythonPath() }, detached: true });
+  const child = spawn(file, args, {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, PYTHONPATH: trainerPythonPath() },
+    detached: true,
+  });
   const logger = new LineClient(child);
   await logger.send({ init });
   return {
@@ -68,11 +78,16 @@ class LineClient {
         resolve();
       };
       child.on('error', (error) => fail(`cannot start ${child.spawnfile}: ${error.message}`));
-      child.on('close', (code) => fail(`the wandb logger exited (code ${code})${this.stderr.trim() ? `: ${this.stderr.trim().split('\n').at(-1)}` : ''}`));
+      child.on('close', (code) =>
+        fail(
+          `the wandb logger exited (code ${code})${this.stderr.trim() ? `: ${this.stderr.trim().split('\n').at(-1)}` : ''}`,
+        ),
+      );
     });
     // Neither the child nor its pipes keep atk alive; when atk exits, the logger reads EOF and finishes.
     child.unref();
-    for (const stream of [child.stdin, child.stdout, child.stderr] as unknown as Array<{ unref?: () => void }>) stream.unref?.();
+    for (const stream of [child.stdin, child.stdout, child.stderr] as unknown as Array<{ unref?: () => void }>)
+      stream.unref?.();
   }
 
   async send(message: object): Promise<void> {

@@ -44,7 +44,9 @@ describe('createTrainerClient', () => {
   test('returns parsed replies and sends the fixture requests', async () => {
     const client = createTrainerClient({ baseUrl, logFile: '/tmp/trainer.log' });
     expect(await client.health()).toStrictEqual(fixture('health.response.json'));
-    expect(await client.loadModel(fixture('load_model.request.json') as LoadModelRequest)).toStrictEqual(fixture('load_model.response.json'));
+    expect(await client.loadModel(fixture('load_model.request.json') as LoadModelRequest)).toStrictEqual(
+      fixture('load_model.response.json'),
+    );
     expect(received['POST /control/load_model']).toStrictEqual(fixture('load_model.request.json'));
 
     const batch = fixture('train_step.request.json') as TrainBatchInput;

@@ -56,10 +56,18 @@ const TrainStepResponse = z.object({
   metrics: z.record(z.string(), z.number()),
 });
 
-export const CheckpointResponse = z.object({ dir: z.string(), policy_version: z.number().int(), step: z.number().int() });
+export const CheckpointResponse = z.object({
+  dir: z.string(),
+  policy_version: z.number().int(),
+  step: z.number().int(),
+});
 export type CheckpointResponse = z.infer<typeof CheckpointResponse>;
 
-export const HealthResponse = z.looseObject({ status: z.literal('ok'), model_loaded: z.boolean(), policy_version: z.number().int() });
+export const HealthResponse = z.looseObject({
+  status: z.literal('ok'),
+  model_loaded: z.boolean(),
+  policy_version: z.number().int(),
+});
 export type HealthResponse = z.infer<typeof HealthResponse>;
 
 /** The trainer's control API, typed; every reply is parsed before use. */
@@ -68,12 +76,17 @@ export interface TrainerClient {
   health(): Promise<HealthResponse>;
   loadModel(request: LoadModelRequest): Promise<LoadModelResponse>;
   /** One update; the embedded engine serves the new weights once this resolves. */
-  trainStep(batch: TrainBatchInput): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
+  trainStep(
+    batch: TrainBatchInput,
+  ): Promise<{ readonly metrics: Readonly<Record<string, number>>; readonly policyVersion: number }>;
   /**
    * Writes weights or adapter plus optimizer/RNG state to `dir`, atomically. `weightsOnly` leaves the state
    * out (what an engine loads), and `dtype` then writes full weights in the dtype the engine serves.
    */
-  save(dir: string, options?: { readonly weightsOnly?: boolean; readonly dtype?: 'float32' | 'bfloat16' | 'float16' }): Promise<CheckpointResponse>;
+  save(
+    dir: string,
+    options?: { readonly weightsOnly?: boolean; readonly dtype?: 'float32' | 'bfloat16' | 'float16' },
+  ): Promise<CheckpointResponse>;
   /** Restores a `save`d directory into the loaded model. */
   loadCheckpoint(dir: string): Promise<CheckpointResponse>;
   /** Asks the process to exit; resolves when it has answered. */
@@ -96,7 +109,13 @@ export interface TrainerClientOptions {
  * @throws TrainerError (one line: what failed, Python's exception line, the log path) from every method.
  */
 export function createTrainerClient(options: TrainerClientOptions): TrainerClient {
-  const target: HttpTarget = { name: 'trainer', baseUrl: options.baseUrl, timeoutMs: options.timeoutMs ?? 3_600_000, retries: 0, backoffMs: 0 };
+  const target: HttpTarget = {
+    name: 'trainer',
+    baseUrl: options.baseUrl,
+    timeoutMs: options.timeoutMs ?? 3_600_000,
+    retries: 0,
+    backoffMs: 0,
+  };
   async function call<T>(schema: z.ZodType<T>, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
     let reply: unknown;
     try {
@@ -106,7 +125,10 @@ export function createTrainerClient(options: TrainerClientOptions): TrainerClien
     }
     const parsed = schema.safeParse(reply);
     if (!parsed.success) {
-      throw new TrainerError(`trainer ${path} answered an unexpected reply: ${z.prettifyError(parsed.error).split('\n').join('; ')} (log: ${options.logFile})`, options.logFile);
+      throw new TrainerError(
+        `trainer ${path} answered an unexpected reply: ${z.prettifyError(parsed.error).split('\n').join('; ')} (log: ${options.logFile})`,
+        options.logFile,
+      );
     }
     return parsed.data;
   }
@@ -115,14 +137,18 @@ export function createTrainerClient(options: TrainerClientOptions): TrainerClien
     health: () => call(HealthResponse, 'GET', '/control/health'),
     loadModel: (request) => call(LoadModelResponse, 'POST', '/control/load_model', request),
     async trainStep(batch) {
-      const reply = await call(TrainStepResponse, 'POST', '/control/train_step', { loss: batch.loss, sequences: batch.sequences });
+      const reply = await call(TrainStepResponse, 'POST', '/control/train_step', {
+        loss: batch.loss,
+        sequences: batch.sequences,
+      });
       return { metrics: reply.metrics, policyVersion: reply.policy_version };
     },
-    save: (dir, options) => call(CheckpointResponse, 'POST', '/control/save', {
-      dir,
-      ...(options?.weightsOnly ? { weights_only: true } : {}),
-      ...(options?.weightsOnly && options.dtype ? { dtype: options.dtype } : {}),
-    }),
+    save: (dir, options) =>
+      call(CheckpointResponse, 'POST', '/control/save', {
+        dir,
+        ...(options?.weightsOnly ? { weights_only: true } : {}),
+        ...(options?.weightsOnly && options.dtype ? { dtype: options.dtype } : {}),
+      }),
     loadCheckpoint: (dir) => call(CheckpointResponse, 'POST', '/control/load_checkpoint', { dir }),
     async shutdown() {
       await call(z.unknown(), 'POST', '/control/shutdown', {});
@@ -136,11 +162,20 @@ async function asTrainerError(error: unknown, path: string, options: TrainerClie
   // requestJson sets a cause only when no answer came (refused, reset, timeout): maybe a crash.
   if (options.exited && error.cause !== undefined) {
     // A request cut off by a crash fails a moment before the exit is seen; give the exit that moment.
-    const died = await Promise.race([options.exited.then(() => true, () => true), delay(500).then(() => false)]);
+    const died = await Promise.race([
+      options.exited.then(
+        () => true,
+        () => true,
+      ),
+      delay(500).then(() => false),
+    ]);
     if (died) return trainerErrorFromLog(`trainer exited during ${path}`, options.logFile);
   }
   const message = error.message.replace(/^trainer (GET|POST) /, 'trainer ');
-  return new TrainerError(`${message} (log: ${options.logFile})`, options.logFile, { hint: `see ${options.logFile}`, cause: error });
+  return new TrainerError(`${message} (log: ${options.logFile})`, options.logFile, {
+    hint: `see ${options.logFile}`,
+    cause: error,
+  });
 }
 
 function delay(ms: number): Promise<void> {

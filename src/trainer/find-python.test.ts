@@ -10,7 +10,14 @@ describe('pythonCandidates', () => {
   test('returns $ATK_PYTHON, then the recipe python, then the fallbacks and the atk setup venv, each once', () => {
     const venv = join(venvDir(), 'bin', 'python');
     vi.stubEnv('ATK_PYTHON', '/opt/py/bin/python');
-    expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual(['/opt/py/bin/python', '/srv/venv/bin/python', 'python3', '/usr/bin/python3', 'python', venv]);
+    expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual([
+      '/opt/py/bin/python',
+      '/srv/venv/bin/python',
+      'python3',
+      '/usr/bin/python3',
+      'python',
+      venv,
+    ]);
     vi.stubEnv('ATK_PYTHON', '');
     expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', 'python3', 'python', venv]);
   });

@@ -60,7 +60,14 @@ print(json.dumps({"pythonVersion": sys.version.split()[0], "torchVersion": torch
  */
 export function pythonCandidates(recipePython?: string): string[] {
   // Last: the private venv `atk setup` makes where apt cannot install torch.
-  const list = [process.env.ATK_PYTHON, recipePython, 'python3', '/usr/bin/python3', 'python', join(venvDir(), 'bin', 'python')];
+  const list = [
+    process.env.ATK_PYTHON,
+    recipePython,
+    'python3',
+    '/usr/bin/python3',
+    'python',
+    join(venvDir(), 'bin', 'python'),
+  ];
   return [...new Set(list.filter((p): p is string => Boolean(p)))];
 }
 
@@ -77,7 +84,10 @@ export async function findPython(recipePython?: string): Promise<{ info: PythonI
         continue;
       }
     }
-    const reason = result.failed && result.code === 'ENOENT' ? 'not found' : lastLine(String(result.stderr)) || `exit ${result.exitCode}`;
+    const reason =
+      result.failed && result.code === 'ENOENT'
+        ? 'not found'
+        : lastLine(String(result.stderr)) || `exit ${result.exitCode}`;
     tried.push(`${python}: ${reason}`);
   }
   return { info: null, tried };

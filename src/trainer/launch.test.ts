@@ -10,9 +10,19 @@ import { launchTrainer, trainerCommand, type TrainerProcess } from './launch.js'
 
 // The real trainer (python -m atk_trainer) on a tiny random qwen2; one process shared by the tests.
 const TINY = {
-  architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', vocab_size: 32, hidden_size: 16, intermediate_size: 32,
-  num_hidden_layers: 2, num_attention_heads: 2, num_key_value_heads: 1, max_position_embeddings: 64,
-  rms_norm_eps: 1e-6, rope_theta: 10000, tie_word_embeddings: true, torch_dtype: 'float32',
+  architectures: ['Qwen2ForCausalLM'],
+  model_type: 'qwen2',
+  vocab_size: 32,
+  hidden_size: 16,
+  intermediate_size: 32,
+  num_hidden_layers: 2,
+  num_attention_heads: 2,
+  num_key_value_heads: 1,
+  max_position_embeddings: 64,
+  rms_norm_eps: 1e-6,
+  rope_theta: 10000,
+  tie_word_embeddings: true,
+  torch_dtype: 'float32',
 };
 
 function alive(pid: number): boolean {
@@ -40,10 +50,21 @@ describe('launchTrainer', () => {
   test('returns a healthy trainer that trains a step on a tiny random model', async () => {
     expect(await trainer.client.health()).toMatchObject({ status: 'ok', model_loaded: false });
     const loaded = await trainer.client.loadModel({
-      path: modelDir, init: 'random', backend: 'builtin', device: 'cpu', dtype: 'float32', train: { learning_rate: 1e-2, seed: 0 },
+      path: modelDir,
+      init: 'random',
+      backend: 'builtin',
+      device: 'cpu',
+      dtype: 'float32',
+      train: { learning_rate: 1e-2, seed: 0 },
     });
-    expect([loaded.backend, loaded.policy_version, loaded.trainable_parameters > 0]).toStrictEqual(['builtin', 0, true]);
-    const batch = JSON.parse(readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8')) as TrainBatchInput;
+    expect([loaded.backend, loaded.policy_version, loaded.trainable_parameters > 0]).toStrictEqual([
+      'builtin',
+      0,
+      true,
+    ]);
+    const batch = JSON.parse(
+      readFileSync(join(projectRoot(), 'trainer', 'protocol', 'train_step.request.json'), 'utf8'),
+    ) as TrainBatchInput;
     const step = await trainer.client.trainStep(batch);
     expect([step.policyVersion, step.metrics.tokens, step.metrics.sequences]).toStrictEqual([1, 5, 2]);
     expect(Number.isFinite(step.metrics.loss) && step.metrics.mismatch_max >= 0).toBe(true);
@@ -53,9 +74,13 @@ describe('launchTrainer', () => {
   });
 
   test('rejects a malformed batch with a TrainerError and keeps serving', async () => {
-    const error = await trainer.client.trainStep({ loss: 'pg', sequences: [{ token_ids: [1, 2], loss_mask: [0], logprobs: [0, 0], advantage: 1 }] }).catch((e: unknown) => e);
+    const error = await trainer.client
+      .trainStep({ loss: 'pg', sequences: [{ token_ids: [1, 2], loss_mask: [0], logprobs: [0, 0], advantage: 1 }] })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TrainerError);
-    expect((error as TrainerError).message).toMatch(/answered 400: sequences\[0\]\.loss_mask: expected 2 values .*\(log: .*trainer\.log\)$/);
+    expect((error as TrainerError).message).toMatch(
+      /answered 400: sequences\[0\]\.loss_mask: expected 2 values .*\(log: .*trainer\.log\)$/,
+    );
     expect((await trainer.client.health()).status).toBe('ok');
   });
 
@@ -66,7 +91,9 @@ describe('launchTrainer', () => {
     writeFileSync(join(checkpoint, 'trainer_state.pt'), 'not a pickle');
     const error = await trainer.client.loadCheckpoint(checkpoint).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TrainerError);
-    expect((error as TrainerError).message).toMatch(/answered 5\d\d: [\w.]*UnpicklingError: .*\(log: .*trainer\.log\)$/);
+    expect((error as TrainerError).message).toMatch(
+      /answered 5\d\d: [\w.]*UnpicklingError: .*\(log: .*trainer\.log\)$/,
+    );
     expect((await trainer.client.health()).status).toBe('ok');
   });
 
@@ -79,17 +106,27 @@ describe('launchTrainer', () => {
     const error = await launchTrainer({ logFile, port, threads: 1, startupTimeoutMs: 60_000 }).catch((e: unknown) => e);
     blocker.close();
     expect(error).toBeInstanceOf(TrainerError);
-    expect((error as TrainerError).message).toMatch(/^trainer exited during startup \(exit \d+\): .*Address already in use.* \(log: .*crash\.log\)$/);
+    expect((error as TrainerError).message).toMatch(
+      /^trainer exited during startup \(exit \d+\): .*Address already in use.* \(log: .*crash\.log\)$/,
+    );
     expect((error as TrainerError).logPath).toBe(logFile);
   });
 
   test('rejects a startup that outlasts its timeout', async () => {
-    const error = await launchTrainer({ logFile: join(dir, 'logs', 'slow.log'), threads: 1, startupTimeoutMs: 1 }).catch((e: unknown) => e);
+    const error = await launchTrainer({
+      logFile: join(dir, 'logs', 'slow.log'),
+      threads: 1,
+      startupTimeoutMs: 1,
+    }).catch((e: unknown) => e);
     expect((error as TrainerError).message).toMatch(/^trainer did not become healthy within 0.001 s/);
   });
 
   test('returns from stop only once the process is gone', async () => {
-    const other = await launchTrainer({ logFile: join(dir, 'logs', 'other.log'), threads: 2, startupTimeoutMs: 60_000 });
+    const other = await launchTrainer({
+      logFile: join(dir, 'logs', 'other.log'),
+      threads: 2,
+      startupTimeoutMs: 60_000,
+    });
     expect(alive(other.pid)).toBe(true);
     expect(readFileSync(other.logFile, 'utf8')).toMatch(/serving on http:\/\/127\.0\.0\.1:\d+ \(torch .*, 2 threads\)/); // the threads setting reaches torch
     await other.stop();
@@ -99,12 +136,30 @@ describe('launchTrainer', () => {
 });
 
 describe('trainerCommand', () => {
-  const trainerArgs = (port: number, threads: number) => ['-m', 'atk_trainer', '--host', '127.0.0.1', '--port', String(port), '--parent-pid', String(process.pid), '--threads', String(threads)];
+  const trainerArgs = (port: number, threads: number) => [
+    '-m',
+    'atk_trainer',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--parent-pid',
+    String(process.pid),
+    '--threads',
+    String(threads),
+  ];
 
-  test('returns torchrun\'s module form with one rank per GPU and those GPUs visible for two trainer GPUs', () => {
+  test("returns torchrun's module form with one rank per GPU and those GPUs visible for two trainer GPUs", () => {
     const command = trainerCommand('/venv/bin/python', 4100, { threads: 2, gpus: [0, 1] });
     expect(command.file).toBe('/venv/bin/python');
-    expect(command.args).toStrictEqual(['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', '2', ...trainerArgs(4100, 2)]);
+    expect(command.args).toStrictEqual([
+      '-m',
+      'atk_trainer.torchrun',
+      '--standalone',
+      '--nproc_per_node',
+      '2',
+      ...trainerArgs(4100, 2),
+    ]);
     expect([command.env.CUDA_VISIBLE_DEVICES, command.env.OMP_NUM_THREADS]).toStrictEqual(['0,1', '2']);
     expect(command.env.MALLOC_ARENA_MAX).toBe(process.env.MALLOC_ARENA_MAX ?? '2');
     expect(command.env.PYTHONPATH?.split(delimiter)[0]).toBe(join(projectRoot(), 'trainer'));
@@ -112,7 +167,10 @@ describe('trainerCommand', () => {
 
   test('returns the plain module for one GPU (made visible) or none (nothing set)', () => {
     const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3], maxBatch: 64 });
-    expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([[...trainerArgs(4101, 1), '--max-batch', '64'], '3']);
+    expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([
+      [...trainerArgs(4101, 1), '--max-batch', '64'],
+      '3',
+    ]);
     const none = trainerCommand('python3', 4102, { threads: 1, env: { CUDA_VISIBLE_DEVICES: '7' } });
     expect([none.args, none.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([trainerArgs(4102, 1), '7']);
   });

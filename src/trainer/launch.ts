@@ -69,10 +69,22 @@ export interface TrainerCommand {
  * torchrun's module form, one rank per GPU (rank 0 serves, the others follow it; trainer/PROTOCOL.md).
  * atk_trainer.torchrun is torch.distributed.run with torch 1.13's Python 3.11 parsing crash fixed.
  */
-export function trainerCommand(python: string, port: number, options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus' | 'host' | 'wrap'>): TrainerCommand {
+export function trainerCommand(
+  python: string,
+  port: number,
+  options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus' | 'host' | 'wrap'>,
+): TrainerCommand {
   const gpus = options.gpus ?? [];
   const trainer = [
-    '-m', 'atk_trainer', '--host', options.host ?? '127.0.0.1', '--port', String(port), ...(options.wrap ? [] : ['--parent-pid', String(process.pid)]), '--threads', String(options.threads),
+    '-m',
+    'atk_trainer',
+    '--host',
+    options.host ?? '127.0.0.1',
+    '--port',
+    String(port),
+    ...(options.wrap ? [] : ['--parent-pid', String(process.pid)]),
+    '--threads',
+    String(options.threads),
     ...(options.maxBatch === undefined ? [] : ['--max-batch', String(options.maxBatch)]),
   ];
   const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
@@ -146,12 +158,17 @@ async function waitForHealth(trainer: TrainerProcess, options: LaunchTrainerOpti
   void trainer.exited.then((code) => (exitCode = code));
   for (;;) {
     options.signal?.throwIfAborted();
-    if (exitCode !== undefined) throw await trainerErrorFromLog(`trainer exited during startup (exit ${exitCode})`, trainer.logFile);
+    if (exitCode !== undefined)
+      throw await trainerErrorFromLog(`trainer exited during startup (exit ${exitCode})`, trainer.logFile);
     if (await isHealthy(trainer.baseUrl)) return;
     if (performance.now() > deadline) {
-      throw new TrainerError(`trainer did not become healthy within ${options.startupTimeoutMs / 1000} s (log: ${trainer.logFile})`, trainer.logFile, {
-        hint: 'raise model.trainer.startup_timeout_s, or read the log for where it is stuck',
-      });
+      throw new TrainerError(
+        `trainer did not become healthy within ${options.startupTimeoutMs / 1000} s (log: ${trainer.logFile})`,
+        trainer.logFile,
+        {
+          hint: 'raise model.trainer.startup_timeout_s, or read the log for where it is stuck',
+        },
+      );
     }
     await sleep(HEALTH_POLL_MS);
   }
@@ -159,7 +176,10 @@ async function waitForHealth(trainer: TrainerProcess, options: LaunchTrainerOpti
 
 async function isHealthy(baseUrl: string): Promise<boolean> {
   try {
-    const response = await fetch(`${baseUrl}/control/health`, { headers: runTokenHeaders(), signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`${baseUrl}/control/health`, {
+      headers: runTokenHeaders(),
+      signal: AbortSignal.timeout(2000),
+    });
     await response.arrayBuffer();
     return response.ok;
   } catch {

@@ -13,7 +13,12 @@ export function lastExceptionLine(text: string): string {
     const line = lines.slice(start + 1).find((l) => l.trim() !== '' && !/^\s/.test(l));
     if (line) return line.trim();
   }
-  return lines.map((l) => l.trim()).filter(Boolean).pop() ?? '';
+  return (
+    lines
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? ''
+  );
 }
 
 /**

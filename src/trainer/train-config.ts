@@ -26,7 +26,12 @@ export interface TrainConfigInput {
   readonly micro_batch_tokens?: number | null;
   readonly pack_sequences?: boolean;
   readonly updates_per_step?: number;
-  readonly lora?: { readonly rank?: number; readonly alpha?: number; readonly dropout?: number; readonly target_modules?: readonly string[] } | null;
+  readonly lora?: {
+    readonly rank?: number;
+    readonly alpha?: number;
+    readonly dropout?: number;
+    readonly target_modules?: readonly string[];
+  } | null;
   readonly device?: 'auto' | 'cpu' | 'cuda';
   readonly dtype?: 'auto' | 'float32' | 'bfloat16';
   readonly threads?: number;

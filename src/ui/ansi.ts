@@ -1,5 +1,19 @@
 /** The few terminal styles atk's plain-text views use. */
-export type Style = 'bold' | 'dim' | 'italic' | 'underline' | 'inverse' | 'red' | 'green' | 'yellow' | 'blue' | 'magenta' | 'cyan' | 'gray' | 'bgRed' | 'bgGray';
+export type Style =
+  | 'bold'
+  | 'dim'
+  | 'italic'
+  | 'underline'
+  | 'inverse'
+  | 'red'
+  | 'green'
+  | 'yellow'
+  | 'blue'
+  | 'magenta'
+  | 'cyan'
+  | 'gray'
+  | 'bgRed'
+  | 'bgGray';
 
 const CODES: Record<Style, readonly [number, number]> = {
   bold: [1, 22],
@@ -27,7 +41,10 @@ export function painter(enabled: boolean): Painter {
   return (text, ...styles) => {
     if (text === '' || styles.length === 0) return text;
     const open = styles.map((s) => `\u001b[${CODES[s][0]}m`).join('');
-    const close = styles.map((s) => `\u001b[${CODES[s][1]}m`).reverse().join('');
+    const close = styles
+      .map((s) => `\u001b[${CODES[s][1]}m`)
+      .reverse()
+      .join('');
     return `${open}${text}${close}`;
   };
 }

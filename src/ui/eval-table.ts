@@ -22,7 +22,12 @@ export function evalTable(summary: EvalSummary, baseline: EvalSummary | undefine
   const rows = evalFigures(summary).map(([name, value]) => {
     if (!baseline) return [name, fmt(value)];
     const b = base.get(name);
-    return [name, fmt(value), b === undefined ? '-' : fmt(b), b === undefined ? '-' : `${value - b >= 0 ? '+' : ''}${fmt(value - b)}`];
+    return [
+      name,
+      fmt(value),
+      b === undefined ? '-' : fmt(b),
+      b === undefined ? '-' : `${value - b >= 0 ? '+' : ''}${fmt(value - b)}`,
+    ];
   });
   return renderTable(head, rows, style);
 }

@@ -18,7 +18,9 @@ export function formatEvent(event: RunEvent): string | undefined {
         `dropped ${m.dropped_groups}/${m.groups}  step ${m.time_step_s.toFixed(1)}s` +
         (m.failed_episodes ? `  failed ${m.failed_episodes}` : '') +
         // Only runs that collect ahead (rollout.max_staleness > 0) have stale episodes to report.
-        (m.staleness_max > 0 || m.stale_groups_dropped > 0 ? `  stale ${m.staleness_mean.toFixed(2)}/${m.staleness_max} dropped ${m.stale_groups_dropped}  busy engine ${pct(m.engine_busy_share)} trainer ${pct(m.trainer_busy_share)}` : '')
+        (m.staleness_max > 0 || m.stale_groups_dropped > 0
+          ? `  stale ${m.staleness_mean.toFixed(2)}/${m.staleness_max} dropped ${m.stale_groups_dropped}  busy engine ${pct(m.engine_busy_share)} trainer ${pct(m.trainer_busy_share)}`
+          : '')
       );
     }
     case 'evalStarted':

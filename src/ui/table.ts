@@ -10,18 +10,37 @@ export interface TableStyle {
 }
 
 const PLAIN_CHARS = {
-  top: '', 'top-mid': '', 'top-left': '', 'top-right': '',
-  bottom: '', 'bottom-mid': '', 'bottom-left': '', 'bottom-right': '',
-  left: '', 'left-mid': '', mid: '', 'mid-mid': '', right: '', 'right-mid': '',
+  top: '',
+  'top-mid': '',
+  'top-left': '',
+  'top-right': '',
+  bottom: '',
+  'bottom-mid': '',
+  'bottom-left': '',
+  'bottom-right': '',
+  left: '',
+  'left-mid': '',
+  mid: '',
+  'mid-mid': '',
+  right: '',
+  'right-mid': '',
   middle: '  ',
 };
 
 /** Render rows under a header. Cells may hold several lines. */
-export function renderTable(head: readonly string[], rows: readonly (readonly string[])[], style: TableStyle = {}): string {
+export function renderTable(
+  head: readonly string[],
+  rows: readonly (readonly string[])[],
+  style: TableStyle = {},
+): string {
   const tty = style.tty ?? Boolean(process.stdout.isTTY);
   const table = tty
     ? new Table({ head: head.map((h) => paint(h, 'bold', true)), style: { head: [], border: ['grey'] } })
-    : new Table({ head: [...head], chars: PLAIN_CHARS, style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 } });
+    : new Table({
+        head: [...head],
+        chars: PLAIN_CHARS,
+        style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
+      });
   table.push(...rows.map((r) => [...r]));
   return table
     .toString()

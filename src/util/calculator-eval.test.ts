@@ -21,7 +21,8 @@ describe('calculate', () => {
       ['48 / 4 / 2', '6'],
       ['  7*(  8 -2 )  ', '42'],
     ];
-    for (const [expression, result] of cases) expect([expression, calculate(expression)]).toStrictEqual([expression, result]);
+    for (const [expression, result] of cases)
+      expect([expression, calculate(expression)]).toStrictEqual([expression, result]);
   });
 
   test('returns exact results beyond 2^53', () => {
@@ -63,7 +64,8 @@ describe('calculate', () => {
       ['7.5 % 2', '1.5'],
       ['3 * -2', '-6'],
     ];
-    for (const [expression, result] of cases) expect([expression, calculate(expression)]).toStrictEqual([expression, result]);
+    for (const [expression, result] of cases)
+      expect([expression, calculate(expression)]).toStrictEqual([expression, result]);
   });
 
   test('returns results for digit-grouped numbers and typographic operators', () => {
@@ -172,7 +174,11 @@ describe('calculate against Python', () => {
       }
       return text.replace(/% 0(?!\d)/g, '% 17');
     });
-    const python = execFileSync('/usr/bin/python3', ['-c', 'import sys, json\nfor e in json.load(sys.stdin): print(eval(e))'], { input: JSON.stringify(expressions), encoding: 'utf8' });
+    const python = execFileSync(
+      '/usr/bin/python3',
+      ['-c', 'import sys, json\nfor e in json.load(sys.stdin): print(eval(e))'],
+      { input: JSON.stringify(expressions), encoding: 'utf8' },
+    );
     expect(expressions.map((e) => calculate(e))).toStrictEqual(python.trim().split('\n'));
   });
 });

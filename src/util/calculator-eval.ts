@@ -49,7 +49,8 @@ export interface Rational {
  * @throws CalculatorError as {@link calculate}.
  */
 export function evaluateExpression(expression: string, limits: CalculatorLimits = DEFAULT_CALCULATOR_LIMITS): Rational {
-  if (expression.length > limits.maxLength) throw new CalculatorError(`expression longer than ${limits.maxLength} characters`);
+  if (expression.length > limits.maxLength)
+    throw new CalculatorError(`expression longer than ${limits.maxLength} characters`);
   const tokens = tokenize(expression);
   if (tokens.length === 1) throw new CalculatorError('empty expression');
   return new Parser(tokens, limits).parseAll();
@@ -72,7 +73,10 @@ export function formatRational(value: Rational): string {
   return negative && q !== 0n ? `-${text}` : text;
 }
 
-type Token = { readonly kind: 'num'; readonly value: Rational; readonly at: number } | { readonly kind: 'op'; readonly op: string; readonly at: number } | { readonly kind: 'end'; readonly at: number };
+type Token =
+  | { readonly kind: 'num'; readonly value: Rational; readonly at: number }
+  | { readonly kind: 'op'; readonly op: string; readonly at: number }
+  | { readonly kind: 'end'; readonly at: number };
 
 const NUMBER = /\d{1,3}(?:,\d{3})+(?![\d,])(?:\.\d*)?|\d+(?:\.\d*)?|\.\d+/y;
 const ALIASES: Readonly<Record<string, string>> = { '×': '*', '÷': '/', '−': '-', '^': '**' };
@@ -105,7 +109,9 @@ function tokenize(text: string): Token[] {
       i++;
       continue;
     }
-    throw new CalculatorError(`unexpected character ${JSON.stringify(ch)} at position ${i + 1}; use numbers, + - * / % ** and parentheses`);
+    throw new CalculatorError(
+      `unexpected character ${JSON.stringify(ch)} at position ${i + 1}; use numbers, + - * / % ** and parentheses`,
+    );
   }
   tokens.push({ kind: 'end', at: text.length });
   return tokens;
@@ -114,7 +120,8 @@ function tokenize(text: string): Token[] {
 function parseDecimal(literal: string, at: number): Rational {
   const digits = literal.replace(/,/g, '');
   const [whole = '', frac = ''] = digits.split('.');
-  if (whole.length + frac.length > MAX_LITERAL_DIGITS) throw new CalculatorError(`number at position ${at + 1} has more than ${MAX_LITERAL_DIGITS} digits`);
+  if (whole.length + frac.length > MAX_LITERAL_DIGITS)
+    throw new CalculatorError(`number at position ${at + 1} has more than ${MAX_LITERAL_DIGITS} digits`);
   return reduce(BigInt((whole || '0') + frac), 10n ** BigInt(frac.length));
 }
 
@@ -152,8 +159,11 @@ class Parser {
       const at = this.tokens[this.position]!.at;
       this.position++;
       const right = this.unary();
-      if (op !== '*' && right.num === 0n) throw new CalculatorError(`${op === '/' ? 'division' : 'modulo'} by zero at position ${at + 1}`);
-      value = this.checked(op === '*' ? multiply(value, right) : op === '/' ? divide(value, right) : modulo(value, right));
+      if (op !== '*' && right.num === 0n)
+        throw new CalculatorError(`${op === '/' ? 'division' : 'modulo'} by zero at position ${at + 1}`);
+      value = this.checked(
+        op === '*' ? multiply(value, right) : op === '/' ? divide(value, right) : modulo(value, right),
+      );
     }
     return value;
   }
@@ -188,7 +198,8 @@ class Parser {
       this.position++;
       const value = this.nested(() => this.sum());
       const close = this.peek();
-      if (close.kind !== 'op' || close.op !== ')') throw new CalculatorError(`expected ')' at position ${close.at + 1}, found ${describe(close)}`);
+      if (close.kind !== 'op' || close.op !== ')')
+        throw new CalculatorError(`expected ')' at position ${close.at + 1}, found ${describe(close)}`);
       this.position++;
       return value;
     }
@@ -196,7 +207,8 @@ class Parser {
   }
 
   private nested(parse: () => Rational): Rational {
-    if (++this.depth > this.limits.maxDepth) throw new CalculatorError(`expression nested deeper than ${this.limits.maxDepth} levels`);
+    if (++this.depth > this.limits.maxDepth)
+      throw new CalculatorError(`expression nested deeper than ${this.limits.maxDepth} levels`);
     try {
       return parse();
     } finally {
@@ -214,7 +226,8 @@ class Parser {
   }
 
   private checked(value: Rational): Rational {
-    if (bits(value.num) > this.limits.maxBits || bits(value.den) > this.limits.maxBits) throw new CalculatorError('number too large');
+    if (bits(value.num) > this.limits.maxBits || bits(value.den) > this.limits.maxBits)
+      throw new CalculatorError('number too large');
     return value;
   }
 }
@@ -227,7 +240,8 @@ function power(base: Rational, exponent: Rational, at: number, maxBits: number):
   if (exponent.den !== 1n) throw new CalculatorError(`exponent at position ${at + 1} must be a whole number`);
   const e = abs(exponent.num);
   // Refuse before computing: the result has about bits(base) * e bits.
-  if (e > 0n && BigInt(Math.max(bits(base.num), bits(base.den)) - 1) * e > BigInt(maxBits)) throw new CalculatorError('number too large');
+  if (e > 0n && BigInt(Math.max(bits(base.num), bits(base.den)) - 1) * e > BigInt(maxBits))
+    throw new CalculatorError('number too large');
   if (exponent.num < 0n && base.num === 0n) throw new CalculatorError(`division by zero at position ${at + 1}`);
   const raised = { num: base.num ** e, den: base.den ** e };
   return exponent.num < 0n ? divide({ num: 1n, den: 1n }, raised) : raised;

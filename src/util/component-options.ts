@@ -16,7 +16,11 @@ export interface ComponentOptionsSchema {
  * reporting every problem at once under the recipe path `where` (e.g. `reward.options`).
  * @throws ConfigError with one located issue per schema problem.
  */
-export function parseComponentOptions<S extends z.ZodType>(schema: S, options: Readonly<Record<string, unknown>>, where: string): z.infer<S> {
+export function parseComponentOptions<S extends z.ZodType>(
+  schema: S,
+  options: Readonly<Record<string, unknown>>,
+  where: string,
+): z.infer<S> {
   const parsed = schema.safeParse(options);
   if (parsed.success) return parsed.data;
   throw new ConfigError(

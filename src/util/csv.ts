@@ -31,7 +31,8 @@ export function parseCsv(text: string): Record<string, string>[] {
     seen.add(name);
   }
   return rows.map(({ fields, line }) => {
-    if (fields.length !== columns.length) throw new CsvSyntaxError(`${fields.length} fields, but the header has ${columns.length}`, line);
+    if (fields.length !== columns.length)
+      throw new CsvSyntaxError(`${fields.length} fields, but the header has ${columns.length}`, line);
     return Object.fromEntries(columns.map((name, i) => [name, fields[i]!]));
   });
 }
@@ -81,7 +82,8 @@ function csvRecords(text: string): CsvRecord[] {
         }
       }
       const next = text[i];
-      if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r') throw new CsvSyntaxError('text after a closing quote', line);
+      if (next !== undefined && next !== ',' && next !== '\n' && next !== '\r')
+        throw new CsvSyntaxError('text after a closing quote', line);
     } else if (ch === ',') {
       endField();
       i++;

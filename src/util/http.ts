@@ -12,7 +12,15 @@ export interface HttpTarget {
   readonly backoffMs: number;
 }
 
-const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECTION_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /**
  * Sends one JSON request over Node's shared keep-alive pool and returns the parsed reply. Only
@@ -20,12 +28,20 @@ const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTF
  * @throws ProviderError with the server's own message on non-2xx, on timeout, on unreadable JSON, and
  * when the server stays unreachable; the signal's reason when the caller aborts.
  */
-export async function requestJson(target: HttpTarget, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<unknown> {
+export async function requestJson(
+  target: HttpTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<unknown> {
   const text = await requestText(target, method, path, body, signal);
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ProviderError(`${target.name} ${method} ${path} answered with invalid JSON: ${text.slice(0, 200)}`, { cause: error });
+    throw new ProviderError(`${target.name} ${method} ${path} answered with invalid JSON: ${text.slice(0, 200)}`, {
+      cause: error,
+    });
   }
 }
 
@@ -33,7 +49,13 @@ export async function requestJson(target: HttpTarget, method: 'GET' | 'POST', pa
  * As requestJson, for endpoints that answer plain text (vLLM's LoRA and cache routes): the 2xx body as text.
  * @throws as requestJson, except for JSON parsing.
  */
-export async function requestText(target: HttpTarget, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal): Promise<string> {
+export async function requestText(
+  target: HttpTarget,
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+): Promise<string> {
   const url = target.baseUrl.replace(/\/+$/, '') + path;
   const payload = body === undefined ? undefined : JSON.stringify(body);
   for (let attempt = 0; ; attempt++) {
@@ -42,7 +64,12 @@ export async function requestText(target: HttpTarget, method: 'GET' | 'POST', pa
     let status: number;
     let text: string;
     try {
-      const response = await fetch(url, { method, body: payload, signal: combined, headers: { ...runTokenHeaders(), ...(payload ? { 'content-type': 'application/json' } : {}) } });
+      const response = await fetch(url, {
+        method,
+        body: payload,
+        signal: combined,
+        headers: { ...runTokenHeaders(), ...(payload ? { 'content-type': 'application/json' } : {}) },
+      });
       status = response.status;
       text = await response.text();
     } catch (error) {
@@ -60,14 +87,20 @@ export async function requestText(target: HttpTarget, method: 'GET' | 'POST', pa
         });
         continue;
       }
-      throw new ProviderError(`${target.name} at ${target.baseUrl} is unreachable (${code ?? (error as Error).message})`, {
-        hint: 'is the engine running and healthy? see logs/engine.log',
-        cause: error,
-      });
+      throw new ProviderError(
+        `${target.name} at ${target.baseUrl} is unreachable (${code ?? (error as Error).message})`,
+        {
+          hint: 'is the engine running and healthy? see logs/engine.log',
+          cause: error,
+        },
+      );
     }
     if (status < 200 || status >= 300) {
       throw new ProviderError(`${target.name} ${method} ${path} answered ${status}: ${serverMessage(text)}`, {
-        hint: status < 500 ? 'the engine rejected the request; its message says why' : 'the engine failed; see logs/engine.log',
+        hint:
+          status < 500
+            ? 'the engine rejected the request; its message says why'
+            : 'the engine failed; see logs/engine.log',
       });
     }
     return text;
@@ -77,7 +110,10 @@ export async function requestText(target: HttpTarget, method: 'GET' | 'POST', pa
 /** True when `GET path` answers 2xx within min(timeout, 5 s); never throws. */
 export async function probe(target: HttpTarget, path: string): Promise<boolean> {
   try {
-    const response = await fetch(target.baseUrl.replace(/\/+$/, '') + path, { headers: runTokenHeaders(), signal: AbortSignal.timeout(Math.min(target.timeoutMs, 5000)) });
+    const response = await fetch(target.baseUrl.replace(/\/+$/, '') + path, {
+      headers: runTokenHeaders(),
+      signal: AbortSignal.timeout(Math.min(target.timeoutMs, 5000)),
+    });
     await response.arrayBuffer();
     return response.ok;
   } catch {
@@ -86,7 +122,11 @@ export async function probe(target: HttpTarget, path: string): Promise<boolean> 
 }
 
 function connectionErrorCode(error: unknown): string | undefined {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'string' && CONNECTION_ERRORS.has(e.code)) return e.code;
   }
   return undefined;

@@ -19,12 +19,17 @@ function cache(): string {
 describe('hubSnapshotDir', () => {
   test('returns the snapshot refs/main names in the cache $HF_HUB_CACHE points at', () => {
     const root = cache();
-    expect(hubSnapshotDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: root })).toBe(join(root, 'models--Qwen--Qwen2.5-1.5B-Instruct', 'snapshots', 'bbb222'));
+    expect(hubSnapshotDir('Qwen/Qwen2.5-1.5B-Instruct', { HF_HUB_CACHE: root })).toBe(
+      join(root, 'models--Qwen--Qwen2.5-1.5B-Instruct', 'snapshots', 'bbb222'),
+    );
   });
 
   test('returns undefined for a model not in the cache and for something that is not a hub id', () => {
     const root = cache();
-    expect([hubSnapshotDir('Qwen/Qwen3-8B', { HF_HUB_CACHE: root }), hubSnapshotDir('../models/tiny', { HF_HUB_CACHE: root })]).toStrictEqual([undefined, undefined]);
+    expect([
+      hubSnapshotDir('Qwen/Qwen3-8B', { HF_HUB_CACHE: root }),
+      hubSnapshotDir('../models/tiny', { HF_HUB_CACHE: root }),
+    ]).toStrictEqual([undefined, undefined]);
   });
 
   test('returns the cache under $HF_HOME, else under ~/.cache', () => {

@@ -22,7 +22,9 @@ export function hubSnapshotDir(id: string, env: NodeJS.ProcessEnv = process.env)
     const dir = join(repo, 'snapshots', readFileSync(main, 'utf8').trim());
     if (existsSync(join(dir, 'config.json'))) return dir;
   }
-  const snapshots = existsSync(join(repo, 'snapshots')) ? readdirSync(join(repo, 'snapshots')).map((s) => join(repo, 'snapshots', s)) : [];
+  const snapshots = existsSync(join(repo, 'snapshots'))
+    ? readdirSync(join(repo, 'snapshots')).map((s) => join(repo, 'snapshots', s))
+    : [];
   const complete = snapshots.filter((dir) => existsSync(join(dir, 'config.json')));
   return complete.length === 1 ? complete[0] : undefined;
 }
@@ -36,7 +38,10 @@ export function localModelDir(path: string, env: NodeJS.ProcessEnv = process.env
   if (isAbsolute(path) && existsSync(path)) return path;
   const cached = hubSnapshotDir(path, env);
   if (cached) return cached;
-  throw new InputError(`model.path ${path}: not a local directory, and not in the Hugging Face cache (${hubCacheDir(env)})`, {
-    hint: `download it first: huggingface-cli download ${path} (or point model.path at a local Hugging Face directory)`,
-  });
+  throw new InputError(
+    `model.path ${path}: not a local directory, and not in the Hugging Face cache (${hubCacheDir(env)})`,
+    {
+      hint: `download it first: huggingface-cli download ${path} (or point model.path at a local Hugging Face directory)`,
+    },
+  );
 }

@@ -17,18 +17,30 @@ const JAVASCRIPT = new Set(['.js', '.mjs', '.cjs']);
  */
 export async function loadUserModule(file: string): Promise<Readonly<Record<string, unknown>>> {
   const ext = extname(file).toLowerCase();
-  if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext)) throw new InputError(`${file}: a module must be .ts, .mts, .js or .mjs`);
-  if (!existsSync(file)) throw new InputError(`${file}: no such module`, { hint: 'a relative module path resolves against the directory of the recipe file that names it' });
+  if (!TYPESCRIPT.has(ext) && !JAVASCRIPT.has(ext))
+    throw new InputError(`${file}: a module must be .ts, .mts, .js or .mjs`);
+  if (!existsSync(file))
+    throw new InputError(`${file}: no such module`, {
+      hint: 'a relative module path resolves against the directory of the recipe file that names it',
+    });
   installFallbackResolution();
   const url = pathToFileURL(file).href;
   try {
-    const namespace = (TYPESCRIPT.has(ext) ? await tsImport(url, import.meta.url) : await import(url)) as Record<string, unknown>;
+    const namespace = (TYPESCRIPT.has(ext) ? await tsImport(url, import.meta.url) : await import(url)) as Record<
+      string,
+      unknown
+    >;
     // Outside a "type": "module" package tsx compiles TypeScript to CommonJS, and the namespace's
     // default is then the whole exports object; unwrap it so both modes look the same.
     const cjs = namespace.default as { __esModule?: unknown } | undefined;
-    return cjs && typeof cjs === 'object' && cjs.__esModule === true ? { ...(cjs as Record<string, unknown>) } : namespace;
+    return cjs && typeof cjs === 'object' && cjs.__esModule === true
+      ? { ...(cjs as Record<string, unknown>) }
+      : namespace;
   } catch (error) {
-    throw new InputError(`${file}: failed to load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`, { cause: error });
+    throw new InputError(
+      `${file}: failed to load: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
+      { cause: error },
+    );
   }
 }
 
@@ -45,7 +57,8 @@ function installFallbackResolution(): void {
         return nextResolve(specifier, context);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
-        if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !isBareSpecifier(specifier)) throw error;
+        if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !isBareSpecifier(specifier))
+          throw error;
         try {
           return { url: import.meta.resolve(specifier), shortCircuit: true };
         } catch {

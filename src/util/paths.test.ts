@@ -13,6 +13,9 @@ describe('dataDir', () => {
   });
 
   test('returns ~/.local/share/atk/datasets without either, or with a relative XDG_DATA_HOME (the spec says to ignore it)', () => {
-    expect([dataDir({}), dataDir({ XDG_DATA_HOME: 'relative' })]).toStrictEqual([join(homedir(), '.local', 'share', 'atk', 'datasets'), join(homedir(), '.local', 'share', 'atk', 'datasets')]);
+    expect([dataDir({}), dataDir({ XDG_DATA_HOME: 'relative' })]).toStrictEqual([
+      join(homedir(), '.local', 'share', 'atk', 'datasets'),
+      join(homedir(), '.local', 'share', 'atk', 'datasets'),
+    ]);
   });
 });

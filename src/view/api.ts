@@ -27,17 +27,29 @@ export interface MetricColumns {
 }
 
 /** Answers `GET /api/<route>?<params>`. */
-export async function answerApi(route: string, params: URLSearchParams, catalog: RunCatalog, tokens: EpisodeTokenViews): Promise<ApiAnswer> {
+export async function answerApi(
+  route: string,
+  params: URLSearchParams,
+  catalog: RunCatalog,
+  tokens: EpisodeTokenViews,
+): Promise<ApiAnswer> {
   if (route === 'runs') return ok({ runs: catalog.list().map((r): RunRow => r.row()) });
   const run = catalog.get(params.get('run') ?? '');
   if (!run) return notFound(`no run '${params.get('run') ?? ''}'`);
   switch (route) {
     case 'metrics':
-      return ok({ run: run.row(), train: metricColumns(run.metrics.filter((l) => l.kind === 'train' || l.kind === undefined)), evals: run.metrics.filter((l) => l.kind === 'eval') });
+      return ok({
+        run: run.row(),
+        train: metricColumns(run.metrics.filter((l) => l.kind === 'train' || l.kind === undefined)),
+        evals: run.metrics.filter((l) => l.kind === 'eval'),
+      });
     case 'sources':
       return ok({ run: run.row(), sources: run.sources.map(({ id, kind, step }) => ({ id, kind, step })) });
     case 'episodes':
-      return withSource(run, params, async (source) => ({ source: source.id, ...(await episodePage(run, source, params)) }));
+      return withSource(run, params, async (source) => ({
+        source: source.id,
+        ...(await episodePage(run, source, params)),
+      }));
     case 'episode':
       return withEpisode(run, params, async (record, source) => {
         const { trajectory: _tokens, ...rest } = record;
@@ -57,7 +69,8 @@ export async function answerApi(route: string, params: URLSearchParams, catalog:
 /** Columns of every numeric figure of the training lines. */
 export function metricColumns(lines: readonly MetricsLine[]): MetricColumns {
   const keys = new Set<string>();
-  for (const line of lines) for (const [k, v] of Object.entries(line)) if (typeof v === 'number' && k !== 'step') keys.add(k);
+  for (const line of lines)
+    for (const [k, v] of Object.entries(line)) if (typeof v === 'number' && k !== 'step') keys.add(k);
   const series: Record<string, (number | null)[]> = {};
   for (const key of keys) series[key] = lines.map((l) => (typeof l[key] === 'number' ? (l[key] as number) : null));
   return { steps: lines.map((l) => (typeof l.step === 'number' ? l.step : 0)), series };
@@ -71,7 +84,10 @@ async function episodePage(run: RunIndex, source: EpisodeSource, params: URLSear
 }
 
 /** Every recorded episode of one task, training steps first, then evals, for a side-by-side view. */
-async function taskAcrossSteps(run: RunIndex, taskId: string): Promise<{ taskId: string; episodes: (EpisodeSummary & { source: string })[] }> {
+async function taskAcrossSteps(
+  run: RunIndex,
+  taskId: string,
+): Promise<{ taskId: string; episodes: (EpisodeSummary & { source: string })[] }> {
   const episodes: (EpisodeSummary & { source: string })[] = [];
   for (const source of run.sources) {
     const index = await run.episodes(source.id);
@@ -94,13 +110,21 @@ async function toolUse(source: EpisodeSource): Promise<ToolUseStats> {
   return counter.stats();
 }
 
-async function withSource(run: RunIndex, params: URLSearchParams, answer: (source: EpisodeSource) => Promise<unknown>): Promise<ApiAnswer> {
+async function withSource(
+  run: RunIndex,
+  params: URLSearchParams,
+  answer: (source: EpisodeSource) => Promise<unknown>,
+): Promise<ApiAnswer> {
   const source = run.sources.find((s) => s.id === params.get('source'));
   if (!source) return notFound(`run ${run.id} has no episodes '${params.get('source') ?? ''}'`);
   return ok(await answer(source));
 }
 
-async function withEpisode(run: RunIndex, params: URLSearchParams, answer: (record: Awaited<ReturnType<typeof readEpisode>> & object, source: EpisodeSource) => Promise<unknown>): Promise<ApiAnswer> {
+async function withEpisode(
+  run: RunIndex,
+  params: URLSearchParams,
+  answer: (record: Awaited<ReturnType<typeof readEpisode>> & object, source: EpisodeSource) => Promise<unknown>,
+): Promise<ApiAnswer> {
   return withSource(run, params, async (source) => {
     const index = await run.episodes(source.id);
     const record = index ? await readEpisode(index, Number(params.get('index'))) : undefined;

@@ -45,7 +45,15 @@ export interface EpisodeQuery {
   readonly limit?: number;
 }
 
-export const EPISODE_SORT_KEYS = ['index', 'reward', 'turns', 'toolCalls', 'toolErrors', 'generatedTokens', 'taskId'] as const;
+export const EPISODE_SORT_KEYS = [
+  'index',
+  'reward',
+  'turns',
+  'toolCalls',
+  'toolErrors',
+  'generatedTokens',
+  'taskId',
+] as const;
 export type EpisodeSortKey = (typeof EPISODE_SORT_KEYS)[number];
 
 /** One page of a query's result, with the count before paging. */
@@ -88,11 +96,20 @@ export function summarizeEpisode(record: TrajectoryRecord, index: number): Episo
  * Filters, sorts and pages `episodes`. `textMatches` answers the text filter for an index (the caller
  * owns the episodes' text); it is only asked when the query has `text`.
  */
-export function queryEpisodes(episodes: readonly EpisodeSummary[], query: EpisodeQuery, textMatches?: (index: number) => boolean): EpisodePage {
-  const matched = episodes.filter((e) => keep(e, query) && (query.text === undefined || query.text === '' || (textMatches?.(e.index) ?? false)));
+export function queryEpisodes(
+  episodes: readonly EpisodeSummary[],
+  query: EpisodeQuery,
+  textMatches?: (index: number) => boolean,
+): EpisodePage {
+  const matched = episodes.filter(
+    (e) => keep(e, query) && (query.text === undefined || query.text === '' || (textMatches?.(e.index) ?? false)),
+  );
   const key = query.sort ?? 'index';
   const sign = query.descending ? -1 : 1;
-  const sorted = key === 'index' && !query.descending ? matched : [...matched].sort((a, b) => sign * compare(a[key], b[key]) || a.index - b.index);
+  const sorted =
+    key === 'index' && !query.descending
+      ? matched
+      : [...matched].sort((a, b) => sign * compare(a[key], b[key]) || a.index - b.index);
   const offset = Math.max(0, Math.floor(query.offset ?? 0));
   const limit = Math.min(MAX_PAGE, Math.max(1, Math.floor(query.limit ?? DEFAULT_PAGE)));
   return { total: episodes.length, matched: matched.length, offset, episodes: sorted.slice(offset, offset + limit) };
@@ -144,7 +161,11 @@ function lastAssistantText(messages: readonly unknown[]): string {
   for (let i = turns.length - 1; i >= 0; i--) {
     const turn = turns[i]!;
     if (turn.role !== 'assistant') continue;
-    const text = turn.parts.flatMap((p) => (p.kind === 'text' ? [p.text] : p.kind === 'toolCall' ? [`→ ${p.name}(${JSON.stringify(p.input)})`] : [])).join(' ');
+    const text = turn.parts
+      .flatMap((p) =>
+        p.kind === 'text' ? [p.text] : p.kind === 'toolCall' ? [`→ ${p.name}(${JSON.stringify(p.input)})`] : [],
+      )
+      .join(' ');
     if (text.trim()) return text.trim();
   }
   return '';

@@ -13,7 +13,14 @@ import { tokenRows } from '../ui/trajectory/token-view.js';
 /** What `/api/tokens` returns. Tokens are tuples to keep long episodes small on the wire. */
 export interface EpisodeTokens {
   readonly length: number;
-  readonly segments: readonly { readonly source: SegmentSource; readonly start: number; readonly length: number; readonly turn: number; readonly policyVersion: number | null; readonly finishReason: string | null }[];
+  readonly segments: readonly {
+    readonly source: SegmentSource;
+    readonly start: number;
+    readonly length: number;
+    readonly turn: number;
+    readonly policyVersion: number | null;
+    readonly finishReason: string | null;
+  }[];
   /** `[id, text, mask, logprob]` per token; logprob null on environment tokens. */
   readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
   readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
@@ -46,8 +53,17 @@ export class EpisodeTokenViews {
     }
     return {
       length: trajectory.length,
-      segments: trajectory.segments.map((s) => ({ source: s.source, start: s.start, length: s.length, turn: s.turn, policyVersion: s.policyVersion ?? null, finishReason: s.finishReason ?? null })),
-      tokens: rows.map((r) => [r.id, r.text, r.mask, r.logprob === null ? null : Math.round(r.logprob * 1e5) / 1e5] as const),
+      segments: trajectory.segments.map((s) => ({
+        source: s.source,
+        start: s.start,
+        length: s.length,
+        turn: s.turn,
+        policyVersion: s.policyVersion ?? null,
+        finishReason: s.finishReason ?? null,
+      })),
+      tokens: rows.map(
+        (r) => [r.id, r.text, r.mask, r.logprob === null ? null : Math.round(r.logprob * 1e5) / 1e5] as const,
+      ),
       drift,
     };
   }
@@ -70,6 +86,11 @@ async function loadContext(runDir: string): Promise<RunTokenContext> {
   try {
     return { model, tokenizer, tools: await runToolSpecs(model), toolsNote: undefined };
   } catch (error) {
-    return { model, tokenizer, tools: [], toolsNote: `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift` };
+    return {
+      model,
+      tokenizer,
+      tools: [],
+      toolsNote: `tools could not be rebuilt from the recipe (${(error as Error).message}); the prompt's tool list will show as drift`,
+    };
   }
 }

@@ -22,7 +22,9 @@ export class RunCatalog {
     const roots = paths.map((p) => resolve(p));
     for (const [i, root] of roots.entries()) {
       if (!(await stat(root).catch(() => undefined))?.isDirectory()) {
-        throw new InputError(`${paths[i]}: no such directory`, { hint: 'pass a runs directory (the recipe\'s output.runs_dir, default runs) or run directories' });
+        throw new InputError(`${paths[i]}: no such directory`, {
+          hint: "pass a runs directory (the recipe's output.runs_dir, default runs) or run directories",
+        });
       }
     }
     const catalog = new RunCatalog(roots);
@@ -32,7 +34,9 @@ export class RunCatalog {
 
   /** Every run, newest start first. */
   list(): RunIndex[] {
-    return [...this.runs.values()].sort((a, b) => b.manifest.started_at.localeCompare(a.manifest.started_at) || a.id.localeCompare(b.id));
+    return [...this.runs.values()].sort(
+      (a, b) => b.manifest.started_at.localeCompare(a.manifest.started_at) || a.id.localeCompare(b.id),
+    );
   }
 
   get(id: string): RunIndex | undefined {
@@ -76,7 +80,9 @@ export class RunCatalog {
       if (depth === 0) return;
       const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
       // `latest` is a pointer to a version already listed.
-      for (const entry of entries) if (entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'latest') await visit(join(dir, entry.name), depth - 1);
+      for (const entry of entries)
+        if (entry.isDirectory() && !entry.name.startsWith('.') && entry.name !== 'latest')
+          await visit(join(dir, entry.name), depth - 1);
     };
     for (const root of this.roots) await visit(root, 2);
     return [...new Set(found)];

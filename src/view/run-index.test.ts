@@ -9,7 +9,13 @@ let root: string;
 let run: RunDir;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'atk-run-index-'));
-  run = await createRunDir({ runsDir: root, name: 'live', recipeText: 'name: live\n', resolvedYaml: 'train:\n  steps: 10\n', seed: 0 });
+  run = await createRunDir({
+    runsDir: root,
+    name: 'live',
+    recipeText: 'name: live\n',
+    resolvedYaml: 'train:\n  steps: 10\n',
+    seed: 0,
+  });
 });
 afterAll(() => rm(root, { recursive: true, force: true }));
 
@@ -17,7 +23,12 @@ describe('RunIndex', () => {
   test('returns metrics as they are appended, a torn last line only once it is whole', async () => {
     const index = new RunIndex('live/v001', run.dir);
     expect(await index.refresh()).toBe(true);
-    expect([index.row().status, index.row().stepsDone, index.row().stepsTotal, index.metrics]).toStrictEqual(['running', 0, 10, []]);
+    expect([index.row().status, index.row().stepsDone, index.row().stepsTotal, index.metrics]).toStrictEqual([
+      'running',
+      0,
+      10,
+      [],
+    ]);
     expect(await index.refresh()).toBe(false);
     await run.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.25 });
     await appendFile(run.paths.metrics, '{"kind":"train","step":2,"rew');

@@ -60,7 +60,11 @@ export class RunIndex {
    * @throws Error when manifest.json cannot be read at all (not a run directory).
    */
   async refresh(): Promise<boolean> {
-    const [manifestChanged, metricsChanged, sourcesChanged] = await Promise.all([this.refreshManifest(), this.refreshMetrics(), this.refreshSources()]);
+    const [manifestChanged, metricsChanged, sourcesChanged] = await Promise.all([
+      this.refreshManifest(),
+      this.refreshMetrics(),
+      this.refreshSources(),
+    ]);
     return manifestChanged || metricsChanged || sourcesChanged;
   }
 
@@ -86,7 +90,12 @@ export class RunIndex {
     const rewards = train.flatMap((l) => (typeof l.reward_mean === 'number' ? [l.reward_mean] : []));
     const end = m.finished_at ?? (m.status === 'running' ? new Date().toISOString() : m.updated_at);
     const evalFigure = (l: MetricsLine | undefined): RunRow['evalBefore'] =>
-      l ? { label: String(l.label ?? `step-${l.step ?? '?'}`), accuracy: typeof l.accuracy === 'number' ? l.accuracy : null } : null;
+      l
+        ? {
+            label: String(l.label ?? `step-${l.step ?? '?'}`),
+            accuracy: typeof l.accuracy === 'number' ? l.accuracy : null,
+          }
+        : null;
     return {
       id: this.id,
       name: m.name,
@@ -102,7 +111,10 @@ export class RunIndex {
       bestReward: rewards.length ? Math.max(...rewards) : null,
       evalBefore: evalFigure(evals[0]),
       evalAfter: evalFigure(evals[evals.length - 1]),
-      dataset: typeof (m.dataset as { name?: unknown } | undefined)?.name === 'string' ? (m.dataset as { name: string }).name : null,
+      dataset:
+        typeof (m.dataset as { name?: unknown } | undefined)?.name === 'string'
+          ? (m.dataset as { name: string }).name
+          : null,
       engine: typeof m.engine === 'string' ? m.engine : null,
     };
   }
@@ -127,7 +139,8 @@ export class RunIndex {
     this.manifestData = JSON.parse(await readFile(file, 'utf8')) as Manifest;
     this.manifestStamp = stamp;
     const resolved = await readFile(join(this.dir, 'resolved.yaml'), 'utf8').catch(() => undefined);
-    const steps: unknown = resolved === undefined ? undefined : (parse(resolved) as { train?: { steps?: unknown } } | null)?.train?.steps;
+    const steps: unknown =
+      resolved === undefined ? undefined : (parse(resolved) as { train?: { steps?: unknown } } | null)?.train?.steps;
     this.stepsTotal = typeof steps === 'number' ? steps : null;
     return true;
   }
@@ -158,7 +171,8 @@ export class RunIndex {
       if (line === '') continue;
       try {
         const value: unknown = JSON.parse(line);
-        if (value !== null && typeof value === 'object' && !Array.isArray(value)) this.metricLines.push(value as MetricsLine);
+        if (value !== null && typeof value === 'object' && !Array.isArray(value))
+          this.metricLines.push(value as MetricsLine);
       } catch {
         // A line torn by a crash and then appended to; the lines after it are still good.
       }
@@ -169,7 +183,16 @@ export class RunIndex {
   private async refreshSources(): Promise<boolean> {
     const steps = (await readdir(join(this.dir, 'trajectories')).catch(() => [] as string[])).flatMap((name) => {
       const match = STEP_FILE.exec(name);
-      return match ? [{ id: name.slice(0, -'.jsonl'.length), kind: 'train' as const, step: Number(match[1]), file: join(this.dir, 'trajectories', name) }] : [];
+      return match
+        ? [
+            {
+              id: name.slice(0, -'.jsonl'.length),
+              kind: 'train' as const,
+              step: Number(match[1]),
+              file: join(this.dir, 'trajectories', name),
+            },
+          ]
+        : [];
     });
     const labels = await readdir(join(this.dir, 'eval'), { withFileTypes: true }).catch(() => []);
     const evals: EpisodeSource[] = [];
@@ -180,7 +203,10 @@ export class RunIndex {
       const step = /(\d+)$/.exec(entry.name);
       evals.push({ id: `eval/${entry.name}`, kind: 'eval', step: step ? Number(step[1]) : 0, file });
     }
-    const next = [...steps.sort((a, b) => a.step - b.step), ...evals.sort((a, b) => a.step - b.step || a.id.localeCompare(b.id))];
+    const next = [
+      ...steps.sort((a, b) => a.step - b.step),
+      ...evals.sort((a, b) => a.step - b.step || a.id.localeCompare(b.id)),
+    ];
     const changed = next.length !== this.sourceList.length || next.some((s, i) => s.id !== this.sourceList[i]!.id);
     this.sourceList = next;
     return changed;

@@ -47,22 +47,29 @@ const TOKEN_COOKIE = 'atk_view_token';
 export async function startViewServer(options: ViewServerOptions): Promise<ViewServer> {
   const host = options.host ?? '127.0.0.1';
   if (!LOOPBACK.has(host) && !options.token) {
-    throw new InputError(`refusing to serve runs on ${host} without a token`, { hint: 'add --token <secret> (anyone who can reach the port could read the runs), or leave --host out to stay on 127.0.0.1' });
+    throw new InputError(`refusing to serve runs on ${host} without a token`, {
+      hint: 'add --token <secret> (anyone who can reach the port could read the runs), or leave --host out to stay on 127.0.0.1',
+    });
   }
   const catalog = await RunCatalog.open(options.paths);
   const tokens = new EpisodeTokenViews();
   const streams = new Set<ServerResponse>();
   const assets = await assetFiles();
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => send(req, res, 500, 'application/json', JSON.stringify({ error: (error as Error).message })));
+    handle(req, res).catch((error: unknown) =>
+      send(req, res, 500, 'application/json', JSON.stringify({ error: (error as Error).message })),
+    );
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://viewer');
     // A page on another site that resolves its own name to 127.0.0.1 (DNS rebinding) must not read the runs.
-    if (!options.token && !LOOPBACK.has(hostOf(req.headers.host))) return send(req, res, 403, 'text/plain', 'atk view answers only to a loopback Host\n');
-    if (!authorized(req, url, options.token)) return send(req, res, 403, 'text/plain', 'atk view: this page needs the token printed when the viewer started\n');
-    if (options.token && url.searchParams.get('token') === options.token) res.setHeader('set-cookie', `${TOKEN_COOKIE}=${options.token}; HttpOnly; SameSite=Strict; Path=/`);
+    if (!options.token && !LOOPBACK.has(hostOf(req.headers.host)))
+      return send(req, res, 403, 'text/plain', 'atk view answers only to a loopback Host\n');
+    if (!authorized(req, url, options.token))
+      return send(req, res, 403, 'text/plain', 'atk view: this page needs the token printed when the viewer started\n');
+    if (options.token && url.searchParams.get('token') === options.token)
+      res.setHeader('set-cookie', `${TOKEN_COOKIE}=${options.token}; HttpOnly; SameSite=Strict; Path=/`);
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(req, res, 405, 'text/plain', 'GET only\n');
     if (url.pathname === '/api/events') return openStream(res);
     if (url.pathname.startsWith('/api/')) {
@@ -100,7 +107,13 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new InputError(`port ${options.port} is in use`, { hint: 'pick another --port, or leave it out for a free one' }) : error),
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new InputError(`port ${options.port} is in use`, {
+              hint: 'pick another --port, or leave it out for a free one',
+            })
+          : error,
+      ),
     );
     server.listen(options.port ?? 0, host, () => resolve());
   });
@@ -145,7 +158,9 @@ function authorized(req: IncomingMessage, url: URL, token: string | undefined): 
   if (!token) return true;
   const cookie = /(?:^|;\s*)atk_view_token=([^;]+)/.exec(req.headers.cookie ?? '')?.[1];
   const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-  return [url.searchParams.get('token'), cookie, bearer].some((given) => given !== null && given !== undefined && sameSecret(given, token));
+  return [url.searchParams.get('token'), cookie, bearer].some(
+    (given) => given !== null && given !== undefined && sameSecret(given, token),
+  );
 }
 
 /** The name in a Host header, without the port (and without brackets for IPv6). */
@@ -165,6 +180,11 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, type: s
   const raw = typeof body === 'string' ? Buffer.from(body) : body;
   const gzip = raw.length > 1024 && /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
   const payload = gzip ? gzipSync(raw) : raw;
-  res.writeHead(status, { 'content-type': type, 'content-length': payload.length, 'cache-control': 'no-cache', ...(gzip ? { 'content-encoding': 'gzip' } : {}) });
+  res.writeHead(status, {
+    'content-type': type,
+    'content-length': payload.length,
+    'cache-control': 'no-cache',
+    ...(gzip ? { 'content-encoding': 'gzip' } : {}),
+  });
   res.end(payload);
 }

@@ -34,7 +34,9 @@ const judge = createServer((req, res) => {
     const reference = /Reference answer:\s*(\S+)/.exec(user)?.[1];
     const graded = user.slice(user.indexOf('Answer to grade:'));
     const score = reference !== undefined && graded.includes(reference) ? 10 : 0;
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: `SCORE: ${score}` } }] }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: `SCORE: ${score}` } }] }));
   });
 });
 let judgeUrl = '';
@@ -46,14 +48,20 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => judge.listen(0, '127.0.0.1', resolve));
   judgeUrl = `http://127.0.0.1:${(judge.address() as AddressInfo).port}/v1`;
   mcpHttp = await startMcpHttpServer((mcp) => {
-    mcp.registerTool('calculator', { description: 'Evaluate an arithmetic expression.', inputSchema: { expression: z.string() } }, async ({ expression }) => {
-      if (++calculations.calls % 2 === 0) {
-        calculations.errors++;
-        throw new Error('calculator is busy');
-      }
-      const value = /^[\d\s+\-*/().]+$/.test(expression) ? (Function(`"use strict"; return (${expression});`)() as number) : NaN;
-      return { content: [{ type: 'text', text: String(value) }] };
-    });
+    mcp.registerTool(
+      'calculator',
+      { description: 'Evaluate an arithmetic expression.', inputSchema: { expression: z.string() } },
+      async ({ expression }) => {
+        if (++calculations.calls % 2 === 0) {
+          calculations.errors++;
+          throw new Error('calculator is busy');
+        }
+        const value = /^[\d\s+\-*/().]+$/.test(expression)
+          ? (Function(`"use strict"; return (${expression});`)() as number)
+          : NaN;
+        return { content: [{ type: 'text', text: String(value) }] };
+      },
+    );
   });
 });
 afterAll(async () => {
@@ -66,7 +74,8 @@ type ToolStats = { toolCallsByTool: Record<string, number>; toolErrorsByTool: Re
 /** Mean per episode of each tool's count in `key`. */
 function perToolMeans(stats: readonly ToolStats[], key: keyof ToolStats): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const s of stats) for (const [name, n] of Object.entries(s[key])) out[name] = (out[name] ?? 0) + n / stats.length;
+  for (const s of stats)
+    for (const [name, n] of Object.entries(s[key])) out[name] = (out[name] ?? 0) + n / stats.length;
   return out;
 }
 
@@ -83,9 +92,18 @@ describe('custom components with the embedded engine', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-e2e-components-'));
     copyFileSync(join(EXAMPLE, 'tools.ts'), join(dir, 'tools.ts'));
     copyFileSync(join(EXAMPLE, 'grade.ts'), join(dir, 'grade.ts'));
-    writeFileSync(join(dir, 'tasks.csv'), 'question,answer,level\nWhat is 12 * 7?,84,easy\nWhat is 315 + 486?,801,easy\nWhat is 903 - 458?,445,medium\nWhat is 64 * 23?,1472,medium\n');
-    writeFileSync(join(dir, 'system.md'), 'You solve {{level}} arithmetic problems. Use the calculator, then give the number.\n');
-    writeFileSync(join(dir, 'length.mjs'), "let s = '';\nprocess.stdin.on('data', (c) => (s += c));\nprocess.stdin.on('end', () => {\n  const episode = JSON.parse(s);\n  console.log(JSON.stringify({ short: episode.final_text.length < 200 ? 1 : 0, calls: episode.tool_calls.length }));\n});\n");
+    writeFileSync(
+      join(dir, 'tasks.csv'),
+      'question,answer,level\nWhat is 12 * 7?,84,easy\nWhat is 315 + 486?,801,easy\nWhat is 903 - 458?,445,medium\nWhat is 64 * 23?,1472,medium\n',
+    );
+    writeFileSync(
+      join(dir, 'system.md'),
+      'You solve {{level}} arithmetic problems. Use the calculator, then give the number.\n',
+    );
+    writeFileSync(
+      join(dir, 'length.mjs'),
+      "let s = '';\nprocess.stdin.on('data', (c) => (s += c));\nprocess.stdin.on('end', () => {\n  const episode = JSON.parse(s);\n  console.log(JSON.stringify({ short: episode.final_text.length < 200 ? 1 : 0, calls: episode.tool_calls.length }));\n});\n",
+    );
     const marker = `atk-e2e-${process.pid}-${Date.now()}`;
     writeFileSync(
       join(dir, 'kinds.yaml'),
@@ -124,11 +142,14 @@ describe('custom components with the embedded engine', () => {
     // The prompt the model saw offers both MCP servers' tools beside the module's tool.
     const tokenizer = await loadModelTokenizer(join(projectRoot(), 'models', 'tiny-arith'));
     const prompt = tokenizer.decode(TokenTrajectory.fromJSON(episodes[0]!.trajectory as TrajectoryJSON).ids);
-    for (const tool of ['calculator(expression)', 'add(a, b)', 'shout(text)', 'web_calculator(expression)']) expect(prompt).toContain(tool);
+    for (const tool of ['calculator(expression)', 'add(a, b)', 'shout(text)', 'web_calculator(expression)'])
+      expect(prompt).toContain(tool);
     // Each tool's calls and error results per episode, as the episodes recorded them.
     const stats = episodes.map((e) => e.stats as ToolStats);
-    for (const [name, n] of Object.entries(perToolMeans(stats, 'toolCallsByTool'))) expect(train[0]![`tool_calls/${name}`]).toBeCloseTo(n, 9);
-    for (const [name, n] of Object.entries(perToolMeans(stats, 'toolErrorsByTool'))) expect(train[0]![`tool_errors/${name}`]).toBeCloseTo(n, 9);
+    for (const [name, n] of Object.entries(perToolMeans(stats, 'toolCallsByTool')))
+      expect(train[0]![`tool_calls/${name}`]).toBeCloseTo(n, 9);
+    for (const [name, n] of Object.entries(perToolMeans(stats, 'toolErrorsByTool')))
+      expect(train[0]![`tool_errors/${name}`]).toBeCloseTo(n, 9);
 
     for (const episode of episodes) {
       expect(episode.failed).toBe(false);
@@ -149,7 +170,16 @@ describe('custom components with the embedded engine', () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-e2e-http-'));
     Object.assign(calculations, { calls: 0, errors: 0 });
     const recipe = join(dir, 'http.yaml');
-    writeFileSync(recipe, [`extends: ${JSON.stringify(join(EXAMPLE, 'custom.yaml'))}`, 'name: custom-http', `tools: [{mcp: {url: "${mcpHttp.url}"}}]`, 'train: {steps: 1, eval_before: false, eval_after: false}', ''].join('\n'));
+    writeFileSync(
+      recipe,
+      [
+        `extends: ${JSON.stringify(join(EXAMPLE, 'custom.yaml'))}`,
+        'name: custom-http',
+        `tools: [{mcp: {url: "${mcpHttp.url}"}}]`,
+        'train: {steps: 1, eval_before: false, eval_after: false}',
+        '',
+      ].join('\n'),
+    );
     const runsDir = tempRunsDir();
     const result = await atkRun([recipe], runsDir, 90_000);
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
@@ -164,6 +194,9 @@ describe('custom components with the embedded engine', () => {
     expect(calculations.errors).toBeGreaterThan(0);
     expect(calls - calculations.calls).toBe(errors - calculations.errors);
     expect(errors).toBeGreaterThanOrEqual(calculations.errors);
-    expect([train!['tool_calls/calculator'], train!['tool_errors/calculator']]).toStrictEqual([calls / episodes.length, errors / episodes.length]);
+    expect([train!['tool_calls/calculator'], train!['tool_errors/calculator']]).toStrictEqual([
+      calls / episodes.length,
+      errors / episodes.length,
+    ]);
   }, 120_000);
 });

@@ -12,14 +12,21 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { atkRun, BIN, onlyRun, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
-const atk = (args: readonly string[], cwd: string) => execa('node', [BIN, ...args], { reject: false, cwd, env: { CI: 'true' } });
+const atk = (args: readonly string[], cwd: string) =>
+  execa('node', [BIN, ...args], { reject: false, cwd, env: { CI: 'true' } });
 
 describe('atk init --example custom', () => {
   it('returns a starter that validates, runs, resumes and evaluates with its own tool and reward', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'atk-e2e-custom-'));
     const init = await atk(['init', '--example', 'custom', 'mine'], cwd);
     expect(init.exitCode).toBe(0);
-    expect(readdirSync(join(cwd, 'mine')).sort()).toStrictEqual(['custom.yaml', 'grade.ts', 'recipe.schema.json', 'tasks.jsonl', 'tools.ts']);
+    expect(readdirSync(join(cwd, 'mine')).sort()).toStrictEqual([
+      'custom.yaml',
+      'grade.ts',
+      'recipe.schema.json',
+      'tasks.jsonl',
+      'tools.ts',
+    ]);
     expect((await atk(['validate', 'mine/custom.yaml'], cwd)).exitCode).toBe(0);
     const recipe = join(cwd, 'top.yaml');
     writeFileSync(recipe, 'extends: mine/custom.yaml\n');
@@ -31,7 +38,14 @@ describe('atk init --example custom', () => {
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const dir = onlyRun(runsDir, 'custom');
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
-    for (const file of ['recipe.yaml', 'resolved.yaml', 'summary.json', 'logs/trainer.log', 'checkpoints/step-00001/model.safetensors', 'eval/step-00000/summary.json']) {
+    for (const file of [
+      'recipe.yaml',
+      'resolved.yaml',
+      'summary.json',
+      'logs/trainer.log',
+      'checkpoints/step-00001/model.safetensors',
+      'eval/step-00000/summary.json',
+    ]) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     expect(readFileSync(join(dir, 'resolved.yaml'), 'utf8')).toContain(`module: ${join(cwd, 'mine', 'tools.ts')}\n`);
@@ -41,15 +55,32 @@ describe('atk init --example custom', () => {
     expect(Object.keys(train[0]!)).toEqual(expect.arrayContaining(['reward/correct', 'reward/used_calculator']));
     const episodes = readJsonl(join(dir, 'trajectories', 'step-00001.jsonl'));
     expect(episodes).toHaveLength(16);
-    for (const episode of episodes) expect(Object.keys(episode.reward_parts as object).sort()).toStrictEqual(['correct', 'used_calculator']);
+    for (const episode of episodes)
+      expect(Object.keys(episode.reward_parts as object).sort()).toStrictEqual(['correct', 'used_calculator']);
     expect(episodes.some((e) => (e.stats as { toolCalls: number }).toolCalls > 0)).toBe(true);
 
     // Resumed and evaluated from the run directory, the modules still resolve beside the starter.
-    const resumed = await execa('node', [BIN, 'run', '--resume', dir, 'train.steps=2'], { reject: false, env: { CI: 'true' }, timeout: 60_000 });
+    const resumed = await execa('node', [BIN, 'run', '--resume', dir, 'train.steps=2'], {
+      reject: false,
+      env: { CI: 'true' },
+      timeout: 60_000,
+    });
     expect([resumed.exitCode, resumed.stderr]).toStrictEqual([0, '']);
-    expect(readJsonl(join(dir, 'metrics.jsonl')).filter((l) => l.kind === 'train').map((l) => l.step)).toStrictEqual([1, 2]);
-    const summary = readJson(join(dir, 'summary.json')) as { status: string; last_step: { step: number }; evals: Record<string, unknown> };
-    expect([summary.status, summary.last_step.step, Object.keys(summary.evals)]).toStrictEqual(['finished', 2, ['step-00000']]);
+    expect(
+      readJsonl(join(dir, 'metrics.jsonl'))
+        .filter((l) => l.kind === 'train')
+        .map((l) => l.step),
+    ).toStrictEqual([1, 2]);
+    const summary = readJson(join(dir, 'summary.json')) as {
+      status: string;
+      last_step: { step: number };
+      evals: Record<string, unknown>;
+    };
+    expect([summary.status, summary.last_step.step, Object.keys(summary.evals)]).toStrictEqual([
+      'finished',
+      2,
+      ['step-00000'],
+    ]);
 
     const evaluated = await atk(['eval', dir, '--checkpoint', 'latest'], cwd);
     expect([evaluated.exitCode, evaluated.stderr]).toStrictEqual([0, '']);

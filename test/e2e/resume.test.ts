@@ -16,7 +16,13 @@ import '../../src/builtins.js';
 import { BIN, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
 const STEPS = 6;
-const OVERRIDES = [`train.steps=${STEPS}`, 'train.save_every=1', 'train.tasks_per_step=2', 'algorithm.group_size=4', 'dataset.eval_limit=4'];
+const OVERRIDES = [
+  `train.steps=${STEPS}`,
+  'train.save_every=1',
+  'train.tasks_per_step=2',
+  'algorithm.group_size=4',
+  'dataset.eval_limit=4',
+];
 
 /** Start `atk run`, SIGKILL it after `killAfterMs` (if still running); resolves when it is gone. */
 async function runAndKill(args: readonly string[], killAfterMs: number): Promise<boolean> {
@@ -33,9 +39,17 @@ describe('atk run --resume', () => {
     // Deterministic "random" kill times, spread over trainer start-up, rollouts, training and checkpoints.
     const killTimes = [4_000, 6_500, 5_200, 7_300];
     await runAndKill(['recipes/smoke/quickstart.yaml', ...OVERRIDES, `output.runs_dir=${runsDir}`], killTimes[0]!);
-    const dir = join(runsDir, 'smoke-quickstart', readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!);
+    const dir = join(
+      runsDir,
+      'smoke-quickstart',
+      readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!,
+    );
     for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
-    const final = await execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+    const final = await execa('node', [BIN, 'run', '--resume', dir], {
+      reject: false,
+      cwd: projectRoot(),
+      env: { CI: 'true' },
+    });
     expect(final.stderr).toBe('');
     expect(final.exitCode).toBe(0);
 
@@ -56,7 +70,11 @@ describe('atk run --resume', () => {
     }
 
     // Resuming a finished run repeats nothing: its evals (before and after training) are already recorded.
-    const again = await execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+    const again = await execa('node', [BIN, 'run', '--resume', dir], {
+      reject: false,
+      cwd: projectRoot(),
+      env: { CI: 'true' },
+    });
     expect(again.exitCode).toBe(0);
     expect(readJsonl(join(dir, 'metrics.jsonl'))).toStrictEqual(metrics);
   }, 600_000);
@@ -65,10 +83,21 @@ describe('atk run --resume', () => {
     const runsDir = tempRunsDir();
     // The first kill after the run directory exists (node start-up on a loaded machine takes seconds), the others in rollouts and training.
     const killTimes = [15_000, 9_000, 11_000];
-    await runAndKill(['recipes/smoke/quickstart.yaml', ...OVERRIDES, 'rollout.max_staleness=1', `output.runs_dir=${runsDir}`], killTimes[0]!);
-    const dir = join(runsDir, 'smoke-quickstart', readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!);
+    await runAndKill(
+      ['recipes/smoke/quickstart.yaml', ...OVERRIDES, 'rollout.max_staleness=1', `output.runs_dir=${runsDir}`],
+      killTimes[0]!,
+    );
+    const dir = join(
+      runsDir,
+      'smoke-quickstart',
+      readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!,
+    );
     for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
-    const final = await execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+    const final = await execa('node', [BIN, 'run', '--resume', dir], {
+      reject: false,
+      cwd: projectRoot(),
+      env: { CI: 'true' },
+    });
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
@@ -81,13 +110,24 @@ describe('atk run --resume', () => {
 
     // Whatever was killed and collected again, each step trained on the tasks the data order gives it.
     const { recipe } = await loadRecipe(join(dir, 'resolved.yaml'));
-    const tasks = await (await datasets.get(recipe.dataset.name)).load(recipe.dataset.split, datasetContext(recipe, dir));
+    const tasks = await (await datasets.get(recipe.dataset.name)).load(
+      recipe.dataset.split,
+      datasetContext(recipe, dir),
+    );
     for (const step of [1, 2, 3, 4, 5, 6]) {
       const records = readJsonl(join(dir, 'trajectories', `step-${String(step).padStart(5, '0')}.jsonl`));
-      expect(records.map((r) => `${r.group}/${r.sample}`).sort()).toStrictEqual(['0/0', '0/1', '0/2', '0/3', '1/0', '1/1', '1/2', '1/3']);
+      expect(records.map((r) => `${r.group}/${r.sample}`).sort()).toStrictEqual([
+        '0/0',
+        '0/1',
+        '0/2',
+        '0/3',
+        '1/0',
+        '1/1',
+        '1/2',
+        '1/3',
+      ]);
       const byGroup = [0, 1].map((g) => [...new Set(records.filter((r) => r.group === g).map((r) => r.task_id))]);
       expect(byGroup).toStrictEqual(tasksForStep(tasks, recipe.seed, step - 1, 2).map((t) => [t.id]));
     }
   }, 600_000);
 });
-

@@ -14,7 +14,12 @@ export function tempRunsDir(): string {
 
 /** `atk run <recipe>` writing under `runsDir`; resolves with the exit code and output. */
 export async function atkRun(args: readonly string[], runsDir: string, timeoutMs = 240_000) {
-  return execa('node', [BIN, 'run', ...args, `output.runs_dir=${runsDir}`], { reject: false, cwd: projectRoot(), timeout: timeoutMs, env: { CI: 'true' } });
+  return execa('node', [BIN, 'run', ...args, `output.runs_dir=${runsDir}`], {
+    reject: false,
+    cwd: projectRoot(),
+    timeout: timeoutMs,
+    env: { CI: 'true' },
+  });
 }
 
 /** The single run directory under `runsDir/<name>/`. */
@@ -44,7 +49,8 @@ export function python(): string {
 
 /** Load a checkpoint directory with the trainer's own loader; returns its parameter count. */
 export async function loadCheckpoint(dir: string): Promise<number> {
-  const code = 'import sys; from atk_trainer.modeling import load_policy; p = load_policy(sys.argv[1], backend="builtin"); print(sum(t.numel() for t in p.module.parameters()))';
+  const code =
+    'import sys; from atk_trainer.modeling import load_policy; p = load_policy(sys.argv[1], backend="builtin"); print(sum(t.numel() for t in p.module.parameters()))';
   const { stdout } = await execa(python(), ['-c', code, dir], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
   return Number(stdout.trim());
 }

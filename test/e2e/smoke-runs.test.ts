@@ -13,14 +13,24 @@ import { projectRoot } from '../../src/util/paths.js';
 import { execa } from 'execa';
 import { atkRun, BIN, loadCheckpoint, onlyRun, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
-type StepRecord = Record<string, unknown> & { reward: number; reward_parts: Record<string, number>; reward_info?: Record<string, unknown>; finish_reason: string; messages: { role: string; content: Record<string, unknown>[] }[] };
+type StepRecord = Record<string, unknown> & {
+  reward: number;
+  reward_parts: Record<string, number>;
+  reward_info?: Record<string, unknown>;
+  finish_reason: string;
+  messages: { role: string; content: Record<string, unknown>[] }[];
+};
 
 /** Each segment of a recorded trajectory: source, its tokens' mask values and its decoded text (the smokes' model is tiny-arith). */
 async function decodedSegments(record: StepRecord): Promise<{ source: string; masks: number[]; text: string }[]> {
   const tokenizer = await loadModelTokenizer(join(projectRoot(), 'models', 'tiny-arith'));
   const trajectory = TokenTrajectory.fromJSON(record.trajectory);
   const mask = trajectory.mask();
-  return trajectory.segments.map((s) => ({ source: s.source, masks: [...new Set(mask.slice(s.start, s.start + s.length))], text: tokenizer.decode(trajectory.ids.slice(s.start, s.start + s.length)) }));
+  return trajectory.segments.map((s) => ({
+    source: s.source,
+    masks: [...new Set(mask.slice(s.start, s.start + s.length))],
+    text: tokenizer.decode(trajectory.ids.slice(s.start, s.start + s.length)),
+  }));
 }
 
 /**
@@ -32,10 +42,18 @@ async function decodedSegments(record: StepRecord): Promise<{ source: string; ma
 async function deepcoderChecks(records: StepRecord[]): Promise<void> {
   // tiny-arith's chat template lists tools as one system line of signatures.
   const prompt = (await decodedSegments(records[0]!))[0]!;
-  expect([prompt.source, prompt.masks, prompt.text.includes('Tools: run_python(code, stdin, tests)')]).toStrictEqual(['prompt', [0], true]);
+  expect([prompt.source, prompt.masks, prompt.text.includes('Tools: run_python(code, stdin, tests)')]).toStrictEqual([
+    'prompt',
+    [0],
+    true,
+  ]);
   const failureKinds = ['wrong_answer', 'runtime_error', 'timeout', 'memory', 'output_limit', 'killed', 'not_run'];
   for (const record of records) {
-    const calls = record.messages.flatMap((m) => m.content.flatMap((b) => ((b.toolUse as { name?: string } | undefined)?.name === 'run_python' ? [b.toolUse] : [])));
+    const calls = record.messages.flatMap((m) =>
+      m.content.flatMap((b) =>
+        (b.toolUse as { name?: string } | undefined)?.name === 'run_python' ? [b.toolUse] : [],
+      ),
+    );
     const results = record.messages.flatMap((m) => m.content.filter((b) => b.toolResult !== undefined));
     expect(results.length).toBeGreaterThanOrEqual(calls.length);
     const { passed, total } = record.reward_parts;
@@ -44,7 +62,8 @@ async function deepcoderChecks(records: StepRecord[]): Promise<void> {
     if (passed === total) continue;
     const info = record.reward_info as { reason?: string; failures: { kind: string }[] };
     // Unsolved: either no code to run (the reason) or the failed tests with their kinds.
-    if (info.reason === undefined) expect(info.failures.length > 0 && info.failures.every((f) => failureKinds.includes(f.kind))).toBe(true);
+    if (info.reason === undefined)
+      expect(info.failures.length > 0 && info.failures.every((f) => failureKinds.includes(f.kind))).toBe(true);
     else expect([info.reason, info.failures]).toStrictEqual(['no fenced python code block in the final answer', []]);
   }
 }
@@ -63,7 +82,9 @@ async function tau2Checks(records: StepRecord[]): Promise<void> {
     ]);
     const segments = await decodedSegments(record);
     expect([segments[0]!.source, segments[0]!.masks]).toStrictEqual(['prompt', [0]]);
-    expect(segments[0]!.text).toContain(`${AGENT_GREETING}<|im_end|>\n<|im_start|>user\nHi, I want to cancel my pending order #W2378156`);
+    expect(segments[0]!.text).toContain(
+      `${AGENT_GREETING}<|im_end|>\n<|im_start|>user\nHi, I want to cancel my pending order #W2378156`,
+    );
     for (const segment of segments.filter((s) => s.source === 'user')) expect(segment.masks).toStrictEqual([0]);
     expect(record.reward_info?.basis).toStrictEqual(['DB', 'COMMUNICATE']);
     const note = record.reward_info?.note;
@@ -76,7 +97,12 @@ async function tau2Checks(records: StepRecord[]): Promise<void> {
   }
 }
 
-const SMOKES: readonly { recipe: string; name: string; steps: number; check?: (records: StepRecord[]) => Promise<void> }[] = [
+const SMOKES: readonly {
+  recipe: string;
+  name: string;
+  steps: number;
+  check?: (records: StepRecord[]) => Promise<void>;
+}[] = [
   { recipe: 'recipes/smoke/quickstart.yaml', name: 'smoke-quickstart', steps: 2 },
   { recipe: 'recipes/smoke/gsm8k.yaml', name: 'smoke-gsm8k', steps: 1 },
   { recipe: 'recipes/smoke/deepcoder.yaml', name: 'smoke-deepcoder', steps: 1, check: deepcoderChecks },
@@ -93,7 +119,8 @@ describe('smoke recipes', () => {
       const dir = onlyRun(runsDir, smoke.name);
 
       expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
-      for (const file of ['recipe.yaml', 'resolved.yaml', 'summary.json', 'logs/trainer.log']) expect(existsSync(join(dir, file))).toBe(true);
+      for (const file of ['recipe.yaml', 'resolved.yaml', 'summary.json', 'logs/trainer.log'])
+        expect(existsSync(join(dir, file))).toBe(true);
 
       const train = readJsonl(join(dir, 'metrics.jsonl')).filter((l) => l.kind === 'train');
       expect(train.map((l) => l.step)).toStrictEqual(Array.from({ length: smoke.steps }, (_, i) => i + 1));
@@ -117,13 +144,17 @@ describe('smoke recipes', () => {
 
       const checkpoints = readdirSync(join(dir, 'checkpoints'));
       expect(checkpoints).toContain(`step-${String(smoke.steps).padStart(5, '0')}`);
-      expect(await loadCheckpoint(join(dir, 'checkpoints', `step-${String(smoke.steps).padStart(5, '0')}`))).toBeGreaterThan(100_000);
+      expect(
+        await loadCheckpoint(join(dir, 'checkpoints', `step-${String(smoke.steps).padStart(5, '0')}`)),
+      ).toBeGreaterThan(100_000);
 
       // The newest checkpoint exports as a loadable Hugging Face directory with the run's tokenizer.
       const out = join(runsDir, 'exported');
       const exported = await execa('node', [BIN, 'export', dir, out], { reject: false });
       expect(exported.exitCode).toBe(0);
-      expect(readdirSync(out).sort()).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']));
+      expect(readdirSync(out).sort()).toEqual(
+        expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']),
+      );
       expect(await loadCheckpoint(out)).toBeGreaterThan(100_000);
     });
   }

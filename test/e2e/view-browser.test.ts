@@ -53,14 +53,29 @@ beforeAll(async () => {
     headless: true,
     userDataDir: join(root, 'chromium-profile'),
     protocolTimeout: 180_000,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
   page = await browser.newPage();
   await page.setViewport({ width: 1400, height: 900 });
   page.setDefaultTimeout(180_000);
   page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
   page.on('pageerror', (e) => void consoleErrors.push(String(e)));
-  page.on('requestfailed', (r) => void (r.url().startsWith(url) && !r.url().includes('/api/events') && consoleErrors.push(`request failed: ${r.url()}`)));
+  page.on(
+    'requestfailed',
+    (r) =>
+      void (
+        r.url().startsWith(url) &&
+        !r.url().includes('/api/events') &&
+        consoleErrors.push(`request failed: ${r.url()}`)
+      ),
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -86,7 +101,12 @@ async function rendered(view: string, before: number): Promise<void> {
   const state = await page.waitForFunction(
     (v, n) => {
       const main = document.getElementById('main')!;
-      return main.dataset.view === v && Number(main.dataset.renders) > n && main.dataset.state !== 'loading' && main.dataset.state;
+      return (
+        main.dataset.view === v &&
+        Number(main.dataset.renders) > n &&
+        main.dataset.state !== 'loading' &&
+        main.dataset.state
+      );
     },
     WAIT,
     view,
@@ -111,24 +131,45 @@ describe('atk view in Chromium', () => {
   test('returns a live run whose steps arrive without a reload', async () => {
     await page.goto(url, { waitUntil: 'load' });
     await page.waitForFunction(() => document.getElementById('main')?.dataset.state === 'ready', WAIT);
-    expect(await page.$$eval('.run-row', (rows) => rows.map((r) => (r as HTMLElement).dataset.run))).toStrictEqual([RECORDED]);
+    expect(await page.$$eval('.run-row', (rows) => rows.map((r) => (r as HTMLElement).dataset.run))).toStrictEqual([
+      RECORDED,
+    ]);
 
-    training = execa('node', [BIN, 'run', 'recipes/smoke/quickstart.yaml', 'train.steps=5', 'train.save_every=0', `output.runs_dir=${runsDir}`], { reject: false, cwd: projectRoot(), timeout: 400_000, env: { CI: 'true' } });
+    training = execa(
+      'node',
+      [
+        BIN,
+        'run',
+        'recipes/smoke/quickstart.yaml',
+        'train.steps=5',
+        'train.save_every=0',
+        `output.runs_dir=${runsDir}`,
+      ],
+      { reject: false, cwd: projectRoot(), timeout: 400_000, env: { CI: 'true' } },
+    );
     // The new run appears in the open runs table, by server-sent event.
     await page.waitForSelector(`.run-row[data-run="${LIVE}"]`, WAIT);
     await page.evaluate(() => void ((window as unknown as { sameDocument: boolean }).sameDocument = true));
     await go(`#/curves?runs=${LIVE}`, 'curves');
-    const stepShown = (): Promise<number> => page.$eval('#steps-done', (e) => Number(/step (\d+)/.exec(e.textContent ?? '')?.[1] ?? -1));
+    const stepShown = (): Promise<number> =>
+      page.$eval('#steps-done', (e) => Number(/step (\d+)/.exec(e.textContent ?? '')?.[1] ?? -1));
     await page.waitForFunction(() => /step [1-9]/.test(document.getElementById('steps-done')?.textContent ?? ''), WAIT);
     const first = await stepShown();
-    await page.waitForFunction((n) => Number(/step (\d+)/.exec(document.getElementById('steps-done')?.textContent ?? '')?.[1]) > n, WAIT, first);
+    await page.waitForFunction(
+      (n) => Number(/step (\d+)/.exec(document.getElementById('steps-done')?.textContent ?? '')?.[1]) > n,
+      WAIT,
+      first,
+    );
     expect(await stepShown()).toBeGreaterThan(first);
     await page.waitForSelector('.chart[data-chart^="Reward"] canvas', WAIT);
     await shot('curves-live');
 
     const result = await training;
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
-    await page.waitForFunction(() => /step 5 \/ 5/.test(document.getElementById('steps-done')?.textContent ?? ''), WAIT);
+    await page.waitForFunction(
+      () => /step 5 \/ 5/.test(document.getElementById('steps-done')?.textContent ?? ''),
+      WAIT,
+    );
     expect(await page.$eval('.run-facts .status', (e) => e.textContent)).toBe('finished');
     expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
     // Every chart drew every step: the reward chart's x axis holds steps 1..5.
@@ -139,16 +180,26 @@ describe('atk view in Chromium', () => {
     const records = stepRecords(2);
     const failed = records.flatMap((r, i) => (r.success !== true || r.failed === true ? [i] : []));
     await go(`#/episodes?run=${LIVE}&source=step-00002`, 'episodes');
-    expect(await page.$$eval('.episode-row', (rows) => rows.map((r) => Number((r as HTMLElement).dataset.index)))).toStrictEqual(records.map((_, i) => i));
-    expect(await page.$eval('#episode-count', (e) => e.textContent)).toBe(`${records.length} of ${records.length} episodes match`);
+    expect(
+      await page.$$eval('.episode-row', (rows) => rows.map((r) => Number((r as HTMLElement).dataset.index))),
+    ).toStrictEqual(records.map((_, i) => i));
+    expect(await page.$eval('#episode-count', (e) => e.textContent)).toBe(
+      `${records.length} of ${records.length} episodes match`,
+    );
     await shot('episodes');
 
     const before = await renders();
     await page.select('#only-filter', 'failed');
     await rendered('episodes', before);
-    expect(await page.$$eval('.episode-row', (rows) => rows.map((r) => Number((r as HTMLElement).dataset.index)))).toStrictEqual(failed);
-    expect(await page.$eval('#episode-count', (e) => e.textContent)).toBe(`${failed.length} of ${records.length} episodes match`);
-    expect(await page.evaluate(() => location.hash)).toBe(`#/episodes?run=${encodeURIComponent(LIVE)}&source=step-00002&only=failed`);
+    expect(
+      await page.$$eval('.episode-row', (rows) => rows.map((r) => Number((r as HTMLElement).dataset.index))),
+    ).toStrictEqual(failed);
+    expect(await page.$eval('#episode-count', (e) => e.textContent)).toBe(
+      `${failed.length} of ${records.length} episodes match`,
+    );
+    expect(await page.evaluate(() => location.hash)).toBe(
+      `#/episodes?run=${encodeURIComponent(LIVE)}&source=step-00002&only=failed`,
+    );
     expect(await page.$eval('#tool-use h2', (e) => e.textContent)).toBe('Tool use');
   }, 300_000);
 
@@ -169,18 +220,31 @@ describe('atk view in Chromium', () => {
     const segments = await page.$$eval('#token-view .segment', (s) => s.map((e) => (e as HTMLElement).dataset.source));
     expect(segments[0]).toBe('prompt');
     await page.hover('#token-view .tok.model');
-    const hover = await page.$eval('#tok-hover', (e) => ({ hidden: (e as HTMLElement).hidden, text: e.textContent ?? '' }));
+    const hover = await page.$eval('#tok-hover', (e) => ({
+      hidden: (e as HTMLElement).hidden,
+      text: e.textContent ?? '',
+    }));
     expect(hover.hidden).toBe(false);
     expect(hover.text).toMatch(/^#\d+ +id \d+ .*\nlogprob -?\d+\.\d{4} +p \d\.\d{3}\nsegment model, turn \d/);
     expect(await page.$eval('#drift b', (e) => e.textContent)).toMatch(/^drift: /);
     await shot('tokens');
 
-    const expected = [1, 2, 3, 4, 5].flatMap((s) => stepRecords(s).filter((r) => r.task_id === record.task_id).map(() => `step-${String(s).padStart(5, '0')}`));
-    const evals = ['step-00000', 'step-00005'].flatMap((label) => readJsonl(join(runsDir, LIVE, 'eval', label, 'results.jsonl')).filter((r) => r.task_id === record.task_id).map(() => `eval/${label}`));
+    const expected = [1, 2, 3, 4, 5].flatMap((s) =>
+      stepRecords(s)
+        .filter((r) => r.task_id === record.task_id)
+        .map(() => `step-${String(s).padStart(5, '0')}`),
+    );
+    const evals = ['step-00000', 'step-00005'].flatMap((label) =>
+      readJsonl(join(runsDir, LIVE, 'eval', label, 'results.jsonl'))
+        .filter((r) => r.task_id === record.task_id)
+        .map(() => `eval/${label}`),
+    );
     const beforeTask = await renders();
     await page.click('#task-link');
     await rendered('task', beforeTask);
-    expect(await page.$$eval('.task-episode', (cards) => cards.map((c) => (c as HTMLElement).dataset.source))).toStrictEqual([...expected, ...evals]);
+    expect(
+      await page.$$eval('.task-episode', (cards) => cards.map((c) => (c as HTMLElement).dataset.source)),
+    ).toStrictEqual([...expected, ...evals]);
   }, 300_000);
 
   test('returns two runs overlaid on one set of curves', async () => {
@@ -196,9 +260,14 @@ describe('atk view in Chromium', () => {
     await page.click('#compare');
     await rendered('curves', before);
     await page.waitForSelector('.chart[data-chart^="Reward"] .u-legend', WAIT);
-    const labels = await page.$$eval('.chart[data-chart^="Reward"] .u-legend .u-series .u-label', (ls) => ls.map((l) => l.textContent));
+    const labels = await page.$$eval('.chart[data-chart^="Reward"] .u-legend .u-series .u-label', (ls) =>
+      ls.map((l) => l.textContent),
+    );
     expect(labels).toEqual(expect.arrayContaining([`${LIVE} · reward_mean`, `${RECORDED} · reward_mean`]));
-    expect(await page.$$eval('.run-facts', (rows) => rows.map((r) => (r as HTMLElement).dataset.run))).toStrictEqual([LIVE, RECORDED]);
+    expect(await page.$$eval('.run-facts', (rows) => rows.map((r) => (r as HTMLElement).dataset.run))).toStrictEqual([
+      LIVE,
+      RECORDED,
+    ]);
     await shot('compare');
   }, 300_000);
 

@@ -23,14 +23,34 @@ function byteToUnicode(): string[] {
 
 // Merges chosen so common prompt words become multi-byte tokens and tests can plant non-canonical splits.
 const merges: [string, string][] = [
-  ['Ġ', 't'], ['h', 'e'], ['Ġt', 'he'], ['i', 'n'], ['e', 'r'], ['o', 'n'], ['a', 'r'], ['s', 't'],
-  ['Ġ', 'a'], ['u', 'm'], ['"', ':'], ['n', 'a'], ['na', 'm'], ['nam', 'e'], ['Ġ', 'i'], ['Ġi', 's'],
+  ['Ġ', 't'],
+  ['h', 'e'],
+  ['Ġt', 'he'],
+  ['i', 'n'],
+  ['e', 'r'],
+  ['o', 'n'],
+  ['a', 'r'],
+  ['s', 't'],
+  ['Ġ', 'a'],
+  ['u', 'm'],
+  ['"', ':'],
+  ['n', 'a'],
+  ['na', 'm'],
+  ['nam', 'e'],
+  ['Ġ', 'i'],
+  ['Ġi', 's'],
 ];
 
 const specials: [string, boolean][] = [
-  ['<|endoftext|>', true], ['<|im_start|>', true], ['<|im_end|>', true],
-  ['<tool_call>', false], ['</tool_call>', false], ['<tool_response>', false], ['</tool_response>', false],
-  ['<think>', false], ['</think>', false],
+  ['<|endoftext|>', true],
+  ['<|im_start|>', true],
+  ['<|im_end|>', true],
+  ['<tool_call>', false],
+  ['</tool_call>', false],
+  ['<tool_response>', false],
+  ['</tool_response>', false],
+  ['<think>', false],
+  ['</think>', false],
 ];
 const firstSpecialId = 300;
 
@@ -43,7 +63,13 @@ const tokenizer = {
   truncation: null,
   padding: null,
   added_tokens: specials.map(([content, special], i) => ({
-    id: firstSpecialId + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special,
+    id: firstSpecialId + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special,
   })),
   normalizer: { type: 'NFC' },
   pre_tokenizer: {
@@ -51,7 +77,10 @@ const tokenizer = {
     pretokenizers: [
       {
         type: 'Split',
-        pattern: { Regex: "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+" },
+        pattern: {
+          Regex:
+            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        },
         behavior: 'Isolated',
         invert: false,
       },
@@ -61,8 +90,16 @@ const tokenizer = {
   post_processor: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
   decoder: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
   model: {
-    type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
-    fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges,
+    type: 'BPE',
+    dropout: null,
+    unk_token: null,
+    continuing_subword_prefix: '',
+    end_of_word_suffix: '',
+    fuse_unk: false,
+    byte_fallback: false,
+    ignore_merges: false,
+    vocab,
+    merges,
   },
 };
 
@@ -79,4 +116,7 @@ const config = {
 
 writeFileSync(join(here, 'tokenizer.json'), JSON.stringify(tokenizer) + '\n');
 writeFileSync(join(here, 'tokenizer_config.json'), JSON.stringify(config, null, 2) + '\n');
-writeFileSync(join(here, 'generation_config.json'), JSON.stringify({ eos_token_id: [firstSpecialId + 2, firstSpecialId] }, null, 2) + '\n');
+writeFileSync(
+  join(here, 'generation_config.json'),
+  JSON.stringify({ eos_token_id: [firstSpecialId + 2, firstSpecialId] }, null, 2) + '\n',
+);

@@ -23,7 +23,11 @@ else:
 ${patch}
 print(hashlib.sha256(json.dumps(db, sort_keys=True, default=str).encode()).hexdigest())
 `;
-  return execFileSync('/usr/bin/python3', ['-c', script, join(dataDir(), 'tau2', 'domains', domain, 'db.json'), domain], { encoding: 'utf8' }).trim();
+  return execFileSync(
+    '/usr/bin/python3',
+    ['-c', script, join(dataDir(), 'tau2', 'domains', domain, 'db.json'), domain],
+    { encoding: 'utf8' },
+  ).trim();
 }
 
 describe('dbHash', () => {
@@ -31,8 +35,11 @@ describe('dbHash', () => {
     const spec = domainSpec('airline');
     const db = await newEpisodeDb(spec, dataDir());
     expect(dbHash(db)).toBe(pythonHash('airline', ''));
-    expect(callTool(spec.tools, db, 'send_certificate', { user_id: 'mia_li_3668', amount: 100 }).status).toBe('success');
-    const typed = "db['users']['mia_li_3668']['payment_methods']['certificate_3221322'] = {'source': 'certificate', 'id': 'certificate_3221322', 'amount': 100.0}";
+    expect(callTool(spec.tools, db, 'send_certificate', { user_id: 'mia_li_3668', amount: 100 }).status).toBe(
+      'success',
+    );
+    const typed =
+      "db['users']['mia_li_3668']['payment_methods']['certificate_3221322'] = {'source': 'certificate', 'id': 'certificate_3221322', 'amount': 100.0}";
     const untyped = typed.replace('100.0', '100');
     expect(dbHash(db)).toBe(pythonHash('airline', typed));
     expect(dbHash(db)).not.toBe(pythonHash('airline', untyped));

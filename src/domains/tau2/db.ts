@@ -44,10 +44,13 @@ async function readBase(path: string, model: DomainModel): Promise<BaseTables> {
   try {
     raw = JSON.parse(await readFile(path, 'utf8'));
   } catch (error) {
-    throw new InputError(`cannot read tau2 database ${path}: ${error instanceof Error ? error.message : String(error)}`, {
-      hint: 'set ATK_DATA_DIR to the folder holding tau2/domains/<domain>/db.json',
-      cause: error,
-    });
+    throw new InputError(
+      `cannot read tau2 database ${path}: ${error instanceof Error ? error.message : String(error)}`,
+      {
+        hint: 'set ATK_DATA_DIR to the folder holding tau2/domains/<domain>/db.json',
+        cause: error,
+      },
+    );
   }
   const tables: Record<string, Record<string, DbRecord>> = {};
   for (const table of model.tables) {

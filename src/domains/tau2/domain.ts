@@ -38,6 +38,9 @@ export function baseDb(spec: DomainSpec, dataDir: string): Promise<BaseTables> {
  */
 export const Tau2OptionsSchema = z.strictObject({
   domain: z.enum(TAU2_DOMAINS).describe('The tau2 domain.'),
-  release: z.enum(TAU2_RELEASES).default('current').describe('Task release: current (with the τ³ fixes) or 2025-06-10.'),
+  release: z
+    .enum(TAU2_RELEASES)
+    .default('current')
+    .describe('Task release: current (with the τ³ fixes) or 2025-06-10.'),
 });
 export type Tau2Options = z.infer<typeof Tau2OptionsSchema>;

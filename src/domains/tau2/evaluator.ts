@@ -60,11 +60,18 @@ export interface Evaluation {
  */
 export async function evaluateEpisode(input: EvaluationInput): Promise<Evaluation> {
   const criteria = input.task.evaluation_criteria;
-  const taskBasis: RewardBasisPart[] = input.basis === 'judge_free' ? ['DB', 'COMMUNICATE'] : [...(criteria?.reward_basis ?? ['DB', 'COMMUNICATE'])];
+  const taskBasis: RewardBasisPart[] =
+    input.basis === 'judge_free' ? ['DB', 'COMMUNICATE'] : [...(criteria?.reward_basis ?? ['DB', 'COMMUNICATE'])];
   const dropped: RewardBasisPart[] = input.judge ? [] : taskBasis.filter((b) => b === 'NL_ASSERTION');
   const basis = taskBasis.filter((b) => !dropped.includes(b));
   if (input.termination !== 'user_stop' && input.termination !== 'agent_stop') {
-    return { reward: 0, parts: {}, basis, dropped, info: { note: `episode ended without a stop token: ${input.termination}` } };
+    return {
+      reward: 0,
+      parts: {},
+      basis,
+      dropped,
+      info: { note: `episode ended without a stop token: ${input.termination}` },
+    };
   }
   if (!criteria) return { reward: 1, parts: {}, basis, dropped, info: { note: 'no evaluation criteria' } };
   const parts: Partial<Record<RewardBasisPart, number>> = {};
@@ -79,7 +86,9 @@ export async function evaluateEpisode(input: EvaluationInput): Promise<Evaluatio
       parts.COMMUNICATE = missing.length === 0 ? 1 : 0;
       if (missing.length > 0) info.communicate_missing = missing;
     } else if (part === 'ACTION') {
-      const unmatched = (criteria.actions ?? []).filter((a) => !input.toolCalls.some((c) => actionMatches(a, c))).map((a) => a.action_id);
+      const unmatched = (criteria.actions ?? [])
+        .filter((a) => !input.toolCalls.some((c) => actionMatches(a, c)))
+        .map((a) => a.action_id);
       parts.ACTION = unmatched.length === 0 ? 1 : 0;
       if (unmatched.length > 0) info.actions_unmatched = unmatched;
     } else if (part === 'ENV_ASSERTION') {
@@ -131,17 +140,22 @@ export function goldState(task: Tau2Task, spec: DomainSpec, like: EpisodeDb): Go
 
 /** The `communicate_info` strings no agent message contains (case-insensitive, commas removed from the message). */
 export function missingInfo(required: readonly string[], transcript: readonly TranscriptTurn[]): string[] {
-  const said = transcript.filter((t) => t.role === 'assistant' && t.text.length > 0).map((t) => t.text.toLowerCase().replaceAll(',', ''));
+  const said = transcript
+    .filter((t) => t.role === 'assistant' && t.text.length > 0)
+    .map((t) => t.text.toLowerCase().replaceAll(',', ''));
   return required.filter((info) => !said.some((text) => text.includes(info.toLowerCase())));
 }
 
 /** The reference's `Action.compare_with_tool_call`: same name, equal arguments (all, or `compare_args`). */
-export function actionMatches(action: { name: string; arguments: Record<string, unknown>; compare_args?: string[] | null }, call: PredictedCall): boolean {
+export function actionMatches(
+  action: { name: string; arguments: Record<string, unknown>; compare_args?: string[] | null },
+  call: PredictedCall,
+): boolean {
   if (action.name !== call.name) return false;
   const args = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
   const keys = action.compare_args ?? Object.keys(args);
   if (keys.length === 0) return true;
-  return keys.every((k) => (k in args) === (k in action.arguments) && deepEqual(args[k], action.arguments[k]));
+  return keys.every((k) => k in args === k in action.arguments && deepEqual(args[k], action.arguments[k]));
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {
@@ -150,5 +164,8 @@ function deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a);
   const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }

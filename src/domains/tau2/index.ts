@@ -2,9 +2,25 @@
 export { dbHash, EpisodeDb, sameState, TAU2_DOMAINS, type Tau2Domain } from './db.js';
 export { baseDb, domainSpec, newEpisodeDb, Tau2OptionsSchema, type DomainSpec, type Tau2Options } from './domain.js';
 export { episodeDb, TAU2_DB_KEY, TAU2_TERMINATION_KEY, terminationOf, transcriptOf } from './episode.js';
-export { evaluateEpisode, type Evaluation, type EvaluationInput, type NlJudge, type NlVerdict, type Termination, type TranscriptTurn } from './evaluator.js';
+export {
+  evaluateEpisode,
+  type Evaluation,
+  type EvaluationInput,
+  type NlJudge,
+  type NlVerdict,
+  type Termination,
+  type TranscriptTurn,
+} from './evaluator.js';
 export { firstEffectiveWrite, runPerfectAgent } from './perfect-agent.js';
 export { AGENT_GREETING, agentSystemPrompt, loadPolicy, loadUserGuidelines, userSystemPrompt } from './prompts.js';
 export { loadTau2Tasks, TAU2_RELEASES, type Tau2Release, type Tau2Task } from './tasks.js';
 export { callTool, runStrandsTool, strandsTools, type DomainTool, type ToolOutcome } from './tools/common.js';
-export { ChatUrlUser, EngineUser, isStopMessage, ScriptedUser, STOP_TOKENS, userModelMessages, type UserSimulator } from './user-simulator.js';
+export {
+  ChatUrlUser,
+  EngineUser,
+  isStopMessage,
+  ScriptedUser,
+  STOP_TOKENS,
+  userModelMessages,
+  type UserSimulator,
+} from './user-simulator.js';

@@ -25,7 +25,12 @@ export interface PerfectAgentOptions {
  * It proves the tools and the evaluator agree with the reference (every task must score 1), and
  * with a corrupted argument or a skipped message that they catch a wrong episode (score 0).
  */
-export function runPerfectAgent(task: Tau2Task, spec: DomainSpec, db: EpisodeDb, options: PerfectAgentOptions = {}): ScriptedEpisode {
+export function runPerfectAgent(
+  task: Tau2Task,
+  spec: DomainSpec,
+  db: EpisodeDb,
+  options: PerfectAgentOptions = {},
+): ScriptedEpisode {
   const actions = task.evaluation_criteria?.actions ?? [];
   const toolCalls = actions.map((action, i) => {
     const input = i === options.corruptAction ? corruptArguments(action) : action.arguments;
@@ -36,7 +41,8 @@ export function runPerfectAgent(task: Tau2Task, spec: DomainSpec, db: EpisodeDb,
     { role: 'assistant', text: AGENT_GREETING },
     { role: 'user', text: 'I need help with my booking.' },
   ];
-  if (!options.skipMessage && info.length > 0) transcript.push({ role: 'assistant', text: `Here is what you asked about: ${info.join('; ')}.` });
+  if (!options.skipMessage && info.length > 0)
+    transcript.push({ role: 'assistant', text: `Here is what you asked about: ${info.join('; ')}.` });
   transcript.push({ role: 'user', text: 'Thanks, that is all. ###STOP###' });
   return { toolCalls, transcript, termination: 'user_stop' };
 }
@@ -61,7 +67,9 @@ export function firstEffectiveWrite(task: Tau2Task, spec: DomainSpec, like: Epis
 /** The action's arguments with its first string (or first number) argument changed. */
 export function corruptArguments(action: Tau2Action): Record<string, unknown> {
   const args = structuredClone(action.arguments);
-  const key = Object.keys(args).find((k) => typeof args[k] === 'string') ?? Object.keys(args).find((k) => typeof args[k] === 'number');
+  const key =
+    Object.keys(args).find((k) => typeof args[k] === 'string') ??
+    Object.keys(args).find((k) => typeof args[k] === 'number');
   if (key === undefined) return { ...args, __corrupted: true };
   args[key] = typeof args[key] === 'string' ? `${args[key] as string}X` : (args[key] as number) + 1;
   return args;

@@ -64,7 +64,9 @@ export async function loadPolicy(dataDir: string, domain: Tau2Domain): Promise<s
  * @throws InputError when the file is missing.
  */
 export async function loadUserGuidelines(dataDir: string, withTools = false): Promise<string> {
-  return readText(join(dataDir, 'tau2', 'user_simulator', withTools ? 'simulation_guidelines_tools.md' : 'simulation_guidelines.md'));
+  return readText(
+    join(dataDir, 'tau2', 'user_simulator', withTools ? 'simulation_guidelines_tools.md' : 'simulation_guidelines.md'),
+  );
 }
 
 async function readText(path: string): Promise<string> {

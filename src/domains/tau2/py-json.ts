@@ -57,7 +57,10 @@ function write(value: unknown, asFloat: boolean, options: PyDumpOptions, out: st
 
 /** A JSON string literal with `ensure_ascii=True` escaping, as Python's json module writes it. */
 export function pyString(text: string): string {
-  return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(text).replace(
+    /[\u007f-\uffff]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Python's `repr(float)`: shortest round-trip digits, `.0` on integers, exponent below 1e-4 and from 1e16. */

@@ -38,11 +38,20 @@ const TaskSchema = z.looseObject({
     .looseObject({
       actions: z.array(ActionSchema).nullish(),
       env_assertions: z
-        .array(z.looseObject({ env_type: z.string(), func_name: z.string(), arguments: z.record(z.string(), z.unknown()), assert_value: z.boolean().default(true) }))
+        .array(
+          z.looseObject({
+            env_type: z.string(),
+            func_name: z.string(),
+            arguments: z.record(z.string(), z.unknown()),
+            assert_value: z.boolean().default(true),
+          }),
+        )
         .nullish(),
       communicate_info: z.array(z.string()).nullish(),
       nl_assertions: z.array(z.string()).nullish(),
-      reward_basis: z.array(z.enum(['DB', 'COMMUNICATE', 'ACTION', 'ENV_ASSERTION', 'NL_ASSERTION'])).default(['DB', 'COMMUNICATE']),
+      reward_basis: z
+        .array(z.enum(['DB', 'COMMUNICATE', 'ACTION', 'ENV_ASSERTION', 'NL_ASSERTION']))
+        .default(['DB', 'COMMUNICATE']),
     })
     .nullish(),
 });
@@ -58,9 +67,17 @@ const cache = new Map<string, Promise<Tau2Task[]>>();
  * `test`, `base`), or all of them for `all`. Files are read once per process.
  * @throws InputError on a missing file, a malformed task or an unknown split.
  */
-export async function loadTau2Tasks(dataDir: string, domain: Tau2Domain, release: Tau2Release, split: string): Promise<Tau2Task[]> {
+export async function loadTau2Tasks(
+  dataDir: string,
+  domain: Tau2Domain,
+  release: Tau2Release,
+  split: string,
+): Promise<Tau2Task[]> {
   const root = join(dataDir, 'tau2');
-  const tasksPath = release === 'current' ? join(root, 'domains', domain, 'tasks.json') : join(root, `release_${release}`, 'domains', domain, 'tasks.json');
+  const tasksPath =
+    release === 'current'
+      ? join(root, 'domains', domain, 'tasks.json')
+      : join(root, `release_${release}`, 'domains', domain, 'tasks.json');
   let pending = cache.get(tasksPath);
   if (!pending) {
     pending = readTasks(tasksPath);
@@ -69,9 +86,14 @@ export async function loadTau2Tasks(dataDir: string, domain: Tau2Domain, release
   }
   const tasks = await pending;
   if (split === 'all') return tasks;
-  const splits = z.record(z.string(), z.array(z.string())).parse(await readJson(join(root, 'domains', domain, 'split_tasks.json')));
+  const splits = z
+    .record(z.string(), z.array(z.string()))
+    .parse(await readJson(join(root, 'domains', domain, 'split_tasks.json')));
   const ids = splits[split];
-  if (!ids) throw new InputError(`tau2 ${domain} has no split '${split}'`, { hint: `use one of: ${[...Object.keys(splits), 'all'].join(', ')}` });
+  if (!ids)
+    throw new InputError(`tau2 ${domain} has no split '${split}'`, {
+      hint: `use one of: ${[...Object.keys(splits), 'all'].join(', ')}`,
+    });
   const wanted = new Set(ids);
   return tasks.filter((t) => wanted.has(t.id));
 }

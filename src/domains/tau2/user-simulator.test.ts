@@ -12,12 +12,24 @@ describe('ScriptedUser', () => {
     const user = new ScriptedUser(['I want to cancel an order.', 'Yes, please.']);
     const greeting = { role: 'assistant' as const, text: AGENT_GREETING };
     expect(await user.respond([greeting])).toBe('I want to cancel an order.');
-    const later = [greeting, { role: 'user' as const, text: 'I want to cancel an order.' }, { role: 'assistant' as const, text: 'Sure?' }];
+    const later = [
+      greeting,
+      { role: 'user' as const, text: 'I want to cancel an order.' },
+      { role: 'assistant' as const, text: 'Sure?' },
+    ];
     expect(await user.respond(later)).toBe('Yes, please.');
-    const last = await user.respond([...later, { role: 'user' as const, text: 'Yes, please.' }, { role: 'assistant' as const, text: 'Done.' }]);
-    expect([last, isStopMessage(last), isStopMessage('###TRANSFER###'), isStopMessage('###OUT-OF-SCOPE###'), isStopMessage('thanks')]).toStrictEqual([
-      '###STOP###', true, true, true, false,
+    const last = await user.respond([
+      ...later,
+      { role: 'user' as const, text: 'Yes, please.' },
+      { role: 'assistant' as const, text: 'Done.' },
     ]);
+    expect([
+      last,
+      isStopMessage(last),
+      isStopMessage('###TRANSFER###'),
+      isStopMessage('###OUT-OF-SCOPE###'),
+      isStopMessage('thanks'),
+    ]).toStrictEqual(['###STOP###', true, true, true, false]);
   });
 });
 
@@ -26,7 +38,9 @@ describe('userSystemPrompt', () => {
     const [task] = await loadTau2Tasks(dataDir(), 'airline', 'current', 'all');
     const guidelines = await loadUserGuidelines(dataDir());
     const prompt = userSystemPrompt(guidelines, task!);
-    expect(prompt.startsWith(`${guidelines}\n\n<scenario>\nInstructions:\n\tDomain: airline\n\tReason for call:\n\t\t`)).toBe(true);
+    expect(
+      prompt.startsWith(`${guidelines}\n\n<scenario>\nInstructions:\n\tDomain: airline\n\tReason for call:\n\t\t`),
+    ).toBe(true);
     expect(prompt).toContain('\n\tTask instructions:\n\t\t');
     expect(prompt.endsWith('\n</scenario>')).toBe(true);
   });
@@ -34,13 +48,20 @@ describe('userSystemPrompt', () => {
   test('returns the agent prompt with the reference framing around the policy', async () => {
     const policy = await loadPolicy(dataDir(), 'retail');
     const prompt = agentSystemPrompt(policy);
-    expect(prompt.startsWith('<instructions>\nYou are a customer service agent that helps the user according to the <policy> provided below.')).toBe(true);
+    expect(
+      prompt.startsWith(
+        '<instructions>\nYou are a customer service agent that helps the user according to the <policy> provided below.',
+      ),
+    ).toBe(true);
     expect(prompt.endsWith(`</instructions>\n<policy>\n${policy}\n</policy>`)).toBe(true);
   });
 });
 
 describe('ChatUrlUser', () => {
-  async function withServer(reply: (body: unknown) => [number, unknown], run: (url: string, seen: unknown[]) => Promise<void>): Promise<void> {
+  async function withServer(
+    reply: (body: unknown) => [number, unknown],
+    run: (url: string, seen: unknown[]) => Promise<void>,
+  ): Promise<void> {
     const seen: unknown[] = [];
     const server = createServer((req: IncomingMessage, res) => {
       let raw = '';

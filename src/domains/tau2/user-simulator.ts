@@ -37,7 +37,9 @@ export class ScriptedUser implements UserSimulator {
 export function userModelMessages(systemPrompt: string, conversation: readonly TranscriptTurn[]): ChatMessage[] {
   return [
     { role: 'system', content: systemPrompt },
-    ...conversation.filter((t) => t.text.length > 0).map((t): ChatMessage => ({ role: t.role === 'assistant' ? 'user' : 'assistant', content: t.text })),
+    ...conversation
+      .filter((t) => t.text.length > 0)
+      .map((t): ChatMessage => ({ role: t.role === 'assistant' ? 'user' : 'assistant', content: t.text })),
   ];
 }
 
@@ -73,17 +75,27 @@ export class ChatUrlUser implements UserSimulator {
       response = await fetch(endpoint, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
-        body: JSON.stringify({ model, messages: userModelMessages(systemPrompt, conversation), temperature: sampling.temperature, max_tokens: sampling.maxTokens }),
+        body: JSON.stringify({
+          model,
+          messages: userModelMessages(systemPrompt, conversation),
+          temperature: sampling.temperature,
+          max_tokens: sampling.maxTokens,
+        }),
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      throw new ProviderError(`user simulator at ${endpoint} unreachable: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new ProviderError(
+        `user simulator at ${endpoint} unreachable: ${error instanceof Error ? error.message : String(error)}`,
+        { cause: error },
+      );
     }
     const body = await response.text();
-    if (!response.ok) throw new ProviderError(`user simulator at ${endpoint} answered ${response.status}: ${body.slice(0, 300)}`);
+    if (!response.ok)
+      throw new ProviderError(`user simulator at ${endpoint} answered ${response.status}: ${body.slice(0, 300)}`);
     const content = parseContent(body);
-    if (content === undefined) throw new ProviderError(`user simulator at ${endpoint} sent no message content: ${body.slice(0, 300)}`);
+    if (content === undefined)
+      throw new ProviderError(`user simulator at ${endpoint} sent no message content: ${body.slice(0, 300)}`);
     return content;
   }
 }
@@ -117,10 +129,19 @@ export class EngineUser implements UserSimulator {
   /** @throws ProviderError from the engine. */
   async respond(conversation: readonly TranscriptTurn[], signal?: AbortSignal): Promise<string> {
     const { engine, tokenizer, systemPrompt, sampling = DEFAULT_SAMPLING, chatTemplateKwargs = {} } = this.options;
-    const prompt = tokenizer.renderChat(userModelMessages(systemPrompt, conversation), { ...chatTemplateKwargs, addGenerationPrompt: true });
+    const prompt = tokenizer.renderChat(userModelMessages(systemPrompt, conversation), {
+      ...chatTemplateKwargs,
+      addGenerationPrompt: true,
+    });
     const generation = await engine.generate(
       tokenizer.encode(prompt),
-      { maxTokens: sampling.maxTokens, temperature: sampling.temperature, topP: 1, topK: -1, stopTokenIds: tokenizer.eosTokenIds },
+      {
+        maxTokens: sampling.maxTokens,
+        temperature: sampling.temperature,
+        topP: 1,
+        topK: -1,
+        stopTokenIds: tokenizer.eosTokenIds,
+      },
       signal,
     );
     return tokenizer.decode(generation.tokenIds, { skipSpecial: true }).trim();

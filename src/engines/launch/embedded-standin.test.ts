@@ -22,10 +22,17 @@ describe('launchEngines with the embedded engine as vLLM', () => {
   afterAll(() => engines?.stop());
 
   test('returns replicas that became ready only after their model loaded, each with its own log and GPU', () => {
-    expect(progress.filter((p) => p.phase === 'ready').map((p) => p.replica).sort()).toStrictEqual([0, 1]);
+    expect(
+      progress
+        .filter((p) => p.phase === 'ready')
+        .map((p) => p.replica)
+        .sort(),
+    ).toStrictEqual([0, 1]);
     for (const replica of [0, 1]) {
       const log = readFileSync(join(dir, 'logs', `engine-${replica}.log`), 'utf8');
-      expect(log).toContain(`"CUDA_VISIBLE_DEVICES": "${replica}", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_SERVER_DEV_MODE": "1"`);
+      expect(log).toContain(
+        `"CUDA_VISIBLE_DEVICES": "${replica}", "VLLM_ALLOW_RUNTIME_LORA_UPDATING": "True", "VLLM_SERVER_DEV_MODE": "1"`,
+      );
       expect(log).toContain("'--logprobs-mode', 'processed_logprobs'");
       expect(log).toContain('embedded-vllm-serve: model loaded, serving policy');
     }
@@ -45,7 +52,10 @@ describe('launchEngines with the embedded engine as vLLM', () => {
     expect(engines.engine.model).toBe('policy@2');
     const greedy = { maxTokens: 5, temperature: 0, topP: 1, topK: -1 };
     const tuned = await engines.engine.generate([1, 2], greedy);
-    const base = await createVllmClient({ baseUrl: engines.processes[0].baseUrl, model: 'policy' }).generate([1, 2], greedy);
+    const base = await createVllmClient({ baseUrl: engines.processes[0].baseUrl, model: 'policy' }).generate(
+      [1, 2],
+      greedy,
+    );
     expect(tuned.tokenIds).toHaveLength(5);
     expect(tuned.logprobs).not.toStrictEqual(base.logprobs); // the adapter changes what is sampled
   });

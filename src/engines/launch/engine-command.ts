@@ -61,19 +61,36 @@ interface BuiltCommand {
 function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
     spec.model,
-    '--host', spec.host ?? '127.0.0.1',
-    '--port', String(spec.port),
-    '--served-model-name', spec.servedModelName,
-    '--max-model-len', String(spec.maxModelLen),
-    '--gpu-memory-utilization', String(spec.gpuMemoryUtilization),
+    '--host',
+    spec.host ?? '127.0.0.1',
+    '--port',
+    String(spec.port),
+    '--served-model-name',
+    spec.servedModelName,
+    '--max-model-len',
+    String(spec.maxModelLen),
+    '--gpu-memory-utilization',
+    String(spec.gpuMemoryUtilization),
     // Without these the model's generation_config.json silently changes sampling, and logprobs are pre-temperature.
-    '--generation-config', 'vllm',
-    '--logprobs-mode', 'processed_logprobs',
+    '--generation-config',
+    'vllm',
+    '--logprobs-mode',
+    'processed_logprobs',
     '--return-tokens-as-token-ids',
     ...(spec.seed === undefined ? [] : ['--seed', String(spec.seed)]),
     ...(spec.gpus.length > 1 ? ['--tensor-parallel-size', String(spec.gpus.length)] : []),
     // Two CPU slots: the next step's adapter is loaded before the previous one is unloaded.
-    ...(spec.lora ? ['--enable-lora', '--max-lora-rank', String(vllmLoraRank(spec.lora.rank) ?? spec.lora.rank), '--max-loras', '1', '--max-cpu-loras', '2'] : []),
+    ...(spec.lora
+      ? [
+          '--enable-lora',
+          '--max-lora-rank',
+          String(vllmLoraRank(spec.lora.rank) ?? spec.lora.rank),
+          '--max-loras',
+          '1',
+          '--max-cpu-loras',
+          '2',
+        ]
+      : []),
     // Full fine-tuning: full weights are reloaded by atk's worker extension through /collective_rpc.
     ...(spec.lora ? [] : ['--worker-extension-cls', VLLM_WEIGHT_RELOAD_EXTENSION]),
   ];
@@ -87,18 +104,35 @@ function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
 
 function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
-    '--model-path', spec.model,
-    '--host', spec.host ?? '127.0.0.1',
-    '--port', String(spec.port),
-    '--served-model-name', spec.servedModelName,
-    '--context-length', String(spec.maxModelLen),
-    '--mem-fraction-static', String(spec.gpuMemoryUtilization),
+    '--model-path',
+    spec.model,
+    '--host',
+    spec.host ?? '127.0.0.1',
+    '--port',
+    String(spec.port),
+    '--served-model-name',
+    spec.servedModelName,
+    '--context-length',
+    String(spec.maxModelLen),
+    '--mem-fraction-static',
+    String(spec.gpuMemoryUtilization),
     // As vLLM's --generation-config vllm: the model's generation_config.json must not change sampling.
-    '--sampling-defaults', 'openai',
+    '--sampling-defaults',
+    'openai',
     ...(spec.seed === undefined ? [] : ['--random-seed', String(spec.seed)]),
     ...(spec.gpus.length > 1 ? ['--tp', String(spec.gpus.length)] : []),
     // Dynamic adapter loads need the rank and target modules fixed at startup.
-    ...(spec.lora ? ['--enable-lora', '--max-lora-rank', String(spec.lora.rank), '--lora-target-modules', ...spec.lora.targetModules, '--max-loras-per-batch', '2'] : []),
+    ...(spec.lora
+      ? [
+          '--enable-lora',
+          '--max-lora-rank',
+          String(spec.lora.rank),
+          '--lora-target-modules',
+          ...spec.lora.targetModules,
+          '--max-loras-per-batch',
+          '2',
+        ]
+      : []),
   ];
   return { defaultCommand: [spec.python ?? 'python3', '-m', 'sglang.launch_server'], args, env: {} };
 }
@@ -109,7 +143,11 @@ export function vllmLoraRank(rank: number): number | undefined {
 }
 
 const DTYPE_NAMES: Readonly<Record<string, 'float32' | 'bfloat16' | 'float16'>> = {
-  float32: 'float32', float: 'float32', bfloat16: 'bfloat16', float16: 'float16', half: 'float16',
+  float32: 'float32',
+  float: 'float32',
+  bfloat16: 'bfloat16',
+  float16: 'float16',
+  half: 'float16',
 };
 
 /**
@@ -118,12 +156,18 @@ const DTYPE_NAMES: Readonly<Record<string, 'float32' | 'bfloat16' | 'float16'>> 
  * engine would round them to anyway. Undefined (write as trained) when neither says: an fp32 config is
  * served in a dtype that differs between engine versions.
  */
-export function servedWeightDtype(args: readonly string[], modelDir: string): 'float32' | 'bfloat16' | 'float16' | undefined {
+export function servedWeightDtype(
+  args: readonly string[],
+  modelDir: string,
+): 'float32' | 'bfloat16' | 'float16' | undefined {
   const at = args.findIndex((a) => a === '--dtype' || a.startsWith('--dtype='));
   const flag = at < 0 ? undefined : args[at]!.includes('=') ? args[at]!.split('=')[1] : args[at + 1];
   if (flag !== undefined && flag !== 'auto') return DTYPE_NAMES[flag];
   try {
-    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as { torch_dtype?: unknown; dtype?: unknown };
+    const config = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as {
+      torch_dtype?: unknown;
+      dtype?: unknown;
+    };
     const dtype = DTYPE_NAMES[String(config.torch_dtype ?? config.dtype)];
     return dtype === 'float32' ? undefined : dtype;
   } catch {

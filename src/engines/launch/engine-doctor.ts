@@ -17,10 +17,21 @@ export async function engineVersionCheck(kind: 'vllm' | 'sglang', python?: strin
   const range = ENGINE_VERSION_RANGES[kind];
   const install = `pip install "${kind}>=${range.min},<=${range.newestKnown}"`;
   const version = await installedEngineVersion(kind, python).catch(() => null);
-  if (version === null) return { check: kind, status: 'warn', detail: 'not installed', fix: `only needed for engine kind ${kind} (GPU recipes): ${install}` };
+  if (version === null)
+    return {
+      check: kind,
+      status: 'warn',
+      detail: 'not installed',
+      fix: `only needed for engine kind ${kind} (GPU recipes): ${install}`,
+    };
   const verdict = judgeEngineVersion(kind, version);
   if (verdict.status === 'ok') return { check: kind, status: 'pass', detail: verdict.message };
-  return { check: kind, status: 'warn', detail: verdict.message, fix: verdict.status === 'too-old' ? install : `if requests or weight sync fail: ${install}` };
+  return {
+    check: kind,
+    status: 'warn',
+    detail: verdict.message,
+    fix: verdict.status === 'too-old' ? install : `if requests or weight sync fail: ${install}`,
+  };
 }
 
 /** Both engines' rows, for `atk doctor`. */

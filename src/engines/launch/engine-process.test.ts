@@ -8,15 +8,34 @@ import { alive, doubleEngineCommand, tsScript } from '../../__fixtures__/engine-
 import { freePort } from '../../util/free-port.js';
 import { createVllmClient } from '../vllm.js';
 import { engineCommand } from './engine-command.js';
-import { EngineStartError, launchEngineProcess, type EngineProcess, type EngineStartProgress } from './engine-process.js';
+import {
+  EngineStartError,
+  launchEngineProcess,
+  type EngineProcess,
+  type EngineStartProgress,
+} from './engine-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'atk-engine-'));
 const running: EngineProcess[] = [];
 afterAll(() => Promise.all(running.map((e) => e.stop())));
 
-async function launch(command: readonly string[], extra: { timeoutMs?: number; env?: Record<string, string>; log?: string; progress?: EngineStartProgress[] } = {}): Promise<EngineProcess> {
+async function launch(
+  command: readonly string[],
+  extra: { timeoutMs?: number; env?: Record<string, string>; log?: string; progress?: EngineStartProgress[] } = {},
+): Promise<EngineProcess> {
   const port = await freePort();
-  const built = engineCommand({ kind: 'vllm', model: 'models/tiny', servedModelName: 'policy', port, command, args: ['--enforce-eager'], gpus: [2], gpuMemoryUtilization: 0.5, maxModelLen: 2048, lora: { rank: 8, targetModules: ['q_proj'] } });
+  const built = engineCommand({
+    kind: 'vllm',
+    model: 'models/tiny',
+    servedModelName: 'policy',
+    port,
+    command,
+    args: ['--enforce-eager'],
+    gpus: [2],
+    gpuMemoryUtilization: 0.5,
+    maxModelLen: 2048,
+    lora: { rank: 8, targetModules: ['q_proj'] },
+  });
   const engine = await launchEngineProcess({
     name: 'vllm',
     command: { ...built, env: { ...built.env, ...extra.env } },
@@ -43,7 +62,13 @@ describe('launchEngineProcess', () => {
     const phases = [...new Set(progress.map((p) => p.phase))];
     expect(phases).toStrictEqual(['spawned', 'health', 'models', 'ready']);
     expect(progress.filter((p) => p.phase === 'health').length).toBeGreaterThan(2);
-    const g = await createVllmClient({ baseUrl: engine.baseUrl, model: 'policy' }).generate([1, 2], { maxTokens: 4, temperature: 1, topP: 1, topK: -1, seed: 1 });
+    const g = await createVllmClient({ baseUrl: engine.baseUrl, model: 'policy' }).generate([1, 2], {
+      maxTokens: 4,
+      temperature: 1,
+      topP: 1,
+      topK: -1,
+      seed: 1,
+    });
     expect(g.tokenIds).toHaveLength(4);
     const log = readFileSync(engine.logFile, 'utf8');
     expect(log).toContain('"model/tiny"'.replace('model/', 'models/'));
@@ -57,12 +82,20 @@ describe('launchEngineProcess', () => {
   });
 
   test('rejects an engine that exits during startup with its last log lines and the log path', async () => {
-    const crash = ['sh', '-c', 'echo "INFO loading weights"; echo "torch.OutOfMemoryError: CUDA out of memory" >&2; exit 3', 'sh'];
+    const crash = [
+      'sh',
+      '-c',
+      'echo "INFO loading weights"; echo "torch.OutOfMemoryError: CUDA out of memory" >&2; exit 3',
+      'sh',
+    ];
     const error = await launch(crash, { log: 'crash.log' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineStartError);
     const e = error as EngineStartError;
     expect(e.message.split('\n')[0]).toBe('vllm exited with code 3 during startup');
-    expect([e.logPath, e.logTail]).toStrictEqual([join(dir, 'crash.log'), ['INFO loading weights', 'torch.OutOfMemoryError: CUDA out of memory']]);
+    expect([e.logPath, e.logTail]).toStrictEqual([
+      join(dir, 'crash.log'),
+      ['INFO loading weights', 'torch.OutOfMemoryError: CUDA out of memory'],
+    ]);
     expect(e.message).toContain(`last lines of ${join(dir, 'crash.log')}`);
   });
 
@@ -71,7 +104,9 @@ describe('launchEngineProcess', () => {
     const hang = ['sh', '-c', `echo $$ > ${pidFile}; echo "still loading weights"; exec sleep 600`, 'sh'];
     const error = await launch(hang, { log: 'hang.log', timeoutMs: 1500 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EngineStartError);
-    expect((error as Error).message).toMatch(/^vllm was not ready within 1\.5 s \(still waiting for GET \/health\)\n.*\n {4}still loading weights$/);
+    expect((error as Error).message).toMatch(
+      /^vllm was not ready within 1\.5 s \(still waiting for GET \/health\)\n.*\n {4}still loading weights$/,
+    );
     expect(alive(Number(readFileSync(pidFile, 'utf8')))).toBe(false);
   });
 
@@ -94,7 +129,11 @@ describe('launchEngineProcess', () => {
     for (const mode of ['throw', 'hang'] as const) {
       const [file, ...args] = tsScript('engine-owner-main.ts');
       const out = join(dir, `owner-${mode}.out`);
-      const owner = execa(file, [...args, mode, join(dir, `owner-${mode}.log`)], { reject: false, stdout: { file: out }, stderr: 'ignore' });
+      const owner = execa(file, [...args, mode, join(dir, `owner-${mode}.log`)], {
+        reject: false,
+        stdout: { file: out },
+        stderr: 'ignore',
+      });
       let finished = false;
       void owner.then(() => (finished = true));
       let pid = 0;

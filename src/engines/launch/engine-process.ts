@@ -56,7 +56,9 @@ export class EngineStartError extends ProviderError {
   readonly logTail: readonly string[];
 
   constructor(message: string, logPath: string, logTail: readonly string[], hint: string) {
-    const quoted = logTail.length ? `\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}` : ` (log: ${logPath}, empty)`;
+    const quoted = logTail.length
+      ? `\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}`
+      : ` (log: ${logPath}, empty)`;
     super(`${message}${quoted}`, { hint });
     this.logPath = logPath;
     this.logTail = logTail;
@@ -90,7 +92,12 @@ export async function launchEngineProcess(options: LaunchEngineOptions): Promise
   if (pid === undefined) {
     const result = await child;
     const why = 'originalMessage' in result ? result.originalMessage : 'spawn failed';
-    throw new EngineStartError(`${options.name}: could not start ${options.command.file} (${why})`, options.logFile, await logTail(options.logFile), commandHint(options.name));
+    throw new EngineStartError(
+      `${options.name}: could not start ${options.command.file} (${why})`,
+      options.logFile,
+      await logTail(options.logFile),
+      commandHint(options.name),
+    );
   }
   trackGroup(pid);
   const stopWatchdog = startWatchdog(pid);
@@ -100,8 +107,7 @@ export async function launchEngineProcess(options: LaunchEngineOptions): Promise
     baseUrl: `http://${options.host ?? '127.0.0.1'}:${options.port}`,
     logFile: options.logFile,
     exited,
-    stop: () =>
-      (stopping ??= killGroup(pid, exited, options.graceMs ?? 10_000).finally(stopWatchdog)),
+    stop: () => (stopping ??= killGroup(pid, exited, options.graceMs ?? 10_000).finally(stopWatchdog)),
   };
   try {
     await waitUntilReady(engine, options);
@@ -130,7 +136,12 @@ async function waitUntilReady(engine: EngineProcess, options: LaunchEngineOption
     options.signal?.throwIfAborted();
     if (exitCode !== undefined) {
       const how = exitCode === null ? 'was killed' : `exited with code ${exitCode}`;
-      throw new EngineStartError(`${options.name} ${how} during startup`, options.logFile, await logTail(options.logFile), commandHint(options.name));
+      throw new EngineStartError(
+        `${options.name} ${how} during startup`,
+        options.logFile,
+        await logTail(options.logFile),
+        commandHint(options.name),
+      );
     }
     if (state.phase === 'health' && (await probe(target, '/health'))) report('models');
     if (state.phase === 'models' && (await listsModel(target, options.servedModelName))) return report('ready');
@@ -143,7 +154,9 @@ async function waitUntilReady(engine: EngineProcess, options: LaunchEngineOption
       );
     }
     options.onProgress?.({ replica, phase: state.phase, elapsedS: (performance.now() - started) / 1000, timeoutS });
-    await sleep(POLL_MS, undefined, options.signal ? { signal: options.signal } : undefined).catch(() => options.signal?.throwIfAborted());
+    await sleep(POLL_MS, undefined, options.signal ? { signal: options.signal } : undefined).catch(() =>
+      options.signal?.throwIfAborted(),
+    );
   }
 }
 
@@ -159,7 +172,11 @@ async function listsModel(target: HttpTarget, name: string): Promise<boolean> {
 /** The last non-empty lines of a log file (empty when it is missing). */
 export async function logTail(file: string, lines = TAIL_LINES): Promise<string[]> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.slice(-64 * 1024).split(/\r?\n/).filter((l) => l.trim() !== '').slice(-lines);
+  return text
+    .slice(-64 * 1024)
+    .split(/\r?\n/)
+    .filter((l) => l.trim() !== '')
+    .slice(-lines);
 }
 
 function commandHint(name: 'vllm' | 'sglang'): string {

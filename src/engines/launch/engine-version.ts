@@ -2,10 +2,16 @@ import { execa } from 'execa';
 import { requestJson, type HttpTarget } from '../../util/http.js';
 
 /** Versions atk's engine clients and sync were written against (docs/engines.md). */
-export const ENGINE_VERSION_RANGES: Readonly<Record<'vllm' | 'sglang', { readonly min: string; readonly newestKnown: string; readonly why: string }>> = {
+export const ENGINE_VERSION_RANGES: Readonly<
+  Record<'vllm' | 'sglang', { readonly min: string; readonly newestKnown: string; readonly why: string }>
+> = {
   // 0.10.2: return_token_ids, temperature-scaled processed logprobs and /collective_rpc (full-weight sync);
   // 0.33.0 is the newest release atk was checked against.
-  vllm: { min: '0.10.2', newestKnown: '0.33.0', why: 'return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2' },
+  vllm: {
+    min: '0.10.2',
+    newestKnown: '0.33.0',
+    why: 'return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2',
+  },
   // The native /generate, LoRA and update_weights_from_disk shapes atk speaks are those of 0.5.x.
   sglang: { min: '0.5.0', newestKnown: '0.5.23', why: 'atk speaks the 0.5 /generate and weight-update API' },
 };
@@ -18,7 +24,12 @@ export interface VersionVerdict {
 
 /** Compares dotted versions numerically (`0.10.2` > `0.9.9`); pre-release suffixes are ignored. */
 export function compareVersions(a: string, b: string): number {
-  const parts = (v: string): number[] => v.replace(/^v/, '').split(/[.+-]/).slice(0, 3).map((p) => Number.parseInt(p, 10) || 0);
+  const parts = (v: string): number[] =>
+    v
+      .replace(/^v/, '')
+      .split(/[.+-]/)
+      .slice(0, 3)
+      .map((p) => Number.parseInt(p, 10) || 0);
   const [x, y] = [parts(a), parts(b)];
   for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
   return 0;
@@ -28,9 +39,13 @@ export function compareVersions(a: string, b: string): number {
 export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | null): VersionVerdict {
   const range = ENGINE_VERSION_RANGES[kind];
   if (!version) return { status: 'unknown', message: `${kind} version unknown; atk needs >= ${range.min}` };
-  if (compareVersions(version, range.min) < 0) return { status: 'too-old', message: `${kind} ${version} is older than ${range.min} (${range.why})` };
+  if (compareVersions(version, range.min) < 0)
+    return { status: 'too-old', message: `${kind} ${version} is older than ${range.min} (${range.why})` };
   if (compareVersions(version, range.newestKnown) > 0) {
-    return { status: 'newer', message: `${kind} ${version} is newer than ${range.newestKnown}, the newest atk was written for; its APIs may have changed` };
+    return {
+      status: 'newer',
+      message: `${kind} ${version} is newer than ${range.newestKnown}, the newest atk was written for; its APIs may have changed`,
+    };
   }
   return { status: 'ok', message: `${kind} ${version} (atk supports ${range.min} to ${range.newestKnown})` };
 }
@@ -40,7 +55,8 @@ export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | nu
  * `__version__` through `python`. Null when it is not installed or does not answer within 60 s.
  */
 export async function installedEngineVersion(kind: 'vllm' | 'sglang', python = 'python3'): Promise<string | null> {
-  const [file, args] = kind === 'vllm' ? ['vllm', ['--version']] : [python, ['-c', 'import sglang; print(sglang.__version__)']];
+  const [file, args] =
+    kind === 'vllm' ? ['vllm', ['--version']] : [python, ['-c', 'import sglang; print(sglang.__version__)']];
   const result = await execa(file, args as string[], { reject: false, timeout: 60_000 });
   if (result.exitCode !== 0) return null;
   return versionIn(String(result.stdout));

@@ -1,6 +1,20 @@
 /** Launching vLLM/SGLang servers: command lines, process groups, readiness, replicas, versions. */
-export { engineCommand, servedWeightDtype, vllmLoraRank, VLLM_LORA_RANKS, type EngineCommand, type EngineLaunchSpec } from './engine-command.js';
-export { launchEngineProcess, logTail, EngineStartError, type EngineProcess, type EngineStartProgress, type LaunchEngineOptions } from './engine-process.js';
+export {
+  engineCommand,
+  servedWeightDtype,
+  vllmLoraRank,
+  VLLM_LORA_RANKS,
+  type EngineCommand,
+  type EngineLaunchSpec,
+} from './engine-command.js';
+export {
+  launchEngineProcess,
+  logTail,
+  EngineStartError,
+  type EngineProcess,
+  type EngineStartProgress,
+  type LaunchEngineOptions,
+} from './engine-process.js';
 export { launchEngines, replicaGpus, type LaunchEnginesOptions, type LaunchedEngines } from './launch-engines.js';
 export {
   ENGINE_VERSION_RANGES,

@@ -102,7 +102,9 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
     throw failed.reason;
   }
   const processes = results.map((r) => (r as PromiseFulfilledResult<EngineProcess>).value);
-  const clients: Engine[] = processes.map((p) => engineProtocols[options.kind]({ baseUrl: p.baseUrl, model: served, timeoutMs: options.requestTimeoutMs }));
+  const clients: Engine[] = processes.map((p) =>
+    engineProtocols[options.kind]({ baseUrl: p.baseUrl, model: served, timeoutMs: options.requestTimeoutMs }),
+  );
   const version = await runningEngineVersion(options.kind, processes[0].baseUrl);
   let stopping: Promise<void> | undefined;
   return {

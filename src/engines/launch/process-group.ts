@@ -62,7 +62,11 @@ export function startWatchdog(pgid: number, parentPid = process.pid, graceS = 5)
   const script = `while kill -0 "$1" 2>/dev/null && kill -0 "-$2" 2>/dev/null; do sleep 1; done
 kill -TERM "-$2" 2>/dev/null || exit 0
 sleep "$3"; kill -KILL "-$2" 2>/dev/null; exit 0`;
-  const child = spawn('/bin/sh', ['-c', script, 'atk-engine-watchdog', String(parentPid), String(pgid), String(graceS)], { detached: true, stdio: 'ignore' });
+  const child = spawn(
+    '/bin/sh',
+    ['-c', script, 'atk-engine-watchdog', String(parentPid), String(pgid), String(graceS)],
+    { detached: true, stdio: 'ignore' },
+  );
   child.on('error', () => undefined);
   child.unref();
   return () => {

@@ -58,7 +58,9 @@ export interface EngineSync {
  */
 export function createEngineSync(options: EngineSyncOptions): EngineSync {
   const base = options.baseModelName ?? 'policy';
-  const admins: ReplicaAdmin[] = options.replicaUrls.map((url) => replicaAdmin(options.protocol, url, options.timeoutMs));
+  const admins: ReplicaAdmin[] = options.replicaUrls.map((url) =>
+    replicaAdmin(options.protocol, url, options.timeoutMs),
+  );
   let served = base;
   // Version 0 is the untrained base model the engine was started with.
   let servedVersion = 0;
@@ -67,7 +69,12 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   // The unload of an adapter that still had requests running when it was replaced (with `requests` only).
   let retiring: Promise<void> = Promise.resolve();
 
-  async function loraReplica(admin: ReplicaAdmin, name: string, dir: string, previous: string | undefined): Promise<void> {
+  async function loraReplica(
+    admin: ReplicaAdmin,
+    name: string,
+    dir: string,
+    previous: string | undefined,
+  ): Promise<void> {
     await admin.loadAdapter(name, dir);
     if (previous && !options.requests) await admin.unloadAdapter(previous);
     await admin.resetPrefixCache();
@@ -81,7 +88,9 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
 
   /** Unloads `previous` from every replica once no request sent to it is running; fails the next sync if it fails. */
   function retire(previous: string, requests: RequestTracker): void {
-    retiring = requests.drained(previous).then(async () => void (await Promise.all(admins.map((admin) => admin.unloadAdapter(previous)))));
+    retiring = requests
+      .drained(previous)
+      .then(async () => void (await Promise.all(admins.map((admin) => admin.unloadAdapter(previous)))));
     retiring.catch(() => undefined); // reported by the next sync, which awaits it
   }
 
@@ -103,7 +112,9 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
       await options.writePolicy(dir);
       await retiring;
       const previous = served === base ? undefined : served;
-      const staged = await Promise.all(admins.map((_, replica) => (options.stage ? options.stage(replica, dir) : Promise.resolve(dir))));
+      const staged = await Promise.all(
+        admins.map((_, replica) => (options.stage ? options.stage(replica, dir) : Promise.resolve(dir))),
+      );
       if (options.mode === 'lora') {
         await Promise.all(admins.map((admin, replica) => loraReplica(admin, name, staged[replica]!, previous)));
         options.engine.setModel(name);

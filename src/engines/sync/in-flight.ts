@@ -48,8 +48,10 @@ export function trackRequests(engine: Engine): TrackedEngine {
     get model() {
       return engine.model;
     },
-    generate: (promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation> => tracked(() => engine.generate(promptIds, params, signal)),
-    generateN: (promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation[]> => tracked(() => engine.generateN(promptIds, params, signal)),
+    generate: (promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation> =>
+      tracked(() => engine.generate(promptIds, params, signal)),
+    generateN: (promptIds: readonly number[], params: SamplingParams, signal?: AbortSignal): Promise<Generation[]> =>
+      tracked(() => engine.generateN(promptIds, params, signal)),
     health: () => engine.health(),
     models: () => engine.models(),
     setModel: (name) => engine.setModel(name),

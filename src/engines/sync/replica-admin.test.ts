@@ -31,16 +31,24 @@ describe('replicaAdmin (vllm) full-weight reload', () => {
     await admin.reloadWeights('/ckpt/sync/step-00003', 'policy@3');
     // The reload, then the prefix cache the old weights computed goes (vLLM's extension cannot drop it).
     expect(requests.slice(-2)).toStrictEqual([
-      { path: '/collective_rpc', body: { method: 'atk_reload_weights', args: ['/ckpt/sync/step-00003', 'policy@3'], timeout: 5 } },
+      {
+        path: '/collective_rpc',
+        body: { method: 'atk_reload_weights', args: ['/ckpt/sync/step-00003', 'policy@3'], timeout: 5 },
+      },
       { path: '/reset_prefix_cache', body: null },
     ]);
     results = ['policy@3', 'policy@3'];
     await expect(admin.confirmWeights('policy@3')).resolves.toBeUndefined();
-    for (const [reported, shown] of [[['policy@3', null], '[policy@3, null]'], [[], '[]']] as const) {
+    for (const [reported, shown] of [
+      [['policy@3', null], '[policy@3, null]'],
+      [[], '[]'],
+    ] as const) {
       results = [...reported];
       const error = await admin.confirmWeights('policy@3').catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
-      expect((error as Error).message).toBe(`vllm at ${url} does not serve policy@3 after the weight sync (its workers report ${shown})`);
+      expect((error as Error).message).toBe(
+        `vllm at ${url} does not serve policy@3 after the weight sync (its workers report ${shown})`,
+      );
     }
   });
 });

@@ -35,8 +35,10 @@ export function replicaAdmin(protocol: 'vllm' | 'sglang', baseUrl: string, timeo
 
 function vllmAdmin(target: HttpTarget): ReplicaAdmin {
   return {
-    loadAdapter: async (name, dir) => void (await requestText(target, 'POST', '/v1/load_lora_adapter', { lora_name: name, lora_path: dir })),
-    unloadAdapter: async (name) => void (await requestText(target, 'POST', '/v1/unload_lora_adapter', { lora_name: name })),
+    loadAdapter: async (name, dir) =>
+      void (await requestText(target, 'POST', '/v1/load_lora_adapter', { lora_name: name, lora_path: dir })),
+    unloadAdapter: async (name) =>
+      void (await requestText(target, 'POST', '/v1/unload_lora_adapter', { lora_name: name })),
     resetPrefixCache: async () => void (await requestText(target, 'POST', '/reset_prefix_cache')),
     async confirmAdapter(name) {
       const served = await modelList(target);
@@ -50,7 +52,8 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
     async confirmWeights(version) {
       const served = await collectiveRpc(target, 'atk_weight_version');
       // One result per worker (tensor-parallel ranks): every one must have reloaded, and there must be one.
-      if (served.length === 0 || !served.every((v) => v === version)) throw notServing(target, version, `its workers report [${served.map(String).join(', ')}]`);
+      if (served.length === 0 || !served.every((v) => v === version))
+        throw notServing(target, version, `its workers report [${served.map(String).join(', ')}]`);
     },
     async checkWeightReload() {
       await collectiveRpc(target, 'atk_weight_version').catch((error: unknown) => {
@@ -66,20 +69,32 @@ const CollectiveRpcReply = z.looseObject({ results: z.array(z.unknown()) });
 
 /** Calls `method` of atk's worker extension on every worker of a vLLM replica; one result per worker. */
 async function collectiveRpc(target: HttpTarget, method: string, args: readonly string[] = []): Promise<unknown[]> {
-  const reply = await requestJson(target, 'POST', '/collective_rpc', { method, args, timeout: target.timeoutMs / 1000 });
+  const reply = await requestJson(target, 'POST', '/collective_rpc', {
+    method,
+    args,
+    timeout: target.timeoutMs / 1000,
+  });
   const parsed = CollectiveRpcReply.safeParse(reply);
-  if (!parsed.success) throw new ProviderError(`vllm POST /collective_rpc ${method}: expected {"results": [...]}, got ${JSON.stringify(reply).slice(0, 200)}`);
+  if (!parsed.success)
+    throw new ProviderError(
+      `vllm POST /collective_rpc ${method}: expected {"results": [...]}, got ${JSON.stringify(reply).slice(0, 200)}`,
+    );
   return parsed.data.results;
 }
 
-const SglangResult = z.looseObject({ success: z.boolean().optional(), error_message: z.string().nullable().optional(), message: z.string().optional() });
+const SglangResult = z.looseObject({
+  success: z.boolean().optional(),
+  error_message: z.string().nullable().optional(),
+  message: z.string().optional(),
+});
 const SglangModelInfo = z.looseObject({ weight_version: z.string().nullable().optional() });
 
 function sglangAdmin(target: HttpTarget): ReplicaAdmin {
   async function call(path: string, body: unknown): Promise<z.infer<typeof SglangResult>> {
     const reply = SglangResult.parse(await requestJson(target, 'POST', path, body));
     // SGLang answers some failures with 200 and success: false.
-    if (reply.success === false) throw new ProviderError(`sglang POST ${path} failed: ${reply.error_message ?? reply.message ?? 'no message'}`);
+    if (reply.success === false)
+      throw new ProviderError(`sglang POST ${path} failed: ${reply.error_message ?? reply.message ?? 'no message'}`);
     return reply;
   }
   return {
@@ -94,17 +109,22 @@ function sglangAdmin(target: HttpTarget): ReplicaAdmin {
         throw notServing(target, name, (error as Error).message);
       });
     },
-    reloadWeights: async (dir, version) => void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: true })),
+    reloadWeights: async (dir, version) =>
+      void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: true })),
     checkWeightReload: () => Promise.resolve(), // /update_weights_from_disk is in every SGLang atk supports
     async confirmWeights(version) {
       const info = SglangModelInfo.parse(await requestJson(target, 'GET', '/get_model_info'));
-      if (info.weight_version && info.weight_version !== version) throw notServing(target, version, `weight_version is ${info.weight_version}`);
+      if (info.weight_version && info.weight_version !== version)
+        throw notServing(target, version, `weight_version is ${info.weight_version}`);
     },
   };
 }
 
 function notServing(target: HttpTarget, what: string, detail: string): ProviderError {
-  return new ProviderError(`${target.name} at ${target.baseUrl} does not serve ${what} after the weight sync (${detail})`, {
-    hint: 'see logs/engine.log for why the load failed',
-  });
+  return new ProviderError(
+    `${target.name} at ${target.baseUrl} does not serve ${what} after the weight sync (${detail})`,
+    {
+      hint: 'see logs/engine.log for why the load failed',
+    },
+  );
 }

@@ -3,7 +3,11 @@
  * looked up. A new kind is one module beside these and one line in {@link ENGINE_KINDS}.
  */
 import type { EngineDoctorRow } from '../../engines/launch/index.js';
-import { trainerGpuProblems, type EngineSettingProblem, type EngineSettingsInput } from '../../engines/engine-settings.js';
+import {
+  trainerGpuProblems,
+  type EngineSettingProblem,
+  type EngineSettingsInput,
+} from '../../engines/engine-settings.js';
 import { embeddedEngine } from './embedded.js';
 import { sglangEngine } from './sglang.js';
 import type { EngineKindDefinition, EngineKindName } from './types.js';
@@ -20,7 +24,9 @@ const ENGINE_KINDS: Readonly<Record<EngineKindName, EngineKindDefinition>> = {
 };
 
 /** The module of the recipe's engine kind. */
-export function engineKind(recipe: { readonly model: { readonly engine: { readonly kind: EngineKindName } } }): EngineKindDefinition {
+export function engineKind(recipe: {
+  readonly model: { readonly engine: { readonly kind: EngineKindName } };
+}): EngineKindDefinition {
   return ENGINE_KINDS[recipe.model.engine.kind];
 }
 

@@ -7,7 +7,9 @@ import type { EngineKindDefinition } from './types.js';
 export const urlEngine: EngineKindDefinition = {
   name: 'url',
   checkSettings: (recipe) => [
-    ...(recipe.model.engine.url === undefined ? [{ path: 'model.engine.kind', message: 'kind url needs model.engine.url' }] : []),
+    ...(recipe.model.engine.url === undefined
+      ? [{ path: 'model.engine.kind', message: 'kind url needs model.engine.url' }]
+      : []),
     ...notLaunchedProblems(recipe, 'a url engine is already running', 'a url engine is already placed'),
     ...randomInitProblems(recipe),
   ],

@@ -7,7 +7,11 @@ import type { EngineKindDefinition } from './types.js';
 /** `vllm serve` replicas atk launches on their own GPUs; LoRA hot-load or a full reload after each step. */
 export const vllmEngine: EngineKindDefinition = {
   name: 'vllm',
-  checkSettings: (recipe) => [...launchedEngineProblems(recipe), ...vllmLoraProblems(recipe), ...randomInitProblems(recipe)],
+  checkSettings: (recipe) => [
+    ...launchedEngineProblems(recipe),
+    ...vllmLoraProblems(recipe),
+    ...randomInitProblems(recipe),
+  ],
   modelDir: (recipe) => localModelDir(recipe.model.path),
   start: startLaunchedPolicy,
   doctorRows: async () => [await engineVersionCheck('vllm')],

@@ -3,7 +3,11 @@ import { hermesParser } from './hermes.js';
 
 describe('hermesParser', () => {
   test('returns plain text with no calls', () => {
-    expect(hermesParser.parse('The answer is 5.')).toStrictEqual({ reasoning: '', text: 'The answer is 5.', calls: [] });
+    expect(hermesParser.parse('The answer is 5.')).toStrictEqual({
+      reasoning: '',
+      text: 'The answer is 5.',
+      calls: [],
+    });
   });
 
   test('returns several calls with text and reasoning around them', () => {
@@ -34,7 +38,9 @@ describe('hermesParser', () => {
   });
 
   test('returns bad_call for JSON that is not a call', () => {
-    const calls = hermesParser.parse('<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>').calls;
+    const calls = hermesParser.parse(
+      '<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>',
+    ).calls;
     expect(calls.map((c) => (c.ok ? 'ok' : `${c.kind}:${c.name ?? ''}`))).toStrictEqual(['bad_call:', 'bad_call:f']);
   });
 
@@ -59,14 +65,30 @@ describe('hermesParser', () => {
       text: 'ok',
       calls: [{ ok: true, name: 'calc', arguments: { e: '</think>1' }, raw }],
     });
-    expect(hermesParser.parse('<think>I could write <tool_call> here</think>The answer is 5.')).toStrictEqual({ reasoning: 'I could write <tool_call> here', text: 'The answer is 5.', calls: [] });
+    expect(hermesParser.parse('<think>I could write <tool_call> here</think>The answer is 5.')).toStrictEqual({
+      reasoning: 'I could write <tool_call> here',
+      text: 'The answer is 5.',
+      calls: [],
+    });
     const call = '<tool_call>{"name": "calc", "arguments": {}}</tool_call>';
-    expect(hermesParser.parse(`<think>use <tool_call> then</think>\n${call}`)).toStrictEqual({ reasoning: 'use <tool_call> then', text: '', calls: [{ ok: true, name: 'calc', arguments: {}, raw: call }] });
+    expect(hermesParser.parse(`<think>use <tool_call> then</think>\n${call}`)).toStrictEqual({
+      reasoning: 'use <tool_call> then',
+      text: '',
+      calls: [{ ok: true, name: 'calc', arguments: {}, raw: call }],
+    });
   });
 
   test('returns bad_call for arguments nested deeper than 64 levels, and accepts 64', () => {
-    const nested = (depth: number): string => `<tool_call>{"name": "f", "arguments": {"x": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}}</tool_call>`;
+    const nested = (depth: number): string =>
+      `<tool_call>{"name": "f", "arguments": {"x": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}}</tool_call>`;
     expect(hermesParser.parse(nested(64)).calls[0]?.ok).toBe(true);
-    expect(hermesParser.parse(nested(65)).calls).toMatchObject([{ ok: false, kind: 'bad_call', name: 'f', message: "the arguments of the call to 'f' nest deeper than 64 levels" }]);
+    expect(hermesParser.parse(nested(65)).calls).toMatchObject([
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'f',
+        message: "the arguments of the call to 'f' nest deeper than 64 levels",
+      },
+    ]);
   });
 });

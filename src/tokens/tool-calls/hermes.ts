@@ -41,7 +41,10 @@ function splitReasoning(text: string): { reasoning: string; rest: string } {
   if (close >= 0) {
     const before = text.slice(0, close);
     const open = before.indexOf(THINK_OPEN);
-    return { reasoning: (open >= 0 ? before.slice(open + THINK_OPEN.length) : before).trim(), rest: text.slice(close + THINK_CLOSE.length) };
+    return {
+      reasoning: (open >= 0 ? before.slice(open + THINK_OPEN.length) : before).trim(),
+      rest: text.slice(close + THINK_CLOSE.length),
+    };
   }
   const trimmed = text.trimStart();
   if (trimmed.startsWith(THINK_OPEN)) return { reasoning: trimmed.slice(THINK_OPEN.length).trim(), rest: '' };
@@ -78,18 +81,48 @@ function parseCall(body: string, raw: string): ParsedToolCall {
   try {
     value = JSON.parse(body);
   } catch (error) {
-    return { ok: false, kind: 'bad_json', ...salvageName(body), raw, message: `the tool call is not valid JSON (${clipEcho((error as Error).message)})` };
+    return {
+      ok: false,
+      kind: 'bad_json',
+      ...salvageName(body),
+      raw,
+      message: `the tool call is not valid JSON (${clipEcho((error as Error).message)})`,
+    };
   }
   const call = value as { name?: unknown; arguments?: unknown } | null;
-  if (typeof call !== 'object' || call === null || Array.isArray(call) || typeof call.name !== 'string' || call.name === '') {
-    return { ok: false, kind: 'bad_call', ...salvageName(body), raw, message: 'a tool call must be a JSON object with a string "name" and an object "arguments"' };
+  if (
+    typeof call !== 'object' ||
+    call === null ||
+    Array.isArray(call) ||
+    typeof call.name !== 'string' ||
+    call.name === ''
+  ) {
+    return {
+      ok: false,
+      kind: 'bad_call',
+      ...salvageName(body),
+      raw,
+      message: 'a tool call must be a JSON object with a string "name" and an object "arguments"',
+    };
   }
   const args = call.arguments ?? {};
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return { ok: false, kind: 'bad_call', name: call.name, raw, message: `"arguments" of the call to '${clipEcho(call.name)}' must be a JSON object` };
+    return {
+      ok: false,
+      kind: 'bad_call',
+      name: call.name,
+      raw,
+      message: `"arguments" of the call to '${clipEcho(call.name)}' must be a JSON object`,
+    };
   }
   if (nestingDepth(args) > MAX_ARGUMENT_DEPTH) {
-    return { ok: false, kind: 'bad_call', name: call.name, raw, message: `the arguments of the call to '${clipEcho(call.name)}' nest deeper than ${MAX_ARGUMENT_DEPTH} levels` };
+    return {
+      ok: false,
+      kind: 'bad_call',
+      name: call.name,
+      raw,
+      message: `the arguments of the call to '${clipEcho(call.name)}' nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+    };
   }
   return { ok: true, name: call.name, arguments: args as Record<string, unknown>, raw };
 }
@@ -109,7 +142,13 @@ function nestingDepth(value: unknown): number {
 }
 
 function unterminated(body: string, raw: string): ParsedToolCall {
-  return { ok: false, kind: 'unterminated', ...salvageName(body), raw, message: 'the tool call was not closed with </tool_call>' };
+  return {
+    ok: false,
+    kind: 'unterminated',
+    ...salvageName(body),
+    raw,
+    message: 'the tool call was not closed with </tool_call>',
+  };
 }
 
 function salvageName(body: string): { name?: string } {

@@ -3,7 +3,12 @@ export type ToolCallErrorKind = 'bad_json' | 'bad_call' | 'unterminated' | 'unkn
 
 /** One tool call found in generated text. */
 export type ParsedToolCall =
-  | { readonly ok: true; readonly name: string; readonly arguments: Readonly<Record<string, unknown>>; readonly raw: string }
+  | {
+      readonly ok: true;
+      readonly name: string;
+      readonly arguments: Readonly<Record<string, unknown>>;
+      readonly raw: string;
+    }
   | {
       readonly ok: false;
       readonly kind: Extract<ToolCallErrorKind, 'bad_json' | 'bad_call' | 'unterminated'>;

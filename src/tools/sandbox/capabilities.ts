@@ -44,7 +44,9 @@ export function defaultPython(): string {
 
 /** Finds an executable: an explicit override, else the PATH, else /usr/bin and /bin. */
 export function findExecutable(name: string, override?: string): string | undefined {
-  const candidates = override ? [override] : [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/bin', '/bin'].map((d) => join(d, name));
+  const candidates = override
+    ? [override]
+    : [...(process.env.PATH ?? '').split(delimiter).filter(Boolean), '/usr/bin', '/bin'].map((d) => join(d, name));
   return candidates.find((path) => {
     try {
       accessSync(path, constants.X_OK);
@@ -75,13 +77,28 @@ export function slotUid(slot: number): number | undefined {
 async function probeHost(python: string, bwrapOverride: string | undefined): Promise<SandboxCapabilities> {
   const bwrap = findExecutable('bwrap', bwrapOverride);
   const prlimit = findExecutable('prlimit');
-  if (!prlimit) return { bwrap: bwrap !== undefined, namespaces: false, detail: 'prlimit (util-linux) not found: sandboxed code cannot be limited' };
-  if (!bwrap) return { bwrap: false, namespaces: false, detail: 'bwrap not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)' };
+  if (!prlimit)
+    return {
+      bwrap: bwrap !== undefined,
+      namespaces: false,
+      detail: 'prlimit (util-linux) not found: sandboxed code cannot be limited',
+    };
+  if (!bwrap)
+    return {
+      bwrap: false,
+      namespaces: false,
+      detail: 'bwrap not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)',
+    };
   const host: SandboxHost = { isolation: 'bwrap', bwrap, prlimit, python };
   try {
     const uid = probeUid();
-    const result = await runProgram({ code: 'print("ok")', limits: { wallMs: 10_000 } }, host, uid === undefined ? {} : { uid });
-    if (result.status === 'ok' && result.stdout === 'ok\n') return { bwrap: true, namespaces: true, detail: `bwrap at ${bwrap}: namespaces work (${python})` };
+    const result = await runProgram(
+      { code: 'print("ok")', limits: { wallMs: 10_000 } },
+      host,
+      uid === undefined ? {} : { uid },
+    );
+    if (result.status === 'ok' && result.stdout === 'ok\n')
+      return { bwrap: true, namespaces: true, detail: `bwrap at ${bwrap}: namespaces work (${python})` };
     const why = (result.stderr.trim().split('\n').at(-1) ?? '') || result.status;
     return { bwrap: true, namespaces: false, detail: `bwrap at ${bwrap} cannot create namespaces here: ${why}` };
   } catch (error) {

@@ -65,7 +65,14 @@ function bwrapFlags(spec: SandboxCommandSpec): string[] {
   // itself (bwrap's own init reaper outlives the monitor and lingers as a zombie of the host's
   // pid 1, counting against the slot uid's process limit), and the kernel ignores signals the
   // program sends its parent. When the shell exits, everything in the namespace is killed.
-  const flags = ['--unshare-all', '--unshare-user', '--die-with-parent', '--new-session', '--disable-userns', '--as-pid-1'];
+  const flags = [
+    '--unshare-all',
+    '--unshare-user',
+    '--die-with-parent',
+    '--new-session',
+    '--disable-userns',
+    '--as-pid-1',
+  ];
   flags.push(...systemBinds());
   const pythonPrefix = dirname(dirname(realpathSync(spec.python)));
   if (!pythonPrefix.startsWith('/usr')) flags.push('--ro-bind', pythonPrefix, pythonPrefix);

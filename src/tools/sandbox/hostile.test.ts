@@ -13,7 +13,13 @@ import { processesOfUid } from './processes.js';
 // Hostile programs against the real sandbox. .ci/run installs bubblewrap, so these run isolated;
 // the first test fails loudly where namespaces are unavailable instead of skipping.
 const pool = new SandboxPool({ size: 2 });
-const short: Partial<SandboxLimits> = { cpuMs: 1_000, wallMs: 2_000, memoryMb: 512, processes: 8, outputBytes: 64 * 1024 };
+const short: Partial<SandboxLimits> = {
+  cpuMs: 1_000,
+  wallMs: 2_000,
+  memoryMb: 512,
+  processes: 8,
+  outputBytes: 64 * 1024,
+};
 
 /** Pids of live processes whose command line contains `marker`. */
 function processesWith(marker: string): number[] {
@@ -71,7 +77,10 @@ describe('sandbox (hostile code)', () => {
   test('returns memory for allocating 10 GB, at once or piecewise', async () => {
     const once = await pool.run({ code: 'x = bytearray(10 * 1024 ** 3)\n', limits: short });
     // Touching pages is slow on a loaded machine: a small limit is reached long before the CPU limit.
-    const piecewise = await pool.run({ code: 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 ** 2))\n', limits: { ...short, memoryMb: 128, cpuMs: 3_000, wallMs: 5_000 } });
+    const piecewise = await pool.run({
+      code: 'chunks = []\nwhile True:\n    chunks.append(bytearray(16 * 1024 ** 2))\n',
+      limits: { ...short, memoryMb: 128, cpuMs: 3_000, wallMs: 5_000 },
+    });
     expect([once.status, piecewise.status]).toStrictEqual(['memory', 'memory']);
     expect(once.stderr).toContain('MemoryError');
   });
@@ -84,7 +93,15 @@ describe('sandbox (hostile code)', () => {
   });
 
   test('returns blocked for reading /etc/passwd, the home directory, the project and the shared data', async () => {
-    const targets = ['/etc/passwd', '/etc/shadow', join(homedir(), '.bashrc'), homedir(), join(projectRoot(), 'package.json'), projectRoot(), '/work/shared'];
+    const targets = [
+      '/etc/passwd',
+      '/etc/shadow',
+      join(homedir(), '.bashrc'),
+      homedir(),
+      join(projectRoot(), 'package.json'),
+      projectRoot(),
+      '/work/shared',
+    ];
     const code = [
       'import os, json, sys',
       `for path in json.loads(${JSON.stringify(JSON.stringify(targets))}):`,
@@ -99,7 +116,9 @@ describe('sandbox (hostile code)', () => {
     expect(result.status).toBe('ok');
     const lines = result.stdout.trim().split('\n');
     expect(lines.slice(0, -1)).toStrictEqual(targets.map(() => 'blocked'));
-    expect(lines.at(-1)).toBe("['HOME', 'LANG', 'MKL_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'PWD', 'PYTHONIOENCODING']");
+    expect(lines.at(-1)).toBe(
+      "['HOME', 'LANG', 'MKL_NUM_THREADS', 'OMP_NUM_THREADS', 'OPENBLAS_NUM_THREADS', 'PATH', 'PWD', 'PYTHONIOENCODING']",
+    );
   });
 
   test('returns blocked for writing outside its working directory, and the host sees no file', async () => {
@@ -115,7 +134,14 @@ describe('sandbox (hostile code)', () => {
       '        print("blocked")',
     ].join('\n');
     const result = await pool.run({ code, limits: short });
-    expect(result.stdout.trim().split('\n')).toStrictEqual(['blocked', 'blocked', 'blocked', 'blocked', 'wrote', 'wrote']);
+    expect(result.stdout.trim().split('\n')).toStrictEqual([
+      'blocked',
+      'blocked',
+      'blocked',
+      'blocked',
+      'wrote',
+      'wrote',
+    ]);
     for (const path of [...outside, `/tmp/${name}`, `/work/${name}`]) expect(existsSync(path), path).toBe(false);
   });
 
@@ -173,7 +199,8 @@ describe('sandbox (hostile code)', () => {
     });
 
     test('returns ok for kill(-1), which reaches nothing outside the sandbox', async () => {
-      const code = 'import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept ProcessLookupError:\n    print("nothing to kill")\n';
+      const code =
+        'import os, signal\ntry:\n    os.kill(-1, signal.SIGKILL)\nexcept ProcessLookupError:\n    print("nothing to kill")\n';
       const result = await pool.run({ code, limits: short });
       expect(result).toMatchObject({ status: 'ok', stdout: 'nothing to kill\n' });
       await new Promise((resolve) => setTimeout(resolve, 100));

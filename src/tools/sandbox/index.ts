@@ -4,7 +4,33 @@
  * processes and file size, wall-clock and output limits, and the whole process tree killed
  * afterwards. Falls back to rlimits only, with a loud warning, where bwrap cannot run.
  */
-export { sandboxCapabilities, defaultPython, type SandboxCapabilities, type SandboxProbeOptions } from './capabilities.js';
-export { SandboxPool, sharedSandboxPool, runSandboxed, type SandboxPoolOptions, type SandboxWarningListener } from './pool.js';
-export { DEFAULT_LIMITS, type SandboxLimits, type SandboxRequest, type SandboxResult, type SandboxStatus, type SandboxIsolation } from './types.js';
-export { runCodeTests, stdoutMatches, jsonEqual, type TestRunOptions, type TestRunSummary, type TestOutcome, type TestVerdict } from './test-runner.js';
+export {
+  sandboxCapabilities,
+  defaultPython,
+  type SandboxCapabilities,
+  type SandboxProbeOptions,
+} from './capabilities.js';
+export {
+  SandboxPool,
+  sharedSandboxPool,
+  runSandboxed,
+  type SandboxPoolOptions,
+  type SandboxWarningListener,
+} from './pool.js';
+export {
+  DEFAULT_LIMITS,
+  type SandboxLimits,
+  type SandboxRequest,
+  type SandboxResult,
+  type SandboxStatus,
+  type SandboxIsolation,
+} from './types.js';
+export {
+  runCodeTests,
+  stdoutMatches,
+  jsonEqual,
+  type TestRunOptions,
+  type TestRunSummary,
+  type TestOutcome,
+  type TestVerdict,
+} from './test-runner.js';

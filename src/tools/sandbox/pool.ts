@@ -72,7 +72,10 @@ export class SandboxPool {
 
   private async probe(): Promise<SandboxHost> {
     const prlimit = findExecutable('prlimit');
-    if (!prlimit) throw new AtkError('E_SANDBOX', 'prlimit not found: model-written code cannot be limited', 1, { hint: 'install util-linux (it provides prlimit)' });
+    if (!prlimit)
+      throw new AtkError('E_SANDBOX', 'prlimit not found: model-written code cannot be limited', 1, {
+        hint: 'install util-linux (it provides prlimit)',
+      });
     const caps = await sandboxCapabilities({ python: this.python, bwrap: this.bwrap });
     const bwrap = findExecutable('bwrap', this.bwrap);
     if (caps.namespaces && bwrap) return { isolation: 'bwrap', bwrap, prlimit, python: this.python };

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { sandboxArgv } from './command.js';
 import { childrenOf, killProcessesOfUid, processesOfUid } from './processes.js';
-import { DEFAULT_LIMITS, type SandboxIsolation, type SandboxLimits, type SandboxRequest, type SandboxResult, type SandboxStatus } from './types.js';
+import {
+  DEFAULT_LIMITS,
+  type SandboxIsolation,
+  type SandboxLimits,
+  type SandboxRequest,
+  type SandboxResult,
+  type SandboxStatus,
+} from './types.js';
 
 /** How this process runs sandboxes: decided once by the pool from `sandboxCapabilities()`. */
 export interface SandboxHost {
@@ -75,10 +82,21 @@ const PROGRAM_ENV = {
 /** Processes besides the program counted against RLIMIT_NPROC: bwrap's monitor and the reporting shell. */
 const PROCESS_OVERHEAD: Record<SandboxIsolation, number> = { bwrap: 2, rlimits: 1 };
 
-async function execute(req: SandboxRequest, host: SandboxHost, slot: SandboxSlot, limits: SandboxLimits, dir: RunDir): Promise<SandboxResult> {
+async function execute(
+  req: SandboxRequest,
+  host: SandboxHost,
+  slot: SandboxSlot,
+  limits: SandboxLimits,
+  dir: RunDir,
+): Promise<SandboxResult> {
   // Without a uid of its own the program shares RLIMIT_NPROC with every process of the user.
   const shared = slot.uid === undefined ? processesOfUid(process.getuid?.() ?? -1).length : 0;
-  const argv = sandboxArgv({ ...host, codeDir: dir.code, limits, processOverhead: PROCESS_OVERHEAD[host.isolation] + shared });
+  const argv = sandboxArgv({
+    ...host,
+    codeDir: dir.code,
+    limits,
+    processOverhead: PROCESS_OVERHEAD[host.isolation] + shared,
+  });
   const started = performance.now();
   const child = spawn(argv[0], argv.slice(1), {
     cwd: host.isolation === 'rlimits' ? dir.work : dir.root,
@@ -103,13 +121,16 @@ async function execute(req: SandboxRequest, host: SandboxHost, slot: SandboxSlot
   req.signal?.addEventListener('abort', onAbort, { once: true });
   if (req.signal?.aborted) onAbort();
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>((resolve) => {
-    child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error }));
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>(
+    (resolve) => {
+      child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error }));
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+    },
+  );
   clearTimeout(timer);
   req.signal?.removeEventListener('abort', onAbort);
-  if (exit.spawnError) throw new Error(`sandbox: cannot start ${argv[0]}: ${exit.spawnError.message}`, { cause: exit.spawnError });
+  if (exit.spawnError)
+    throw new Error(`sandbox: cannot start ${argv[0]}: ${exit.spawnError.message}`, { cause: exit.spawnError });
   // Whatever the program left behind dies with it.
   killTree(child.pid, slot, host.isolation);
   const wallMs = performance.now() - started;
@@ -118,11 +139,18 @@ async function execute(req: SandboxRequest, host: SandboxHost, slot: SandboxSlot
 
   const parsed = parseReport(report.text());
   const out = { stdout: stdout.text(), stderr: stderr.text(), wallMs: Math.round(wallMs), isolation: host.isolation };
-  if (killReason) return { ...out, status: killReason, exitCode: null, signal: 'SIGKILL', cpuMs: parsed?.cpuMs ?? null };
+  if (killReason)
+    return { ...out, status: killReason, exitCode: null, signal: 'SIGKILL', cpuMs: parsed?.cpuMs ?? null };
   if (!parsed) return { ...out, status: 'killed', exitCode: null, signal: exit.signal, cpuMs: null };
   const signal = parsed.rc > 128 ? signalName(parsed.rc - 128) : null;
   const exitCode = signal ? null : parsed.rc;
-  return { ...out, status: classify(parsed.rc, signal, out.stderr, parsed.cpuMs, limits), exitCode, signal, cpuMs: parsed.cpuMs };
+  return {
+    ...out,
+    status: classify(parsed.rc, signal, out.stderr, parsed.cpuMs, limits),
+    exitCode,
+    signal,
+    cpuMs: parsed.cpuMs,
+  };
 }
 
 /**
@@ -131,7 +159,12 @@ async function execute(req: SandboxRequest, host: SandboxHost, slot: SandboxSlot
  * the monitor first would orphan pid 1 to the host's init, which in containers may reap it late
  * or never, and the zombie would count against the slot uid's process limit.
  */
-function stopSandbox(pid: number | undefined, slot: SandboxSlot, isolation: SandboxIsolation, running: () => boolean): void {
+function stopSandbox(
+  pid: number | undefined,
+  slot: SandboxSlot,
+  isolation: SandboxIsolation,
+  running: () => boolean,
+): void {
   if (pid === undefined) return;
   const inits = isolation === 'bwrap' ? childrenOf(pid) : [];
   if (inits.length === 0) {
@@ -200,7 +233,9 @@ export function parseReport(text: string): { rc: number; cpuMs: number | null } 
   const times = [...text.matchAll(/(\d+)m([\d.]+)s\s+(\d+)m([\d.]+)s/g)];
   const children = times[1];
   const cpuMs = children
-    ? Math.round((Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000)
+    ? Math.round(
+        (Number(children[1]) * 60 + Number(children[2]) + Number(children[3]) * 60 + Number(children[4])) * 1000,
+      )
     : null;
   return { rc: Number(rc[1]), cpuMs };
 }
@@ -209,7 +244,13 @@ const MEMORY_PATTERNS = /MemoryError|Cannot allocate memory|std::bad_alloc|out o
 /** EFBIG as CPython reports it: it ignores SIGXFSZ, so a write past RLIMIT_FSIZE fails and the program dies of the OSError. */
 const FILE_SIZE_PATTERNS = /File too large/;
 
-function classify(rc: number, signal: string | null, stderr: string, cpuMs: number | null, limits: SandboxLimits): SandboxStatus {
+function classify(
+  rc: number,
+  signal: string | null,
+  stderr: string,
+  cpuMs: number | null,
+  limits: SandboxLimits,
+): SandboxStatus {
   if (signal === 'SIGXCPU') return 'timeout';
   if (signal === 'SIGKILL' && cpuMs !== null && cpuMs >= limits.cpuMs) return 'timeout';
   if (signal === 'SIGXFSZ') return 'file_limit';

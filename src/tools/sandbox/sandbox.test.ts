@@ -8,8 +8,18 @@ const pool = new SandboxPool({ size: 2 });
 
 describe('SandboxPool', () => {
   test('returns stdout, exit code and cpu time of a program reading stdin', async () => {
-    const result = await pool.run({ code: 'import sys\nprint(sum(map(int, sys.stdin.read().split())))\n', stdin: '1 2 3\n' });
-    expect(result).toMatchObject({ status: 'ok', exitCode: 0, signal: null, stdout: '6\n', stderr: '', isolation: 'bwrap' });
+    const result = await pool.run({
+      code: 'import sys\nprint(sum(map(int, sys.stdin.read().split())))\n',
+      stdin: '1 2 3\n',
+    });
+    expect(result).toMatchObject({
+      status: 'ok',
+      exitCode: 0,
+      signal: null,
+      stdout: '6\n',
+      stderr: '',
+      isolation: 'bwrap',
+    });
     expect(result.cpuMs).toBeGreaterThanOrEqual(0);
   });
 
@@ -20,7 +30,8 @@ describe('SandboxPool', () => {
   });
 
   test('returns the extra files beside the program, read-only', async () => {
-    const code = 'import os\nprint(open("/sandbox/data.txt").read())\ntry:\n    open("/sandbox/data.txt", "w")\nexcept OSError:\n    print("read-only")\n';
+    const code =
+      'import os\nprint(open("/sandbox/data.txt").read())\ntry:\n    open("/sandbox/data.txt", "w")\nexcept OSError:\n    print("read-only")\n';
     const result = await pool.run({ code, files: { 'data.txt': 'hello' } });
     expect(result.stdout).toBe('hello\nread-only\n');
   });
@@ -28,7 +39,9 @@ describe('SandboxPool', () => {
   test('returns programs one after another when the pool has one slot', async () => {
     const single = new SandboxPool({ size: 1 });
     const code = 'import time\nstart = time.time()\ntime.sleep(0.3)\nprint(start, time.time())\n';
-    const spans = (await Promise.all([single.run({ code }), single.run({ code })])).map((r) => r.stdout.trim().split(' ').map(Number));
+    const spans = (await Promise.all([single.run({ code }), single.run({ code })])).map((r) =>
+      r.stdout.trim().split(' ').map(Number),
+    );
     const [first, second] = spans.sort((a, b) => a[0] - b[0]);
     expect(second[0]).toBeGreaterThanOrEqual(first[1]);
   });
@@ -66,7 +79,9 @@ describe('SandboxPool without bwrap (rlimits fallback)', () => {
     const result = await fallback.run({ code, limits: { wallMs: 1_000 } });
     expect(result.status).toBe('timeout');
     if (process.getuid?.() === 0) {
-      const left = readdirSync('/proc').filter((p) => /^\d+$/.test(p) && safeRead(`/proc/${p}/cmdline`).includes(marker));
+      const left = readdirSync('/proc').filter(
+        (p) => /^\d+$/.test(p) && safeRead(`/proc/${p}/cmdline`).includes(marker),
+      );
       expect(left).toStrictEqual([]);
     }
   });
@@ -75,7 +90,11 @@ describe('SandboxPool without bwrap (rlimits fallback)', () => {
 describe('sandboxCapabilities', () => {
   test('returns no bwrap for a missing binary, with a hint', async () => {
     const caps = await sandboxCapabilities({ bwrap: '/nonexistent/bwrap' });
-    expect(caps).toStrictEqual({ bwrap: false, namespaces: false, detail: 'bwrap not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)' });
+    expect(caps).toStrictEqual({
+      bwrap: false,
+      namespaces: false,
+      detail: 'bwrap not found: install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)',
+    });
   });
 });
 

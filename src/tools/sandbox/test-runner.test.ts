@@ -40,11 +40,18 @@ describe('runCodeTests', () => {
 
   test('returns wrong_answer for a tuple-vs-scalar mismatch and keeps solution prints out of the result', async () => {
     const code = 'def pair(a):\n    print("debug")\n    return (a, a)\n';
-    const summary = await runCodeTests(code, [{ input: '1', output: '[1, 1]', kind: 'functional' }, { input: '2', output: '2', kind: 'functional' }], {
-      pool,
-      fnName: 'pair',
-      stopOnFirstFailure: false,
-    });
+    const summary = await runCodeTests(
+      code,
+      [
+        { input: '1', output: '[1, 1]', kind: 'functional' },
+        { input: '2', output: '2', kind: 'functional' },
+      ],
+      {
+        pool,
+        fnName: 'pair',
+        stopOnFirstFailure: false,
+      },
+    );
     expect(summary.outcomes.map((o) => [o.verdict, o.detail])).toStrictEqual([
       ['passed', undefined],
       ['wrong_answer', 'expected "2", got "[2, 2]"'],

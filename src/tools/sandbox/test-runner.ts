@@ -4,7 +4,16 @@ import type { SandboxPool } from './pool.js';
 import type { SandboxLimits, SandboxResult } from './types.js';
 
 /** How one test went. `not_run`: skipped after an earlier failure or past the total time limit. */
-export type TestVerdict = 'passed' | 'wrong_answer' | 'runtime_error' | 'timeout' | 'memory' | 'output_limit' | 'file_limit' | 'killed' | 'not_run';
+export type TestVerdict =
+  | 'passed'
+  | 'wrong_answer'
+  | 'runtime_error'
+  | 'timeout'
+  | 'memory'
+  | 'output_limit'
+  | 'file_limit'
+  | 'killed'
+  | 'not_run';
 
 export interface TestOutcome {
   /** Position of the test in the list given. */
@@ -40,7 +49,11 @@ export interface TestRunOptions {
  * Runs `code` against tests one at a time in the sandbox and compares outputs on the host:
  * stdin tests line by line after trimming, functional tests as JSON values.
  */
-export async function runCodeTests(code: string, tests: readonly CodeTest[], options: TestRunOptions): Promise<TestRunSummary> {
+export async function runCodeTests(
+  code: string,
+  tests: readonly CodeTest[],
+  options: TestRunOptions,
+): Promise<TestRunSummary> {
   const deadline = options.totalMs === undefined ? Infinity : Date.now() + options.totalMs;
   const stopOnFailure = options.stopOnFirstFailure ?? true;
   const tolerance = options.floatTolerance ?? 0;
@@ -49,7 +62,12 @@ export async function runCodeTests(code: string, tests: readonly CodeTest[], opt
   for (const [index, test] of tests.entries()) {
     const remaining = deadline - Date.now();
     if ((failed && stopOnFailure) || remaining <= 0 || options.signal?.aborted) {
-      outcomes.push({ index, verdict: 'not_run', detail: failed && stopOnFailure ? 'an earlier test failed' : 'total time limit reached', wallMs: 0 });
+      outcomes.push({
+        index,
+        verdict: 'not_run',
+        detail: failed && stopOnFailure ? 'an earlier test failed' : 'total time limit reached',
+        wallMs: 0,
+      });
       continue;
     }
     const wallMs = Math.min(options.limits?.wallMs ?? Infinity, remaining);
@@ -63,14 +81,23 @@ export async function runCodeTests(code: string, tests: readonly CodeTest[], opt
 
 async function runOne(code: string, test: CodeTest, index: number, options: TestRunOptions): Promise<TestOutcome> {
   const functional = test.kind === 'functional';
-  if (functional && !options.fnName) return { index, verdict: 'runtime_error', detail: 'functional test without a function name', wallMs: 0 };
+  if (functional && !options.fnName)
+    return { index, verdict: 'runtime_error', detail: 'functional test without a function name', wallMs: 0 };
   const result = functional
-    ? await options.pool.run({ code: FUNCTIONAL_HARNESS, files: { 'solution.py': code }, stdin: JSON.stringify({ fn_name: options.fnName, input: test.input }), limits: options.limits, signal: options.signal })
+    ? await options.pool.run({
+        code: FUNCTIONAL_HARNESS,
+        files: { 'solution.py': code },
+        stdin: JSON.stringify({ fn_name: options.fnName, input: test.input }),
+        limits: options.limits,
+        signal: options.signal,
+      })
     : await options.pool.run({ code, stdin: test.input, limits: options.limits, signal: options.signal });
   const base = { index, wallMs: result.wallMs };
   if (result.status !== 'ok') return { ...base, verdict: result.status, detail: failureDetail(result) };
   const tolerance = options.floatTolerance ?? 0;
-  const match = functional ? functionalMatch(result.stdout, test, tolerance) : stdoutMatches(result.stdout, test.output, tolerance);
+  const match = functional
+    ? functionalMatch(result.stdout, test, tolerance)
+    : stdoutMatches(result.stdout, test.output, tolerance);
   if (match) return { ...base, verdict: 'passed' };
   return { ...base, verdict: 'wrong_answer', detail: `expected ${clip(test.output)}, got ${clip(result.stdout)}` };
 }
@@ -95,8 +122,14 @@ function failureDetail(result: SandboxResult): string {
 
 /** stdout vs expected: same number of lines after trimming; each line equal, or token by token with numbers compared numerically. */
 export function stdoutMatches(actual: string, expected: string, tolerance: number): boolean {
-  const a = actual.trim().split('\n').map((l) => l.trim());
-  const e = expected.trim().split('\n').map((l) => l.trim());
+  const a = actual
+    .trim()
+    .split('\n')
+    .map((l) => l.trim());
+  const e = expected
+    .trim()
+    .split('\n')
+    .map((l) => l.trim());
   if (a.length !== e.length) return false;
   return a.every((line, i) => line === e[i] || tokensMatch(line, e[i], tolerance));
 }
@@ -126,19 +159,33 @@ function functionalMatch(stdout: string, test: CodeTest, tolerance: number): boo
     return stdout.trim() === test.output.trim();
   }
   if (jsonEqual(actual, expected, tolerance)) return true;
-  return test.accept_unwrapped === true && Array.isArray(expected) && expected.length === 1 && jsonEqual(actual, expected[0], tolerance);
+  return (
+    test.accept_unwrapped === true &&
+    Array.isArray(expected) &&
+    expected.length === 1 &&
+    jsonEqual(actual, expected[0], tolerance)
+  );
 }
 
 /** Deep equality of JSON values; numbers within the tolerance. */
 export function jsonEqual(a: unknown, b: unknown, tolerance: number): boolean {
-  if (typeof a === 'number' && typeof b === 'number') return a === b || Math.abs(a - b) <= tolerance * Math.max(1, Math.abs(b));
+  if (typeof a === 'number' && typeof b === 'number')
+    return a === b || Math.abs(a - b) <= tolerance * Math.max(1, Math.abs(b));
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i], tolerance));
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => jsonEqual(x, b[i], tolerance))
+    );
   }
   if (a && b && typeof a === 'object' && typeof b === 'object') {
     const ka = Object.keys(a).sort();
     const kb = Object.keys(b).sort();
-    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], tolerance));
+    return (
+      ka.length === kb.length &&
+      ka.every(
+        (k, i) =>
+          k === kb[i] && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k], tolerance),
+      )
+    );
   }
   return a === b;
 }

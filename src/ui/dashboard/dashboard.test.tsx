@@ -15,7 +15,9 @@ describe('Dashboard', () => {
     // Stop in the middle of step 3: two steps done, 4 of its 8 episodes finished.
     const cut = events.findIndex((e) => e.type === 'episodeFinished' && e.step === 3 && e.done === 4) + 1;
     const state = fold(events.slice(0, cut));
-    const { lastFrame } = render(<Dashboard state={state} now={state.startedAt! + 20_000} concurrency={3} columns={80} />);
+    const { lastFrame } = render(
+      <Dashboard state={state} now={state.startedAt! + 20_000} concurrency={3} columns={80} />,
+    );
     const lines = lastFrame()!.split('\n');
     // Finished steps and evals scroll above the live area (ink wraps them at the terminal width).
     expect(lines[0]).toBe('run runs/demo/v001 at step 0/4');
@@ -36,7 +38,10 @@ describe('Dashboard', () => {
   test('returns failed episodes in the figures line and no curves before the first step', () => {
     const empty = render(<Dashboard state={initialDashboard('eval base')} now={0} />).lastFrame()!;
     expect(empty.split('\n')).toStrictEqual(['eval base  starting', `${'░'.repeat(50)}   0%  elapsed -  ETA -`]);
-    const state = fold([{ type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 2, resumed: false }, { type: 'stepFinished', step: 1, metrics: stepMetricsAt(1, { failed_episodes: 2, tool_error_rate: 0.5 }) }]);
+    const state = fold([
+      { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 2, resumed: false },
+      { type: 'stepFinished', step: 1, metrics: stepMetricsAt(1, { failed_episodes: 2, tool_error_rate: 0.5 }) },
+    ]);
     const frame = render(<Dashboard state={state} now={0} />).lastFrame()!;
     expect(frame).toContain('tool errors 50.0%  dropped groups 1/4 (run 1/4)  failed episodes 2');
   });

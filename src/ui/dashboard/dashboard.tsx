@@ -25,7 +25,9 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
   const last = state.last;
   return (
     <Box flexDirection="column">
-      <Static items={state.log.map((line, i) => ({ line, i }))}>{(item) => <Text key={item.i}>{item.line}</Text>}</Static>
+      <Static items={state.log.map((line, i) => ({ line, i }))}>
+        {(item) => <Text key={item.i}>{item.line}</Text>}
+      </Static>
       <Box>
         <Text bold>{state.title}</Text>
         <Text>{`  ${state.totalSteps > 0 ? `step ${Math.min(state.stepsDone, state.totalSteps)}/${state.totalSteps}  ` : ''}`}</Text>
@@ -53,14 +55,21 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
       {state.evals.length > 0 && (
         <Text>
           {'eval acc  '}
-          <Text color="magenta">{sparkline(state.evals.map((e) => e.summary.accuracy), sparkWidth)}</Text>
+          <Text color="magenta">
+            {sparkline(
+              state.evals.map((e) => e.summary.accuracy),
+              sparkWidth,
+            )}
+          </Text>
           {`  ${state.evals[state.evals.length - 1]!.label} ${pct(state.evals[state.evals.length - 1]!.summary.accuracy)}`}
         </Text>
       )}
       {last && (
         <Text>
           {`tok/s ${Math.round(last.generation_tokens_per_s)}  tools/ep ${last.tool_calls_per_episode.toFixed(2)}  tool errors `}
-          <Text color={last.tool_error_rate > 0.2 ? 'red' : last.tool_error_rate > 0.05 ? 'yellow' : 'green'}>{pct(last.tool_error_rate)}</Text>
+          <Text color={last.tool_error_rate > 0.2 ? 'red' : last.tool_error_rate > 0.05 ? 'yellow' : 'green'}>
+            {pct(last.tool_error_rate)}
+          </Text>
           {`  dropped groups ${last.dropped_groups}/${last.groups} (run ${state.droppedGroups}/${state.groups})`}
           {last.failed_episodes > 0 ? <Text color="red">{`  failed episodes ${last.failed_episodes}`}</Text> : ''}
         </Text>
@@ -68,7 +77,11 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
       {last && (
         <Text>
           {`overlap  engine busy ${pct(last.engine_busy_share)}  trainer busy ${pct(last.trainer_busy_share)}  staleness ${last.staleness_mean.toFixed(2)} (max ${last.staleness_max})`}
-          {last.stale_groups_dropped > 0 ? <Text color="yellow">{`  stale groups dropped ${last.stale_groups_dropped}`}</Text> : ''}
+          {last.stale_groups_dropped > 0 ? (
+            <Text color="yellow">{`  stale groups dropped ${last.stale_groups_dropped}`}</Text>
+          ) : (
+            ''
+          )}
         </Text>
       )}
       {state.warnings.map((w, i) => (

@@ -24,18 +24,32 @@ const EPISODE_REDRAWS_PER_S = 10;
  * or JSON lines otherwise. Consumes the whole stream; resolves with the final state (its `evals`
  * hold every eval summary) and rejects with the stream's error after drawing what came before it.
  */
-export async function renderRunEvents(events: AsyncIterable<RunEvent>, options: RenderOptions): Promise<DashboardState> {
+export async function renderRunEvents(
+  events: AsyncIterable<RunEvent>,
+  options: RenderOptions,
+): Promise<DashboardState> {
   const stdout = options.stdout ?? process.stdout;
   let state = initialDashboard(options.title);
   if (options.json || !options.tui) {
     for await (const event of events) {
       state = reduceDashboard(state, event, Date.now());
-      const line = options.json ? (event.type === 'episodeFinished' ? undefined : JSON.stringify(event)) : formatEvent(event);
+      const line = options.json
+        ? event.type === 'episodeFinished'
+          ? undefined
+          : JSON.stringify(event)
+        : formatEvent(event);
       if (line !== undefined) stdout.write(`${line}\n`);
     }
     return state;
   }
-  const view = (): JSX => <Dashboard state={state} now={Date.now()} columns={stdout.columns || 100} {...(options.concurrency === undefined ? {} : { concurrency: options.concurrency })} />;
+  const view = (): JSX => (
+    <Dashboard
+      state={state}
+      now={Date.now()}
+      columns={stdout.columns || 100}
+      {...(options.concurrency === undefined ? {} : { concurrency: options.concurrency })}
+    />
+  );
   const ink = render(view(), { stdout, exitOnCtrlC: false, patchConsole: false });
   // The clock (elapsed, ETA) moves even while no event arrives.
   const ticker = setInterval(() => ink.rerender(view()), 1000);
@@ -61,7 +75,11 @@ export async function renderRunEvents(events: AsyncIterable<RunEvent>, options: 
  * Whether to draw the live dashboard: asked for (no `--no-tui`), stdout a terminal, and not in CI
  * (`CI` set to anything but `false`/`0`).
  */
-export function wantsTui(wanted: boolean, stdout: { readonly isTTY?: boolean } = process.stdout, env: NodeJS.ProcessEnv = process.env): boolean {
+export function wantsTui(
+  wanted: boolean,
+  stdout: { readonly isTTY?: boolean } = process.stdout,
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
   return wanted && stdout.isTTY === true && !ci && env.TERM !== 'dumb';
 }

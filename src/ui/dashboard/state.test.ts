@@ -17,18 +17,27 @@ describe('reduceDashboard', () => {
     expect(state.stepsDone).toBe(4);
     expect(state.rewards.map((r) => r.toFixed(1))).toStrictEqual(['0.1', '0.2', '0.3', '0.4']);
     expect(state.accuracies).toStrictEqual([0.05, 0.1, 0.15000000000000002, 0.2]);
-    expect(state.evals.map((e) => [e.label, e.step, e.summary.accuracy])).toStrictEqual([['step-00000', 0, 0.25], ['step-00004', 4, 0.75]]);
+    expect(state.evals.map((e) => [e.label, e.step, e.summary.accuracy])).toStrictEqual([
+      ['step-00000', 0, 0.25],
+      ['step-00004', 4, 0.75],
+    ]);
     expect([state.droppedGroups, state.groups]).toStrictEqual([2, 16]);
     expect(state.warnings).toStrictEqual(['b', 'c', 'd']);
     expect(state.status).toBe('finished');
     expect(state.evaluating).toBeUndefined();
     // The scroll-back log is exactly the plain lines of the events worth keeping.
-    const kept = [...events.slice(0, -1), ...warnings, events.at(-1)!].filter((e) => !['phase', 'stepStarted', 'episodeFinished', 'evalStarted'].includes(e.type));
+    const kept = [...events.slice(0, -1), ...warnings, events.at(-1)!].filter(
+      (e) => !['phase', 'stepStarted', 'episodeFinished', 'evalStarted'].includes(e.type),
+    );
     expect(state.log).toStrictEqual(kept.map((e) => formatEvent(e)));
   });
 
   test('returns progress within a step from finished episodes, and an ETA at the pace so far', () => {
-    let s = reduceDashboard(initialDashboard(), { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 4, resumed: false }, 0);
+    let s = reduceDashboard(
+      initialDashboard(),
+      { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 4, resumed: false },
+      0,
+    );
     s = reduceDashboard(s, { type: 'stepStarted', step: 1, episodes: 8 }, 10_000);
     s = reduceDashboard(s, { type: 'episodeFinished', step: 1, done: 4, total: 8, reward: 1, failed: false }, 12_000);
     // An episode of step 2 collected ahead (rollout.max_staleness > 0) is not step 1's progress.
@@ -43,7 +52,11 @@ describe('reduceDashboard', () => {
   });
 
   test('returns progress of a resumed run counted from its checkpoint, and of a bare eval by episodes', () => {
-    let s = reduceDashboard(initialDashboard(), { type: 'runStarted', runDir: 'r', startStep: 6, totalSteps: 10, resumed: true }, 0);
+    let s = reduceDashboard(
+      initialDashboard(),
+      { type: 'runStarted', runDir: 'r', startStep: 6, totalSteps: 10, resumed: true },
+      0,
+    );
     s = reduceDashboard(s, { type: 'stepFinished', step: 7, metrics: stepMetricsAt(7) }, 1);
     expect([s.stepsDone, progressFraction(s), s.phase]).toStrictEqual([7, 0.25, 'step 7 done']);
     let e = reduceDashboard(initialDashboard('eval'), { type: 'evalStarted', label: 'base', tasks: 10 }, 0);
@@ -71,6 +84,12 @@ describe('progressBar', () => {
 
 describe('formatSeconds', () => {
   test('returns durations as atk runs prints them, and - when unknown', () => {
-    expect([formatSeconds(42.4), formatSeconds(185), formatSeconds(7620), formatSeconds(undefined), formatSeconds(Infinity)]).toStrictEqual(['42s', '3m 05s', '2h 07m', '-', '-']);
+    expect([
+      formatSeconds(42.4),
+      formatSeconds(185),
+      formatSeconds(7620),
+      formatSeconds(undefined),
+      formatSeconds(Infinity),
+    ]).toStrictEqual(['42s', '3m 05s', '2h 07m', '-', '-']);
   });
 });

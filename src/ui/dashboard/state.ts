@@ -57,11 +57,24 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
   const logged = line !== undefined && LOGGED.has(event.type) ? { log: [...state.log, line] } : {};
   switch (event.type) {
     case 'runStarted':
-      return { ...state, ...logged, title: event.runDir, startStep: event.startStep, stepsDone: event.startStep, totalSteps: event.totalSteps, phase: event.resumed ? 'resumed' : 'running' };
+      return {
+        ...state,
+        ...logged,
+        title: event.runDir,
+        startStep: event.startStep,
+        stepsDone: event.startStep,
+        totalSteps: event.totalSteps,
+        phase: event.resumed ? 'resumed' : 'running',
+      };
     case 'phase':
       return { ...state, phase: event.message };
     case 'stepStarted':
-      return { ...state, phase: `step ${event.step}: collecting`, startedAt: state.startedAt ?? now, episodes: { done: 0, total: event.episodes } };
+      return {
+        ...state,
+        phase: `step ${event.step}: collecting`,
+        startedAt: state.startedAt ?? now,
+        episodes: { done: 0, total: event.episodes },
+      };
     case 'episodeFinished':
       // Episodes of later steps collected ahead (rollout.max_staleness > 0) are not the current step's progress.
       if (event.step > state.stepsDone + 1) return { ...state, startedAt: state.startedAt ?? now };
@@ -81,9 +94,20 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
       };
     }
     case 'evalStarted':
-      return { ...state, phase: `eval ${event.label}`, startedAt: state.startedAt ?? now, evaluating: { label: event.label, tasks: event.tasks }, episodes: { done: 0, total: 0 } };
+      return {
+        ...state,
+        phase: `eval ${event.label}`,
+        startedAt: state.startedAt ?? now,
+        evaluating: { label: event.label, tasks: event.tasks },
+        episodes: { done: 0, total: 0 },
+      };
     case 'evalFinished':
-      return { ...state, ...logged, evaluating: undefined, evals: [...state.evals, { label: event.label, step: event.step, summary: event.summary }] };
+      return {
+        ...state,
+        ...logged,
+        evaluating: undefined,
+        evals: [...state.evals, { label: event.label, step: event.step, summary: event.summary }],
+      };
     case 'checkpointSaved':
       return { ...state, ...logged };
     case 'warning':
@@ -93,7 +117,14 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
   }
 }
 
-const LOGGED: ReadonlySet<RunEvent['type']> = new Set(['runStarted', 'stepFinished', 'evalFinished', 'checkpointSaved', 'warning', 'runFinished']);
+const LOGGED: ReadonlySet<RunEvent['type']> = new Set([
+  'runStarted',
+  'stepFinished',
+  'evalFinished',
+  'checkpointSaved',
+  'warning',
+  'runFinished',
+]);
 
 /**
  * Share of the work done, 0..1: finished steps plus the current step's finished episodes; during an

@@ -35,14 +35,18 @@ export function buildReportHtml(data: RunReportData): string {
     '<h2>Tool use</h2>',
     toolSection(data),
     '<h2>Sample trajectories</h2>',
-    data.samples.length ? data.samples.map((s) => sampleSection(s.label, s.source, s.record)).join('') : '<p>No trajectories recorded.</p>',
+    data.samples.length
+      ? data.samples.map((s) => sampleSection(s.label, s.source, s.record)).join('')
+      : '<p>No trajectories recorded.</p>',
     '</body></html>',
     '',
   ].join('\n');
 }
 
 function curvePlot(train: readonly MetricsLine[], curve: (typeof REPORT_CURVES)[number], color: string): string {
-  const points = train.flatMap((m) => (typeof m[curve.key] === 'number' && typeof m.step === 'number' ? [[m.step, m[curve.key] as number] as const] : []));
+  const points = train.flatMap((m) =>
+    typeof m[curve.key] === 'number' && typeof m.step === 'number' ? [[m.step, m[curve.key] as number] as const] : [],
+  );
   const series: PlotSeries[] = [{ name: curve.key, points, color }];
   return `<figure>${linePlot({ title: curve.title, series, xLabel: 'step', ...(curve.percent ? { yFormat: (y: number) => `${Math.round(y * 100)}%` } : {}) })}</figure>`;
 }
@@ -51,7 +55,16 @@ function evalSection(evals: readonly MetricsLine[]): string {
   if (evals.length === 0) return '<p>No evaluations recorded.</p>';
   const first = evals[0]!;
   const last = evals[evals.length - 1]!;
-  const keys = ['accuracy', 'reward_mean', ...Object.keys((last.pass_at_k as Record<string, number> | undefined) ?? {}), 'tool_calls_per_episode', 'tool_error_rate', 'mean_turns', 'mean_tokens', 'failed_episodes'];
+  const keys = [
+    'accuracy',
+    'reward_mean',
+    ...Object.keys((last.pass_at_k as Record<string, number> | undefined) ?? {}),
+    'tool_calls_per_episode',
+    'tool_error_rate',
+    'mean_turns',
+    'mean_tokens',
+    'failed_episodes',
+  ];
   const value = (line: MetricsLine, key: string): number | undefined => {
     const v = key.startsWith('pass@') ? (line.pass_at_k as Record<string, unknown> | undefined)?.[key] : line[key];
     return typeof v === 'number' ? v : undefined;
@@ -63,7 +76,10 @@ function evalSection(evals: readonly MetricsLine[]): string {
     return `<tr><th>${esc(k)}</th><td>${fmt(a)}</td><td>${first === last ? '' : fmt(b)}</td><td class="${delta === undefined ? '' : delta >= 0 ? 'up' : 'down'}">${delta === undefined ? '' : `${delta >= 0 ? '+' : ''}${fmt(delta)}`}</td></tr>`;
   });
   const head = `<tr><th></th><th>before (${esc(String(first.label ?? first.step))})</th><th>${first === last ? '' : `after (${esc(String(last.label ?? last.step))})`}</th><th>${first === last ? '' : 'change'}</th></tr>`;
-  const plot = evals.length > 1 ? `<figure>${linePlot({ title: 'Eval accuracy', xLabel: 'step', series: [{ name: 'accuracy', color: COLORS[4]!, markers: true, points: evals.flatMap((e) => (typeof e.step === 'number' && typeof e.accuracy === 'number' ? [[e.step, e.accuracy] as const] : [])) }], yFormat: (y) => `${Math.round(y * 100)}%` })}</figure>` : '';
+  const plot =
+    evals.length > 1
+      ? `<figure>${linePlot({ title: 'Eval accuracy', xLabel: 'step', series: [{ name: 'accuracy', color: COLORS[4]!, markers: true, points: evals.flatMap((e) => (typeof e.step === 'number' && typeof e.accuracy === 'number' ? [[e.step, e.accuracy] as const] : [])) }], yFormat: (y) => `${Math.round(y * 100)}%` })}</figure>`
+      : '';
   return `<p>${esc(String(first.split ?? ''))} split, ${esc(String(first.tasks ?? '?'))} tasks × ${esc(String(first.samples ?? 1))} samples.</p><table class="figures">${head}${rows.join('')}</table>${plot}`;
 }
 
@@ -71,9 +87,18 @@ function toolSection(data: RunReportData): string {
   const t = data.toolUse;
   if (t.episodes === 0) return '<p>No trajectories recorded.</p>';
   const steps = data.toolUseSteps;
-  const histogram = Object.entries(t.callHistogram).map(([k, n]) => `<tr><th>${esc(k)} calls</th><td>${n}</td><td>${pct(n / t.episodes)}</td></tr>`).join('');
-  const tools = t.tools.map((x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td><td>${x.errors}</td></tr>`).join('') + unknownToolsRow(t) || '<tr><td colspan="4">no tool calls</td></tr>';
-  const errors = t.errors.map((e) => `<tr><th>${esc(e.kind)}</th><td>${e.count}</td><td>${pct(e.rate)}</td></tr>`).join('') || '<tr><td colspan="3">no tool errors</td></tr>';
+  const histogram = Object.entries(t.callHistogram)
+    .map(([k, n]) => `<tr><th>${esc(k)} calls</th><td>${n}</td><td>${pct(n / t.episodes)}</td></tr>`)
+    .join('');
+  const tools =
+    t.tools
+      .map(
+        (x) => `<tr><th>${esc(x.name)}</th><td>${x.calls}</td><td>${pct(x.episodeShare)}</td><td>${x.errors}</td></tr>`,
+      )
+      .join('') + unknownToolsRow(t) || '<tr><td colspan="4">no tool calls</td></tr>';
+  const errors =
+    t.errors.map((e) => `<tr><th>${esc(e.kind)}</th><td>${e.count}</td><td>${pct(e.rate)}</td></tr>`).join('') ||
+    '<tr><td colspan="3">no tool errors</td></tr>';
   return (
     `<p>${t.episodes} episodes${steps.length ? ` of steps ${steps[0]}..${steps[steps.length - 1]}` : ''}, ${t.toolCalls} tool calls, ${t.callsPerEpisode.toFixed(2)} per episode.</p>` +
     '<div class="tables">' +
@@ -93,11 +118,16 @@ function unknownToolsRow(t: RunReportData['toolUse']): string {
 }
 
 function sampleSection(label: string, source: string, record: TrajectoryRecord): string {
-  const parts = Object.entries(record.reward_parts).map(([k, v]) => `${k} ${fmt(v)}`).join(', ');
+  const parts = Object.entries(record.reward_parts)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ');
   const s = record.stats;
   const head = `<h3>${esc(label)}: task ${esc(record.task_id)}, reward ${fmt(record.reward)}${parts ? ` (${esc(parts)})` : ''}, ${record.failed ? 'failed' : record.success ? 'success' : 'no success'}</h3>`;
   const meta = `<p class="meta">${esc(source)} · finish ${esc(record.finish_reason)} · ${s.turns} turns · ${s.toolCalls} tool calls, ${s.toolErrors} errors · ${s.generatedTokens} generated tokens${record.error ? ` · error: ${esc(record.error)}` : ''}</p>`;
-  const turns = conversationTurns(record.messages).map((turn) => `<div class="turn ${turn.role}"><div class="role">${turn.role}</div>${turn.parts.map(partHtml).join('')}</div>`);
+  const turns = conversationTurns(record.messages).map(
+    (turn) =>
+      `<div class="turn ${turn.role}"><div class="role">${turn.role}</div>${turn.parts.map(partHtml).join('')}</div>`,
+  );
   return `<section class="sample">${head}${meta}${turns.join('')}</section>`;
 }
 

@@ -8,10 +8,15 @@ import { linePlot, type PlotSeries } from './svg-plot.js';
  */
 export function overlapSection(train: readonly MetricsLine[]): string {
   const busy = [series(train, 'engine_busy_share', '#2563eb'), series(train, 'trainer_busy_share', '#dc2626')];
-  if (busy.every((s) => s.points.length === 0)) return '<p>No overlap figures recorded (runs of atk before asynchronous rollouts).</p>';
+  if (busy.every((s) => s.points.length === 0))
+    return '<p>No overlap figures recorded (runs of atk before asynchronous rollouts).</p>';
   const staleness = [series(train, 'staleness_mean', '#059669'), series(train, 'staleness_max', '#d97706')];
-  const dropped = train.reduce((sum, m) => sum + (typeof m.stale_groups_dropped === 'number' ? m.stale_groups_dropped : 0), 0);
-  const mean = (key: string): number => average(train.flatMap((m) => (typeof m[key] === 'number' ? [m[key] as number] : [])));
+  const dropped = train.reduce(
+    (sum, m) => sum + (typeof m.stale_groups_dropped === 'number' ? m.stale_groups_dropped : 0),
+    0,
+  );
+  const mean = (key: string): number =>
+    average(train.flatMap((m) => (typeof m[key] === 'number' ? [m[key] as number] : [])));
   const percent = (y: number): string => `${Math.round(y * 100)}%`;
   return [
     `<p>Engine busy ${percent(mean('engine_busy_share'))} and trainer busy ${percent(mean('trainer_busy_share'))} of the time on average; ` +
@@ -24,7 +29,9 @@ export function overlapSection(train: readonly MetricsLine[]): string {
 }
 
 function series(train: readonly MetricsLine[], key: string, color: string): PlotSeries {
-  const points = train.flatMap((m) => (typeof m[key] === 'number' && typeof m.step === 'number' ? [[m.step, m[key] as number] as const] : []));
+  const points = train.flatMap((m) =>
+    typeof m[key] === 'number' && typeof m.step === 'number' ? [[m.step, m[key] as number] as const] : [],
+  );
   return { name: key, points, color };
 }
 

@@ -71,11 +71,17 @@ function samplesOf(file: string, records: readonly TrajectoryRecord[]): RunRepor
   return picks.map(({ label, source, record }) => ({ label, source, record }));
 }
 
-async function newestEvalResults(evalDir: string, metrics: readonly MetricsLine[]): Promise<{ file: string; records: TrajectoryRecord[] } | undefined> {
+async function newestEvalResults(
+  evalDir: string,
+  metrics: readonly MetricsLine[],
+): Promise<{ file: string; records: TrajectoryRecord[] } | undefined> {
   for (const line of [...metrics].reverse()) {
     if (line.kind !== 'eval' || typeof line.label !== 'string') continue;
     const file = join(evalDir, line.label, 'results.jsonl');
-    const exists = await readFile(file).then(() => true, () => false);
+    const exists = await readFile(file).then(
+      () => true,
+      () => false,
+    );
     if (exists) return { file, records: (await readTrajectoryFile(file)).map((l) => l.record) };
   }
   return undefined;

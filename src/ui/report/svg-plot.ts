@@ -40,22 +40,36 @@ export function linePlot(options: PlotOptions): string {
   const yFormat = options.yFormat ?? ((y: number) => String(Number(y.toPrecision(3))));
   const parts: string[] = [title];
   for (const y of niceTicks(y0, y1, 5)) {
-    parts.push(`<line x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${r(sy(y))}" y2="${r(sy(y))}" class="grid"/>`);
-    parts.push(`<text x="${MARGIN.left - 6}" y="${r(sy(y) + 4)}" text-anchor="end" class="tick">${escapeXml(yFormat(y))}</text>`);
+    parts.push(
+      `<line x1="${MARGIN.left}" x2="${width - MARGIN.right}" y1="${r(sy(y))}" y2="${r(sy(y))}" class="grid"/>`,
+    );
+    parts.push(
+      `<text x="${MARGIN.left - 6}" y="${r(sy(y) + 4)}" text-anchor="end" class="tick">${escapeXml(yFormat(y))}</text>`,
+    );
   }
   for (const x of niceTicks(x0, x1, 6)) {
-    parts.push(`<text x="${r(sx(x))}" y="${height - MARGIN.bottom + 16}" text-anchor="middle" class="tick">${String(Number(x.toPrecision(4)))}</text>`);
+    parts.push(
+      `<text x="${r(sx(x))}" y="${height - MARGIN.bottom + 16}" text-anchor="middle" class="tick">${String(Number(x.toPrecision(4)))}</text>`,
+    );
   }
   parts.push(`<rect x="${MARGIN.left}" y="${MARGIN.top}" width="${plotW}" height="${plotH}" class="frame"/>`);
-  if (options.xLabel) parts.push(`<text x="${MARGIN.left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}</text>`);
+  if (options.xLabel)
+    parts.push(
+      `<text x="${MARGIN.left + plotW / 2}" y="${height - 4}" text-anchor="middle" class="axis-label">${escapeXml(options.xLabel)}</text>`,
+    );
   for (const [i, s] of options.series.entries()) {
     const pts = s.points.filter(([x, y]) => Number.isFinite(x) && Number.isFinite(y));
     if (pts.length === 0) continue;
     const d = pts.map(([x, y], k) => `${k === 0 ? 'M' : 'L'}${r(sx(x))} ${r(sy(y))}`).join(' ');
-    parts.push(`<path class="series" data-series="${escapeXml(s.name)}" data-points="${pts.length}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`);
-    if (s.markers || pts.length === 1) for (const [x, y] of pts) parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="3.5" fill="${s.color}"/>`);
+    parts.push(
+      `<path class="series" data-series="${escapeXml(s.name)}" data-points="${pts.length}" d="${d}" fill="none" stroke="${s.color}" stroke-width="2"/>`,
+    );
+    if (s.markers || pts.length === 1)
+      for (const [x, y] of pts) parts.push(`<circle cx="${r(sx(x))}" cy="${r(sy(y))}" r="3.5" fill="${s.color}"/>`);
     const lx = MARGIN.left + 8 + i * 150;
-    parts.push(`<line x1="${lx}" x2="${lx + 16}" y1="${MARGIN.top + 10}" y2="${MARGIN.top + 10}" stroke="${s.color}" stroke-width="3"/><text x="${lx + 20}" y="${MARGIN.top + 14}" class="legend">${escapeXml(s.name)}</text>`);
+    parts.push(
+      `<line x1="${lx}" x2="${lx + 16}" y1="${MARGIN.top + 10}" y2="${MARGIN.top + 10}" stroke="${s.color}" stroke-width="3"/><text x="${lx + 20}" y="${MARGIN.top + 14}" class="legend">${escapeXml(s.name)}</text>`,
+    );
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" class="plot" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${parts.join('')}</svg>`;
 }

@@ -75,13 +75,15 @@ export class ToolUseCounter {
         } else if (part.kind === 'toolResult' && part.status === 'error') {
           this.errorsByTool.set(part.name, (this.errorsByTool.get(part.name) ?? 0) + 1);
           const available = UNKNOWN_TOOL.exec(part.text)?.[1];
-          if (available !== undefined && available !== '(none)') for (const n of available.split(', ')) this.agentTools.add(n);
+          if (available !== undefined && available !== '(none)')
+            for (const n of available.split(', ')) this.agentTools.add(n);
         }
       }
     }
     for (const name of names) this.episodesByTool.set(name, (this.episodesByTool.get(name) ?? 0) + 1);
     this.namesPerEpisode.push(names);
-    for (const [kind, n] of Object.entries(record.stats.toolErrorsByKind)) this.errors.set(kind, (this.errors.get(kind) ?? 0) + n);
+    for (const [kind, n] of Object.entries(record.stats.toolErrorsByKind))
+      this.errors.set(kind, (this.errors.get(kind) ?? 0) + n);
   }
 
   stats(): ToolUseStats {
@@ -90,7 +92,12 @@ export class ToolUseCounter {
     const isAgents = (name: string): boolean => this.agentTools.size === 0 || this.agentTools.has(name);
     const figures = [...this.callsByTool]
       .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-      .map(([name, calls]) => ({ name, calls, episodeShare: share(this.episodesByTool.get(name) ?? 0), errors: this.errorsByTool.get(name) ?? 0 }));
+      .map(([name, calls]) => ({
+        name,
+        calls,
+        episodeShare: share(this.episodesByTool.get(name) ?? 0),
+        errors: this.errorsByTool.get(name) ?? 0,
+      }));
     const unknown = figures.filter((f) => !isAgents(f.name));
     return {
       episodes: this.episodes,
@@ -108,7 +115,10 @@ export class ToolUseCounter {
             examples: unknown.slice(0, UNKNOWN_EXAMPLES).map(({ name, calls }) => ({ name, calls })),
           }
         : null,
-      errors: [...this.errors].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).map(([kind, count]) => ({ kind, count, rate: perCall(count) })),
+      errors: [...this.errors]
+        .filter(([, n]) => n > 0)
+        .sort((a, b) => b[1] - a[1])
+        .map(([kind, count]) => ({ kind, count, rate: perCall(count) })),
     };
   }
 }

@@ -14,7 +14,13 @@ export interface RecordedDrift {
  * The recipe's tools are rebuilt to render the prompt; when they cannot be, the audit runs without
  * them and says so, since the prompt's tool list will then show as drift.
  */
-export async function recordedDrift(record: TrajectoryRecord, trajectory: TokenTrajectory, tokenizer: ModelTokenizer, runModel: RunModel | undefined, tools?: readonly ChatTool[]): Promise<RecordedDrift> {
+export async function recordedDrift(
+  record: TrajectoryRecord,
+  trajectory: TokenTrajectory,
+  tokenizer: ModelTokenizer,
+  runModel: RunModel | undefined,
+  tools?: readonly ChatTool[],
+): Promise<RecordedDrift> {
   // A gateway episode records the tools its agent sent; those rendered its prompt.
   const recorded = tools ?? (record.tools as readonly ChatTool[] | undefined);
   let toolList: readonly ChatTool[] = recorded ?? [];
@@ -28,6 +34,11 @@ export async function recordedDrift(record: TrajectoryRecord, trajectory: TokenT
   } else if (recorded === undefined && record.stats.toolCalls > 0) {
     toolsNote = "no run directory, so the tools are unknown; the prompt's tool list will show as drift";
   }
-  const report = auditRecordedDrift({ messages: record.messages, trajectory }, tokenizer, toolList, runModel?.chatTemplateKwargs ?? {});
+  const report = auditRecordedDrift(
+    { messages: record.messages, trajectory },
+    tokenizer,
+    toolList,
+    runModel?.chatTemplateKwargs ?? {},
+  );
   return toolsNote ? { report, toolsNote } : { report };
 }

@@ -12,37 +12,68 @@ export interface EpisodePosition {
 export function episodeHeader(record: TrajectoryRecord, at: EpisodePosition, paint: Painter): string[] {
   const s = record.stats;
   const parts = Object.entries(record.reward_parts).map(([k, v]) => `${k} ${fmt(v)}`);
-  const outcome = record.failed ? paint('failed', 'red', 'bold') : record.success ? paint('success', 'green', 'bold') : paint('no success', 'yellow', 'bold');
-  const errorKinds = Object.entries(s.toolErrorsByKind).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`);
+  const outcome = record.failed
+    ? paint('failed', 'red', 'bold')
+    : record.success
+      ? paint('success', 'green', 'bold')
+      : paint('no success', 'yellow', 'bold');
+  const errorKinds = Object.entries(s.toolErrorsByKind)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${n}`);
   const lines = [
-    paint(`episode ${at.index} of ${at.count}`, 'bold') + `  step ${record.step}  task ${record.task_id}  group ${record.group} sample ${record.sample}  policy v${record.policy_version}`,
+    paint(`episode ${at.index} of ${at.count}`, 'bold') +
+      `  step ${record.step}  task ${record.task_id}  group ${record.group} sample ${record.sample}  policy v${record.policy_version}`,
     `reward ${paint(fmt(record.reward), 'bold')}${parts.length ? ` (${parts.join(', ')})` : ''}  ${outcome}` +
-      (record.advantage === null ? '' : `  advantage ${record.advantage >= 0 ? '+' : ''}${record.advantage.toFixed(3)}`),
+      (record.advantage === null
+        ? ''
+        : `  advantage ${record.advantage >= 0 ? '+' : ''}${record.advantage.toFixed(3)}`),
     `finish ${record.finish_reason}${s.truncated ? ' (truncated)' : ''}  turns ${s.turns}  tool calls ${s.toolCalls}  tool errors ${s.toolErrors}` +
       (errorKinds.length ? ` (${errorKinds.join(', ')})` : ''),
     `tokens ${s.promptTokens} environment + ${s.generatedTokens} generated  time ${(s.wallMs / 1000).toFixed(2)} s (engine ${(s.engineMs / 1000).toFixed(2)} s)`,
   ];
   if (record.error) lines.push(paint(`error: ${record.error}`, 'red'));
   for (const [i, segment] of (record.prior_segments ?? []).entries()) {
-    lines.push(paint(`history rewrite ${i + 1}: ${segment.ended_because}; the trajectory shown is segment ${(record.prior_segments?.length ?? 0) + 1}, every segment is trained`, 'yellow'));
+    lines.push(
+      paint(
+        `history rewrite ${i + 1}: ${segment.ended_because}; the trajectory shown is segment ${(record.prior_segments?.length ?? 0) + 1}, every segment is trained`,
+        'yellow',
+      ),
+    );
   }
-  if (record.agent_log) lines.push(paint('agent stderr (end):', 'dim'), ...record.agent_log.split('\n').slice(-10).map((l) => paint(`  ${l}`, 'dim')));
-  if (record.reward_info && Object.keys(record.reward_info).length) lines.push(`reward info ${JSON.stringify(record.reward_info)}`);
+  if (record.agent_log)
+    lines.push(
+      paint('agent stderr (end):', 'dim'),
+      ...record.agent_log
+        .split('\n')
+        .slice(-10)
+        .map((l) => paint(`  ${l}`, 'dim')),
+    );
+  if (record.reward_info && Object.keys(record.reward_info).length)
+    lines.push(`reward info ${JSON.stringify(record.reward_info)}`);
   return lines;
 }
 
 /** The conversation as terminal lines: one header per message, tool calls with their arguments, tool results. */
 export function conversationLines(messages: readonly unknown[], paint: Painter): string[] {
-  return conversationTurns(messages).flatMap((turn) => [turnHeader(turn, paint), ...turn.parts.flatMap((part) => partLines(part, paint))]);
+  return conversationTurns(messages).flatMap((turn) => [
+    turnHeader(turn, paint),
+    ...turn.parts.flatMap((part) => partLines(part, paint)),
+  ]);
 }
 
 /** One line per episode of a file: the listing shown when no episode is selected. */
 export function episodeListing(records: readonly TrajectoryRecord[], paint: Painter): string[] {
   const width = String(records.length - 1).length;
   return records.map((r, i) => {
-    const outcome = r.failed ? paint('failed ', 'red') : r.success ? paint('ok     ', 'green') : paint('no     ', 'yellow');
-    return `${String(i).padStart(width)}  ${outcome} reward ${fmt(r.reward).padStart(7)}  turns ${String(r.stats.turns).padStart(2)}  tools ${String(r.stats.toolCalls).padStart(2)}` +
-      `  err ${String(r.stats.toolErrors).padStart(2)}  ${r.finish_reason.padEnd(10)} ${r.task_id}`;
+    const outcome = r.failed
+      ? paint('failed ', 'red')
+      : r.success
+        ? paint('ok     ', 'green')
+        : paint('no     ', 'yellow');
+    return (
+      `${String(i).padStart(width)}  ${outcome} reward ${fmt(r.reward).padStart(7)}  turns ${String(r.stats.turns).padStart(2)}  tools ${String(r.stats.toolCalls).padStart(2)}` +
+      `  err ${String(r.stats.toolErrors).padStart(2)}  ${r.finish_reason.padEnd(10)} ${r.task_id}`
+    );
   });
 }
 
@@ -64,8 +95,13 @@ function partLines(part: ConversationPart, paint: Painter): string[] {
     case 'toolCall':
       return [paint(`→ ${part.name}(${JSON.stringify(part.input)})`, 'cyan')];
     case 'toolResult': {
-      const head = part.name ? `← ${part.name}${part.status === 'error' ? ' error' : ''}:` : `←${part.status === 'error' ? ' error' : ''}:`;
-      return [paint(head, part.status === 'error' ? 'red' : 'yellow'), ...part.text.split('\n').map((l) => (part.status === 'error' ? paint(l, 'red') : l))];
+      const head = part.name
+        ? `← ${part.name}${part.status === 'error' ? ' error' : ''}:`
+        : `←${part.status === 'error' ? ' error' : ''}:`;
+      return [
+        paint(head, part.status === 'error' ? 'red' : 'yellow'),
+        ...part.text.split('\n').map((l) => (part.status === 'error' ? paint(l, 'red') : l)),
+      ];
     }
   }
 }

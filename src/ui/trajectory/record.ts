@@ -88,14 +88,19 @@ export function parseTrajectoryLine(text: string, where: string): TrajectoryReco
   try {
     value = JSON.parse(text);
   } catch {
-    throw new InputError(`${where}: not a JSON line`, { hint: 'point at a trajectories/step-NNNNN.jsonl or eval/<label>/results.jsonl file' });
+    throw new InputError(`${where}: not a JSON line`, {
+      hint: 'point at a trajectories/step-NNNNN.jsonl or eval/<label>/results.jsonl file',
+    });
   }
   const parsed = TrajectoryRecordSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new InputError(`${where}: not a trajectory record (${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'})`, {
-      hint: 'trajectory lines are written by atk run (trajectories/) and atk eval (eval/<label>/results.jsonl)',
-    });
+    throw new InputError(
+      `${where}: not a trajectory record (${issue?.path.join('.') || 'line'}: ${issue?.message ?? 'invalid'})`,
+      {
+        hint: 'trajectory lines are written by atk run (trajectories/) and atk eval (eval/<label>/results.jsonl)',
+      },
+    );
   }
   return parsed.data;
 }

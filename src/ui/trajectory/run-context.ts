@@ -16,7 +16,9 @@ import { projectRoot } from '../../util/paths.js';
 const ResolvedPartsSchema = z.object({
   model: z.object({ path: z.string(), tokenizer: z.string().optional(), chat_template: z.string().optional() }),
   tools: z.array(z.unknown()).default([]),
-  agent: z.object({ chat_template_kwargs: z.record(z.string(), z.unknown()).default({}) }).default({ chat_template_kwargs: {} }),
+  agent: z
+    .object({ chat_template_kwargs: z.record(z.string(), z.unknown()).default({}) })
+    .default({ chat_template_kwargs: {} }),
 });
 
 /** What a run directory says about its model, tools and template, read back for viewing. */
@@ -40,10 +42,13 @@ export interface RunModel {
 export async function readRunModel(runDir: string): Promise<RunModel> {
   const file = join(runDir, 'resolved.yaml');
   const text = await readFile(file, 'utf8').catch(() => {
-    throw new InputError(`${file}: cannot read the run's resolved recipe`, { hint: 'pass --model <dir> to name the tokenizer directly' });
+    throw new InputError(`${file}: cannot read the run's resolved recipe`, {
+      hint: 'pass --model <dir> to name the tokenizer directly',
+    });
   });
   const parsed = ResolvedPartsSchema.safeParse(parse(text));
-  if (!parsed.success) throw new InputError(`${file}: no model.path`, { hint: 'pass --model <dir> to name the tokenizer directly' });
+  if (!parsed.success)
+    throw new InputError(`${file}: no model.path`, { hint: 'pass --model <dir> to name the tokenizer directly' });
   // A viewer also opens runs whose manifest is missing or unreadable: those resolve against the run itself.
   const recipeDir = (await new RunDir(runDir).recipeDir().catch(() => undefined)) ?? runDir;
   const place = (p: string): string => locate(p, [recipeDir, runDir, process.cwd(), projectRoot()]);
@@ -75,13 +80,23 @@ export function runTokenizer(model: RunModel): Promise<ModelTokenizer> {
 export async function runToolSpecs(model: RunModel): Promise<ChatTool[]> {
   const closers: (() => Promise<void>)[] = [];
   const warnings: string[] = [];
-  const ctx = { recipeDir: model.recipeDir, runDir: model.runDir, warn: (m: string) => void warnings.push(m), onClose: (fn: () => Promise<void>) => void closers.push(fn) };
+  const ctx = {
+    recipeDir: model.recipeDir,
+    runDir: model.runDir,
+    warn: (m: string) => void warnings.push(m),
+    onClose: (fn: () => Promise<void>) => void closers.push(fn),
+  };
   try {
     const specs = [];
     for (const entry of model.toolEntries) {
       const { name, options } = toolComponent(ToolSchema.parse(entry));
       const make = await (await toolRegistry.get(name)).create(options, ctx);
-      const env = { episodeId: 'inspect', task: { id: 'inspect', prompt: '', data: {} }, state: new Map<string, unknown>(), signal: new AbortController().signal };
+      const env = {
+        episodeId: 'inspect',
+        task: { id: 'inspect', prompt: '', data: {} },
+        state: new Map<string, unknown>(),
+        signal: new AbortController().signal,
+      };
       specs.push(...make(env).map((t) => t.toolSpec));
     }
     return toChatTools(specs);

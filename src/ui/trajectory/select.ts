@@ -21,7 +21,11 @@ export interface Selection {
  * `failed` the first episode that did not succeed (harness failures included).
  * @throws InputError when the index is out of range or no episode failed.
  */
-export function selectEpisode(records: readonly TrajectoryRecord[], selector: EpisodeSelector, file: string): Selection {
+export function selectEpisode(
+  records: readonly TrajectoryRecord[],
+  selector: EpisodeSelector,
+  file: string,
+): Selection {
   if (records.length === 0) throw new InputError(`${file}: no episodes`);
   switch (selector.kind) {
     case 'index': {

@@ -27,11 +27,16 @@ const STEP_FILE = /^step-(\d+)\.jsonl$/;
 export async function locateTrajectories(path: string, options: LocateOptions = {}): Promise<TrajectorySource> {
   const target = resolve(path);
   const info = await stat(target).catch(() => undefined);
-  if (!info) throw new InputError(`${path}: no such file or directory`, { hint: 'pass a run directory, a trajectories/step-NNNNN.jsonl file or an eval results.jsonl file' });
+  if (!info)
+    throw new InputError(`${path}: no such file or directory`, {
+      hint: 'pass a run directory, a trajectories/step-NNNNN.jsonl file or an eval results.jsonl file',
+    });
   if (info.isFile()) return { file: target, runDir: findRunDir(dirname(target)) };
   const latest = join(target, 'latest');
-  if (!existsSync(join(target, 'trajectories')) && !existsSync(join(target, 'results.jsonl')) && existsSync(latest)) return locateTrajectories(latest, options);
-  if (existsSync(join(target, 'results.jsonl')) && options.eval === undefined) return { file: join(target, 'results.jsonl'), runDir: findRunDir(target) };
+  if (!existsSync(join(target, 'trajectories')) && !existsSync(join(target, 'results.jsonl')) && existsSync(latest))
+    return locateTrajectories(latest, options);
+  if (existsSync(join(target, 'results.jsonl')) && options.eval === undefined)
+    return { file: join(target, 'results.jsonl'), runDir: findRunDir(target) };
   if (options.eval !== undefined) return { file: await evalResults(target, options.eval), runDir: findRunDir(target) };
   const trajectoriesDir = existsSync(join(target, 'trajectories')) ? join(target, 'trajectories') : target;
   return { file: await stepFile(trajectoriesDir, options.step, path), runDir: findRunDir(trajectoriesDir) };
@@ -66,11 +71,15 @@ export function findRunDir(start: string): string | undefined {
 async function stepFile(trajectoriesDir: string, step: number | undefined, shown: string): Promise<string> {
   const steps = await trajectorySteps(trajectoriesDir);
   if (steps.length === 0) {
-    throw new InputError(`${shown}: no trajectories/step-NNNNN.jsonl files here`, { hint: 'pass a run directory of atk run, or an eval results file with --eval <label>' });
+    throw new InputError(`${shown}: no trajectories/step-NNNNN.jsonl files here`, {
+      hint: 'pass a run directory of atk run, or an eval results file with --eval <label>',
+    });
   }
   if (step === undefined) return stepFilePath(trajectoriesDir, steps[steps.length - 1]!);
   if (!steps.includes(step)) {
-    throw new InputError(`${shown}: no trajectories for step ${step}`, { hint: `steps recorded: ${describeRange(steps)}` });
+    throw new InputError(`${shown}: no trajectories for step ${step}`, {
+      hint: `steps recorded: ${describeRange(steps)}`,
+    });
   }
   return stepFilePath(trajectoriesDir, step);
 }
@@ -79,8 +88,13 @@ async function evalResults(dir: string, label: string): Promise<string> {
   const evalDir = basename(dir) === 'eval' ? dir : join(dir, 'eval');
   const file = join(evalDir, label, 'results.jsonl');
   if (existsSync(file)) return file;
-  const labels = (await readdir(evalDir, { withFileTypes: true }).catch(() => [])).filter((e) => e.isDirectory()).map((e) => e.name).sort();
-  throw new InputError(`${join(evalDir, label)}: no results.jsonl`, { hint: labels.length ? `evals recorded: ${labels.join(', ')}` : 'this run has no evals yet' });
+  const labels = (await readdir(evalDir, { withFileTypes: true }).catch(() => []))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  throw new InputError(`${join(evalDir, label)}: no results.jsonl`, {
+    hint: labels.length ? `evals recorded: ${labels.join(', ')}` : 'this run has no evals yet',
+  });
 }
 
 function describeRange(steps: readonly number[]): string {

@@ -27,7 +27,8 @@ export const PAYMENT = z.object({
   payment_id: z.string().describe('Unique identifier for the payment'),
   amount: intArg('Payment amount in dollars'),
 });
-export const PAYMENT_ID_TEXT = "The payment id stored in user profile, such as 'credit_card_7815826', 'gift_card_7815826', 'certificate_7815826'.";
+export const PAYMENT_ID_TEXT =
+  "The payment id stored in user profile, such as 'credit_card_7815826', 'gift_card_7815826', 'certificate_7815826'.";
 
 /** Resolve a key exactly, then stripped, then case- and accent-folded, as the reference does. */
 export function resolveKey(db: EpisodeDb, table: string, key: string): string | undefined {
@@ -64,7 +65,13 @@ export function flightInstance(db: EpisodeDb, flightNumber: string, date: string
 
 export type Seats = Record<string, number>;
 
-export function searchDirect(db: EpisodeDb, date: string, origin?: string, destination?: string, leaveAfter?: string): DbRecord[] {
+export function searchDirect(
+  db: EpisodeDb,
+  date: string,
+  origin?: string,
+  destination?: string,
+  leaveAfter?: string,
+): DbRecord[] {
   const results: DbRecord[] = [];
   for (const f of db.values('flights')) {
     const instance = (f.dates as Record<string, DbRecord>)[date];
@@ -95,7 +102,8 @@ function paymentForUpdate(db: EpisodeDb, userId: string, paymentId: string, tota
   const method = methods[paymentId];
   if (!method) throw new Error('Payment method not found');
   if (method.source === 'certificate') throw new Error('Certificate cannot be used to update reservation');
-  if (method.source === 'gift_card' && (method.amount as number) < totalPrice) throw new Error('Gift card balance is not enough');
+  if (method.source === 'gift_card' && (method.amount as number) < totalPrice)
+    throw new Error('Gift card balance is not enough');
   if (method.source === 'gift_card') {
     const editable = (db.edit('users', userId).payment_methods as Record<string, DbRecord>)[paymentId]!;
     editable.amount = (editable.amount as number) - totalPrice;
@@ -104,7 +112,13 @@ function paymentForUpdate(db: EpisodeDb, userId: string, paymentId: string, tota
 }
 
 /** Charge an update's price to the reservation's user, then apply `change` to the reservation. */
-export function chargeAndUpdate(db: EpisodeDb, key: string, paymentId: string, totalPrice: number, change: (reservation: DbRecord) => void): string {
+export function chargeAndUpdate(
+  db: EpisodeDb,
+  key: string,
+  paymentId: string,
+  totalPrice: number,
+  change: (reservation: DbRecord) => void,
+): string {
   const uid = userKey(db, db.get('reservations', key)!.user_id as string);
   const payment = paymentForUpdate(db, uid, paymentId, totalPrice);
   const reservation = db.edit('reservations', key);

@@ -1,7 +1,22 @@
 import { z } from 'zod';
 import type { DbRecord } from '../db.js';
 import { calculateTool, defineTool, intArg, transferTool, type DomainTool } from './common.js';
-import { NOW, CABIN, FLIGHT_INFO, PASSENGER, PAYMENT, PAYMENT_ID_TEXT, resolveKey, userKey, reservationKey, flight, flightInstance, searchDirect, chargeAndUpdate, type Seats } from './airline-records.js';
+import {
+  NOW,
+  CABIN,
+  FLIGHT_INFO,
+  PASSENGER,
+  PAYMENT,
+  PAYMENT_ID_TEXT,
+  resolveKey,
+  userKey,
+  reservationKey,
+  flight,
+  flightInstance,
+  searchDirect,
+  chargeAndUpdate,
+  type Seats,
+} from './airline-records.js';
 
 const bookReservation = defineTool({
   name: 'book_reservation',
@@ -33,9 +48,16 @@ const bookReservation = defineTool({
       const flightNumber = f.flight_number as string;
       const instance = flightInstance(db, flightNumber, info.date);
       if (instance.status !== 'available') throw new Error(`Flight ${flightNumber} not available on date ${info.date}`);
-      if ((instance.available_seats as Seats)[a.cabin]! < a.passengers.length) throw new Error(`Not enough seats on flight ${flightNumber}`);
+      if ((instance.available_seats as Seats)[a.cabin]! < a.passengers.length)
+        throw new Error(`Not enough seats on flight ${flightNumber}`);
       const price = (instance.prices as Seats)[a.cabin]!;
-      reservationFlights.push({ origin: f.origin, destination: f.destination, flight_number: flightNumber, date: info.date, price });
+      reservationFlights.push({
+        origin: f.origin,
+        destination: f.destination,
+        flight_number: flightNumber,
+        date: info.date,
+        price,
+      });
       seatUpdates.push({ key: resolveKey(db, 'flights', flightNumber)!, date: info.date });
       totalPrice += price * a.passengers.length;
     }
@@ -45,12 +67,16 @@ const bookReservation = defineTool({
     for (const payment of a.payment_methods) {
       const method = methods[payment.payment_id];
       if (!method) throw new Error(`Payment method ${payment.payment_id} not found`);
-      if ((method.source === 'gift_card' || method.source === 'certificate') && (method.amount as number) < payment.amount) {
+      if (
+        (method.source === 'gift_card' || method.source === 'certificate') &&
+        (method.amount as number) < payment.amount
+      ) {
         throw new Error(`Not enough balance in payment method ${payment.payment_id}`);
       }
     }
     const totalPayment = a.payment_methods.reduce((sum, p) => sum + p.amount, 0);
-    if (totalPayment !== totalPrice) throw new Error(`Payment amount does not add up, total price is ${totalPrice}, but paid ${totalPayment}`);
+    if (totalPayment !== totalPrice)
+      throw new Error(`Payment amount does not add up, total price is ${totalPrice}, but paid ${totalPayment}`);
     const editableUser = db.edit('users', uid);
     const editableMethods = editableUser.payment_methods as Record<string, DbRecord>;
     for (const payment of a.payment_methods) {
@@ -59,7 +85,7 @@ const bookReservation = defineTool({
       else if (method.source === 'certificate') delete editableMethods[payment.payment_id];
     }
     for (const { key, date } of seatUpdates) {
-      const seats = ((db.edit('flights', key).dates as Record<string, DbRecord>)[date]!.available_seats as Seats);
+      const seats = (db.edit('flights', key).dates as Record<string, DbRecord>)[date]!.available_seats as Seats;
       seats[a.cabin] = seats[a.cabin]! - a.passengers.length;
     }
     const reservation: DbRecord = {
@@ -116,10 +142,26 @@ const getUserDetails = defineTool({
 });
 
 const AIRPORTS: readonly [string, string][] = [
-  ['SFO', 'San Francisco'], ['JFK', 'New York'], ['LAX', 'Los Angeles'], ['ORD', 'Chicago'], ['DFW', 'Dallas'],
-  ['DEN', 'Denver'], ['SEA', 'Seattle'], ['ATL', 'Atlanta'], ['MIA', 'Miami'], ['BOS', 'Boston'],
-  ['PHX', 'Phoenix'], ['IAH', 'Houston'], ['LAS', 'Las Vegas'], ['MCO', 'Orlando'], ['EWR', 'Newark'],
-  ['CLT', 'Charlotte'], ['MSP', 'Minneapolis'], ['DTW', 'Detroit'], ['PHL', 'Philadelphia'], ['LGA', 'LaGuardia'],
+  ['SFO', 'San Francisco'],
+  ['JFK', 'New York'],
+  ['LAX', 'Los Angeles'],
+  ['ORD', 'Chicago'],
+  ['DFW', 'Dallas'],
+  ['DEN', 'Denver'],
+  ['SEA', 'Seattle'],
+  ['ATL', 'Atlanta'],
+  ['MIA', 'Miami'],
+  ['BOS', 'Boston'],
+  ['PHX', 'Phoenix'],
+  ['IAH', 'Houston'],
+  ['LAS', 'Las Vegas'],
+  ['MCO', 'Orlando'],
+  ['EWR', 'Newark'],
+  ['CLT', 'Charlotte'],
+  ['MSP', 'Minneapolis'],
+  ['DTW', 'Detroit'],
+  ['PHL', 'Philadelphia'],
+  ['LGA', 'LaGuardia'],
 ];
 
 const listAllAirports = defineTool({
@@ -162,7 +204,13 @@ const searchOnestopFlight = defineTool({
       const day = Number.parseInt(a.date.slice(-2), 10);
       if (Number.isNaN(day)) throw new Error(`invalid literal for int() with base 10: '${a.date.slice(-2)}'`);
       const date2 = (first.scheduled_arrival_time_est as string).includes('+1') ? `2024-05-${day + 1}` : a.date;
-      for (const second of searchDirect(db, date2, first.destination as string, a.destination, first.scheduled_arrival_time_est as string)) {
+      for (const second of searchDirect(
+        db,
+        date2,
+        first.destination as string,
+        a.destination,
+        first.scheduled_arrival_time_est as string,
+      )) {
         second.date = date2;
         results.push([first, second]);
       }
@@ -185,7 +233,11 @@ const sendCertificate = defineTool({
     for (const id of [3221322, 3221323, 3221324]) {
       const paymentId = `certificate_${id}`;
       if (paymentId in methods) continue;
-      (db.edit('users', uid).payment_methods as Record<string, DbRecord>)[paymentId] = { source: 'certificate', id: paymentId, amount };
+      (db.edit('users', uid).payment_methods as Record<string, DbRecord>)[paymentId] = {
+        source: 'certificate',
+        id: paymentId,
+        amount,
+      };
       return `Certificate ${paymentId} added to user ${user_id} with amount ${amount}.`;
     }
     throw new Error('Too many certificates');
@@ -238,7 +290,9 @@ const updateReservationFlights = defineTool({
     for (const info of a.flights) {
       const f = flight(db, info.flight_number);
       const flightNumber = f.flight_number as string;
-      const kept = oldFlights.find((rf) => rf.flight_number === flightNumber && rf.date === info.date && a.cabin === current.cabin);
+      const kept = oldFlights.find(
+        (rf) => rf.flight_number === flightNumber && rf.date === info.date && a.cabin === current.cabin,
+      );
       if (kept) {
         totalPrice += (kept.price as number) * passengers;
         newFlights.push(structuredClone(kept));
@@ -246,9 +300,16 @@ const updateReservationFlights = defineTool({
       }
       const instance = flightInstance(db, flightNumber, info.date);
       if (instance.status !== 'available') throw new Error(`Flight ${flightNumber} not available on date ${info.date}`);
-      if ((instance.available_seats as Seats)[a.cabin]! < passengers) throw new Error(`Not enough seats on flight ${flightNumber}`);
+      if ((instance.available_seats as Seats)[a.cabin]! < passengers)
+        throw new Error(`Not enough seats on flight ${flightNumber}`);
       const price = (instance.prices as Seats)[a.cabin]!;
-      newFlights.push({ origin: f.origin, destination: f.destination, flight_number: flightNumber, date: info.date, price });
+      newFlights.push({
+        origin: f.origin,
+        destination: f.destination,
+        flight_number: flightNumber,
+        date: info.date,
+        price,
+      });
       totalPrice += price * passengers;
     }
     totalPrice -= oldFlights.reduce((sum, rf) => sum + (rf.price as number), 0) * passengers;

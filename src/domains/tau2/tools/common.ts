@@ -34,10 +34,7 @@ export function defineTool<S extends z.ZodType<Record<string, unknown>>>(spec: {
  * it, and still rejects fractions as pydantic does.
  */
 export function intArg(description: string): z.ZodType<number> {
-  return z
-    .number()
-    .refine(Number.isInteger, 'Input should be a valid integer')
-    .meta({ type: 'integer', description });
+  return z.number().refine(Number.isInteger, 'Input should be a valid integer').meta({ type: 'integer', description });
 }
 
 /** One tool call's result as the model sees it. */
@@ -108,7 +105,8 @@ export const calculateTool = defineTool({
   }),
   mutates: false,
   run: (_db, { expression }) => {
-    if (![...expression].every((ch) => '0123456789+-*/(). '.includes(ch))) throw new Error('Invalid characters in expression');
+    if (![...expression].every((ch) => '0123456789+-*/(). '.includes(ch)))
+      throw new Error('Invalid characters in expression');
     return pyRoundedString(evaluateArithmetic(expression));
   },
 });

@@ -23,7 +23,9 @@ export const retailModel: DomainModel = {
   },
 };
 
-export const ORDER_ID = z.string().describe("The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.");
+export const ORDER_ID = z
+  .string()
+  .describe("The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.");
 export const USER_ID = z.string().describe("The user id, such as 'sara_doe_496'.");
 export const PAYMENT_METHOD_ID = z
   .string()

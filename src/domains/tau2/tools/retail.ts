@@ -2,7 +2,21 @@ import { z } from 'zod';
 import type { DbRecord } from '../db.js';
 import { pyDumps, pyRound2 } from '../py-json.js';
 import { calculateTool, defineTool, docDescription, foldForMatch, transferTool, type DomainTool } from './common.js';
-import { ORDER_ID, USER_ID, PAYMENT_METHOD_ID, ADDRESS, order, user, product, variant, paymentMethod, adjustGiftCard, count, itemsOf, pySorted } from './retail-records.js';
+import {
+  ORDER_ID,
+  USER_ID,
+  PAYMENT_METHOD_ID,
+  ADDRESS,
+  order,
+  user,
+  product,
+  variant,
+  paymentMethod,
+  adjustGiftCard,
+  count,
+  itemsOf,
+  pySorted,
+} from './retail-records.js';
 
 const cancelPendingOrder = defineTool({
   name: 'cancel_pending_order',
@@ -11,7 +25,9 @@ const cancelPendingOrder = defineTool({
   ),
   schema: z.object({
     order_id: ORDER_ID,
-    reason: z.string().describe("The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."),
+    reason: z
+      .string()
+      .describe("The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."),
   }),
   mutates: true,
   run: (db, { order_id, reason }) => {
@@ -40,7 +56,9 @@ const exchangeDeliveredOrderItems = defineTool({
   ),
   schema: z.object({
     order_id: ORDER_ID,
-    item_ids: z.array(z.string()).describe("The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."),
+    item_ids: z
+      .array(z.string())
+      .describe("The item ids to be exchanged, each such as '1008292230'. There could be duplicate items in the list."),
     new_item_ids: z
       .array(z.string())
       .describe(
@@ -57,8 +75,10 @@ const exchangeDeliveredOrderItems = defineTool({
     const current = order(db, a.order_id);
     if (current.status !== 'delivered') throw new Error('Non-delivered order cannot be exchanged');
     const all = itemsOf(current).map((i) => i.item_id as string);
-    for (const id of a.item_ids) if (count(a.item_ids, id) > count(all, id)) throw new Error(`Number of ${id} not found.`);
-    if (a.item_ids.length !== a.new_item_ids.length) throw new Error('The number of items to be exchanged should match.');
+    for (const id of a.item_ids)
+      if (count(a.item_ids, id) > count(all, id)) throw new Error(`Number of ${id} not found.`);
+    if (a.item_ids.length !== a.new_item_ids.length)
+      throw new Error('The number of items to be exchanged should match.');
     let diff = 0;
     a.item_ids.forEach((id, i) => {
       const item = itemsOf(current).find((it) => it.item_id === id);
@@ -99,7 +119,11 @@ const findUserIdByNameZip = defineTool({
     for (const key of db.keys('users')) {
       const u = db.get('users', key)!;
       const name = u.name as DbRecord;
-      if (foldForMatch(name.first_name as string) === first && foldForMatch(name.last_name as string) === last && (u.address as DbRecord).zip === a.zip) {
+      if (
+        foldForMatch(name.first_name as string) === first &&
+        foldForMatch(name.last_name as string) === last &&
+        (u.address as DbRecord).zip === a.zip
+      ) {
         return key;
       }
     }
@@ -109,7 +133,9 @@ const findUserIdByNameZip = defineTool({
 
 const findUserIdByEmail = defineTool({
   name: 'find_user_id_by_email',
-  description: docDescription('Find user id by email. If the user is not found, the function will return an error message.'),
+  description: docDescription(
+    'Find user id by email. If the user is not found, the function will return an error message.',
+  ),
   schema: z.object({ email: z.string().describe("The email of the user, such as 'something@example.com'.") }),
   mutates: false,
   run: (db, { email }) => {
@@ -131,7 +157,9 @@ const getProductDetails = defineTool({
   name: 'get_product_details',
   description: 'Get the inventory details of a product.',
   schema: z.object({
-    product_id: z.string().describe("The product id, such as '6086499569'. Be careful the product id is different from the item id."),
+    product_id: z
+      .string()
+      .describe("The product id, such as '6086499569'. Be careful the product id is different from the item id."),
   }),
   mutates: false,
   run: (db, { product_id }) => db.dump(product(db, product_id)),
@@ -141,7 +169,9 @@ const getItemDetails = defineTool({
   name: 'get_item_details',
   description: 'Get the inventory details of an item.',
   schema: z.object({
-    item_id: z.string().describe("The item id, such as '6086499569'. Be careful the item id is different from the product id."),
+    item_id: z
+      .string()
+      .describe("The item id, such as '6086499569'. Be careful the item id is different from the product id."),
   }),
   mutates: false,
   run: (db, { item_id }) => {
@@ -182,9 +212,17 @@ const modifyPendingOrderAddress = defineTool({
   schema: z.object({ order_id: ORDER_ID, ...ADDRESS }),
   mutates: true,
   run: (db, a) => {
-    if (!(order(db, a.order_id).status as string).includes('pending')) throw new Error('Non-pending order cannot be modified');
+    if (!(order(db, a.order_id).status as string).includes('pending'))
+      throw new Error('Non-pending order cannot be modified');
     const o = db.edit('orders', a.order_id);
-    o.address = { address1: a.address1, address2: a.address2, city: a.city, country: a.country, state: a.state, zip: a.zip };
+    o.address = {
+      address1: a.address1,
+      address2: a.address2,
+      city: a.city,
+      country: a.country,
+      state: a.state,
+      zip: a.zip,
+    };
     return db.dump(o);
   },
 });
@@ -195,7 +233,9 @@ const modifyPendingOrderItems = defineTool({
     'Modify items in a pending order to new items of the same product type. For a pending order, this function can only be called once. The agent needs to explain the exchange detail and ask for explicit user confirmation (yes/no) to proceed.',
   schema: z.object({
     order_id: ORDER_ID,
-    item_ids: z.array(z.string()).describe("The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."),
+    item_ids: z
+      .array(z.string())
+      .describe("The item ids to be modified, each such as '1008292230'. There could be duplicate items in the list."),
     new_item_ids: z
       .array(z.string())
       .describe(
@@ -209,7 +249,8 @@ const modifyPendingOrderItems = defineTool({
     if (current.status !== 'pending') throw new Error('Non-pending order cannot be modified');
     const all = itemsOf(current).map((i) => i.item_id as string);
     for (const id of a.item_ids) if (count(a.item_ids, id) > count(all, id)) throw new Error(`${id} not found`);
-    if (a.item_ids.length !== a.new_item_ids.length) throw new Error('The number of items to be exchanged should match');
+    if (a.item_ids.length !== a.new_item_ids.length)
+      throw new Error('The number of items to be exchanged should match');
     let diff = 0;
     let lastVariant: DbRecord | undefined;
     a.item_ids.forEach((id, i) => {
@@ -222,7 +263,8 @@ const modifyPendingOrderItems = defineTool({
       diff += (lastVariant.price as number) - (item.price as number);
     });
     const method = paymentMethod(db, current.user_id as string, a.payment_method_id);
-    if (method.source === 'gift_card' && (method.balance as number) < diff) throw new Error('Insufficient gift card balance to pay for the new item');
+    if (method.source === 'gift_card' && (method.balance as number) < diff)
+      throw new Error('Insufficient gift card balance to pay for the new item');
     const o = db.edit('orders', a.order_id);
     (o.payment_history as DbRecord[]).push({
       transaction_type: diff > 0 ? 'payment' : 'refund',
@@ -254,18 +296,22 @@ const modifyPendingOrderPayment = defineTool({
     if (!(current.status as string).includes('pending')) throw new Error('Non-pending order cannot be modified');
     const method = paymentMethod(db, current.user_id as string, a.payment_method_id);
     const history = current.payment_history as DbRecord[];
-    if (history.length !== 1 || history[0]!.transaction_type !== 'payment') throw new Error('There should be exactly one payment for a pending order');
+    if (history.length !== 1 || history[0]!.transaction_type !== 'payment')
+      throw new Error('There should be exactly one payment for a pending order');
     const oldId = history[0]!.payment_method_id as string;
-    if (oldId === a.payment_method_id) throw new Error('The new payment method should be different from the current one');
+    if (oldId === a.payment_method_id)
+      throw new Error('The new payment method should be different from the current one');
     const amount = history[0]!.amount as number;
-    if (method.source === 'gift_card' && (method.balance as number) < amount) throw new Error('Insufficient gift card balance to pay for the order');
+    if (method.source === 'gift_card' && (method.balance as number) < amount)
+      throw new Error('Insufficient gift card balance to pay for the order');
     const o = db.edit('orders', a.order_id);
     (o.payment_history as DbRecord[]).push(
       { transaction_type: 'payment', amount, payment_method_id: a.payment_method_id },
       { transaction_type: 'refund', amount, payment_method_id: oldId },
     );
     if (method.source === 'gift_card') adjustGiftCard(db, current.user_id as string, a.payment_method_id, -amount);
-    if (paymentMethod(db, current.user_id as string, oldId).source === 'gift_card') adjustGiftCard(db, current.user_id as string, oldId, amount);
+    if (paymentMethod(db, current.user_id as string, oldId).source === 'gift_card')
+      adjustGiftCard(db, current.user_id as string, oldId, amount);
     return db.dump(o);
   },
 });
@@ -279,7 +325,14 @@ const modifyUserAddress = defineTool({
   run: (db, a) => {
     user(db, a.user_id);
     const u = db.edit('users', a.user_id);
-    u.address = { address1: a.address1, address2: a.address2, city: a.city, country: a.country, state: a.state, zip: a.zip };
+    u.address = {
+      address1: a.address1,
+      address2: a.address2,
+      city: a.city,
+      country: a.country,
+      state: a.state,
+      zip: a.zip,
+    };
     return db.dump(u);
   },
 });
@@ -291,7 +344,9 @@ const returnDeliveredOrderItems = defineTool({
   ),
   schema: z.object({
     order_id: ORDER_ID,
-    item_ids: z.array(z.string()).describe("The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."),
+    item_ids: z
+      .array(z.string())
+      .describe("The item ids to be returned, each such as '1008292230'. There could be duplicate items in the list."),
     payment_method_id: z
       .string()
       .describe(
