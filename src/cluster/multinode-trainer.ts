@@ -33,9 +33,9 @@ export function multiNodeTrainerCommand(
   ];
   return {
     file: 'sh',
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by bash on the node
     args: [
       '-c',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by sh on the node
       'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"',
       local.file,
       ...torchrun,

@@ -73,9 +73,9 @@ describe('multiNodeTrainerCommand', () => {
   test('returns one torchrun per node with the node rank from SLURM_NODEID, from a one-node or a torchrun command', () => {
     const expected = {
       file: 'sh',
-      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by bash on the node
       args: [
         '-c',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion, evaluated by sh on the node
         'exec "$0" -m atk_trainer.torchrun --node_rank "${SLURM_NODEID:?}" "$@"',
         'python3',
         '--nnodes',
