@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { pyDumps, pyFloatRepr, pyRound2 } from './py-json.js';
 
-// biome-ignore lint/suspicious/noApproximativeNumericConstant: a number as a user writes it, not pi
 const samples = [
   0.125,
   0.375,
@@ -15,6 +14,7 @@ const samples = [
   0.0001,
   123456789.123,
   54.04 + 12.1,
+  // biome-ignore lint/suspicious/noApproximativeNumericConstant: a number as a user writes it, not pi
   3.14159,
   -2.5,
   1e22,
