@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,7 +61,7 @@ describe('import rules', () => {
       'src/cli/main.ts':
         "import '../builtins.js';\nimport { session } from '../run/session.js';\nexport const main = session;\n",
       // A folder the layers do not name yet must be given its place first.
-      'src/gateway/serve.ts': "import { a } from '../util/a.js';\nexport const serve = a;\n",
+      'src/widgets/serve.ts': "import { a } from '../util/a.js';\nexport const serve = a;\n",
       // A test may reach up: the recipe loader's tests load real components.
       'src/recipe/load.test.ts': "import { datasets } from '../datasets/index.js';\nexport const y = datasets;\n",
     });
@@ -69,8 +69,33 @@ describe('import rules', () => {
       'builtins-at-entry: src/run/session.ts -> src/builtins.ts',
       'layer-engines: src/engines/launch.ts -> src/trainer/port.ts',
       'layer-recipe: src/recipe/load.ts -> src/datasets/index.ts',
-      'layers-known: src/gateway/serve.ts -> src/util/a.ts',
+      'layers-known: src/widgets/serve.ts -> src/util/a.ts',
       'no-circular: src/util/a.ts -> src/util/b.ts',
     ]);
+  });
+});
+
+describe('the README layer picture', () => {
+  test('returns the folders of LAYERS, top to bottom, in the Development section', () => {
+    const root = projectRoot();
+    const rules = readFileSync(join(root, '.dependency-cruiser.cjs'), 'utf8');
+    const literal = rules.slice(
+      rules.indexOf('const LAYERS = [') + 'const LAYERS = '.length,
+      rules.indexOf('];', rules.indexOf('const LAYERS')) + 1,
+    );
+    const layers = (JSON.parse(literal.replace(/'/g, '"').replace(/,\s*]/g, ']')) as string[][]).reverse();
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const start = readme.indexOf('```\ncli ');
+    const picture = readme
+      .slice(start + 4, readme.indexOf('```', start + 4))
+      .trim()
+      .split('\n');
+    const folders = picture.map((line) =>
+      line
+        .split(/\s{2,}/)[0]!
+        .split(' | ')
+        .map((f) => f.trim()),
+    );
+    expect(folders).toStrictEqual(layers);
   });
 });
