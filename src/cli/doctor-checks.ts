@@ -54,7 +54,7 @@ export function torchCheck(info: PythonInfo | null, tried: readonly string[]): D
       check: 'python + torch',
       status: 'fail',
       detail: `no Python can import torch (${tried.join('; ')})`,
-      fix: 'apt-get install python3-torch libopenblas0-pthread, or set ATK_PYTHON to a Python with torch',
+      fix: 'atk setup (or atk doctor --fix): python3-torch libopenblas0-pthread through apt, else a venv; or set ATK_PYTHON to a Python with torch',
     };
   }
   const extras = [info.transformers && `transformers ${info.transformers}`, info.peft && `peft ${info.peft}`]

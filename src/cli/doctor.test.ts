@@ -29,11 +29,11 @@ describe('doctor checks', () => {
     });
   });
 
-  test('returns fail with the apt packages when no Python imports torch', () => {
+  test('returns fail naming atk setup and the apt packages when no Python imports torch', () => {
     expect(torchCheck(null, ['python3: not found'])).toMatchObject({
       status: 'fail',
       detail: 'no Python can import torch (python3: not found)',
-      fix: expect.stringContaining('apt-get install python3-torch libopenblas0-pthread'),
+      fix: expect.stringMatching(/^atk setup .*python3-torch libopenblas0-pthread through apt/),
     });
   });
 

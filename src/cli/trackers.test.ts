@@ -60,6 +60,20 @@ describe('attachTrackers', () => {
   });
 });
 
+describe('output.trackers', () => {
+  test('rejects output.wandb without wandb among the trackers, a knob that would do nothing', () => {
+    const parsed = RecipeSchema.safeParse({
+      name: 'tb',
+      model: { path: 'm' },
+      reward: { name: 'math_answer' },
+      output: { trackers: ['tensorboard'], wandb: { project: 'p' } },
+    });
+    expect(parsed.success ? [] : parsed.error.issues.map((i) => [i.path.join('.'), i.message])).toStrictEqual([
+      ['output.wandb', 'does nothing without wandb in output.trackers'],
+    ]);
+  });
+});
+
 describe('atk runs export --to tensorboard', () => {
   test('returns event files for a finished run, replacing an earlier export', async () => {
     const root = mkdtempSync(join(tmpdir(), 'atk-export-'));

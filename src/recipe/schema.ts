@@ -171,6 +171,10 @@ export const OutputSchema = z
       .optional()
       .describe('Where the wandb tracker logs; its config is the resolved recipe.'),
   })
+  .superRefine(({ trackers, wandb }, ctx) => {
+    if (wandb && !trackers.includes('wandb'))
+      ctx.addIssue({ code: 'custom', path: ['wandb'], message: 'does nothing without wandb in output.trackers' });
+  })
   .describe('Where results go.');
 
 export const UserSimulatorSchema = z

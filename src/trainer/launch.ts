@@ -200,7 +200,7 @@ async function defaultPython(recipePython?: string): Promise<string> {
   const { info, tried } = await findPython(recipePython);
   if (!info) {
     throw new TrainerError(`no Python that can import torch (tried ${tried.join('; ')})`, undefined, {
-      hint: 'install torch (Debian: apt-get install python3-torch) or set ATK_PYTHON',
+      hint: 'atk setup installs it (apt on Debian/Ubuntu, else a private venv; --dry-run shows how), or set ATK_PYTHON',
     });
   }
   return info.python;
