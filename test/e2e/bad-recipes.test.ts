@@ -221,7 +221,8 @@ beforeAll(async () => {
     }
   };
   await Promise.all([worker(), worker(), worker()]);
-});
+  // Sixty fresh Node processes of about a CPU-second each, beside another test file on two cores.
+}, 300_000);
 
 describe('atk validate on broken recipes', () => {
   test('returns a corpus of at least 25 distinct broken files', () => {
