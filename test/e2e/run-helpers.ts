@@ -50,7 +50,7 @@ export function python(): string {
 /** Load a checkpoint directory with the trainer's own loader; returns its parameter count. */
 export async function loadCheckpoint(dir: string): Promise<number> {
   const code =
-    'import sys; from atk_trainer.modeling import load_policy; p = load_policy(sys.argv[1], backend="builtin"); print(sum(t.numel() for t in p.module.parameters()))';
+    'import sys; from atk_trainer.model.modeling import load_policy; p = load_policy(sys.argv[1], backend="builtin"); print(sum(t.numel() for t in p.module.parameters()))';
   const { stdout } = await execa(python(), ['-c', code, dir], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
   return Number(stdout.trim());
 }

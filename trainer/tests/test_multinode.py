@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 
-from atk_trainer.modeling import load_policy
+from atk_trainer.model.modeling import load_policy
 from test_distributed import LOAD, batch, single_process_trainer
 from test_server import CONFIG, TRAINER_DIR, call
 
