@@ -14,8 +14,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts'],
     // The CLI entry point registers the built-in components; tests get the same through this setup.
     setupFiles: ['src/__fixtures__/register-builtins.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Generous: several tests start a real trainer and engine, and two files share two cores.
+    testTimeout: 180_000,
+    hookTimeout: 300_000,
     // Tests spawn real subprocesses (trainer, sandbox); two cores cannot run many files at once.
     maxWorkers: 2,
     env: { ATK_DATA_DIR: testData },
