@@ -223,7 +223,10 @@ describe('atk run with a launched engine', () => {
       [2, 1, 0, 'number'],
       [3, 1, 0, 'number'],
     ]);
-    expect(steps.every((s) => s.engine_busy_share > 0 && s.trainer_busy_share > 0)).toBe(true);
+    // Engine time counts toward the step that records it: a step collected wholly while the one before
+    // it trained shows its generation there, so only the run as a whole must show the engine busy.
+    expect(steps.every((s) => s.trainer_busy_share > 0)).toBe(true);
+    expect(steps.reduce((sum, s) => sum + s.engine_busy_share, 0)).toBeGreaterThan(0);
     const step2 = readFileSync(join(run, 'trajectories', 'step-00002.jsonl'), 'utf8')
       .trim()
       .split('\n')
