@@ -16,31 +16,37 @@ function readmeCommands(heading: string): string[] {
   return block.trim().split(/\s*&&\s*|\n/);
 }
 
-/** The npm commands `.ci/run` runs, without its quiet flags. */
+/** The npm and npx commands `.ci/run` runs, without its quiet flags. */
 function ciNpmCommands(): string[] {
   return read('.ci/run')
     .split('\n')
-    .filter((line) => /^npm /.test(line))
+    .filter((line) => /^np[mx] /.test(line))
     .map((line) => line.replace(/ --no-(audit|fund)/g, ''));
 }
 
 describe('.ci/run', () => {
   test("returns exactly the README's test commands as its last steps", () => {
-    expect(readmeCommands('Run the tests:')).toStrictEqual(['npm ci', 'npm test']);
-    expect(ciNpmCommands()).toStrictEqual(readmeCommands('Run the tests:'));
+    expect(readmeCommands('one line sets up and runs the tests:')).toStrictEqual([
+      'npm ci',
+      'npx atk setup --yes --dev',
+      'npm test',
+    ]);
+    expect(ciNpmCommands()).toStrictEqual(readmeCommands('one line sets up and runs the tests:'));
   });
 
-  test('returns Node 22 from the npm registry for an older node, and the apt packages the trainer needs', () => {
-    const ci = read('.ci/run');
-    expect(ci).toMatch(/if \[ "\$major" -lt 22 \]; then[\s\S]*npm install --prefix "\$node_dir" [^\n]*node@22/);
-    const packages = /packages=\(([^)]*)\)/.exec(ci)![1]!.split(' ');
-    expect(packages).toEqual(expect.arrayContaining(['python3-torch', 'libopenblas0-pthread', 'python3-pytest']));
-    expect(ci).toContain('apt-get install -y');
+  test('returns Node 22 as a package dependency, and atk setup --dev installing the apt packages the trainer and the tests need', async () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    expect(pkg.dependencies.node).toMatch(/^\^22\./);
+    expect(read('bin/atk')).toContain('if (major < 22)');
+    const { RUNTIME_PACKAGES, DEV_PACKAGES } = await import('../src/setup/plan.js');
+    expect([...RUNTIME_PACKAGES, ...DEV_PACKAGES]).toEqual(
+      expect.arrayContaining(['python3-torch', 'libopenblas0-pthread', 'bubblewrap', 'python3-pytest', 'chromium']),
+    );
   });
 });
 
 describe('package.json', () => {
-  test('returns an ESM package for Node >= 22 whose bin is bin/atk, built by prepare, tested by vitest and pytest', () => {
+  test('returns an ESM package for Node >= 18 whose bin is bin/atk, built by prepare, tested by vitest and pytest', () => {
     const pkg = JSON.parse(read('package.json')) as {
       type: string;
       bin: Record<string, string>;
@@ -56,7 +62,7 @@ describe('package.json', () => {
     }).toStrictEqual({
       type: 'module',
       bin: { atk: 'bin/atk' },
-      node: '>=22',
+      node: '>=18',
       prepare: 'npm run build',
       bench: 'node scripts/bench.mjs',
     });
