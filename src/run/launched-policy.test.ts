@@ -233,34 +233,6 @@ describe('startLaunchedPolicy', () => {
         'vllm 0.9.1 is older than 0.10.2 (return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2)',
         'upgrade the engine; atk doctor shows the supported range',
       ]);
-      // The same engine as a user's running server (url): training full weights is refused up front, while an
-      // eval of the base model, which loads nothing into it, asks for no extension and starts.
-      const url = (run: string, loadsWeights?: boolean) =>
-        startLaunchedPolicy({
-          recipe: resolveRecipe(
-            RecipeSchema.parse({
-              name: 'url',
-              model: {
-                path: modelDir,
-                engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' },
-                trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
-              },
-              reward: { name: 'math_answer' },
-            }),
-            dir,
-          ),
-          recipeDir: dir,
-          logsDir: join(dir, run, 'logs'),
-          runDir: join(dir, run),
-          ...(loadsWeights === undefined ? {} : { loadsWeights }),
-        });
-      await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
-      const evalBase = await url('url-eval-base', false);
-      expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
-      expect(
-        (await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds,
-      ).toHaveLength(2);
-      await evalBase.close();
       const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
       const pids = [...logs.matchAll(/(?:atk_trainer|engine-double:) pid (\d+)/g)].map((m) => Number(m[1]));
       expect([pids.length, pids.some(alive)]).toStrictEqual([2, false]);
