@@ -10,7 +10,7 @@ import type { Engine } from '../src/engines/types.js';
 import { startExternalAgents } from '../src/gateway/external-episode.js';
 import { hermesParser } from '../src/tokens/tool-calls/hermes.js';
 import { runEpisode } from '../src/rollout/episode.js';
-import { agentSpec, instantDouble, median, qwen3 } from './lib/tito-common.js';
+import { agentSpec, instantDouble, median, qwen3, timedEngine } from './lib/tito-common.js';
 
 const HISTORY = [1, 32];
 const EPISODES = 5;
@@ -21,23 +21,6 @@ const PYTHON = process.env.ATK_PYTHON ?? '/usr/bin/python3';
 const task = { id: 'b', prompt: 'What is 2+3? Use the tool many times.', data: {} };
 const sampling = { temperature: 1, topP: 1, topK: -1 };
 const kwargs = { enable_thinking: false };
-
-/** Records the process CPU spent between the end of one engine call and the start of the next. */
-function timedEngine(gaps: number[]): Engine {
-  let lastEnd: NodeJS.CpuUsage | undefined;
-  return {
-    ...vllm,
-    async generate(prompt, params, signal) {
-      const now = process.cpuUsage();
-      if (lastEnd) gaps.push((now.user - lastEnd.user + now.system - lastEnd.system) / 1000);
-      try {
-        return await vllm.generate(prompt, params, signal);
-      } finally {
-        lastEnd = process.cpuUsage();
-      }
-    },
-  };
-}
 
 async function pythonAgents(
   engine: Engine,
@@ -66,7 +49,7 @@ async function gatewayPerRequest(): Promise<number[]> {
   );
   for (let e = 0; e < EPISODES + 2; e++) {
     const gaps: number[] = [];
-    engine = timedEngine(gaps);
+    engine = timedEngine(vllm, gaps);
     const result = await agents.run({
       task,
       env: { episodeId: `b${e}`, task, state: new Map(), signal: new AbortController().signal },
@@ -91,7 +74,7 @@ async function builtinPerTurn(): Promise<number[]> {
     const result = await runEpisode({
       task,
       spec: agentSpec(34),
-      engine: timedEngine(gaps),
+      engine: timedEngine(vllm, gaps),
       tokenizer: tok,
       policyVersion: 0,
       timeoutMs: 60_000,

@@ -2,9 +2,8 @@
 // loop), excluding engine time, at 1, 8 and 32 turns of history. TITO renders only what is new, so this
 // must not grow with history: the turn-32 / turn-1 ratio should stay near 1.
 import { createVllmClient } from '../src/engines/vllm.js';
-import type { Engine } from '../src/engines/types.js';
 import { runEpisode } from '../src/rollout/episode.js';
-import { agentSpec, instantDouble, median, qwen3 } from './lib/tito-common.js';
+import { agentSpec, instantDouble, median, qwen3, timedEngine } from './lib/tito-common.js';
 
 const HISTORY = [1, 8, 32];
 const EPISODES = 15;
@@ -12,30 +11,13 @@ const tok = await qwen3();
 const double = await instantDouble(tok, 40);
 const vllm = createVllmClient({ baseUrl: double.url, model: 'policy' });
 
-/** Records the process CPU spent between the end of one engine call and the start of the next. */
-function timedEngine(gaps: number[]): Engine {
-  let lastEnd: NodeJS.CpuUsage | undefined;
-  return {
-    ...vllm,
-    async generate(prompt, params, signal) {
-      const now = process.cpuUsage();
-      if (lastEnd) gaps.push((now.user - lastEnd.user + now.system - lastEnd.system) / 1000);
-      try {
-        return await vllm.generate(prompt, params, signal);
-      } finally {
-        lastEnd = process.cpuUsage();
-      }
-    },
-  };
-}
-
 const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
 for (let e = 0; e < EPISODES + 2; e++) {
   const gaps: number[] = [];
   const result = await runEpisode({
     task: { id: `b${e}`, prompt: 'What is 2+3? Use the tool many times.', data: {} },
     spec: agentSpec(34),
-    engine: timedEngine(gaps),
+    engine: timedEngine(vllm, gaps),
     tokenizer: tok,
     policyVersion: 0,
     timeoutMs: 60_000,

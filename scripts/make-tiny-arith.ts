@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Template } from '@huggingface/jinja';
+import { byteLevelBpeTokenizer, byteToUnicode } from '../src/__fixtures__/byte-level-bpe.js';
 import { toChatTools } from '../src/agent/chat-messages.js';
 import { ArithOptions, generateArith, type ArithData } from '../src/datasets/arith.js';
 import { calculatorTool } from '../src/tools/calculator.js';
@@ -24,8 +25,6 @@ const SPECIALS: readonly [string, boolean][] = [
   ['<tool_response>', false],
   ['</tool_response>', false],
 ];
-const PRE_TOKENIZER_REGEX =
-  "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 // The same pattern for JavaScript, which lacks inline (?i:...) groups.
 const CHUNK =
   /'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD]|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+/gu;
@@ -40,43 +39,14 @@ const firstSpecial = Object.keys(vocab).length;
 const id = (token: string): number => firstSpecial + SPECIALS.findIndex(([t]) => t === token);
 const vocabSize = firstSpecial + SPECIALS.length;
 
-const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
-write('tokenizer.json', {
-  version: '1.0',
-  truncation: null,
-  padding: null,
-  added_tokens: SPECIALS.map(([content, special]) => ({
-    id: id(content),
-    content,
-    single_word: false,
-    lstrip: false,
-    rstrip: false,
-    normalized: false,
-    special,
-  })),
-  normalizer: { type: 'NFC' },
-  pre_tokenizer: {
-    type: 'Sequence',
-    pretokenizers: [
-      { type: 'Split', pattern: { Regex: PRE_TOKENIZER_REGEX }, behavior: 'Isolated', invert: false },
-      byteLevel,
-    ],
-  },
-  post_processor: byteLevel,
-  decoder: byteLevel,
-  model: {
-    type: 'BPE',
-    dropout: null,
-    unk_token: null,
-    continuing_subword_prefix: '',
-    end_of_word_suffix: '',
-    fuse_unk: false,
-    byte_fallback: false,
-    ignore_merges: false,
+write(
+  'tokenizer.json',
+  byteLevelBpeTokenizer(
+    SPECIALS.map(([content, special]) => ({ id: id(content), content, special })),
     vocab,
-    merges: merges.map(([a, b]) => `${a} ${b}`),
-  },
-});
+    merges.map(([a, b]) => `${a} ${b}`),
+  ),
+);
 write('tokenizer_config.json', {
   add_bos_token: false,
   add_prefix_space: false,
@@ -188,12 +158,4 @@ function learnMerges(chunks: Map<string, number>, count: number): [string, strin
     }
   }
   return learnt;
-}
-
-/** GPT-2's reversible byte -> printable character map that byte-level BPE vocabularies are written in. */
-function byteToUnicode(): string[] {
-  const printable = (b: number): boolean =>
-    (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
-  let extra = 0;
-  return Array.from({ length: 256 }, (_, b) => String.fromCodePoint(printable(b) ? b : 256 + extra++));
 }

@@ -4,6 +4,7 @@ import { tool } from '@strands-agents/sdk';
 import { z } from 'zod';
 import { startEngineDouble, type EngineDouble } from '../../src/__fixtures__/engine-double.js';
 import { QWEN3_TOKENIZER_DIR } from '../../src/__fixtures__/tokenizers.js';
+import type { Engine } from '../../src/engines/types.js';
 import type { AgentSpec } from '../../src/rollout/episode.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../../src/tokens/index.js';
 
@@ -50,4 +51,24 @@ export async function instantDouble(tok: ModelTokenizer, toolTurns: number): Pro
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
+}
+
+/**
+ * `engine`, recording in `gaps` the process CPU (ms) spent between the end of one engine call and the
+ * start of the next: atk's own work per turn, engine time excluded.
+ */
+export function timedEngine(engine: Engine, gaps: number[]): Engine {
+  let lastEnd: NodeJS.CpuUsage | undefined;
+  return {
+    ...engine,
+    async generate(prompt, params, signal) {
+      const now = process.cpuUsage();
+      if (lastEnd) gaps.push((now.user - lastEnd.user + now.system - lastEnd.system) / 1000);
+      try {
+        return await engine.generate(prompt, params, signal);
+      } finally {
+        lastEnd = process.cpuUsage();
+      }
+    },
+  };
 }

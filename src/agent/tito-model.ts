@@ -16,6 +16,7 @@ import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
 import { blame, blameAsync } from './episode-failure.js';
 import type { EpisodeLedger } from './episode-ledger.js';
+import type { GenerationSettings } from './generation-settings.js';
 
 /** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
 export const TITO_STOP = {
@@ -25,7 +26,7 @@ export const TITO_STOP = {
 } as const;
 
 /** What one episode's model provider needs. */
-export interface TitoModelOptions {
+export interface TitoModelOptions extends GenerationSettings {
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
   readonly parser: ToolCallParser;
@@ -35,16 +36,6 @@ export interface TitoModelOptions {
    * rollouts: the engine may serve a newer policy from one turn to the next).
    */
   readonly policyVersion: number | (() => number);
-  readonly maxNewTokens: number;
-  /** Cap on prompt + generated tokens of the whole episode; generation is clamped to the room left. */
-  readonly maxTotalTokens?: number;
-  readonly sampling: {
-    readonly temperature: number;
-    readonly topP: number;
-    readonly topK: number;
-    readonly seed?: number;
-  };
-  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
 }
 
 /**

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
 import { findRun } from '../runs/index.js';
+import { runPositional, runsDirOption } from './run-options.js';
 
 export interface ExportOptions {
   readonly run: string;
@@ -28,13 +29,9 @@ export const exportCommand: CommandModule<object, ExportOptions> = {
   describe: "Write a run's newest checkpoint as a Hugging Face model directory (weights + the run's tokenizer)",
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Run directory, or name[/version] under --runs-dir',
-      })
+      .positional('run', runPositional)
       .positional('out', { type: 'string', demandOption: true, describe: 'Directory to write (created if missing)' })
-      .option('runs-dir', { type: 'string', default: 'runs', describe: 'Where runs are looked up by name' })
+      .option('runs-dir', runsDirOption)
       .example(
         'atk export runs/quickstart/v001 ./my-model',
         'A model vLLM, transformers and atk can load',

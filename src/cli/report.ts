@@ -4,6 +4,7 @@ import { findRun, writeFileAtomic } from '../runs/index.js';
 import { buildReportHtml } from '../ui/report/build-report.js';
 import { readRunReportData } from '../ui/report/run-data.js';
 import { viewHint } from './view.js';
+import { runPositional, runsDirOption } from './run-options.js';
 
 export interface ReportOptions {
   readonly run: string;
@@ -17,17 +18,9 @@ export const reportCommand: CommandModule<object, ReportOptions> = {
   describe: 'Write one self-contained HTML report of a run: curves, evals before/after, tool use, sample trajectories',
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Run directory, or name / name/v002 under --runs-dir',
-      })
+      .positional('run', runPositional)
       .option('out', { type: 'string', describe: 'HTML file to write (default: <run-dir>/report.html)' })
-      .option('runs-dir', {
-        type: 'string',
-        default: 'runs',
-        describe: "Directory holding the runs (a recipe's output.runs_dir)",
-      })
+      .option('runs-dir', runsDirOption)
       .example('$0 report runs/quickstart/v001', 'write runs/quickstart/v001/report.html')
       .example(
         '$0 report quickstart --out quickstart.html',

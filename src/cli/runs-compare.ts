@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { findRun, overview, type MetricsLine } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
 import { figure, formatDuration } from '../ui/format.js';
+import { runsDirOption } from './run-options.js';
 
 /** The figures compared, by metrics.jsonl key: training lines, then evals. */
 const TRAIN_FIGURES = ['reward_mean', 'accuracy', 'response_tokens_mean', 'tool_error_rate'] as const;
@@ -97,11 +98,7 @@ export const compareCommand: CommandModule<object, CompareArgs> = {
         demandOption: true,
         describe: 'Runs: directories, names (newest version) or name/v002',
       })
-      .option('runs-dir', {
-        type: 'string',
-        default: 'runs',
-        describe: "Directory holding the runs (a recipe's output.runs_dir)",
-      })
+      .option('runs-dir', runsDirOption)
       .example('$0 runs compare quickstart/v001 quickstart/v002', 'two versions of a recipe')
       .example('$0 runs compare runs/a/v001 runs/b/v003', 'runs given by directory') as unknown as Argv<CompareArgs>,
   handler: async (args) => {

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { findRun } from '../runs/index.js';
 import { scalarsOf, TensorBoardWriter } from '../trackers/index.js';
+import { runPositional, runsDirOption } from './run-options.js';
 
 export interface RunsExportOptions {
   readonly run: string;
@@ -53,14 +54,10 @@ export const runsExportCommand: CommandModule<object, ExportArgs> = {
   describe: "Write a run's metrics for another tool (TensorBoard event files)",
   builder: (yargs: Argv) =>
     yargs
-      .positional('run', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Run directory, or name[/version] under --runs-dir',
-      })
+      .positional('run', runPositional)
       .option('to', { choices: ['tensorboard'] as const, demandOption: true, describe: 'Format to write' })
       .option('out', { type: 'string', describe: 'Directory for the event files (default <run>/tb)' })
-      .option('runs-dir', { type: 'string', default: 'runs', describe: 'Directory holding runs' })
+      .option('runs-dir', runsDirOption)
       .example(
         '$0 runs export quickstart --to tensorboard',
         'then: tensorboard --logdir runs/quickstart/v001/tb',

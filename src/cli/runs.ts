@@ -4,6 +4,7 @@ import { renderTable, type TableStyle } from '../ui/table.js';
 import { figure, formatDuration } from '../ui/format.js';
 import { compareCommand } from './runs-compare.js';
 import { runsExportCommand } from './runs-export.js';
+import { runsDirOption } from './run-options.js';
 
 /** `atk runs ls`: one table row per run under `runsDir`. */
 export async function runRunsLs(runsDir: string, style: TableStyle = {}): Promise<string> {
@@ -104,12 +105,6 @@ interface RunsArgs {
   'runs-dir': string;
   run?: string;
 }
-
-const runsDirOption = {
-  type: 'string',
-  default: 'runs',
-  describe: "Directory holding the runs (a recipe's output.runs_dir)",
-} as const;
 
 const lsCommand: CommandModule<object, RunsArgs> = {
   command: 'ls',

@@ -1,9 +1,9 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import { runAtk } from '../__fixtures__/atk-process.js';
+import { embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -29,19 +29,11 @@ describe('atk run with the hosts launcher', () => {
         'train: {steps: 2, eval_before: false, eval_after: false}',
       ].join('\n'),
     );
-    const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file!, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
-      reject: false,
+    const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
       cwd: dir,
       env: { ATK_RUN_TOKEN: '' },
     });
-    expect([
-      result.exitCode,
-      String(result.stderr)
-        .split('\n')
-        .filter((l) => !l.startsWith('npm warn'))
-        .join('\n'),
-    ]).toStrictEqual([0, '']);
+    expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'hosts', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()

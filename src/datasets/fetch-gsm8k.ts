@@ -1,13 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { InputError } from '../errors/index.js';
 import { writeFileAtomic } from '../runs/atomic.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
-import { checkPinnedFiles } from './pinned-files.js';
-import { downloadResumable, progressLines, type DownloadOutcome } from './resumable-download.js';
+import { checkPinnedFiles, downloadPinnedFile, readManifest } from './pinned-files.js';
+import type { DownloadOutcome } from './resumable-download.js';
 
 const ManifestSchema = z.object({
   dataset: z.literal('gsm8k'),
@@ -68,21 +66,12 @@ export async function fetchGsm8k(
   const say = options.onProgress ?? (() => undefined);
   const files: Gsm8kFetchedFile[] = [];
   for (const file of manifest.files) {
-    const path = join(dest, file.name);
-    const url = `${base}/${file.name}`;
-    const outcome = await downloadResumable({
-      url,
-      dest: path,
-      sha256: file.sha256,
-      bytes: file.bytes,
-      ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: progressLines(file.name, file.bytes, say),
-    });
+    const { path, how } = await downloadPinnedFile(file, `${base}/${file.name}`, dest, say, options.signal);
     const rows = options.limit === undefined ? file.rows : await keepFirstRows(path, options.limit);
     say(
-      `${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`,
+      `${file.name}: ${how === 'cached' ? 'already present, ' : ''}sha256 ok, ${rows} rows${options.limit === undefined ? '' : ` kept (--limit ${options.limit})`} -> ${path}`,
     );
-    files.push({ name: file.name, path, rows, how: outcome.how });
+    files.push({ name: file.name, path, rows, how });
   }
   return { dest, files };
 }
@@ -92,16 +81,7 @@ export async function fetchGsm8k(
  * @throws InputError when it is missing or malformed.
  */
 export function loadGsm8kManifest(path = join(projectRoot(), 'datasets', 'gsm8k', 'manifest.json')): Gsm8kManifest {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new InputError(`cannot read the GSM8K manifest ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  return parsed.data;
+  return readManifest(path, ManifestSchema, 'GSM8K');
 }
 
 /** Rewrite `path` with its first `limit` lines (atomically); returns the rows kept. */

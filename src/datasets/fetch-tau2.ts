@@ -1,11 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { InputError } from '../errors/index.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
-import { checkPinnedFiles } from './pinned-files.js';
-import { downloadResumable, progressLines, type DownloadOutcome } from './resumable-download.js';
+import { checkPinnedFiles, downloadPinnedFile, readManifest } from './pinned-files.js';
+import type { DownloadOutcome } from './resumable-download.js';
 
 const ManifestSchema = z.object({
   dataset: z.literal('tau2'),
@@ -68,17 +67,10 @@ export async function fetchTau2(
   const say = options.onProgress ?? (() => undefined);
   const files: Array<Tau2FetchSummary['files'][number]> = [];
   for (const file of manifest.files) {
-    const path = join(dest, file.name);
-    const outcome = await downloadResumable({
-      url: `${base}/${file.commit ?? manifest.revision}/${file.path}`,
-      dest: path,
-      sha256: file.sha256,
-      bytes: file.bytes,
-      ...(options.signal ? { signal: options.signal } : {}),
-      onProgress: progressLines(file.name, file.bytes, say),
-    });
-    say(`${file.name}: ${outcome.how === 'cached' ? 'already present, ' : ''}sha256 ok -> ${path}`);
-    files.push({ name: file.name, path, how: outcome.how });
+    const url = `${base}/${file.commit ?? manifest.revision}/${file.path}`;
+    const { path, how } = await downloadPinnedFile(file, url, dest, say, options.signal);
+    say(`${file.name}: ${how === 'cached' ? 'already present, ' : ''}sha256 ok -> ${path}`);
+    files.push({ name: file.name, path, how });
   }
   return { dest, files };
 }
@@ -88,14 +80,5 @@ export async function fetchTau2(
  * @throws InputError when it is missing or malformed.
  */
 export function loadTau2Manifest(path = join(projectRoot(), 'datasets', 'tau2', 'manifest.json')): Tau2Manifest {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new InputError(`cannot read the tau2 manifest ${path}: ${(error as Error).message}`, { cause: error });
-  }
-  const parsed = ManifestSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new InputError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  return parsed.data;
+  return readManifest(path, ManifestSchema, 'tau2');
 }

@@ -1,6 +1,8 @@
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileSha256 } from './resumable-download.js';
+import type { z } from 'zod';
+import { InputError } from '../errors/index.js';
+import { type DownloadOutcome, downloadResumable, fileSha256, progressLines } from './resumable-download.js';
 
 /** What `atk data ls` says about a fetched dataset's files against the checksums it was fetched with. */
 export interface PinnedFilesStatus {
@@ -41,4 +43,55 @@ export async function checkPinnedFiles(dest: string, files: readonly PinnedFile[
 /** A directory holding something other than partial downloads. */
 export function nonEmptyDir(dir: string): boolean {
   return existsSync(dir) && statSync(dir).isDirectory() && readdirSync(dir).some((f) => !f.endsWith('.part'));
+}
+
+/**
+ * Reads a shipped dataset manifest and checks it against `schema`.
+ * @throws InputError naming the file when it is missing, not JSON, or malformed (every issue, by key).
+ */
+export function readManifest<Schema extends z.ZodTypeAny>(
+  path: string,
+  schema: Schema,
+  dataset: string,
+): z.infer<Schema> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new InputError(`cannot read the ${dataset} manifest ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success)
+    throw new InputError(
+      `${path}: ${parsed.error.issues.map((i: z.ZodIssue) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
+  return parsed.data;
+}
+
+/** A manifest file with a known size, as fetched into `dest/<name>`. */
+export interface SizedPinnedFile extends PinnedFile {
+  readonly bytes: number;
+}
+
+/**
+ * Downloads one pinned file from `url` into `dest/<name>`, resumable through its `.part` and
+ * renamed into place only when its sha256 matches, reporting progress under its name.
+ */
+export async function downloadPinnedFile(
+  file: SizedPinnedFile,
+  url: string,
+  dest: string,
+  say: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<{ readonly path: string; readonly how: DownloadOutcome['how'] }> {
+  const path = join(dest, file.name);
+  const outcome = await downloadResumable({
+    url,
+    dest: path,
+    sha256: file.sha256,
+    bytes: file.bytes,
+    ...(signal ? { signal } : {}),
+    onProgress: progressLines(file.name, file.bytes, say),
+  });
+  return { path, how: outcome.how };
 }

@@ -13,6 +13,9 @@ export interface SamplingParams {
   readonly n?: number;
 }
 
+/** The recipe's sampling for every model request of an episode (the reply cap and stops are set per request). */
+export type EpisodeSampling = Pick<SamplingParams, 'temperature' | 'topP' | 'topK' | 'seed'>;
+
 /** What the engine generated for one sample: its own token ids, one logprob each, and why it stopped. */
 export interface Generation {
   readonly tokenIds: number[];

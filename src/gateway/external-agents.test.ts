@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { firstSampleRequest } from '../__fixtures__/episode-request.js';
 import { answer, strandsAgent } from '../../examples/external-strands-ts/agent.js';
 import { startEmbeddedEngine, TINY_ARITH_DIR, type EmbeddedEngine } from '../__fixtures__/embedded-engine.js';
 import { expectTitoInvariants, recordingEngine } from '../__fixtures__/tito-invariants.js';
@@ -209,16 +210,7 @@ describe('external agents', () => {
       warn: () => undefined,
     });
     try {
-      const rollout = await collectRollout(kit, {
-        task: tasks[2]!,
-        group: 0,
-        sample: 0,
-        seed: 1,
-        temperature: 1,
-        topP: 1,
-        topK: -1,
-        policyVersion: 0,
-      });
+      const rollout = await collectRollout(kit, firstSampleRequest(tasks[2]!));
       expect(rollout.error).toBeUndefined();
       expect([rollout.failed, rollout.reward, rollout.success, rollout.episode.stats.turns]).toStrictEqual([
         false,

@@ -1,9 +1,8 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { tsScript } from '../__fixtures__/engine-processes.js';
+import { runAtk } from '../__fixtures__/atk-process.js';
 import { runInspectTrajectory } from '../cli/inspect-trajectory.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -31,19 +30,11 @@ interface MetricsLine {
 }
 
 async function run(recipe: string, runsDir: string): Promise<MetricsLine[]> {
-  const [file, ...args] = tsScript('atk-cli.ts');
-  const result = await execa(
-    file,
-    [...args, 'run', join(projectRoot(), 'recipes', recipe), ...budget, `output.runs_dir=${runsDir}`],
-    { reject: false, cwd: runsDir },
+  const result = await runAtk(
+    ['run', join(projectRoot(), 'recipes', recipe), ...budget, `output.runs_dir=${runsDir}`],
+    { cwd: runsDir },
   );
-  expect([
-    result.exitCode,
-    result.stderr
-      .split('\n')
-      .filter((l) => l && !l.startsWith('npm warn'))
-      .join('\n'),
-  ]).toStrictEqual([0, '']);
+  expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
   const name = recipe.replace(/\.yaml$/, '');
   return readFileSync(join(runsDir, name, 'v001', 'metrics.jsonl'), 'utf8')
     .trim()

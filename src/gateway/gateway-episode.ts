@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import type { GenerationSettings } from '../agent/generation-settings.js';
 import type { Engine } from '../engines/types.js';
 import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
@@ -10,7 +11,7 @@ import { historyBreak } from './history-match.js';
 import type { ParsedCompletionRequest } from './openai-request.js';
 
 /** What every episode of a run shares: the engine, the tokenizer and the recipe's limits and sampling. */
-export interface GatewayEpisodeOptions {
+export interface GatewayEpisodeOptions extends GenerationSettings {
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
   readonly parser: ToolCallParser;
@@ -18,18 +19,8 @@ export interface GatewayEpisodeOptions {
   readonly policyVersion: number | (() => number);
   /** Most model calls in the episode (agent.max_turns). */
   readonly maxTurns: number;
-  /** Cap on one reply (agent.max_new_tokens); a request's max_tokens may only lower it. */
-  readonly maxNewTokens: number;
-  /** Cap on prompt + reply of one trajectory segment (agent.max_total_tokens). */
-  readonly maxTotalTokens?: number;
-  /** The recipe's sampling; a request's temperature and top_p replace it for that call. */
-  readonly sampling: {
-    readonly temperature: number;
-    readonly topP: number;
-    readonly topK: number;
-    readonly seed?: number;
-  };
-  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
+  // GenerationSettings: a request's max_tokens may only lower maxNewTokens; its temperature and top_p
+  // replace the recipe's sampling for that call; maxTotalTokens caps each trajectory segment.
 }
 
 /** One trajectory segment: the first starts with the episode, each later one where the agent rewrote history. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { CodeTaskData, CodeTest } from '../datasets/code-tests.js';
 import { parseComponentOptions } from '../util/component-options.js';
-import { runCodeTests, sharedSandboxPool, type TestOutcome } from '../tools/sandbox/index.js';
+import { runCodeTests, sandboxPoolSizeOption, sharedSandboxPool, type TestOutcome } from '../tools/sandbox/index.js';
 import type { EpisodeOutcome, RewardDefinition, RewardFn, RewardRunContext } from './types.js';
 
 export const CodeTestsOptionsSchema = z.strictObject({
@@ -31,12 +31,7 @@ export const CodeTestsOptionsSchema = z.strictObject({
     .nonnegative()
     .default(0)
     .describe('Relative tolerance for numbers in outputs; 0 = numerically equal.'),
-  sandbox_pool_size: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('Sandboxed programs at once across the run; default the number of cores.'),
+  sandbox_pool_size: sandboxPoolSizeOption,
 });
 export type CodeTestsOptions = z.infer<typeof CodeTestsOptionsSchema>;
 

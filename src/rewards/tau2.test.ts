@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { firstSampleRequest } from '../__fixtures__/episode-request.js';
 import { datasets } from '../datasets/index.js';
 import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
 import { perfectToolCalls } from '../__fixtures__/tau2-perfect.js';
@@ -244,16 +245,7 @@ describe('tau2Reward with an NL_ASSERTION judge', () => {
       });
       try {
         // Retail task 24: no write actions, one assertion (the two materials).
-        return await collectRollout(kit, {
-          task: byId('retail-24'),
-          group: 0,
-          sample: 0,
-          seed: 1,
-          temperature: 1,
-          topP: 1,
-          topK: -1,
-          policyVersion: 0,
-        });
+        return await collectRollout(kit, firstSampleRequest(byId('retail-24')));
       } finally {
         await kit.close?.();
       }

@@ -176,16 +176,7 @@ async function scoreRollout(
       failed: false,
     };
   } catch (error) {
-    return {
-      ...base,
-      episode,
-      reward: 0,
-      parts: {},
-      success: false,
-      failed: true,
-      error: `reward failed: ${errorMessage(error)}`,
-      errorKind: 'reward',
-    };
+    return failedRollout(base, episode, { error: `reward failed: ${errorMessage(error)}`, errorKind: 'reward' });
   }
 }
 
@@ -211,9 +202,11 @@ function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** A rollout with reward 0 that failed for `failure`: the episode's own error unless another is given (the reward's). */
 function failedRollout(
   base: Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'>,
   episode: EpisodeResult,
+  failure: Pick<Rollout, 'error' | 'errorKind'> = episode,
 ): Rollout {
   return {
     ...base,
@@ -222,8 +215,8 @@ function failedRollout(
     parts: {},
     success: false,
     failed: true,
-    ...(episode.error === undefined ? {} : { error: episode.error }),
-    ...(episode.errorKind ? { errorKind: episode.errorKind } : {}),
+    ...(failure.error === undefined ? {} : { error: failure.error }),
+    ...(failure.errorKind ? { errorKind: failure.errorKind } : {}),
   };
 }
 

@@ -3,6 +3,7 @@ import { AfterToolsEvent, Message, TextBlock, type Agent, type Tool } from '@str
 import { createTitoAgent, type TitoAgent } from '../agent/create-agent.js';
 import { blame, blameAsync, describeFailure, EpisodeFailure, type EpisodeErrorKind } from '../agent/episode-failure.js';
 import { EpisodeLedger } from '../agent/episode-ledger.js';
+import type { GenerationSettings } from '../agent/generation-settings.js';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
@@ -14,21 +15,12 @@ import { toolCallParsers } from '../tokens/tool-calls/index.js';
 import type { TokenTrajectory } from '../tokens/trajectory.js';
 
 /** How the agent of one episode behaves. */
-export interface AgentSpec {
+export interface AgentSpec extends GenerationSettings {
   readonly systemPrompt?: string;
   /** Strands tools for this episode (built with its EpisodeEnv). */
   readonly tools: readonly Tool[];
   /** Most model calls in the episode, user turns included. */
   readonly maxTurns: number;
-  readonly maxNewTokens: number;
-  readonly maxTotalTokens?: number;
-  readonly sampling: {
-    readonly temperature: number;
-    readonly topP: number;
-    readonly topK: number;
-    readonly seed?: number;
-  };
-  readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
   readonly toolCallFormat: 'hermes';
   /** Most conversation steps (model messages, tool results and user messages, each one step); reaching it ends the episode with `maxSteps`. */
   readonly maxSteps?: number;

@@ -1,4 +1,5 @@
 import type { Task } from '../datasets/types.js';
+import type { EpisodeSampling } from '../engines/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
 import type { EpisodeResult } from './episode.js';
 
@@ -9,12 +10,7 @@ export interface ExternalEpisodeRequest {
   readonly systemPrompt?: string;
   /** The sampling policy version; a function (the served version) is read at each model request. */
   readonly policyVersion: number | (() => number);
-  readonly sampling: {
-    readonly temperature: number;
-    readonly topP: number;
-    readonly topK: number;
-    readonly seed?: number;
-  };
+  readonly sampling: EpisodeSampling;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
 }

@@ -2,6 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { firstSampleRequest } from '../__fixtures__/episode-request.js';
 import { startEngineDouble, type EngineDouble, type ReplyScript } from '../__fixtures__/engine-double.js';
 import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
@@ -87,16 +88,7 @@ async function run(
     },
   };
   try {
-    const rollout = await collectRollout(watched, {
-      task,
-      group: 0,
-      sample: 0,
-      seed: 1,
-      temperature: 1,
-      topP: 1,
-      topK: -1,
-      policyVersion: 0,
-    });
+    const rollout = await collectRollout(watched, firstSampleRequest(task));
     return { rollout, env: env!, kit };
   } finally {
     await kit.close?.();

@@ -11,6 +11,7 @@ import {
   embeddedVllmCommand,
   tsScript,
 } from '../__fixtures__/engine-processes.js';
+import { runAtk } from '../__fixtures__/atk-process.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -53,18 +54,8 @@ describe('atk run with a launched engine', () => {
       'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
       'train: {eval_before: false, eval_after: false}',
     ]);
-    const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
-      reject: false,
-      cwd: dir,
-    });
-    expect([
-      result.exitCode,
-      result.stderr
-        .split('\n')
-        .filter((l) => !l.startsWith('npm warn'))
-        .join('\n'),
-    ]).toStrictEqual([0, '']);
+    const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
+    expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     expect(result.stdout).toContain('vllm replica 0: ready after');
     const run = join(dir, 'runs', 'launched', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
@@ -102,18 +93,8 @@ describe('atk run with a launched engine', () => {
         ],
         true,
       );
-      const [file, ...args] = tsScript('atk-cli.ts');
-      const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
-        reject: false,
-        cwd: dir,
-      });
-      expect([
-        result.exitCode,
-        result.stderr
-          .split('\n')
-          .filter((l) => !l.startsWith('npm warn'))
-          .join('\n'),
-      ]).toStrictEqual([0, '']);
+      const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
+      expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
       const run = join(dir, 'runs', name, 'v001');
       const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
         .trim()
@@ -135,7 +116,6 @@ describe('atk run with a launched engine', () => {
 
   test('returns a finished run of recipes/gsm8k-grpo.yaml as shipped but for the model, the engine command and the run size', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-gsm8k-grpo-'));
-    const [file, ...args] = tsScript('atk-cli.ts');
     // What a GPU machine provides is swapped for what runs here: the tiny model, the stand-in for `vllm serve`,
     // and groups without signal kept (the tiny model never solves a GSM8K problem; dropped, nothing would train or sync).
     // The recipe's placement stays: the engine on GPU 0, the trainer on GPU 1 (on CPU here, as CUDA is absent).
@@ -153,18 +133,8 @@ describe('atk run with a launched engine', () => {
       'rollout.concurrency=4',
       `output.runs_dir=${join(dir, 'runs')}`,
     ];
-    const result = await execa(
-      file,
-      [...args, 'run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides],
-      { reject: false, cwd: dir },
-    );
-    expect([
-      result.exitCode,
-      result.stderr
-        .split('\n')
-        .filter((l) => !l.startsWith('npm warn'))
-        .join('\n'),
-    ]).toStrictEqual([0, '']);
+    const result = await runAtk(['run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides], { cwd: dir });
+    expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'gsm8k-grpo', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()
@@ -197,18 +167,8 @@ describe('atk run with a launched engine', () => {
       ],
       true,
     );
-    const [file, ...args] = tsScript('atk-cli.ts');
-    const result = await execa(file, [...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
-      reject: false,
-      cwd: dir,
-    });
-    expect([
-      result.exitCode,
-      result.stderr
-        .split('\n')
-        .filter((l) => !l.startsWith('npm warn'))
-        .join('\n'),
-    ]).toStrictEqual([0, '']);
+    const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
+    expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'launched-async', 'v001');
     expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(/tis_cap: 2\n[\s\S]*max_staleness: 1\n/);
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')

@@ -5,6 +5,7 @@ import { parseComponentOptions } from '../util/component-options.js';
 import {
   DEFAULT_LIMITS,
   runCodeTests,
+  sandboxPoolSizeOption,
   sharedSandboxPool,
   type SandboxLimits,
   type SandboxPool,
@@ -28,12 +29,7 @@ const RunPythonOptions = z.strictObject({
     .describe(
       'Characters of stdout and of stderr shown to the model; more is cut with a note (longer = more context used).',
     ),
-  sandbox_pool_size: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('Sandboxed programs at once across the run; default the number of cores.'),
+  sandbox_pool_size: sandboxPoolSizeOption,
 });
 type RunPythonConfig = z.infer<typeof RunPythonOptions>;
 

@@ -37,6 +37,17 @@ const calls = (record: string): unknown[] =>
         .map((l) => JSON.parse(l) as unknown)
     : [];
 
+/** A tracker set with wandb alone, in a fresh directory, collecting its warnings in `warnings`. */
+function wandbOnly(warnings: string[]): TrackerSet {
+  return new TrackerSet({
+    trackers: ['wandb'],
+    dir: mkdtempSync(join(tmpdir(), 'atk-trackers-')),
+    runName: 'r/v001',
+    config: {},
+    warn: (m) => warnings.push(m),
+  });
+}
+
 describe('startWandbTracker', () => {
   test('returns a tracker whose init, log and close reach the client as wandb.init, run.log(step=) and run.finish', async () => {
     const record = recording();
@@ -107,13 +118,7 @@ describe('TrackerSet', () => {
   test('returns after one warning when logging fails mid-run, and one when the wandb package is absent', async () => {
     recording('log');
     const warnings: string[] = [];
-    const failing = new TrackerSet({
-      trackers: ['wandb'],
-      dir: mkdtempSync(join(tmpdir(), 'atk-trackers-')),
-      runName: 'r/v001',
-      config: {},
-      warn: (m) => warnings.push(m),
-    });
+    const failing = wandbOnly(warnings);
     for (let step = 1; step <= 3; step++) failing.log({ kind: 'train', step, 'reward/mean': 1 });
     await failing.close();
     expect(warnings).toStrictEqual([
@@ -124,13 +129,7 @@ describe('TrackerSet', () => {
     process.env.PYTHONPATH = mkdtempSync(join(tmpdir(), 'atk-nowandb-'));
     writeFileSync(join(process.env.PYTHONPATH, 'wandb.py'), 'raise ImportError("No module named \'wandb\'")\n');
     const absent: string[] = [];
-    const set = new TrackerSet({
-      trackers: ['wandb'],
-      dir: mkdtempSync(join(tmpdir(), 'atk-trackers-')),
-      runName: 'r/v001',
-      config: {},
-      warn: (m) => absent.push(m),
-    });
+    const set = wandbOnly(absent);
     set.log({ kind: 'train', step: 1, 'reward/mean': 1 });
     await set.close();
     expect(absent).toHaveLength(1);

@@ -3,28 +3,15 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
 import { TrainerError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import type { TrainBatchInput } from './client.js';
 import { launchTrainer, trainerCommand, type TrainerProcess } from './launch.js';
 
 // The real trainer (python -m atk_trainer) on a tiny random qwen2; one process shared by the tests.
-const TINY = {
-  architectures: ['Qwen2ForCausalLM'],
-  model_type: 'qwen2',
-  vocab_size: 32,
-  hidden_size: 16,
-  intermediate_size: 32,
-  num_hidden_layers: 2,
-  num_attention_heads: 2,
-  num_key_value_heads: 1,
-  max_position_embeddings: 64,
-  rms_norm_eps: 1e-6,
-  rope_theta: 10000,
-  tie_word_embeddings: true,
-  torch_dtype: 'float32',
-};
 
+/** The process exists (a zombie still counts: stop must have waited for it to be reaped). */
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -39,8 +26,7 @@ describe('launchTrainer', () => {
   const modelDir = join(dir, 'model');
   let trainer: TrainerProcess;
   beforeAll(async () => {
-    mkdirSync(modelDir);
-    writeFileSync(join(modelDir, 'config.json'), JSON.stringify(TINY));
+    writeTinyModel(modelDir);
     trainer = await launchTrainer({ logFile: join(dir, 'logs', 'trainer.log'), threads: 1, startupTimeoutMs: 60_000 });
   });
   afterAll(async () => {

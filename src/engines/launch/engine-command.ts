@@ -58,15 +58,15 @@ interface BuiltCommand {
   readonly env: Readonly<Record<string, string>>;
 }
 
+/** Where the server listens and the model name it answers to: the same flags for vLLM and SGLang. */
+function servingArgs(spec: EngineLaunchSpec): string[] {
+  return ['--host', spec.host ?? '127.0.0.1', '--port', String(spec.port), '--served-model-name', spec.servedModelName];
+}
+
 function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
     spec.model,
-    '--host',
-    spec.host ?? '127.0.0.1',
-    '--port',
-    String(spec.port),
-    '--served-model-name',
-    spec.servedModelName,
+    ...servingArgs(spec),
     '--max-model-len',
     String(spec.maxModelLen),
     '--gpu-memory-utilization',
@@ -106,12 +106,7 @@ function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {
   const args = [
     '--model-path',
     spec.model,
-    '--host',
-    spec.host ?? '127.0.0.1',
-    '--port',
-    String(spec.port),
-    '--served-model-name',
-    spec.servedModelName,
+    ...servingArgs(spec),
     '--context-length',
     String(spec.maxModelLen),
     '--mem-fraction-static',

@@ -54,6 +54,22 @@ async function launch(
   });
 }
 
+/** An engine sync into every replica of `engines`, writing each policy with `writePolicy`. */
+function syncInto(
+  engines: LaunchedEngines,
+  protocol: 'vllm' | 'sglang',
+  mode: 'lora' | 'full',
+  writePolicy: (target: string) => Promise<void>,
+): ReturnType<typeof createEngineSync> {
+  return createEngineSync({
+    mode,
+    protocol,
+    engine: engines.engine,
+    replicaUrls: engines.processes.map((p) => p.baseUrl),
+    writePolicy,
+  });
+}
+
 async function calls(baseUrl: string): Promise<string[]> {
   const reply = (await (await fetch(`${baseUrl}/_double/calls`)).json()) as {
     path: string;
@@ -187,13 +203,7 @@ describe('createEngineSync', () => {
   test('rejects a LoRA sync into an engine started without runtime LoRA, keeping the base model', async () => {
     const plain = await launch('vllm', 1, false, 'plain');
     try {
-      const sync = createEngineSync({
-        mode: 'lora',
-        protocol: 'vllm',
-        engine: plain.engine,
-        replicaUrls: plain.processes.map((p) => p.baseUrl),
-        writePolicy: writeAdapter,
-      });
+      const sync = syncInto(plain, 'vllm', 'lora', writeAdapter);
       const error = await sync.sync(1, join(dir, 'plain-ckpt', 'step-00001')).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ProviderError);
       expect((error as Error).message).toBe('vllm POST /v1/load_lora_adapter answered 404: Not Found');
@@ -204,13 +214,7 @@ describe('createEngineSync', () => {
   });
 
   test('returns with SGLang serving the adapter through lora_path', async () => {
-    const sync = createEngineSync({
-      mode: 'lora',
-      protocol: 'sglang',
-      engine: sglang.engine,
-      replicaUrls: sglang.processes.map((p) => p.baseUrl),
-      writePolicy: writeAdapter,
-    });
+    const sync = syncInto(sglang, 'sglang', 'lora', writeAdapter);
     await sync.sync(1, join(dir, 'sglang-ckpt', 'step-00001'));
     await sync.sync(2, join(dir, 'sglang-ckpt', 'step-00002'));
     expect(sglang.engine.model).toBe('policy@2');
@@ -226,13 +230,7 @@ describe('createEngineSync', () => {
   });
 
   test('returns with SGLang reloaded from disk under the new weight version', async () => {
-    const sync = createEngineSync({
-      mode: 'full',
-      protocol: 'sglang',
-      engine: sglang.engine,
-      replicaUrls: sglang.processes.map((p) => p.baseUrl),
-      writePolicy: writeWeights,
-    });
+    const sync = syncInto(sglang, 'sglang', 'full', writeWeights);
     await sync.sync(3, join(dir, 'full-ckpt', 'step-00003'));
     const info = (await (await fetch(`${sglang.processes[0].baseUrl}/get_model_info`)).json()) as {
       weight_version: string;
@@ -246,13 +244,7 @@ describe('createEngineSync', () => {
   });
 
   test('rejects a full reload SGLang refuses, with its message', async () => {
-    const sync = createEngineSync({
-      mode: 'full',
-      protocol: 'sglang',
-      engine: sglang.engine,
-      replicaUrls: sglang.processes.map((p) => p.baseUrl),
-      writePolicy: writeAdapter,
-    });
+    const sync = syncInto(sglang, 'sglang', 'full', writeAdapter);
     const error = await sync.sync(4, join(dir, 'bad-ckpt', 'step-00004')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as Error).message).toBe(

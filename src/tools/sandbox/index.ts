@@ -13,6 +13,7 @@ export {
 export {
   SandboxPool,
   sharedSandboxPool,
+  sandboxPoolSizeOption,
   runSandboxed,
   type SandboxPoolOptions,
   type SandboxWarningListener,

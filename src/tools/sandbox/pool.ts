@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { z } from 'zod';
 import { AtkError } from '../../errors/index.js';
 import { defaultPython, findExecutable, sandboxCapabilities, slotUid } from './capabilities.js';
 import { runProgram, type SandboxHost } from './run.js';
@@ -102,6 +103,17 @@ export class SandboxPool {
     else this.freeSlots.push(slot);
   }
 }
+
+/**
+ * The `sandbox_pool_size` option of every component that runs programs through the shared pool (the
+ * `run_python` tool, the `code_tests` reward): whichever builds the pool first sets its size.
+ */
+export const sandboxPoolSizeOption = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe('Sandboxed programs at once across the run; default the number of cores.');
 
 let shared: SandboxPool | undefined;
 

@@ -41,6 +41,11 @@ export const ADDRESS = {
   zip: z.string().describe("The zip code, such as '12345'."),
 };
 
+/** The address record tau2 stores from a tool's ADDRESS arguments, its keys in tau2's order (the dump shows them). */
+export function addressRecord(a: { [K in keyof typeof ADDRESS]: string }): DbRecord {
+  return { address1: a.address1, address2: a.address2, city: a.city, country: a.country, state: a.state, zip: a.zip };
+}
+
 export function order(db: EpisodeDb, orderId: string): DbRecord {
   const found = db.get('orders', orderId);
   if (!found) throw new Error('Order not found');

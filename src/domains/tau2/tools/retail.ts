@@ -7,6 +7,7 @@ import {
   USER_ID,
   PAYMENT_METHOD_ID,
   ADDRESS,
+  addressRecord,
   order,
   user,
   product,
@@ -215,14 +216,7 @@ const modifyPendingOrderAddress = defineTool({
     if (!(order(db, a.order_id).status as string).includes('pending'))
       throw new Error('Non-pending order cannot be modified');
     const o = db.edit('orders', a.order_id);
-    o.address = {
-      address1: a.address1,
-      address2: a.address2,
-      city: a.city,
-      country: a.country,
-      state: a.state,
-      zip: a.zip,
-    };
+    o.address = addressRecord(a);
     return db.dump(o);
   },
 });
@@ -325,14 +319,7 @@ const modifyUserAddress = defineTool({
   run: (db, a) => {
     user(db, a.user_id);
     const u = db.edit('users', a.user_id);
-    u.address = {
-      address1: a.address1,
-      address2: a.address2,
-      city: a.city,
-      country: a.country,
-      state: a.state,
-      zip: a.zip,
-    };
+    u.address = addressRecord(a);
     return db.dump(u);
   },
 });
