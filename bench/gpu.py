@@ -10,6 +10,7 @@ On a machine without CUDA it says so and exits 0. Settings match the baseline's:
 tokens (512 prompt + 512 trained), micro_batch_tokens 8192, bf16 autocast; MFU counts 6 x matmul
 parameters (lm_head included) per position plus causal attention.
 """
+import contextlib
 import gc
 import os
 import sys
@@ -82,7 +83,7 @@ def matmul_tflops(n: int = 8192, seconds: float = 2.0) -> float:
     return 2 * n ** 3 * count / (time.perf_counter() - start) / 1e12
 
 
-def cuda_policy(size: str, backend: str):
+def cuda_policy(size: str, backend: str, device: str = "cuda"):
     """A random-weight policy of this Qwen2.5 shape, built on the GPU (seeded CPU init would take
     minutes for 7B; the weights' values do not change the speed or the memory)."""
     from atk_trainer.model.modeling import Policy, random_policy
@@ -90,8 +91,8 @@ def cuda_policy(size: str, backend: str):
 
     config = {**COMMON, **QWEN[size]}
     if backend == "transformers":
-        return random_policy(config, backend="transformers", device="cuda")
-    with torch.device("cuda"):
+        return random_policy(config, backend="transformers", device=device)
+    with torch.device(device) if device == "cuda" else contextlib.nullcontext():
         module = Qwen2ForCausalLM(Qwen2Config.from_dict(config))
     with torch.no_grad():
         for p in module.parameters():
@@ -110,58 +111,59 @@ def batch(sequences: int, length: int, vocab: int):
     return {"loss": "pg", "sequences": rows}
 
 
-def train_figures(size: str, backend: str, mode: str, peak_tflops: float, steps: int = 3):
+def train_figures(size: str, backend: str, mode: str, peak_tflops: float, steps: int = 3,
+                  sequences: int = 32, length: int = 1024, device: str = "cuda"):
     """(positions/s, MFU, peak GiB) of `steps` train steps after one warm-up step."""
     from atk_trainer.train.config import parse_config
     from atk_trainer.train.train import Trainer
 
     release()
-    policy = cuda_policy(size, backend)
+    policy = cuda_policy(size, backend, device)
     overrides = {"micro_batch_tokens": 8192, "learning_rate": 1e-6}
     if mode == "lora":
         overrides["lora"] = {"rank": 16, "alpha": 32}
     trainer = Trainer(policy, parse_config(overrides))
-    data = batch(32, 1024, policy.config["vocab_size"])
+    data = batch(sequences, length, policy.config["vocab_size"])
     trainer.step(data)
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
+    release()
     start = time.perf_counter()
     for _ in range(steps):
         trainer.step(data)
-    torch.cuda.synchronize()
+    synchronize()
     seconds = time.perf_counter() - start
-    positions = 32 * 1024 * steps / seconds
+    positions = sequences * length * steps / seconds
     c = policy.config
     matmul_params = sum(p.numel() for n, p in policy.module.named_parameters() if p.dim() == 2 and "embed_tokens" not in n)
     if c.get("tie_word_embeddings"):
         matmul_params += c["vocab_size"] * c["hidden_size"]  # the tied lm_head's matmul
-    flops_per_position = 6 * matmul_params + 6 * c["num_hidden_layers"] * c["hidden_size"] * 1024
+    flops_per_position = 6 * matmul_params + 6 * c["num_hidden_layers"] * c["hidden_size"] * length
     mfu = positions * flops_per_position / (peak_tflops * 1e12)
-    gib = torch.cuda.max_memory_allocated() / (1 << 30)
+    gib = peak_gib()
     del trainer, policy
     return positions, mfu, gib
 
 
-def decode_figures():
-    """Sampled tokens/s of the embedded engine at batch 1, 64, 256 (prompt 256; 128 or 256 new tokens),
-    serving bf16 weights as the control API does on CUDA."""
+def decode_figures(runs=((1, 128), (64, 256), (256, 256)), size: str = "0.5B", prompt: int = 256, device: str = "cuda"):
+    """Sampled tokens/s of the embedded engine per batch size in `runs` ((batch, new tokens)), serving
+    bf16 weights as the control API does on CUDA."""
     from atk_trainer.serve.generate import Engine, SamplingParams
 
     release()
-    policy = cuda_policy("0.5B", "builtin")
+    policy = cuda_policy(size, "builtin", device)
     policy.module.to(torch.bfloat16)
+    vocab = policy.config["vocab_size"]
     engine = Engine(max_batch=256)
     engine.set_policy(policy)
     engine.start()
     figures = {}
     try:
-        engine.generate(list(range(1, 257)), SamplingParams(max_tokens=8, ignore_eos=True))  # warm-up
-        for size, new in ((1, 128), (64, 256), (256, 256)):
+        engine.generate(list(range(1, prompt + 1)), SamplingParams(max_tokens=8, ignore_eos=True))  # warm-up
+        for rows, new in runs:
             params = SamplingParams(max_tokens=new, temperature=1.0, ignore_eos=True)
             start = time.perf_counter()
-            requests = [engine.submit([(7 * r + t) % 151000 + 1 for t in range(256)], params) for r in range(size)]
+            requests = [engine.submit([(7 * r + t) % (vocab - 1) + 1 for t in range(prompt)], params) for r in range(rows)]
             sampled = sum(len(req.wait(1800)[0].token_ids) for req in requests)
-            figures[size] = sampled / (time.perf_counter() - start)
+            figures[rows] = sampled / (time.perf_counter() - start)
     finally:
         engine.close()
     del policy
@@ -183,7 +185,7 @@ def largest_lora_fit():
             trainer = Trainer(policy, parse_config({"lora": {"rank": 16, "alpha": 32}, "learning_rate": 1e-6}))
             trainer.step(batch(32, 2048, policy.config["vocab_size"]))
             fits = size
-            print(f"  {size}: fits (micro_batch_tokens {trainer.micro_batch_tokens}, peak {torch.cuda.max_memory_allocated() / (1 << 30):.1f} GiB)")
+            print(f"  {size}: fits (micro_batch_tokens {trainer.micro_batch_tokens}, peak {peak_gib():.1f} GiB)")
         except (TrainerOutOfMemory, torch.cuda.OutOfMemoryError) as e:
             print(f"  {size}: does not fit ({str(e).splitlines()[0][:120]})")
             break
@@ -193,9 +195,21 @@ def largest_lora_fit():
 
 
 def release() -> None:
+    """Free what the previous measurement left and restart the peak-memory count (after a sync)."""
     gc.collect()
-    torch.cuda.empty_cache()
-    torch.cuda.reset_peak_memory_stats()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def synchronize() -> None:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def peak_gib() -> float:
+    return torch.cuda.max_memory_allocated() / (1 << 30) if torch.cuda.is_available() else 0.0
 
 
 if __name__ == "__main__":
