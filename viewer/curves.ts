@@ -35,6 +35,7 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
 const EVAL_FIGURES = ['accuracy', 'reward_mean', 'tool_error_rate'] as const;
 /** Whole steps only on the x axis. */
 const STEP_TICKS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000];
+const DASHES: number[][] = [[], [8, 4], [2, 3], [10, 3, 2, 3]];
 const COLORS = [
   '#2563eb',
   '#dc2626',
@@ -57,7 +58,7 @@ export const renderCurves: View = async (params, { main, crumbs }) => {
     ['runs', link('runs', { sel: ids.join(',') })],
     answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : `${answers.length} runs`,
   );
-  const label = (i: number): string => (answers.length > 1 ? `${answers[i]!.run.name}/${answers[i]!.run.version}` : '');
+  const label = (i: number): string => (answers.length > 1 ? answers[i]!.run.id : '');
 
   const slider = h('input', {
     type: 'range',
@@ -140,14 +141,19 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
   );
   const data = uPlot.join(tables);
   const config: uPlot.Series[] = [{ label: 'step' }];
+  // Comparing runs: one colour per run (as in the run lines above), one dash pattern per figure.
+  const runs = new Set(series.map((s) => s.run)).size;
+  const keys = [...new Set(series.map((s) => s.key))];
   series.forEach((s, i) => {
-    const color = COLORS[i % COLORS.length]!;
+    const color = COLORS[(runs > 1 ? s.run : i) % COLORS.length]!;
+    const dash = runs > 1 ? DASHES[keys.indexOf(s.key) % DASHES.length]! : [];
     if (weight > 0)
       config.push({
         label: `${s.name} (raw)`,
         class: 'raw',
         stroke: `${color}40`,
         width: 1,
+        dash,
         spanGaps: true,
         value: (_u, v) => fmt(v, 4),
       });
@@ -155,6 +161,7 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
       label: s.name,
       stroke: color,
       width: 2,
+      dash,
       spanGaps: true,
       points: { show: points },
       value: (_u, v) => fmt(v, 4),

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import type { MetricsLine } from '../runs/index.js';
 import { ToolUseCounter, type ToolUseStats } from '../ui/report/tool-use.js';
 import { conversationTurns } from '../ui/trajectory/conversation.js';
-import { parseTrajectoryLine } from '../ui/trajectory/record.js';
+import { parseTrajectoryLine, type TrajectoryRecord } from '../ui/trajectory/record.js';
 import { episodesContaining, readEpisode } from './episode-file.js';
 import { parseEpisodeQuery, queryEpisodes, type EpisodePage, type EpisodeSummary } from './episode-query.js';
 import type { EpisodeTokenViews, EpisodeTokens } from './episode-tokens.js';
@@ -123,7 +123,7 @@ async function withSource(
 async function withEpisode(
   run: RunIndex,
   params: URLSearchParams,
-  answer: (record: Awaited<ReturnType<typeof readEpisode>> & object, source: EpisodeSource) => Promise<unknown>,
+  answer: (record: TrajectoryRecord, source: EpisodeSource) => Promise<unknown>,
 ): Promise<ApiAnswer> {
   return withSource(run, params, async (source) => {
     const index = await run.episodes(source.id);

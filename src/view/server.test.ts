@@ -224,7 +224,12 @@ describe('startViewServer', () => {
       events.push(decoder.decode((await reader.read()).value));
     controller.abort();
     expect(events.join('')).toContain(`event: runs\ndata: {"changed":["${RUN}"]}`);
-    const { runs } = await get<{ runs: { stepsDone: number; lastReward: number }[] }>('/api/runs');
+    // The two writes may reach the watcher as one change or two: wait (bounded) for the second.
+    let runs: { stepsDone: number; lastReward: number }[] = [];
+    for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      ({ runs } = await get<{ runs: { stepsDone: number; lastReward: number }[] }>('/api/runs'));
+      if (runs[0]!.stepsDone === 13) break;
+    }
     expect([runs[0]!.stepsDone, runs[0]!.lastReward]).toStrictEqual([13, 0.9]);
     const page = await get<{ total: number }>(`/api/episodes?run=${RUN}&source=step-00002`);
     expect(page.total).toBe(8);
