@@ -4,26 +4,12 @@ import { z } from 'zod';
 import { writeFileAtomic } from '../runs/atomic.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
-import { checkPinnedFiles, downloadPinnedFile, readManifest } from './pinned-files.js';
+import { checkPinnedFiles, downloadPinnedFile, pinnedManifestSchema, readManifest } from './pinned-files.js';
 import type { DownloadOutcome } from './resumable-download.js';
 
-const ManifestSchema = z.object({
-  dataset: z.literal('gsm8k'),
-  repository: z.string(),
-  revision: z.string().regex(/^[0-9a-f]{40}$/),
-  license: z.string(),
-  base_url: z.string().url(),
-  files: z
-    .array(
-      z.object({
-        name: z.string().min(1),
-        path: z.string(),
-        bytes: z.number().int().positive(),
-        rows: z.number().int().positive(),
-        sha256: z.string().regex(/^[0-9a-f]{64}$/),
-      }),
-    )
-    .min(1),
+const ManifestSchema = pinnedManifestSchema('gsm8k', {
+  path: z.string(),
+  rows: z.number().int().positive(),
 });
 /** `datasets/gsm8k/manifest.json`: the pinned source revision and each file's size, rows and sha256. */
 export type Gsm8kManifest = z.infer<typeof ManifestSchema>;

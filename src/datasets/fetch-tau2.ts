@@ -3,32 +3,17 @@ import { z } from 'zod';
 import { InputError } from '../errors/index.js';
 import { dataDir, projectRoot } from '../util/paths.js';
 import type { DatasetFetcher, FetchOptions } from './fetchers.js';
-import { checkPinnedFiles, downloadPinnedFile, readManifest } from './pinned-files.js';
+import { checkPinnedFiles, downloadPinnedFile, pinnedManifestSchema, readManifest } from './pinned-files.js';
 import type { DownloadOutcome } from './resumable-download.js';
 
-const ManifestSchema = z.object({
-  dataset: z.literal('tau2'),
-  repository: z.string(),
-  revision: z.string().regex(/^[0-9a-f]{40}$/),
-  license: z.string(),
-  base_url: z.string().url(),
-  files: z
-    .array(
-      z.object({
-        /** Where the file lands under the destination, the layout the `tau2` dataset reads. */
-        name: z.string().min(1),
-        /** Its path in the repository. */
-        path: z.string().min(1),
-        /** The commit it is taken at, when not `revision` (the original release's tasks). */
-        commit: z
-          .string()
-          .regex(/^[0-9a-f]{40}$/)
-          .optional(),
-        bytes: z.number().int().positive(),
-        sha256: z.string().regex(/^[0-9a-f]{64}$/),
-      }),
-    )
-    .min(1),
+const ManifestSchema = pinnedManifestSchema('tau2', {
+  /** Its path in the repository; `name` is where it lands, the layout the `tau2` dataset reads. */
+  path: z.string().min(1),
+  /** The commit it is taken at, when not `revision` (the original release's tasks). */
+  commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .optional(),
 });
 /** `datasets/tau2/manifest.json`: the pinned commits of tau2-bench and each file's size and sha256. */
 export type Tau2Manifest = z.infer<typeof ManifestSchema>;

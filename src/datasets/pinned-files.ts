@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { InputError } from '../errors/index.js';
 import { type DownloadOutcome, downloadResumable, fileSha256, progressLines } from './resumable-download.js';
 
@@ -38,6 +38,34 @@ export async function checkPinnedFiles(dest: string, files: readonly PinnedFile[
       detail: `${absent.length} of ${files.length} files absent (first: ${absent[0]!.name})`,
     };
   return { state: 'verified', detail: `${files.length} files, sha256 ok` };
+}
+
+/**
+ * The shape every shipped pinned-files manifest shares (`datasets/<name>/manifest.json`): the
+ * repository and commit the files are taken at, their licence, the canonical host, and per file
+ * its name under the destination, its size and sha256; `fileFields` adds what one dataset pins more.
+ */
+export function pinnedManifestSchema<Dataset extends string, Extra extends z.ZodRawShape>(
+  dataset: Dataset,
+  fileFields: Extra,
+) {
+  return z.object({
+    dataset: z.literal(dataset),
+    repository: z.string(),
+    revision: z.string().regex(/^[0-9a-f]{40}$/),
+    license: z.string(),
+    base_url: z.string().url(),
+    files: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          bytes: z.number().int().positive(),
+          sha256: z.string().regex(/^[0-9a-f]{64}$/),
+          ...fileFields,
+        }),
+      )
+      .min(1),
+  });
 }
 
 /** A directory holding something other than partial downloads. */
