@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { datasets } from '../../src/datasets/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 
@@ -198,32 +198,6 @@ const CORPUS: readonly (readonly [string, readonly string[], readonly string[]])
   ],
 ];
 
-interface Outcome {
-  readonly exitCode: number | undefined;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-const outcomes = new Map<number, Outcome>();
-
-beforeAll(async () => {
-  // Three CLI processes at a time: the corpus is large and each run is a fresh Node process.
-  const queue = CORPUS.map((entry, index) => ({ entry, index }));
-  const worker = async (): Promise<void> => {
-    for (let item = queue.shift(); item; item = queue.shift()) {
-      const [file, overrides] = item.entry;
-      const result = await execa('node', [BIN, 'validate', file, ...overrides], { cwd: FIXTURES, reject: false });
-      outcomes.set(item.index, {
-        exitCode: result.exitCode,
-        stdout: String(result.stdout),
-        stderr: String(result.stderr),
-      });
-    }
-  };
-  await Promise.all([worker(), worker(), worker()]);
-  // Sixty fresh Node processes of about a CPU-second each, beside another test file on two cores.
-}, 300_000);
-
 describe('atk validate on broken recipes', () => {
   test('returns a corpus of at least 25 distinct broken files', () => {
     expect(new Set(CORPUS.map(([file]) => file)).size).toBeGreaterThanOrEqual(25);
@@ -231,11 +205,17 @@ describe('atk validate on broken recipes', () => {
     expect(onDisk.filter((f) => !CORPUS.some(([file]) => file === f))).toStrictEqual([]);
   });
 
-  test.each(CORPUS.map((entry, index) => [entry[0], entry[1].join(' '), index] as const))(
+  // One fresh CLI process per case, a few at a time (vitest's maxConcurrency), each within its own
+  // test's time limit: sixty processes of about a CPU-second each must not share one hook's budget
+  // on a loaded two-core machine.
+  test.concurrent.each(CORPUS.map((entry, index) => [entry[0], entry[1].join(' '), index] as const))(
     'rejects %s %s with its exact lines and exit code 2',
-    (_file, _args, index) => {
-      const outcome = outcomes.get(index)!;
-      const lines = outcome.stderr.split('\n').filter(Boolean);
+    async (file, _args, index) => {
+      const outcome = await execa('node', [BIN, 'validate', file, ...CORPUS[index]![1]], {
+        cwd: FIXTURES,
+        reject: false,
+      });
+      const lines = String(outcome.stderr).split('\n').filter(Boolean);
       expect({ exitCode: outcome.exitCode, stdout: outcome.stdout, lines: lines.slice(0, -1) }).toStrictEqual({
         exitCode: 2,
         stdout: '',
