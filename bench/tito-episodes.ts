@@ -29,11 +29,18 @@ async function batch(tag: string): Promise<number> {
 }
 
 await batch('warm');
+const cpuBefore = process.cpuUsage();
 const seconds = await batch('run');
+const cpu = process.cpuUsage(cpuBefore);
+const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 await double.close();
 console.log(`${CONCURRENT} concurrent episodes x 3 tool turns (instant engine double, in-process):`);
 console.log(
   `  ${(CONCURRENT / seconds).toFixed(1)} episodes/s, ${((CONCURRENT * 4) / seconds).toFixed(0)} model turns/s (${seconds.toFixed(2)} s)`,
+);
+// Wall time depends on what else the machine runs; CPU time per turn does not (the double's share included).
+console.log(
+  `  ${((cpuSeconds * 1000) / (CONCURRENT * 4)).toFixed(2)} ms of process CPU per model turn (${cpuSeconds.toFixed(2)} s), so ${((CONCURRENT * 4) / cpuSeconds).toFixed(0)} model turns per CPU-second`,
 );
 console.log(
   `  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (includes the ~11 MB Qwen3 tokenizer JSON and the double)`,
