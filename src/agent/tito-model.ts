@@ -62,6 +62,14 @@ export class TitoModel extends Model<BaseModelConfig> {
     this.renderer = blame('template', () => incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {}));
   }
 
+  /**
+   * The first `count` messages were taken out of the agent's history after being rendered (see
+   * rendered-history.ts): the next call's messages are indexed from after them.
+   */
+  forgetRendered(count: number): void {
+    this.cursor = Math.max(0, this.cursor - count);
+  }
+
   override updateConfig(modelConfig: BaseModelConfig): void {
     this.config = { ...this.config, ...modelConfig };
   }

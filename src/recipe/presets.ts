@@ -55,9 +55,11 @@ export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> 
 export type ResolvedAlgorithm = AlgorithmConfig & PresetSettings;
 
 /**
- * Truncated importance sampling cap used when rollouts may be stale (`rollout.max_staleness` > 0): the PPO
- * ratio is then taken against the trainer's own pre-update logprobs, and the lag between the policy that
- * sampled and the one that trains is corrected by a weight capped at 2 (AReaL's decoupled PPO; TIS, Yao et al. 2025).
+ * Truncated importance sampling cap used when rollouts may be stale (`rollout.max_staleness` > 0): the lag
+ * between the policy that sampled and the one that trains is corrected by a weight capped at 2 (AReaL's
+ * decoupled PPO; TIS, Yao et al. 2025), and PPO's clip stays anchored at the behaviour logprobs, so a token
+ * the trainer already moved past the clip range since it was sampled gets no gradient (without that anchor
+ * k = 2 collapsed the quickstart).
  */
 export const STALE_TIS_CAP = 2;
 

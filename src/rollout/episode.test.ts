@@ -139,6 +139,36 @@ describe('runEpisode', () => {
     expect(auditEpisodeDrift(result, tiny, spec).identical).toBe(true);
   });
 
+  test("keeps the SDK's history to the turn in progress, so its per-call work does not grow, and returns every message", async () => {
+    // What the SDK clones, traces and scans on each model call is agent.messages; a tool sees it as it runs.
+    const seen: number[] = [];
+    const count = tool({
+      name: 'add',
+      description: 'Add two numbers, noting how long the agent history is',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      callback: ({ a, b }, context) => {
+        seen.push(context!.agent.messages.length);
+        return { sum: a + b };
+      },
+    });
+    const calls = Array.from({ length: 6 }, () => `${call('add', '{"a": 2, "b": 3}')}<|im_end|>`);
+    const d = await scripted(tiny, [...calls, 'It is 5.<|im_end|>']);
+    const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), {
+      spec: { ...spec, tools: [count], maxTurns: 8 },
+    });
+    // The SDK appends a call and its result only after the tool ran, so the rendered history is all gone (it was 1, 3, 5, ...).
+    expect(seen).toStrictEqual([0, 0, 0, 0, 0, 0]);
+    expect(result.messages.map((m) => (m as { role: string }).role)).toStrictEqual([
+      'system',
+      'user',
+      ...calls.flatMap(() => ['assistant', 'user']),
+      'assistant',
+    ]);
+    expect(result.finalText).toBe('It is 5.');
+    expectTitoInvariants(result, doubleExchanges(d));
+    expect(auditEpisodeDrift(result, tiny, { ...spec, tools: [count] }).identical).toBe(true);
+  });
+
   test('returns each model turn stamped with the policy version served when its request was sent', async () => {
     // A weight sync lands while the tool runs: the second turn is sampled by the newer policy.
     let served = 4;

@@ -120,7 +120,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
     const failure = describeFailure(caught, 'sdk');
     return failedEpisode(failure.kind, failure.message, performance.now() - started);
   }
-  const { agent, ledger } = built;
+  const { agent, ledger, transcript } = built;
   if (options.opening !== undefined)
     agent.messages.push(new Message({ role: 'assistant', content: [new TextBlock(options.opening)] }));
   const seeded = agent.messages.length;
@@ -134,7 +134,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   let finishReason = 'endTurn';
   let failure: { kind: EpisodeErrorKind; message: string } | undefined;
   try {
-    finishReason = await converse(agent, ledger, options, cancelSignal, seeded);
+    finishReason = await converse(agent, ledger, transcript, options, cancelSignal, seeded);
   } catch (caught) {
     if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
     finishReason = timeout.signal.aborted ? 'timeout' : 'error';
@@ -144,7 +144,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   } finally {
     clearTimeout(timer);
   }
-  return result(agent, ledger, spec, seeded, finishReason, failure, performance.now() - started);
+  return result(transcript(), ledger, spec, seeded, finishReason, failure, performance.now() - started);
 }
 
 function buildAgent(options: RunEpisodeOptions): TitoAgent {
@@ -199,6 +199,7 @@ export function failedEpisode(kind: EpisodeErrorKind, message: string, wallMs = 
 async function converse(
   agent: Agent,
   ledger: EpisodeLedger,
+  transcript: () => Message[],
   options: RunEpisodeOptions,
   signal: AbortSignal,
   seeded: number,
@@ -218,7 +219,7 @@ async function converse(
     ledger.stopReason = reason;
     event.endTurn = true;
   });
-  const conversation = (): unknown[] => plainMessages(agent, ledger, spec.systemPrompt, seeded);
+  const conversation = (): unknown[] => plainMessages(transcript(), ledger, spec.systemPrompt, seeded);
   const askUser = (): Promise<string | null> =>
     untilAborted(
       blameAsync('user', () => options.user!(conversation())),
@@ -258,7 +259,7 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 function result(
-  agent: Agent,
+  transcript: readonly Message[],
   ledger: EpisodeLedger,
   spec: AgentSpec,
   seeded: number,
@@ -267,8 +268,8 @@ function result(
   wallMs: number,
 ): EpisodeResult {
   const trajectory = ledger.trajectory;
-  const messages = plainMessages(agent, ledger, spec.systemPrompt, seeded);
-  const last = [...modelMessages(agent, ledger, seeded)].at(-1);
+  const messages = plainMessages(transcript, ledger, spec.systemPrompt, seeded);
+  const last = [...modelMessages(transcript, ledger, seeded)].at(-1);
   const finalText = last ? last.content.map((b) => (b.type === 'textBlock' ? b.text : '')).join('') : '';
   return {
     messages,
@@ -299,14 +300,14 @@ function result(
  * maxTotalTokens episode, the one a limit hook ends a turn with) are left out.
  */
 function plainMessages(
-  agent: Agent,
+  transcript: readonly Message[],
   ledger: EpisodeLedger,
   systemPrompt: string | undefined,
   seeded: number,
 ): unknown[] {
-  const fromModel = modelMessages(agent, ledger, seeded);
+  const fromModel = modelMessages(transcript, ledger, seeded);
   const out: unknown[] = systemPrompt ? [{ role: 'system', content: [{ text: systemPrompt }] }] : [];
-  for (const [i, message] of agent.messages.entries()) {
+  for (const [i, message] of transcript.entries()) {
     if (i >= seeded && message.role === 'assistant' && !fromModel.has(message)) continue;
     const { role, content } = message.toJSON();
     out.push({ role, content });
@@ -315,7 +316,7 @@ function plainMessages(
 }
 
 /** The first `turns` assistant messages after the `seeded` opening are the model's (one per engine call), in order. */
-function modelMessages(agent: Agent, ledger: EpisodeLedger, seeded: number): Set<Agent['messages'][number]> {
-  const assistant = agent.messages.slice(seeded).filter((m) => m.role === 'assistant');
+function modelMessages(transcript: readonly Message[], ledger: EpisodeLedger, seeded: number): Set<Message> {
+  const assistant = transcript.slice(seeded).filter((m) => m.role === 'assistant');
   return new Set(assistant.slice(0, ledger.trajectory.counters.turns));
 }

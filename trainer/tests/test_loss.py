@@ -6,6 +6,7 @@ import torch
 
 from atk_trainer.train.loss import (
     aggregation_weights,
+    behaviour_trust_region,
     kl_penalty,
     policy_gradient_loss,
     sft_loss,
@@ -64,6 +65,17 @@ def test_tis_weights_returns_capped_detached_ratios():
     w = tis_weights(train, behaviour, cap=2.0)
     assert torch.allclose(w, torch.tensor([[2.0, 0.5]]))  # 5 capped to 2; 0.5 kept
     assert not w.requires_grad
+
+
+def test_behaviour_trust_region_returns_the_ppo_clip_condition_against_the_sampling_policy():
+    # ratio trainer / behaviour: 1.5 and 1.1 (A > 0), 0.5 and 0.9 (A < 0); clip range [0.8, 1.28].
+    logp = torch.tensor([[LOG(0.6), LOG(0.44), LOG(0.2), LOG(0.36)]])
+    behaviour = torch.tensor([[LOG(0.4), LOG(0.4), LOG(0.4), LOG(0.4)]])
+    advantages = torch.tensor([[1.0, 1.0, -1.0, -1.0]])
+    outside = behaviour_trust_region(logp, behaviour, advantages, clip_low=0.2, clip_high=0.28)
+    assert outside.tolist() == [[True, False, True, False]]
+    # A raised token with a negative advantage (or a lowered one with a positive) is PPO's unclipped side.
+    assert not behaviour_trust_region(logp, behaviour, -advantages, 0.2, 0.28).any()
 
 
 def test_kl_penalty_returns_k1_and_k3_with_their_gradients():

@@ -146,14 +146,38 @@ def test_step_returns_mismatch_against_behaviour_logprobs():
     assert metrics["clip_fraction"] > 0  # ratio exp(0.5) is outside [0.8, 1.28]
 
 
-def test_step_with_tis_takes_the_ratio_against_the_trainer_and_caps_the_weight():
-    t = trainer({"tis_cap": 1.5})
-    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+def shifted_behaviour(batch, shift):
+    """The batch with each trained token's behaviour logprob moved by shift(advantage) (a stale or mismatched engine)."""
     for s in batch["sequences"]:
-        s["logprobs"] = [lp - 0.5 * m for lp, m in zip(s["logprobs"], s["loss_mask"])]  # engine looked less likely
-    metrics = t.step(batch)
-    assert metrics["clip_fraction"] == 0.0  # ratio against the trainer's own pre-update logprobs is 1
-    assert metrics["tis_weight_mean"] == pytest.approx(1.5)  # exp(0.5) = 1.65, capped
+        s["logprobs"] = [lp + shift(s["advantage"]) * m for lp, m in zip(s["logprobs"], s["loss_mask"])]
+    return batch
+
+
+def test_step_with_tis_caps_the_weight_against_the_behaviour_policy():
+    t = trainer({"tis_cap": 1.5})
+    # The engine found every token exp(0.2) less likely than the trainer does: inside the trust region.
+    metrics = t.step(shifted_behaviour(pg_batch(t.policy, FIXED_SEQUENCES), lambda a: -0.2))
+    assert metrics["clip_fraction"] == 0.0
+    assert metrics["tis_weight_mean"] == pytest.approx(math.exp(0.2), rel=1e-4)
+    t = trainer({"tis_cap": 1.1})
+    metrics = t.step(shifted_behaviour(pg_batch(t.policy, FIXED_SEQUENCES), lambda a: -0.2))
+    assert metrics["tis_weight_mean"] == pytest.approx(1.1)  # exp(0.2) = 1.22, capped
+
+
+def test_step_with_tis_gives_no_gradient_outside_the_trust_region_around_the_behaviour_policy():
+    # Stale rollouts: since the engine sampled, the trainer's policy already raised every positive-advantage
+    # token by more than 1 + clip_high (exp(0.5) = 1.65) and lowered every negative-advantage one below
+    # 1 - clip_low (exp(-0.5) = 0.61). PPO clips all of them: nothing may move. (Taking the ratio only
+    # against the trainer's own pre-update logprobs, it is 1 and the update went on pushing them.)
+    t = trainer({"tis_cap": 2.0})
+    before = params(t)
+    metrics = t.step(shifted_behaviour(pg_batch(t.policy, FIXED_SEQUENCES), lambda a: -0.5 if a > 0 else 0.5))
+    assert metrics["clip_fraction"] == 1.0
+    assert all(torch.equal(x, y) for x, y in zip(params(t), before))
+    # The same batch on-policy moves the weights: the mask, not a dead batch, stopped them.
+    t = trainer({"tis_cap": 2.0})
+    t.step(pg_batch(t.policy, FIXED_SEQUENCES))
+    assert not all(torch.equal(x, y) for x, y in zip(params(t), before))
 
 
 @pytest.mark.parametrize("checkpointing", [False, True])

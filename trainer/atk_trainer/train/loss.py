@@ -44,6 +44,19 @@ def policy_gradient_loss(
     return -torch.minimum(unclipped, clipped), clipped < unclipped
 
 
+def behaviour_trust_region(
+    logp: torch.Tensor, behaviour_logp: torch.Tensor, advantages: torch.Tensor, clip_low: float, clip_high: float
+) -> torch.Tensor:
+    """PPO's clip condition against the policy that sampled, as a mask (B, T) bool: True where the
+    trainer's probability has already moved past 1 + clip_high (A > 0) or below 1 - clip_low (A < 0) of
+    the behaviour probability, so the token gets no gradient. With the ratio taken against the trainer's
+    own pre-update logprobs (TIS) it is 1 on the first update and never clips; a policy several versions
+    ahead of the one that sampled (asynchronous rollouts) would then go on pushing the same tokens with no
+    bound. This keeps PPO's trust region around the behaviour policy."""
+    ratio = torch.exp(logp.detach() - behaviour_logp)  # (B, T)
+    return ((advantages > 0) & (ratio > 1.0 + clip_high)) | ((advantages < 0) & (ratio < 1.0 - clip_low))
+
+
 def tis_weights(train_logp: torch.Tensor, behaviour_logp: torch.Tensor, cap: float) -> torch.Tensor:
     """Truncated importance weights min(exp(train - behaviour), cap), detached: they correct for the
     engine sampling from a slightly different distribution than the trainer computes (kernels, dtype)."""

@@ -30,6 +30,7 @@ from .config import TrainConfig
 from .distributed import clean_name
 from .grad_checkpoint import decoder_layers, enable_gradient_checkpointing
 from .loss import (
+    behaviour_trust_region,
     kl_penalty,
     policy_gradient_loss,
     sft_loss,
@@ -227,9 +228,13 @@ class Trainer:
                 # TIS: ratio against the trainer's own pre-update logprobs, and the engine/trainer gap
                 # corrected by a capped importance weight instead.
                 old, tis = first_logp[i], tis_weights(first_logp[i], behaviour, c.tis_cap)
-            per_token, clipped = policy_gradient_loss(logp, old, mb.advantages.to(self.device), c.clip_low, c.clip_high)
+            advantages = mb.advantages.to(self.device)  # (B, T)
+            per_token, clipped = policy_gradient_loss(logp, old, advantages, c.clip_low, c.clip_high)
             if tis is not None:
-                per_token = per_token * tis
+                # The trust region stays anchored at the behaviour policy (stale rollouts: see behaviour_trust_region).
+                outside = behaviour_trust_region(logp, behaviour, advantages, c.clip_low, c.clip_high)
+                per_token = torch.where(outside, torch.zeros_like(per_token), per_token * tis)
+                clipped = clipped | outside
                 stats["tis_weight_sum"] = float((tis * mask).sum())
             stats["clipped_tokens"] = float((clipped.float() * mask).sum())
             if update == 0:
