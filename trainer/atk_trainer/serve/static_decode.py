@@ -18,6 +18,7 @@ plus the whole budget against what is written so far); on a GPU the launches it 
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -131,6 +132,11 @@ class _StepLayer:
         return keys, values  # (b, Hkv, capacity, D)
 
 
+# Capture tolerates CUDA calls of other threads (an adapter's engine, HTTP handlers) where torch allows it.
+_graph = getattr(torch.cuda, "graph", None)  # absent from old torch: CudaGraphs.create says so
+_THREAD_LOCAL = {"capture_error_mode": "thread_local"} if _graph and "capture_error_mode" in inspect.signature(_graph).parameters else {}
+
+
 class CudaGraphs:
     """The static step captured once per bucket and replayed (CUDA only), as vLLM's CUDAGraphRunner:
     the first step of a bucket runs eagerly (which also warms up the kernels), then is captured with
@@ -164,7 +170,7 @@ class CudaGraphs:
         try:
             buffer = inputs.clone()
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self.pool):
+            with torch.cuda.graph(graph, pool=self.pool, **_THREAD_LOCAL):
                 captured = step.forward(cache, b, buffer)
             self.pool = graph.pool()
             self.graphs[b] = (graph, buffer, captured)
