@@ -2,19 +2,24 @@
 buckets. On CPU it runs eagerly and must give what the dynamic step gives: the same greedy tokens,
 logprobs within float32 rounding, seeded samples that do not depend on the batch. On CUDA the same step
 is captured as CUDA graphs (the last test, skipped here); a capture that fails falls back with one line."""
+import json
 import time
 from types import SimpleNamespace
 
 import pytest
 import torch
 
+from atk_trainer.errors import HttpError
 from atk_trainer.model import qwen2
 from atk_trainer.model.modeling import random_policy
+from atk_trainer.serve.control import ControlApi
 from atk_trainer.serve.decoders import BuiltinDecoder
+from atk_trainer.serve.engine_api import EngineApi
 from atk_trainer.serve.generate import Engine, SamplingParams
 from atk_trainer.serve.static_decode import StaticDecodeStep, bucket, decode_step_for
 from test_decoders import CONFIG, CONFIGS, SLIDING, check
 from test_row_sampling import counting_host_reads
+from tiny import TINY_CONFIG
 
 PROMPTS = [[1, 2, 3], [5, 6, 7, 8, 9, 10, 11], [4], [9, 9, 9, 9], [30, 31], [12, 13, 14, 15, 16]]
 
@@ -27,6 +32,19 @@ def test_graphs_are_picked_on_cuda_only_and_when_asked():
     assert decode_step_for(torch.device("cuda", 0), True) == "graphs"
     assert decode_step_for(torch.device("cuda", 0), False) == "dynamic"
     assert decode_step_for(torch.device("cpu"), True) == "dynamic"
+
+
+def test_load_model_takes_cuda_graphs_and_keeps_the_dynamic_step_on_cpu(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG))
+    engine = Engine()
+    control = ControlApi(engine, EngineApi(engine))
+    try:
+        with pytest.raises(HttpError, match="cuda_graphs: expected bool"):
+            control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"cuda_graphs": "yes"}})
+        control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"cuda_graphs": True}})
+        assert control.trainer.config.cuda_graphs and engine.decode_step == "dynamic"
+    finally:
+        engine.close()
 
 
 def run_engine(policy, decode_step, requests, stagger_s=0.003, engines=None):
