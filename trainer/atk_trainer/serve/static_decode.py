@@ -10,8 +10,9 @@ the step is launch overhead. This step runs the same model over shapes fixed by 
 Nothing inside `StaticDecodeStep.forward` reads a host value, so on CUDA it is captured once per bucket
 with torch.cuda.CUDAGraph and replayed (CudaGraphs). A graph reads the cache by address: graphs are
 kept while the cache's storage stays where it is (KVCache grows rarely and compacts in place) and
-captured again when it moves. Without capture the same step runs eagerly (tests run it so on CPU); when capture fails or torch has
-no graphs, one line is logged and the decoder goes back to the dynamic step.
+captured again when it moves. Without capture the same step runs eagerly (the tests run it so on CPU);
+when capture fails or torch has no graphs, one line is logged and the decoder goes back to the dynamic
+step.
 
 Reading every slot up to capacity instead of up to `used` costs attention work (at most the prompt
 plus the whole budget against what is written so far); on a GPU the launches it saves cost more.
