@@ -168,12 +168,13 @@ def test_a_failed_capture_logs_one_line_and_decodes_with_the_dynamic_step(capsys
     decoder = BuiltinDecoder(policy.module, step)
     seqs = [list(p) for p in PROMPTS[:2]]
     logits = decoder.prefill(seqs, budget=10)
-    for _ in range(4):
+    for i in range(4):
         tokens = [int(t) for t in logits.argmax(-1)]
         for seq, t in zip(seqs, tokens):
             seq.append(t)
         logits = decoder.decode(tokens)
-        check(policy, logits, seqs)  # the failed step's own result (eager), then the dynamic step's
+        check(policy, logits, seqs)  # eager, then the failed capture step's own (eager) result, then dynamic
+        assert step.enabled == (i == 0)  # a bucket is captured at its second step (CudaGraphs.CAPTURE_AT)
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and "CUDA graphs off (capture failed: RuntimeError" in lines[0]
     assert step.graphs is None and not step.enabled

@@ -140,12 +140,16 @@ _THREAD_LOCAL = {"capture_error_mode": "thread_local"} if _graph and "capture_er
 
 class CudaGraphs:
     """The static step captured once per bucket and replayed (CUDA only), as vLLM's CUDAGraphRunner:
-    the first step of a bucket runs eagerly (which also warms up the kernels), then is captured with
-    its input buffer; later steps copy their inputs into that buffer and replay. Graphs share one
-    memory pool: safe because each replay's logits are copied out before the next replay."""
+    a bucket's steps run eagerly (which also warms up the kernels) until its second one, which is then
+    captured with its input buffer; later steps copy their inputs into that buffer and replay. A batch
+    that grows through a bucket in one step costs no capture. Graphs share one memory pool: safe
+    because each replay's logits are copied out before the next replay."""
+
+    CAPTURE_AT = 2  # the step of a bucket (on one cache storage) that is captured
 
     def __init__(self) -> None:
         self.graphs: Dict[int, Tuple[Any, torch.Tensor, torch.Tensor]] = {}  # bucket -> (graph, inputs, logits)
+        self.steps: Dict[int, int] = {}  # bucket -> eager steps run on this storage
         self.storage: Optional[tuple] = None  # where the cache the graphs read lives
         self.pool: Any = None
 
@@ -160,7 +164,7 @@ class CudaGraphs:
         storage = (cache.valid.data_ptr(), cache.capacity, cache.row_capacity,
                    tuple(t.data_ptr() for t in cache.keys + cache.values))
         if storage != self.storage:
-            self.graphs, self.storage, self.pool = {}, storage, None
+            self.graphs, self.steps, self.storage, self.pool = {}, {}, storage, None
         entry = self.graphs.get(b)
         if entry is not None:
             graph, buffer, logits = entry
@@ -168,6 +172,9 @@ class CudaGraphs:
             graph.replay()
             return logits
         logits = step.forward(cache, b, inputs)  # this step's result; nothing below runs kernels
+        self.steps[b] = self.steps.get(b, 0) + 1
+        if self.steps[b] < self.CAPTURE_AT:
+            return logits
         try:
             buffer = inputs.clone()
             graph = torch.cuda.CUDAGraph()
