@@ -1,7 +1,8 @@
 """The bundled trainer and embedded engine on one CUDA GPU, next to the first measurement (an H200,
 trainer at commit 415c3f2): training positions/s, MFU against the measured bf16 matmul rate and peak
 memory for Qwen2.5-0.5B and 1.5B shapes with random weights (builtin and, when installed, transformers;
-full and LoRA r16), decode tokens/s at batch 1, 64 and 256, and the largest Qwen2.5 shape whose LoRA
+full and LoRA r16), decode tokens/s at batch 1, 64 and 256 with the decode step captured as CUDA graphs
+(capture time included) and with the eager (dynamic) step, and the largest Qwen2.5 shape whose LoRA
 step at 32 x 2048 tokens fits in the card's memory. Each figure is printed with its ratio to the baseline.
 
     /usr/bin/python3 bench/gpu.py      (or: npm run bench gpu)
@@ -62,8 +63,9 @@ def main() -> int:
                 ratios = ["-"] * 3 if base is None else [f"{rate / base[0]:.2f}", f"{mfu / base[1]:.2f}", f"{gib / base[2]:.2f}"]
                 print(f"{size:6} {backend:13} {mode:5} {rate:>12,.0f} {ratios[0]:>6} {mfu:>6.1%} {ratios[1]:>6} {gib:>9.1f} {ratios[2]:>6}")
     print()
-    for batch, rate in decode_figures().items():
-        print(f"decode 0.5B builtin batch {batch:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[batch]:.1f}")
+    for decode_step in ("graphs", "dynamic"):  # CUDA graphs (the default on CUDA), then the eager step
+        for batch, rate in decode_figures(decode_step=decode_step).items():
+            print(f"decode 0.5B builtin {decode_step:7} batch {batch:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[batch]:.1f}")
     print()
     print(f"largest Qwen2.5 shape whose LoRA step (32 x 2048 tokens) fits: {largest_lora_fit() or 'none'}")
     return 0
@@ -143,9 +145,11 @@ def train_figures(size: str, backend: str, mode: str, peak_tflops: float, steps:
     return positions, mfu, gib
 
 
-def decode_figures(runs=((1, 128), (64, 256), (256, 256)), size: str = "0.5B", prompt: int = 256, device: str = "cuda"):
+def decode_figures(runs=((1, 128), (64, 256), (256, 256)), size: str = "0.5B", prompt: int = 256, device: str = "cuda",
+                   decode_step: str = "graphs"):
     """Sampled tokens/s of the embedded engine per batch size in `runs` ((batch, new tokens)), serving
-    bf16 weights as the control API does on CUDA."""
+    bf16 weights as the control API does on CUDA, with this decode step (static_decode.py): "graphs"
+    (captured per batch bucket; the warm-up request captures bucket 1) or "dynamic" (eager)."""
     from atk_trainer.serve.generate import Engine, SamplingParams
 
     release()
@@ -153,7 +157,7 @@ def decode_figures(runs=((1, 128), (64, 256), (256, 256)), size: str = "0.5B", p
     policy.module.to(torch.bfloat16)
     vocab = policy.config["vocab_size"]
     engine = Engine(max_batch=256)
-    engine.set_policy(policy)
+    engine.set_policy(policy, decode_step=decode_step)
     engine.start()
     figures = {}
     try:

@@ -89,6 +89,12 @@ export const TrainerSchema = z
       .boolean()
       .default(false)
       .describe('torch.compile each decoder layer (torch >= 2.2): faster train steps after a slow first one.'),
+    cuda_graphs: z
+      .boolean()
+      .default(true)
+      .describe(
+        "On CUDA the embedded engine's decode step (built-in model) is captured as CUDA graphs per batch-size bucket; no effect on CPU.",
+      ),
     weights_dtype: z
       .enum(['float32', 'bfloat16'])
       .default('float32')

@@ -47,7 +47,7 @@ describe('loadModelRequest', () => {
   test('returns the backend, device and dtype the recipe forces', () => {
     for (const backend of ['builtin', 'transformers'] as const) {
       const request = loadModelRequest(
-        recipe({ backend, device: 'cuda', dtype: 'bfloat16', gradient_checkpointing: true }),
+        recipe({ backend, device: 'cuda', dtype: 'bfloat16', gradient_checkpointing: true, cuda_graphs: false }),
         '/models/tiny',
       );
       expect([
@@ -56,7 +56,8 @@ describe('loadModelRequest', () => {
         request.dtype,
         request.train?.dtype,
         request.train?.gradient_checkpointing,
-      ]).toStrictEqual([backend, 'cuda', 'bfloat16', 'bfloat16', true]);
+        request.train?.cuda_graphs,
+      ]).toStrictEqual([backend, 'cuda', 'bfloat16', 'bfloat16', true, false]);
     }
   });
 });

@@ -37,6 +37,7 @@ export interface TrainConfigInput {
   readonly threads?: number;
   readonly gradient_checkpointing?: boolean;
   readonly compile?: boolean;
+  readonly cuda_graphs?: boolean;
   readonly weights_dtype?: 'float32' | 'bfloat16';
   readonly seed?: number;
 }
@@ -83,6 +84,7 @@ export function trainConfigFromRecipe(
     threads: trainer.threads,
     gradient_checkpointing: trainer.gradient_checkpointing,
     compile: trainer.compile,
+    cuda_graphs: trainer.cuda_graphs,
     weights_dtype: trainer.weights_dtype,
     seed: context.seed,
   };

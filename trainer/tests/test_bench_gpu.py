@@ -26,5 +26,6 @@ def test_gpu_bench_measurements_run_on_a_tiny_shape_on_cpu():
     for mode in ("full", "lora"):
         positions, mfu, gib = bench.train_figures("tiny", "builtin", mode, 1.0, steps=1, sequences=2, length=16, device="cpu")
         assert positions > 0 and mfu > 0 and gib == 0.0
-    rates = bench.decode_figures(runs=((1, 3), (3, 4)), size="tiny", prompt=8, device="cpu")
-    assert set(rates) == {1, 3} and all(r > 0 for r in rates.values())
+    for decode_step in ("static", "dynamic"):  # "static" is the step CUDA captures ("graphs"), run eagerly
+        rates = bench.decode_figures(runs=((1, 3), (3, 4)), size="tiny", prompt=8, device="cpu", decode_step=decode_step)
+        assert set(rates) == {1, 3} and all(r > 0 for r in rates.values())

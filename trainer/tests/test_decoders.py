@@ -8,6 +8,7 @@ import torch
 
 from atk_trainer.serve.decoders import BuiltinDecoder
 from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.serve.static_decode import StaticDecodeStep
 from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
@@ -39,11 +40,12 @@ def check(policy, logits, seqs):
 
 
 @CONFIGS
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic-step", "static-step"])
 @torch.no_grad()
-def test_decoder_returns_full_forward_logits_while_rows_retire_and_join(config):
+def test_decoder_returns_full_forward_logits_while_rows_retire_and_join(config, static):
     policy = random_policy(config, seed=7)
     rng = random.Random(0)
-    decoder = BuiltinDecoder(policy.module)
+    decoder = BuiltinDecoder(policy.module, StaticDecodeStep(policy.module) if static else None)
     running = []  # token sequences of the running rows, in the decoder's row order
     rows_in_cache = []
 

@@ -25,6 +25,7 @@ from ..train.memory import TrainerOutOfMemory
 from .engine_api import EngineApi
 from .generate import Engine
 from .serving_copy import ServingCopy, serving_dtype
+from .static_decode import decode_step_for
 from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply
 
 if TYPE_CHECKING:
@@ -76,10 +77,11 @@ class ControlApi:
                 self.trainer = trainer
                 dtype = serving_dtype(trainer.device, trainer.autocast, config.lora is not None, trainer.sharded, config.weights_dtype)
                 self.serving = None if dtype is None else ServingCopy(policy, dtype)
+                decode_step = decode_step_for(trainer.device, config.cuda_graphs)
                 if self.serving is None:
-                    self.engine.set_policy(policy, autocast=trainer.autocast)
+                    self.engine.set_policy(policy, autocast=trainer.autocast, decode_step=decode_step)
                 else:  # bf16 weights served as they are: no autocast
-                    self.engine.set_policy(self.serving.policy, autocast=False)
+                    self.engine.set_policy(self.serving.policy, autocast=False, decode_step=decode_step)
                 self.engine.policy_version = trainer.policy_version
                 self.engine_api.model_loaded(policy.config, policy.path, max_model_len)
         except (ConfigError, FileNotFoundError, ValueError, ImportError) as e:

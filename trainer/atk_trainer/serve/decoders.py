@@ -17,14 +17,16 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import torch
 
 from .kv_cache import KVCache, RowKV
+from .static_decode import StaticDecodeStep
 from ..model.qwen2 import Qwen2ForCausalLM
 
 
-def make_decoder(policy: Any):
-    """The decoder for the policy's current module (read anew for every batch: the trainer may swap it)."""
+def make_decoder(policy: Any, step: Optional[StaticDecodeStep] = None):
+    """The decoder for the policy's current module (read anew for every batch: the trainer may swap it);
+    `step`, for the built-in model, runs its decode steps at static shapes (static_decode.py)."""
     module = policy.module
     if isinstance(module, Qwen2ForCausalLM):
-        return BuiltinDecoder(module)
+        return BuiltinDecoder(module, step)
     return TransformersDecoder(module)
 
 
@@ -59,8 +61,9 @@ class BuiltinDecoder:
     PARK_STEPS = 512  # decode steps a finished sequence waits for its continuation
     PARKED_BYTES = 64 << 20  # memory for parked sequences
 
-    def __init__(self, module: Qwen2ForCausalLM):
+    def __init__(self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None):
         self.module = module
+        self.step = step  # None: the dynamic step (the cache sliced to the slots in use)
         self.cache: KVCache = None
         self.lengths = torch.zeros(0, dtype=torch.long)  # (rows,) tokens in the cache per row = next position
         self.live: List[int] = []  # cache row of each running sequence, in the caller's row order
@@ -100,18 +103,10 @@ class BuiltinDecoder:
         return logits
 
     def decode(self, tokens: List[int]) -> torch.Tensor:
-        device = self.module.lm_head.weight.device
-        positions = self.lengths.to(device).unsqueeze(-1)  # (rows, 1)
-        if self.live == list(range(self.cache.rows)):
-            ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
-            logits = self.module(ids, positions, self.cache)[:, -1]  # (B, V)
+        if self.step is not None and self.step.enabled:
+            logits = self.step.run(self.cache, self.live, tokens, self.lengths)  # (B, V)
         else:
-            live = torch.tensor(self.live, dtype=torch.long, device=device)
-            ids = torch.zeros(self.cache.rows, 1, dtype=torch.long, device=device)  # retired rows: token 0, masked
-            ids[live, 0] = torch.tensor(tokens, dtype=torch.long, device=device)
-            fed = torch.zeros(self.cache.rows, 1, dtype=torch.bool, device=device)
-            fed[live, 0] = True
-            logits = self.module(ids, positions, self.cache, fed)[live, -1]  # (B, V)
+            logits = self._dynamic_step(tokens)
         self.lengths = self.lengths + 1
         for r, t in zip(self.live, tokens):
             self.tokens[r].append(t)
@@ -119,6 +114,20 @@ class BuiltinDecoder:
         while self.parked and self.steps - next(iter(self.parked.values())).step > self.PARK_STEPS:
             self._unpark(next(iter(self.parked)))
         return logits
+
+    def _dynamic_step(self, tokens: List[int]) -> torch.Tensor:
+        """The decode step over the slots in use (KVCache.begin): its shapes follow the cache."""
+        device = self.module.lm_head.weight.device
+        positions = self.lengths.to(device).unsqueeze(-1)  # (rows, 1)
+        if self.live == list(range(self.cache.rows)):
+            ids = torch.tensor(tokens, dtype=torch.long, device=device).unsqueeze(-1)  # (B, 1)
+            return self.module(ids, positions, self.cache)[:, -1]  # (B, V)
+        live = torch.tensor(self.live, dtype=torch.long, device=device)
+        ids = torch.zeros(self.cache.rows, 1, dtype=torch.long, device=device)  # retired rows: token 0, masked
+        ids[live, 0] = torch.tensor(tokens, dtype=torch.long, device=device)
+        fed = torch.zeros(self.cache.rows, 1, dtype=torch.bool, device=device)
+        fed[live, 0] = True
+        return self.module(ids, positions, self.cache, fed)[live, -1]  # (B, V)
 
     def keep(self, rows: List[int]) -> None:
         kept = set(rows)

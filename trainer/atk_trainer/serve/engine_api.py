@@ -136,7 +136,7 @@ class EngineApi:
                 raise bad_request(f"The lora adapter '{name}' has already been loaded.")
             self._adapter_loads += 1
             engine = Engine(max_batch=self.engine.max_batch, seed=self.engine.seed + self._adapter_loads).start()
-            engine.set_policy(policy, autocast=self.engine.autocast)
+            engine.set_policy(policy, autocast=self.engine.autocast, decode_step=self.engine.decode_step)
             engine.policy_version = self.engine.policy_version
             replaced = self.adapters.get(name)
             self.adapters[name] = ServedAdapter(path, engine)

@@ -23,6 +23,7 @@ import torch
 
 from .decoders import make_decoder
 from .row_sampling import RowSampling
+from .static_decode import DECODE_STEPS, StaticDecodeStep
 
 
 @dataclass
@@ -100,6 +101,8 @@ class Engine:
         self.policy_version = 0  # stamped on completions; the server bumps it after each train step
         self.eos_token_ids: List[int] = []
         self.autocast = False  # bf16 autocast on CUDA, matching the trainer's forward
+        self.decode_step = "dynamic"  # or "static" / "graphs": the built-in model's decode step (static_decode.py)
+        self._static: Optional[StaticDecodeStep] = None  # kept across batches: it holds the CUDA graphs
         self._shared_rng = torch.Generator().manual_seed(seed)  # draws the seeds of requests without one
         self._rows = RowSampling()  # the running rows' sampling settings, on the model's device
         self._cond = threading.Condition()
@@ -115,10 +118,14 @@ class Engine:
         self._thread.start()
         return self
 
-    def set_policy(self, policy: Any, autocast: bool = False) -> None:
-        """Serve `policy` (call inside exclusive()). Stops on its config's eos_token_id unless ignore_eos."""
+    def set_policy(self, policy: Any, autocast: bool = False, decode_step: str = "dynamic") -> None:
+        """Serve `policy` (call inside exclusive()). Stops on its config's eos_token_id unless ignore_eos.
+        decode_step: "dynamic" (shapes follow the cache), "static" (fixed shapes, eager) or "graphs"
+        (fixed shapes replayed as CUDA graphs; static_decode.decode_step_for picks it on CUDA)."""
+        if decode_step not in DECODE_STEPS:
+            raise ValueError(f"decode_step: expected one of {', '.join(DECODE_STEPS)}, got {decode_step!r}")
         eos = policy.config.get("eos_token_id")
-        self.policy, self.autocast = policy, autocast
+        self.policy, self.autocast, self.decode_step, self._static = policy, autocast, decode_step, None
         self._cache_epoch += 1
         self.eos_token_ids = [] if eos is None else ([eos] if isinstance(eos, int) else list(eos))
 
@@ -206,7 +213,7 @@ class Engine:
             try:
                 with self._model_lock, torch.no_grad(), self._autocast():
                     if len(admitted) == len(self._running) and not self._reusable(decoder, epoch):
-                        decoder, epoch = make_decoder(self.policy), self._cache_epoch
+                        decoder, epoch = make_decoder(self.policy, self._static_step()), self._cache_epoch
                     if admitted:
                         budget = max(s.request.params.max_tokens for s in admitted)
                         logits = decoder.prefill([s.request.prompt for s in admitted], budget)  # (B_new, V)
@@ -223,6 +230,13 @@ class Engine:
                     self._rows.clear()
                     decoder = None
                     self._cond.notify_all()
+
+    def _static_step(self) -> Optional[StaticDecodeStep]:
+        if self.decode_step == "dynamic":
+            return None
+        if self._static is None or self._static.module is not self.policy.module:
+            self._static = StaticDecodeStep(self.policy.module, capture=self.decode_step == "graphs")
+        return self._static
 
     def _reusable(self, decoder: Any, epoch: int) -> bool:
         """Whether an idle decoder may serve the next batch: one that keeps finished sequences for their
@@ -269,6 +283,6 @@ class Engine:
         return None
 
     def _autocast(self):
-        if self.autocast:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        if self.autocast:  # a captured graph must not keep autocast's cached weight casts
+            return torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=self.decode_step != "graphs")
         return contextlib.nullcontext()

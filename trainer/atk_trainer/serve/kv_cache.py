@@ -163,22 +163,20 @@ class KVCache:
         self._may_have_unused = True
 
     def select(self, rows: torch.Tensor) -> None:
-        """Keep only `rows` (indices, in that order) and drop the slots none of them uses: one
-        gather-copy of the kept slots per tensor."""
+        """Keep only `rows` (indices, in that order) and drop the slots none of them uses, in place: the
+        storage keeps its size and address (a captured decode step reads it there, static_decode.py)."""
         valid = self.valid[rows, : self.used]
         # Every slot a kept row uses lies in [first, used) (gaps inside are masked and harmless).
         first = _first_used_slot(valid)
-        S = self.used - first
-        row_capacity = max(self.row_capacity, len(rows))  # room for joins to come
-        kept = torch.zeros(row_capacity, self.capacity, dtype=torch.bool, device=self.valid.device)
-        kept[: len(rows), :S] = valid[:, first:]
+        S, n = self.used - first, len(rows)
         for store in (self.keys, self.values):
-            for i, a in enumerate(store):
-                # Zeros, not empty: a masked slot gets probability 0, and 0 * NaN garbage would be NaN.
-                t = a.new_zeros((row_capacity, a.shape[1], self.capacity, a.shape[3]))
-                t[: len(rows), :, :S] = a[rows, :, first: self.used]
-                store[i] = t
-        self.valid, self.rows, self.used = kept, len(rows), S
+            for t in store:
+                # Slots left behind keep finite old values: masked, so they weigh exactly 0.
+                t[:n, :, :S] = t[rows, :, first: self.used]  # the gather copies before the write
+        self.valid[:n, :S] = valid[:, first:]
+        self.valid[:n, S:] = False
+        self.valid[n:] = False
+        self.rows, self.used = n, S
 
     def _drop_unused_slots(self) -> None:
         """Shift the slots left over the leading ones no row uses once those are half the span (the
@@ -196,6 +194,19 @@ class KVCache:
         self.valid[: self.rows, :S] = self.valid[: self.rows, first: self.used].clone()
         self.valid[: self.rows, S: self.used] = False
         self.used = S
+
+    def advance(self) -> int:
+        """The host's part of a decode step run by static_decode.StaticDecodeStep: drop unused leading
+        slots, make room for one more, and return the slot the step writes (every row writes it)."""
+        if self._may_have_unused:
+            self._drop_unused_slots()
+        self._reserve(self.used + 1)
+        self.used, self._new = self.used + 1, 1
+        return self.used - 1
+
+    def reserve_rows(self, needed: int) -> None:
+        """Make room for `needed` rows (a static step's padding rows live in the rows past `rows`)."""
+        self._reserve_rows(needed)
 
     def reserve(self, needed: int) -> None:
         """Make room for `needed` slots now, so the decode steps to come write in place."""

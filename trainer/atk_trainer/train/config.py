@@ -65,6 +65,7 @@ class TrainConfig:
     threads: int = 1  # torch CPU threads; one beat two on a 2-core machine (bench/trainer-train.py)
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% more compute
     compile: bool = False  # torch.compile each decoder layer (torch >= 2.2): faster steps after a slow first one
+    cuda_graphs: bool = True  # on CUDA the engine's decode step is captured as CUDA graphs (builtin backend); no effect on CPU
     seed: int = 0  # seeds python/torch RNGs (LoRA init, dropout, random model init)
 
 
