@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { GenerationSettings } from '../agent/generation-settings.js';
-import type { Engine } from '../engines/types.js';
+import type { Engine, TokenLogprob } from '../engines/types.js';
 import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -39,8 +39,15 @@ export interface GatewayReply {
   readonly finishReason: 'stop' | 'length' | 'tool_calls';
   readonly promptTokens: number;
   readonly completionTokens: number;
-  /** The reply's tokens as text, one per generated token, and their logprobs (for `logprobs: true`). */
-  readonly tokens: readonly { readonly token: string; readonly logprob: number }[];
+  /** The reply's tokens as text, one per generated token, with their logprobs and alternatives (for `logprobs: true`). */
+  readonly tokens: readonly ReplyToken[];
+}
+
+/** One generated token as OpenAI's `logprobs.content` lists it; `top` is empty unless `top_logprobs` asked. */
+export interface ReplyToken {
+  readonly token: string;
+  readonly logprob: number;
+  readonly top: readonly { readonly token: string; readonly logprob: number }[];
 }
 
 /**
@@ -93,16 +100,26 @@ export class GatewayEpisode {
   }
 
   /**
-   * Renders the request, asks the engine, records the tokens and returns the reply.
+   * Renders the request, asks the engine, records the tokens and returns the reply. `onGenerating` is
+   * called with the reply's turn once the request is accepted, just before the engine is asked (a
+   * streamed reply sends its first chunk then).
    * @throws GatewayError 400 past max_turns or the context budget; ProviderError from the engine.
    */
-  complete(request: ParsedCompletionRequest, signal?: AbortSignal): Promise<GatewayReply> {
-    const next = this.queue.then(() => this.completeNow(request, signal));
+  complete(
+    request: ParsedCompletionRequest,
+    signal?: AbortSignal,
+    onGenerating?: (turn: number) => void,
+  ): Promise<GatewayReply> {
+    const next = this.queue.then(() => this.completeNow(request, signal, onGenerating));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async completeNow(request: ParsedCompletionRequest, signal: AbortSignal | undefined): Promise<GatewayReply> {
+  private async completeNow(
+    request: ParsedCompletionRequest,
+    signal: AbortSignal | undefined,
+    onGenerating: ((turn: number) => void) | undefined,
+  ): Promise<GatewayReply> {
     const { engine, tokenizer, maxTurns } = this.options;
     if (this.turns >= maxTurns)
       throw new GatewayError(
@@ -126,6 +143,7 @@ export class GatewayEpisode {
       );
     }
     const sampling = this.options.sampling;
+    onGenerating?.(this.turns);
     const started = performance.now();
     // The version serving this request: a weight sync during generation does not change who sampled it.
     const { policyVersion } = this.options;
@@ -148,13 +166,22 @@ export class GatewayEpisode {
             ? { seed: sampling.seed }
             : {}),
         stopTokenIds: tokenizer.eosTokenIds,
+        ...(request.topLogprobs > 0 ? { topLogprobs: request.topLogprobs } : {}),
       },
       signal,
     );
+    if (request.topLogprobs > 0 && generation.topLogprobs?.length !== generation.tokenIds.length)
+      throw new GatewayError(
+        400,
+        'top_logprobs_unsupported',
+        `the ${engine.kind} engine did not return top logprobs; send top_logprobs: 0`,
+        'top_logprobs',
+      );
     this.engineMs += performance.now() - started;
     const cut = cutAtStop(tokenizer, generation.tokenIds, request.stop);
     const ids = generation.tokenIds.slice(0, cut.length);
     const logprobs = generation.logprobs.slice(0, cut.length);
+    const tops = generation.topLogprobs?.slice(0, cut.length);
     const finish = cut.stopped ? 'stop' : generation.finishReason;
 
     // The request's tokens join the trajectory only with the answer to them: a failed call leaves none.
@@ -173,7 +200,7 @@ export class GatewayEpisode {
     this.generatedTokens += ids.length;
     this.lastFinish = finish;
 
-    const reply = this.reply(turn, ids, logprobs, cut.text, finish, request, promptLength, trajectory);
+    const reply = this.reply(turn, ids, logprobs, tops, cut.text, finish, request, promptLength, trajectory);
     this.recorded = [...request.messages, replyMessage(reply)];
     this.recordedTools = request.tools;
     return reply;
@@ -200,6 +227,7 @@ export class GatewayEpisode {
     turn: number,
     ids: readonly number[],
     logprobs: readonly number[],
+    tops: readonly (readonly TokenLogprob[])[] | undefined,
     cutText: string | undefined,
     finish: string,
     request: ParsedCompletionRequest,
@@ -235,7 +263,13 @@ export class GatewayEpisode {
       finishReason: finish === 'length' ? 'length' : toolCalls.length > 0 ? 'tool_calls' : 'stop',
       promptTokens: promptLength,
       completionTokens: ids.length,
-      tokens: request.logprobs ? ids.map((id, i) => ({ token: tokenizer.decode([id]), logprob: logprobs[i]! })) : [],
+      tokens: request.logprobs
+        ? ids.map((id, i) => ({
+            token: tokenizer.decode([id]),
+            logprob: logprobs[i]!,
+            top: (tops?.[i] ?? []).map((alt) => ({ token: tokenizer.decode([alt.id]), logprob: alt.logprob })),
+          }))
+        : [],
     };
   }
 }
