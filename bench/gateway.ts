@@ -13,7 +13,8 @@ import { runEpisode } from '../src/rollout/episode.js';
 import { agentSpec, instantDouble, median, qwen3, timedEngine } from './lib/tito-common.js';
 
 const HISTORY = [1, 32];
-const EPISODES = 5;
+// Medians of 5 swung 2x between identical runs on a loaded 2-core host; 12 episodes cost a few seconds more.
+const EPISODES = 12;
 const tok = await qwen3();
 const double = await instantDouble(tok, 40);
 const vllm = createVllmClient({ baseUrl: double.url, model: 'policy' });

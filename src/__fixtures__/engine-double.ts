@@ -11,6 +11,11 @@ export interface ScriptedReply {
   readonly logprobs?: readonly number[];
   /** When the tokens run out without a stop token; default 'stop' (an EOS the engine did not report). */
   readonly finishReason?: 'stop' | 'length' | 'abort';
+  /**
+   * Per token, the engine's most likely tokens `[id, logprob]` in its own (any) order; the first k are
+   * reported when a request asks for k top logprobs. Default: none beyond the sampled token.
+   */
+  readonly topTokens?: readonly (readonly (readonly [number, number])[])[];
 }
 
 /** An HTTP failure to answer with instead. */
@@ -118,10 +123,7 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
     send(res, 404, { detail: 'Not Found' });
   }
 
-  async function run(
-    request: DoubleRequest,
-    res: ServerResponse,
-  ): Promise<{ ids: number[]; logprobs: number[]; finish: string; matched: number | null }[] | null> {
+  async function run(request: DoubleRequest, res: ServerResponse): Promise<Sample[] | null> {
     requests.push(request);
     const samples = [];
     for (let i = 0; i < request.n; i++) {
@@ -170,7 +172,13 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
           text_offset: s.ids.map((_, i) => i),
           token_logprobs: s.logprobs,
           tokens: s.ids.map((id) => `token_id:${id}`),
-          top_logprobs: s.ids.map((id, i) => ({ [`token_id:${id}`]: s.logprobs[i] })),
+          // The sampled token and, for logprobs: k, the engine's k most likely (vLLM's map holds both).
+          top_logprobs: s.ids.map((id, i) =>
+            Object.fromEntries([
+              [`token_id:${id}`, s.logprobs[i]],
+              ...s.tops[i]!.slice(0, Number(body.logprobs ?? 0)).map(([t, lp]) => [`token_id:${t}`, lp]),
+            ]),
+          ),
         },
         finish_reason: s.finish,
         stop_reason: s.matched,
@@ -224,6 +232,13 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
         weight_version: 'default',
         e2e_latency: 0.001,
         output_token_logprobs: s.ids.map((id, k) => [s.logprobs[k], id, null]),
+        ...(Number(body.top_logprobs_num ?? 0) > 0
+          ? {
+              output_top_logprobs: s.tops.map((top) =>
+                top.slice(0, Number(body.top_logprobs_num)).map(([id, lp]) => [lp, id, null]),
+              ),
+            }
+          : {}),
       },
     }));
     send(res, 200, request.n > 1 ? results : results[0]);
@@ -275,10 +290,7 @@ function neutral(
   };
 }
 
-function applyLimits(
-  reply: ScriptedReply,
-  request: DoubleRequest,
-): { ids: number[]; logprobs: number[]; finish: string; matched: number | null } {
+function applyLimits(reply: ScriptedReply, request: DoubleRequest): Sample {
   const all = [...reply.tokenIds];
   const lps = reply.logprobs ? [...reply.logprobs] : all.map(doubleLogprob);
   const stopAt = all.findIndex((id) => request.stopTokenIds.includes(id));
@@ -291,9 +303,19 @@ function applyLimits(
   return {
     ids: all.slice(0, end),
     logprobs: lps.slice(0, end),
+    tops: all.slice(0, end).map((_, i) => [...(reply.topTokens?.[i] ?? [])]),
     finish,
     matched: finish === 'stop' && stopAt >= 0 ? all[stopAt] : null,
   };
+}
+
+/** One answered sample after stop tokens and max_tokens are applied. */
+interface Sample {
+  readonly ids: number[];
+  readonly logprobs: number[];
+  readonly tops: (readonly [number, number])[][];
+  readonly finish: string;
+  readonly matched: number | null;
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {

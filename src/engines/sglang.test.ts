@@ -17,6 +17,45 @@ describe('createSglangClient', () => {
   let double: EngineDouble | undefined;
   afterEach(() => double?.close());
 
+  test('returns the k most likely tokens of each position, most likely first, when asked for top logprobs', async () => {
+    double = await startEngineDouble({
+      script: () => ({
+        tokenIds: [5, 302],
+        logprobs: [-0.5, -0.25],
+        // The engine's 2 most likely, out of order; the sampled 5 is not among them at the first position,
+        // so vLLM's map holds 3 there and the client cuts it to 2.
+        topTokens: [
+          [
+            [7, -0.3],
+            [9, -0.1],
+          ],
+          [
+            [4, -3],
+            [302, -0.25],
+          ],
+        ],
+      }),
+    });
+    const g = await createSglangClient({ baseUrl: double.url, model: 'policy' }).generate([1], {
+      maxTokens: 8,
+      temperature: 1,
+      topP: 1,
+      topK: -1,
+      topLogprobs: 2,
+    });
+    expect(double.requests[0].body.top_logprobs_num).toBe(2);
+    expect(g.topLogprobs).toStrictEqual([
+      [
+        { id: 9, logprob: -0.1 },
+        { id: 7, logprob: -0.3 },
+      ],
+      [
+        { id: 302, logprob: -0.25 },
+        { id: 4, logprob: -3 },
+      ],
+    ]);
+  });
+
   test('returns the engine tokens and logprobs of a native /generate request', async () => {
     double = await startEngineDouble({
       script: () => ({ tokenIds: [5, 6, 302, 7], logprobs: [-0.5, -0.25, -0.125, -1] }),

@@ -10,6 +10,9 @@ const GenerateResult = z.object({
     .object({
       finish_reason: z.object({ type: z.string() }).passthrough().nullable(),
       output_token_logprobs: z.array(z.tuple([z.number().nullable(), z.number()]).rest(z.unknown())).optional(),
+      output_top_logprobs: z
+        .array(z.array(z.tuple([z.number().nullable(), z.number()]).rest(z.unknown())).nullable())
+        .optional(),
     })
     .passthrough(),
 });
@@ -27,7 +30,7 @@ export function createSglangClient(options: EngineClientOptions): Engine {
     // n > 1 turns the request into a batch: the reply is then an array, one entry per sample.
     const results = Array.isArray(reply) ? reply : [reply];
     if (results.length !== n) throw malformed(target, `asked for ${n} samples, got ${results.length}`);
-    return results.map((result) => toGeneration(target, result));
+    return results.map((result) => toGeneration(target, result, params.topLogprobs ?? 0));
   });
 }
 
@@ -48,12 +51,12 @@ function generateRequest(promptIds: readonly number[], params: SamplingParams): 
     },
     return_logprob: true,
     logprob_start_len: -1,
-    top_logprobs_num: 0,
+    top_logprobs_num: params.topLogprobs ?? 0,
     stream: false,
   };
 }
 
-function toGeneration(target: HttpTarget, value: unknown): Generation {
+function toGeneration(target: HttpTarget, value: unknown, topK: number): Generation {
   const parsed = GenerateResult.safeParse(value);
   if (!parsed.success) throw malformed(target, parsed.error.message);
   const { output_ids: tokenIds, meta_info: meta } = parsed.data;
@@ -68,7 +71,18 @@ function toGeneration(target: HttpTarget, value: unknown): Generation {
   const type = meta.finish_reason?.type;
   if (type !== 'stop' && type !== 'length' && type !== 'abort')
     throw malformed(target, `finish_reason ${JSON.stringify(meta.finish_reason)}`);
-  return { tokenIds, logprobs, finishReason: type };
+  if (topK === 0) return { tokenIds, logprobs, finishReason: type };
+  // Entries are [logprob, token_id, text]; a -inf logprob (outside top_p) comes back as null and is left out.
+  const tops = meta.output_top_logprobs;
+  if (!tops || tops.length !== tokenIds.length)
+    throw malformed(target, `asked for top logprobs of ${tokenIds.length} tokens, got ${tops?.length ?? 'none'}`);
+  const topLogprobs = tops.map((entries) =>
+    (entries ?? [])
+      .flatMap(([logprob, id]) => (logprob === null ? [] : [{ id, logprob }]))
+      .sort((a, b) => b.logprob - a.logprob)
+      .slice(0, topK),
+  );
+  return { tokenIds, logprobs, finishReason: type, topLogprobs };
 }
 
 function malformed(target: HttpTarget, what: string): ProviderError {

@@ -11,6 +11,14 @@ export interface SamplingParams {
   readonly stopTokenIds?: readonly number[];
   /** Samples per prompt; only `generateN` honours it. */
   readonly n?: number;
+  /** Most likely alternatives to report per generated token (0 or unset: none); engines allow up to 20. */
+  readonly topLogprobs?: number;
+}
+
+/** One alternative token at a generated position, with its logprob. */
+export interface TokenLogprob {
+  readonly id: number;
+  readonly logprob: number;
 }
 
 /** The recipe's sampling for every model request of an episode (the reply cap and stops are set per request). */
@@ -21,6 +29,8 @@ export interface Generation {
   readonly tokenIds: number[];
   readonly logprobs: number[];
   readonly finishReason: 'stop' | 'length' | 'abort';
+  /** With `topLogprobs` k > 0: per generated token, the k most likely tokens, most likely first. */
+  readonly topLogprobs?: readonly (readonly TokenLogprob[])[];
 }
 
 /**

@@ -45,6 +45,38 @@ describe('createVllmClient', () => {
     });
   });
 
+  test('returns the k most likely tokens of each position, most likely first, when asked for top logprobs', async () => {
+    const d = await start(() => ({
+      tokenIds: [5, 302],
+      logprobs: [-0.5, -0.25],
+      // The engine's 2 most likely, out of order; the sampled 5 is not among them at the first position,
+      // so vLLM's map holds 3 there and the client cuts it to 2.
+      topTokens: [
+        [
+          [7, -0.3],
+          [9, -0.1],
+        ],
+        [
+          [4, -3],
+          [302, -0.25],
+        ],
+      ],
+    }));
+    const g = await createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], { ...params, topLogprobs: 2 });
+    expect(d.requests[0].body.logprobs).toBe(2);
+    expect(g.logprobs).toStrictEqual([-0.5, -0.25]);
+    expect(g.topLogprobs).toStrictEqual([
+      [
+        { id: 9, logprob: -0.1 },
+        { id: 7, logprob: -0.3 },
+      ],
+      [
+        { id: 302, logprob: -0.25 },
+        { id: 4, logprob: -3 },
+      ],
+    ]);
+  });
+
   test('returns length when max_tokens cuts the output', async () => {
     const d = await start(() => ({ tokenIds: [1, 2, 3, 4, 5, 6, 7] }));
     const g = await createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], params);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
 import { requestJson, type HttpTarget } from '../util/http.js';
 import { engineTarget, protocolClient, samePrompt } from './shared.js';
-import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
+import type { Engine, EngineClientOptions, Generation, SamplingParams, TokenLogprob } from './types.js';
 
 const Choice = z.object({
   index: z.number(),
@@ -10,7 +10,11 @@ const Choice = z.object({
   token_ids: z.array(z.number()).nullable().optional(),
   prompt_token_ids: z.array(z.number()).nullable().optional(),
   logprobs: z
-    .object({ token_logprobs: z.array(z.number().nullable()), tokens: z.array(z.string()).optional() })
+    .object({
+      token_logprobs: z.array(z.number().nullable()),
+      tokens: z.array(z.string()).optional(),
+      top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).nullable().optional(),
+    })
     .nullable(),
 });
 const CompletionResponse = z.object({ choices: z.array(Choice) });
@@ -35,7 +39,7 @@ export function createVllmClient(options: EngineClientOptions): Engine {
     const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
     if (choices.length !== (params.n ?? 1))
       throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
-    return choices.map((choice) => toGeneration(target, choice, promptIds));
+    return choices.map((choice) => toGeneration(target, choice, promptIds, params.topLogprobs ?? 0));
   });
 }
 
@@ -54,7 +58,8 @@ function completionRequest(
     n: params.n ?? 1,
     ...(params.seed === undefined ? {} : { seed: params.seed }),
     ...(params.stopTokenIds?.length ? { stop_token_ids: params.stopTokenIds } : {}),
-    logprobs: 0,
+    // 0 still returns the sampled token's logprob; k adds the k most likely tokens at each position.
+    logprobs: params.topLogprobs ?? 0,
     return_token_ids: true,
     return_tokens_as_token_ids: true,
     skip_special_tokens: false,
@@ -64,7 +69,12 @@ function completionRequest(
   };
 }
 
-function toGeneration(target: HttpTarget, choice: z.infer<typeof Choice>, promptIds: readonly number[]): Generation {
+function toGeneration(
+  target: HttpTarget,
+  choice: z.infer<typeof Choice>,
+  promptIds: readonly number[],
+  topK: number,
+): Generation {
   const tokenIds = choice.token_ids;
   if (!tokenIds) throw malformed(target, 'no token_ids in the reply', 'atk needs vLLM >= 0.10.2 (return_token_ids)');
   if (choice.prompt_token_ids && !samePrompt(choice.prompt_token_ids, promptIds))
@@ -89,7 +99,38 @@ function toGeneration(target: HttpTarget, choice: z.infer<typeof Choice>, prompt
     throw malformed(target, `finish_reason ${JSON.stringify(finish)}`);
   // vLLM clamps -inf to -9999; a null here means the position had no sampled-token logprob at all.
   if (logprobs.some((lp) => lp === null)) throw malformed(target, 'a generated token has a null logprob');
-  return { tokenIds, logprobs: logprobs as number[], finishReason: finish };
+  const generation: Generation = { tokenIds, logprobs: logprobs as number[], finishReason: finish };
+  return topK > 0 ? { ...generation, topLogprobs: topAlternatives(target, choice, tokenIds.length, topK) } : generation;
+}
+
+/**
+ * The k most likely tokens of each position from vLLM's `{"token_id:N": logprob}` maps; vLLM adds the
+ * sampled token to a map when it is not among the k, so each map is sorted and cut to k.
+ */
+function topAlternatives(
+  target: HttpTarget,
+  choice: z.infer<typeof Choice>,
+  length: number,
+  topK: number,
+): TokenLogprob[][] {
+  const maps = choice.logprobs?.top_logprobs;
+  if (!maps || maps.length !== length)
+    throw malformed(target, `asked for top logprobs of ${length} tokens, got ${maps?.length ?? 'none'}`);
+  return maps.map((map, i) =>
+    Object.entries(map ?? {})
+      .map(([key, logprob]) => {
+        const id = /^token_id:(\d+)$/.exec(key)?.[1];
+        if (id === undefined)
+          throw malformed(
+            target,
+            `top logprob key '${key}' at ${i} is not token_id:N`,
+            'start vLLM with --return-tokens-as-token-ids',
+          );
+        return { id: Number(id), logprob };
+      })
+      .sort((a, b) => b.logprob - a.logprob)
+      .slice(0, topK),
+  );
 }
 
 function malformed(

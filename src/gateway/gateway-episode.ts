@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { GenerationSettings } from '../agent/generation-settings.js';
-import type { Engine } from '../engines/types.js';
+import type { Engine, TokenLogprob } from '../engines/types.js';
 import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -8,6 +8,7 @@ import type { ToolCallParser } from '../tokens/tool-calls/types.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 import { GatewayError } from './errors.js';
 import { historyBreak } from './history-match.js';
+import { type RejectedCall, withRejectedResults } from './rejected-calls.js';
 import type { ParsedCompletionRequest } from './openai-request.js';
 
 /** What every episode of a run shares: the engine, the tokenizer and the recipe's limits and sampling. */
@@ -39,8 +40,15 @@ export interface GatewayReply {
   readonly finishReason: 'stop' | 'length' | 'tool_calls';
   readonly promptTokens: number;
   readonly completionTokens: number;
-  /** The reply's tokens as text, one per generated token, and their logprobs (for `logprobs: true`). */
-  readonly tokens: readonly { readonly token: string; readonly logprob: number }[];
+  /** The reply's tokens as text, one per generated token, with their logprobs and alternatives (for `logprobs: true`). */
+  readonly tokens: readonly ReplyToken[];
+}
+
+/** One generated token as OpenAI's `logprobs.content` lists it; `top` is empty unless `top_logprobs` asked. */
+export interface ReplyToken {
+  readonly token: string;
+  readonly logprob: number;
+  readonly top: readonly { readonly token: string; readonly logprob: number }[];
 }
 
 /**
@@ -60,7 +68,12 @@ export class GatewayEpisode {
   /** Set by a reward report (POST /episodes/<id>/reward). */
   reportedReward: number | undefined;
   private readonly renderer: IncrementalRenderer;
+  /** The agent's view: the latest request's messages and the reply to it (what the next request must extend). */
   private recorded: ChatMessage[] = [];
+  /** The model's view of the same conversation: with the error results of rejected calls (see withRejectedResults). */
+  private shown: ChatMessage[] = [];
+  /** Malformed calls of the latest reply, answered with errors when the conversation continues. */
+  private rejected: RejectedCall[] = [];
   private recordedTools: ChatTool[] = [];
   private turns = 0;
   private lastFinish: string | undefined;
@@ -78,9 +91,9 @@ export class GatewayEpisode {
     return this.turns;
   }
 
-  /** The conversation as last recorded: the latest request's messages and the reply to it. */
+  /** The conversation the model saw, up to the latest reply (the error results of rejected calls included). */
   get conversation(): readonly ChatMessage[] {
-    return this.recorded;
+    return this.shown;
   }
 
   get tools(): readonly ChatTool[] {
@@ -93,16 +106,26 @@ export class GatewayEpisode {
   }
 
   /**
-   * Renders the request, asks the engine, records the tokens and returns the reply.
+   * Renders the request, asks the engine, records the tokens and returns the reply. `onGenerating` is
+   * called with the reply's turn once the request is accepted, just before the engine is asked (a
+   * streamed reply sends its first chunk then).
    * @throws GatewayError 400 past max_turns or the context budget; ProviderError from the engine.
    */
-  complete(request: ParsedCompletionRequest, signal?: AbortSignal): Promise<GatewayReply> {
-    const next = this.queue.then(() => this.completeNow(request, signal));
+  complete(
+    request: ParsedCompletionRequest,
+    signal?: AbortSignal,
+    onGenerating?: (turn: number) => void,
+  ): Promise<GatewayReply> {
+    const next = this.queue.then(() => this.completeNow(request, signal, onGenerating));
     this.queue = next.catch(() => undefined);
     return next;
   }
 
-  private async completeNow(request: ParsedCompletionRequest, signal: AbortSignal | undefined): Promise<GatewayReply> {
+  private async completeNow(
+    request: ParsedCompletionRequest,
+    signal: AbortSignal | undefined,
+    onGenerating: ((turn: number) => void) | undefined,
+  ): Promise<GatewayReply> {
     const { engine, tokenizer, maxTurns } = this.options;
     if (this.turns >= maxTurns)
       throw new GatewayError(
@@ -114,7 +137,10 @@ export class GatewayEpisode {
     const reason = current ? historyBreak(this.recorded, this.recordedTools, request.messages, request.tools) : null;
     const fresh = !current || reason !== undefined;
     const trajectory = fresh ? new TokenTrajectory() : current.trajectory;
-    const prompt = this.render(fresh, trajectory, request);
+    const added = fresh
+      ? request.messages
+      : withRejectedResults(request.messages.slice(this.recorded.length), this.rejected);
+    const prompt = this.render(fresh, trajectory, request.tools, added);
     const promptLength = trajectory.length + prompt.length;
     const budget = this.options.maxTotalTokens ?? Infinity;
     if (promptLength >= budget) {
@@ -126,6 +152,7 @@ export class GatewayEpisode {
       );
     }
     const sampling = this.options.sampling;
+    onGenerating?.(this.turns);
     const started = performance.now();
     // The version serving this request: a weight sync during generation does not change who sampled it.
     const { policyVersion } = this.options;
@@ -148,23 +175,28 @@ export class GatewayEpisode {
             ? { seed: sampling.seed }
             : {}),
         stopTokenIds: tokenizer.eosTokenIds,
+        ...(request.topLogprobs > 0 ? { topLogprobs: request.topLogprobs } : {}),
       },
       signal,
     );
+    if (request.topLogprobs > 0 && generation.topLogprobs?.length !== generation.tokenIds.length)
+      throw new GatewayError(
+        400,
+        'top_logprobs_unsupported',
+        `the ${engine.kind} engine did not return top logprobs; send top_logprobs: 0`,
+        'top_logprobs',
+      );
     this.engineMs += performance.now() - started;
     const cut = cutAtStop(tokenizer, generation.tokenIds, request.stop);
     const ids = generation.tokenIds.slice(0, cut.length);
     const logprobs = generation.logprobs.slice(0, cut.length);
+    const tops = generation.topLogprobs?.slice(0, cut.length);
     const finish = cut.stopped ? 'stop' : generation.finishReason;
 
     // The request's tokens join the trajectory only with the answer to them: a failed call leaves none.
     if (fresh) this.segments.push({ trajectory, reason: reason ?? null });
     const turn = this.turns++;
-    const source = fresh
-      ? 'prompt'
-      : request.messages.slice(this.recorded.length).some((m) => m.role === 'user')
-        ? 'user'
-        : 'tool';
+    const source = fresh ? 'prompt' : added.some((m) => m.role === 'user') ? 'user' : 'tool';
     trajectory.appendEnvironment(source, prompt, turn);
     trajectory.appendModel(ids, logprobs, turn, version, finish);
     trajectory.counters.turns++;
@@ -173,18 +205,23 @@ export class GatewayEpisode {
     this.generatedTokens += ids.length;
     this.lastFinish = finish;
 
-    const reply = this.reply(turn, ids, logprobs, cut.text, finish, request, promptLength, trajectory);
-    this.recorded = [...request.messages, replyMessage(reply)];
+    const reply = this.reply(turn, ids, logprobs, tops, cut.text, finish, request, promptLength, trajectory);
+    const message = replyMessage(reply);
+    this.recorded = [...request.messages, message];
+    this.shown = [...(fresh ? [] : this.shown), ...added, message];
     this.recordedTools = request.tools;
     return reply;
   }
 
   /** The request's new tokens: the whole prompt for a fresh segment, else only the messages after the recorded ones. */
-  private render(fresh: boolean, trajectory: TokenTrajectory, request: ParsedCompletionRequest): number[] {
+  private render(
+    fresh: boolean,
+    trajectory: TokenTrajectory,
+    tools: readonly ChatTool[],
+    added: readonly ChatMessage[],
+  ): number[] {
     try {
-      return fresh
-        ? this.renderer.initial(request.messages, request.tools)
-        : this.renderer.continuation(trajectory.ids.at(-1), request.messages.slice(this.recorded.length));
+      return fresh ? this.renderer.initial(added, tools) : this.renderer.continuation(trajectory.ids.at(-1), added);
     } catch (error) {
       const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
       throw new GatewayError(
@@ -200,6 +237,7 @@ export class GatewayEpisode {
     turn: number,
     ids: readonly number[],
     logprobs: readonly number[],
+    tops: readonly (readonly TokenLogprob[])[] | undefined,
     cutText: string | undefined,
     finish: string,
     request: ParsedCompletionRequest,
@@ -215,12 +253,17 @@ export class GatewayEpisode {
       if (!call.ok) this.toolErrorsByKind[call.kind] = (this.toolErrorsByKind[call.kind] ?? 0) + 1;
     }
     trajectory.counters.toolErrors += malformed.length;
-    // A malformed call is not half-executed: the whole turn goes back as text and ends with `stop`.
-    const asCalls = request.parseToolCalls && malformed.length === 0 && parsed.calls.length > 0 && finish !== 'length';
+    // As in the built-in agent, well-formed calls run and each malformed one is answered with an error the
+    // model sees next turn (withRejectedResults). A turn with no well-formed call goes back as text, ending with `stop`.
+    const asCalls = request.parseToolCalls && parsed.calls.some((c) => c.ok) && finish !== 'length';
+    const callId = (i: number): string => `call_${this.id}_${turn}_${i}`;
     const toolCalls = asCalls
       ? parsed.calls.flatMap((c, i) =>
-          c.ok ? [{ id: `call_${this.id}_${turn}_${i}`, name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
+          c.ok ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
         )
+      : [];
+    this.rejected = asCalls
+      ? parsed.calls.flatMap((c, index) => (c.ok ? [] : [{ index, id: callId(index), message: c.message }]))
       : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
     const offered = new Set(request.tools.map((t) => t.function.name));
@@ -235,7 +278,13 @@ export class GatewayEpisode {
       finishReason: finish === 'length' ? 'length' : toolCalls.length > 0 ? 'tool_calls' : 'stop',
       promptTokens: promptLength,
       completionTokens: ids.length,
-      tokens: request.logprobs ? ids.map((id, i) => ({ token: tokenizer.decode([id]), logprob: logprobs[i]! })) : [],
+      tokens: request.logprobs
+        ? ids.map((id, i) => ({
+            token: tokenizer.decode([id]),
+            logprob: logprobs[i]!,
+            top: (tops?.[i] ?? []).map((alt) => ({ token: tokenizer.decode([alt.id]), logprob: alt.logprob })),
+          }))
+        : [],
     };
   }
 }

@@ -4,6 +4,8 @@ import { calculatorTool as calculator, solve } from '../../examples/external-typ
 import { startEmbeddedEngine, TINY_ARITH_DIR, type EmbeddedEngine } from '../__fixtures__/embedded-engine.js';
 import { expectTitoInvariants, recordingEngine, type EngineExchange } from '../__fixtures__/tito-invariants.js';
 import { ArithOptions, generateArith } from '../datasets/arith.js';
+import type { Engine } from '../engines/types.js';
+import { ProviderError } from '../errors/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
 import { externalEpisodeResult } from './external-episode.js';
@@ -103,6 +105,95 @@ describe('gateway with the openai client', () => {
     const models = await client.models.list();
     expect(models.data.map((m) => m.id)).toStrictEqual(['policy']);
     expect(endpoint.episode.modelCalls).toBe(1);
+  });
+
+  test("returns the engine's k most likely tokens per position for top_logprobs, streamed and not", async () => {
+    const { client, exchanges } = episode();
+    const request = {
+      model: 'policy',
+      messages: [{ role: 'user' as const, content: tasks[1]!.prompt }],
+      tools: [calculator],
+      logprobs: true,
+      top_logprobs: 3,
+    };
+    const plain = (await client.chat.completions.create(request)).choices[0]!.logprobs!.content!;
+    expect(plain.map((t) => t.logprob)).toStrictEqual(exchanges[0]!.logprobs);
+    for (const token of plain) {
+      expect(token.top_logprobs).toHaveLength(3);
+      const lps = token.top_logprobs.map((t) => t.logprob);
+      expect(lps).toStrictEqual([...lps].sort((a, b) => b - a));
+      expect(new Set(token.top_logprobs.map((t) => t.token)).size).toBe(3);
+      // Greedy sampling: the sampled token is the most likely one, with the same logprob.
+      expect(token.top_logprobs[0]).toStrictEqual({ token: token.token, logprob: token.logprob, bytes: token.bytes });
+      expect(lps[2]!).toBeLessThan(lps[0]!);
+    }
+    const streamed: (typeof plain)[number][] = [];
+    for await (const chunk of await client.chat.completions.create({ ...request, stream: true }))
+      streamed.push(...(chunk.choices[0]?.logprobs?.content ?? []));
+    expect(streamed.map((t) => t.top_logprobs)).toStrictEqual(plain.map((t) => t.top_logprobs));
+    const refused = await client.chat.completions.create({ ...request, logprobs: false }).then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect([refused?.status, refused?.message]).toStrictEqual([400, expect.stringContaining('top_logprobs')]);
+  });
+
+  test('streams the role chunk while the engine is still generating, the rest after it, and an engine failure as an error the iterator raises', async () => {
+    // The engine is held until the test lets it go, so "before the completion ends" is an order of events, not a timing.
+    let release: (fail?: Error) => void = () => undefined;
+    const held: Engine = Object.create(embedded.engine) as Engine;
+    const events: string[] = [];
+    (held as { generate: Engine['generate'] }).generate = async (...args) => {
+      events.push('engine asked');
+      // Were the role chunk held back until the reply, nothing would release the engine: fail instead of hanging.
+      const fail = await new Promise<Error | undefined>((resolve) => {
+        const fallback = setTimeout(() => {
+          events.push('released without a first chunk');
+          resolve(undefined);
+        }, 30_000);
+        release = (error) => {
+          clearTimeout(fallback);
+          resolve(error);
+        };
+      });
+      if (fail) throw fail;
+      return embedded.engine.generate(...args);
+    };
+    const { client } = episode({ engine: held });
+    const request = {
+      model: 'policy',
+      messages: [{ role: 'user' as const, content: tasks[0]!.prompt }],
+      tools: [calculator],
+      stream: true as const,
+    };
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of await client.chat.completions.create(request)) {
+      if (chunks.length === 0) {
+        events.push(`first chunk: ${chunk.choices[0]?.delta.role}`);
+        release();
+      }
+      chunks.push(chunk);
+    }
+    expect(events).toStrictEqual(['engine asked', 'first chunk: assistant']);
+    expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((c) => c.function?.name)).toStrictEqual([
+      'calculator',
+    ]);
+
+    const failing = await client.chat.completions.create(request);
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const chunk of failing) {
+        seen.push(chunk.choices[0]?.delta.role ?? '');
+        release(new ProviderError('the engine fell over'));
+      }
+    })().then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect(seen).toStrictEqual(['assistant']);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect(error?.message).toContain('the engine failed: the engine fell over');
   });
 
   test('appends a second user turn after the answer to the same segment', async () => {

@@ -12,7 +12,7 @@ export function historyBreak(
   messages: readonly ChatMessage[],
   tools: readonly ChatTool[],
 ): string | undefined {
-  if (canonical(recordedTools) !== canonical(tools)) return 'the tools changed';
+  if (!sameJson(recordedTools, tools)) return 'the tools changed';
   if (messages.length <= recorded.length) {
     return `history trimmed or replaced: the request has ${messages.length} messages, the recorded conversation ${recorded.length}`;
   }
@@ -42,9 +42,17 @@ function sameMessage(a: ChatMessage, b: ChatMessage): boolean {
     callsA.every(
       (call, i) =>
         call.function.name === callsB[i]!.function.name &&
-        canonical(call.function.arguments) === canonical(callsB[i]!.function.arguments),
+        sameJson(call.function.arguments, callsB[i]!.function.arguments),
     )
   );
+}
+
+/**
+ * Equal as JSON values. A client sends back what it was given, usually in the same key order, so the
+ * native serialiser settles almost every comparison; key order is only normalised when that differs.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b) || canonical(a) === canonical(b);
 }
 
 /** JSON with object keys sorted, so argument objects compare by value. */

@@ -9,6 +9,7 @@ import { resolveAlgorithm } from '../recipe/presets.js';
 import { runInspectTrajectory } from '../cli/inspect-trajectory.js';
 import { AlgorithmSchema } from '../recipe/schema.js';
 import { createVllmClient } from '../engines/vllm.js';
+import { summarize } from '../run/evaluate.js';
 import { trajectoryRecord } from '../run/step-record.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
@@ -81,6 +82,14 @@ describe('history rewrites', () => {
       `${JSON.stringify(trajectoryRecord(rollout, 1, 0.5))}\n`,
     );
     const view = await runInspectTrajectory({ path: run, episode: 0, model: TINY_TOKENIZER_DIR, drift: true });
+    // Evals count rewrites as training steps do; a built-in episode (no count) adds 0 to the mean.
+    const builtin = { ...rollout, episode: { ...result, stats: { ...result.stats, historyRewrites: undefined } } };
+    expect(summarize([[rollout, builtin]], { label: 'e', split: 'test', samples: 2 })['gateway/history_rewrites']).toBe(
+      0.5,
+    );
+    expect(summarize([[builtin]], { label: 'e', split: 'test', samples: 1 })).not.toHaveProperty(
+      'gateway/history_rewrites',
+    );
     expect(view).toContain(`history rewrite 1: ${reason}; the trajectory shown is segment 2, every segment is trained`);
     expect(view).toContain('agent stderr (end):\n  warming up');
 

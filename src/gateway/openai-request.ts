@@ -76,6 +76,8 @@ export interface ParsedCompletionRequest {
   readonly maxTokens?: number;
   readonly stop: readonly string[];
   readonly logprobs: boolean;
+  /** Most likely alternatives to return per token (`top_logprobs`, 0-20; needs `logprobs`). */
+  readonly topLogprobs: number;
   readonly stream: boolean;
   readonly includeUsage: boolean;
   readonly seed?: number;
@@ -102,6 +104,9 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       `only "auto" and "none" are supported (got ${JSON.stringify(choice)}): the model chooses its calls itself`,
     );
   }
+  const topLogprobs = request.top_logprobs ?? 0;
+  if (topLogprobs > 0 && request.logprobs !== true)
+    throw badRequest('top_logprobs', 'needs logprobs: true (as OpenAI requires)');
   const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? undefined;
   return {
     messages: request.messages.map((m, i) => chatMessage(m, i)),
@@ -119,6 +124,7 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
     ...(maxTokens === undefined ? {} : { maxTokens }),
     stop: request.stop == null ? [] : typeof request.stop === 'string' ? [request.stop] : request.stop,
     logprobs: request.logprobs === true,
+    topLogprobs,
     stream: request.stream === true,
     includeUsage: request.stream_options?.include_usage === true,
     ...(request.seed == null ? {} : { seed: request.seed }),

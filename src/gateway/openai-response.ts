@@ -39,10 +39,32 @@ export function completionBody(reply: GatewayReply, meta: ReplyMeta, logprobs: b
   };
 }
 
+/** One Server-Sent Event in OpenAI's chunk shape. */
+function sseChunk(
+  meta: ReplyMeta,
+  choice: Record<string, unknown> | null,
+  extra: Record<string, unknown> = {},
+): string {
+  const body = {
+    id: meta.id,
+    object: 'chat.completion.chunk',
+    created: meta.created,
+    model: meta.model,
+    choices: choice ? [{ index: 0, logprobs: null, finish_reason: null, ...choice }] : [],
+    ...extra,
+  };
+  return `data: ${JSON.stringify(body)}\n\n`;
+}
+
+/** The first chunk of a streamed reply, sent as soon as the engine is asked: the assistant role. */
+export function roleChunk(meta: ReplyMeta): string {
+  return sseChunk(meta, { delta: { role: 'assistant', content: '' } });
+}
+
 /**
- * The same reply as Server-Sent Events in OpenAI's chunk shape: the role, the text, one chunk per tool
- * call (whole arguments at once), the finish reason, the usage chunk when asked, then `[DONE]`. The
- * engine answers in one piece, so the chunks are written together.
+ * The rest of a streamed reply after `roleChunk`, in OpenAI's chunk shape: the reasoning, the text, one
+ * chunk per tool call (whole arguments at once), the finish reason, the usage chunk when asked, then
+ * `[DONE]`. The logprobs ride on the text chunk, or on the first call's when there is no text.
  */
 export function completionChunks(
   reply: GatewayReply,
@@ -50,29 +72,29 @@ export function completionChunks(
   logprobs: boolean,
   includeUsage: boolean,
 ): string {
-  const chunk = (
-    delta: Record<string, unknown>,
-    finishReason: string | null,
-    extra: Record<string, unknown> = {},
-  ): string =>
-    `data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason, ...extra }] })}\n\n`;
-  let out = chunk({ role: 'assistant', content: '' }, null);
-  if (reply.reasoning) out += chunk({ reasoning_content: reply.reasoning }, null);
-  if (reply.text) out += chunk({ content: reply.text }, null, logprobs ? { logprobs: logprobsBody(reply) } : {});
+  let pendingLogprobs = logprobs ? { logprobs: logprobsBody(reply) } : {};
+  const take = (): Record<string, unknown> => {
+    const taken = pendingLogprobs;
+    pendingLogprobs = {};
+    return taken;
+  };
+  let out = '';
+  if (reply.reasoning) out += sseChunk(meta, { delta: { reasoning_content: reply.reasoning } });
+  if (reply.text) out += sseChunk(meta, { delta: { content: reply.text }, ...take() });
   for (const [index, call] of reply.toolCalls.entries()) {
-    out += chunk(
-      {
-        tool_calls: [
-          { index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } },
-        ],
-      },
-      null,
-    );
+    const delta = {
+      tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
+    };
+    out += sseChunk(meta, { delta, ...take() });
   }
-  out += chunk({}, reply.finishReason);
-  if (includeUsage)
-    out += `data: ${JSON.stringify({ id: meta.id, object: 'chat.completion.chunk', created: meta.created, model: meta.model, choices: [], usage: usage(reply) })}\n\n`;
+  out += sseChunk(meta, { delta: {}, finish_reason: reply.finishReason, ...take() });
+  if (includeUsage) out += sseChunk(meta, null, { usage: usage(reply) });
   return `${out}data: [DONE]\n\n`;
+}
+
+/** An error after the stream began, as OpenAI sends one: the official clients raise it from their iterator. */
+export function errorChunk(body: Record<string, unknown>): string {
+  return `data: ${JSON.stringify(body)}\n\n`;
 }
 
 function usage(reply: GatewayReply): Record<string, number> {
@@ -83,14 +105,16 @@ function usage(reply: GatewayReply): Record<string, number> {
   };
 }
 
-/** The engine reports the sampled token's logprob only, so `top_logprobs` lists are empty. */
+/** OpenAI's `logprobs.content`: each token with its bytes and, when `top_logprobs` asked, its alternatives. */
 function logprobsBody(reply: GatewayReply): { content: unknown[] } {
   return {
     content: reply.tokens.map((t) => ({
-      token: t.token,
-      logprob: t.logprob,
-      bytes: [...Buffer.from(t.token, 'utf8')],
-      top_logprobs: [],
+      ...tokenLogprob(t),
+      top_logprobs: t.top.map(tokenLogprob),
     })),
   };
+}
+
+function tokenLogprob(t: { readonly token: string; readonly logprob: number }): Record<string, unknown> {
+  return { token: t.token, logprob: t.logprob, bytes: [...Buffer.from(t.token, 'utf8')] };
 }

@@ -5,7 +5,7 @@ import { ProviderError } from '../errors/index.js';
 import { GatewayError } from './errors.js';
 import { GatewayEpisode, type GatewayEpisodeOptions } from './gateway-episode.js';
 import { parseCompletionRequest } from './openai-request.js';
-import { completionBody, completionChunks } from './openai-response.js';
+import { completionBody, completionChunks, errorChunk, roleChunk, type ReplyMeta } from './openai-response.js';
 
 /** Where one episode's agent reaches the model. */
 export interface EpisodeEndpoint {
@@ -127,14 +127,24 @@ async function handle(
     return;
   }
   const request = parseCompletionRequest(body);
-  const reply = await open.episode.complete(request, open.abort.signal);
-  const meta = { id: `chatcmpl-${id}-${reply.turn}`, created: Math.floor(Date.now() / 1000), model: modelName() };
-  if (request.stream) {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.end(completionChunks(reply, meta, request.logprobs, request.includeUsage));
-  } else {
-    sendJson(res, 200, completionBody(reply, meta, request.logprobs));
+  const meta = (turn: number): ReplyMeta => ({
+    id: `chatcmpl-${id}-${turn}`,
+    created: Math.floor(Date.now() / 1000),
+    model: modelName(),
+  });
+  if (!request.stream) {
+    const reply = await open.episode.complete(request, open.abort.signal);
+    sendJson(res, 200, completionBody(reply, meta(reply.turn), request.logprobs));
+    return;
   }
+  // The role chunk goes out when the engine is asked; the engine answers in one piece, so the rest follows it.
+  let streamMeta: ReplyMeta | undefined;
+  const reply = await open.episode.complete(request, open.abort.signal, (turn) => {
+    streamMeta = meta(turn);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.write(roleChunk(streamMeta));
+  });
+  res.end(completionChunks(reply, streamMeta ?? meta(reply.turn), request.logprobs, request.includeUsage));
 }
 
 function requireMethod(req: IncomingMessage, method: string): void {
@@ -142,20 +152,34 @@ function requireMethod(req: IncomingMessage, method: string): void {
     throw new GatewayError(405, 'method_not_allowed', `${req.method} is not allowed here; use ${method}`);
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES)
-      throw new GatewayError(413, 'request_too_large', `the request body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (error) {
-    throw new GatewayError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`);
-  }
+/** The body as JSON; read with stream events, as an async iterator costs more per request. */
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        req.removeAllListeners('data');
+        req.resume();
+        reject(
+          new GatewayError(413, 'request_too_large', `the request body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB`),
+        );
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', reject);
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse((chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)).toString('utf8')));
+      } catch (error) {
+        reject(
+          new GatewayError(400, 'invalid_json', `the request body is not valid JSON: ${(error as Error).message}`),
+        );
+      }
+    });
+  });
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
@@ -177,7 +201,8 @@ function sendError(res: ServerResponse, error: unknown): void {
             `gateway error: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`,
           );
   if (res.headersSent) {
-    res.destroy();
+    // A stream already under way: the error is its last event, which OpenAI clients raise.
+    if (!res.writableEnded) res.end(errorChunk(refusal.toBody()));
     return;
   }
   sendJson(res, refusal.status, refusal.toBody());

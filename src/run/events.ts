@@ -97,4 +97,6 @@ export interface EvalSummary {
   readonly mean_turns: number;
   readonly mean_tokens: number;
   readonly failed_episodes: number;
+  /** External agents only: history rewrites per episode (see src/gateway). */
+  readonly 'gateway/history_rewrites'?: number;
 }

@@ -133,8 +133,8 @@ export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${s
   return counts;
 }
 
-/** External-agent steps only: history rewrites per episode (each started a new trajectory segment). */
-function gatewayFigures(rollouts: readonly Rollout[]): Record<`gateway/${string}`, number> {
+/** External-agent steps and evals only: history rewrites per episode (each started a new trajectory segment). */
+export function gatewayFigures(rollouts: readonly Rollout[]): Record<`gateway/${string}`, number> {
   const rewrites = rollouts.map((r) => r.episode.stats.historyRewrites);
   if (rewrites.every((n) => n === undefined)) return {};
   return {

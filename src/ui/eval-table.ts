@@ -12,6 +12,15 @@ export function evalFigures(summary: EvalSummary): [label: string, value: number
     ['turns', summary.mean_turns, 'turns'],
     ['generated tokens', summary.mean_tokens, 'tokens'],
     ['failed episodes', summary.failed_episodes, 'failed_episodes'],
+    ...(summary['gateway/history_rewrites'] === undefined
+      ? []
+      : [
+          ['history rewrites / episode', summary['gateway/history_rewrites'], 'history_rewrites'] as [
+            string,
+            number,
+            string,
+          ],
+        ]),
   ];
 }
 
