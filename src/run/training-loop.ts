@@ -150,6 +150,7 @@ async function* loop(
         );
       served.advance(policyVersion);
       const syncSeconds = (performance.now() - syncStart) / 1000;
+      const transfer = trained ? ctx.engine.lastTransfer : undefined;
 
       // record
       const now = performance.now();
@@ -168,6 +169,7 @@ async function* loop(
           step: (now - stepStart) / 1000,
         },
         overlap: overlapFigures(fresh, collector.activity().busySeconds, trainSeconds + syncSeconds, wallSeconds),
+        transfer,
       });
       const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
       await store.writeTrajectories(
