@@ -15,6 +15,7 @@ import type { LaunchTrainerOptions } from '../trainer/launch.js';
 import { freePort } from '../util/free-port.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
+import { uploadThroughTemplate } from './hosts-upload.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
 import {
@@ -45,10 +46,10 @@ export interface ClusterLaunch {
   place(replica: number): ReplicaPlace;
   /**
    * Puts a written sync directory where replica `replica` reads it and returns that path (engine-sync's
-   * stage): a copy in cluster.shared_dir, or, on slurm without one, a copy streamed to the replica's node.
-   * Undefined (hosts without shared_dir) when the engines read the run directory at the same path.
+   * stage): a copy in cluster.shared_dir, or without one a copy streamed to the replica's node (an srun
+   * step on slurm, the command template on hosts). The directory is read where atk runs.
    */
-  readonly stage?: (replica: number, dir: string) => Promise<string>;
+  readonly stage: (replica: number, dir: string) => Promise<string>;
   /** Remembers processes whose end before close() is a lost node or step. */
   watch(processes: readonly PlacedProcess[]): void;
   /** The first watched process that ended before close(), as the error that fails the step. */
@@ -149,11 +150,18 @@ export async function startClusterLaunch(
               `/tmp/atk-sync-${process.pid}-r${replica}`,
               basename(dir),
             )
-        : undefined;
+        : (replica: number, dir: string): Promise<string> =>
+            uploadThroughTemplate(
+              cluster.command,
+              placement.engineReplicas[replica]!.node,
+              dir,
+              `/tmp/atk-sync-${process.pid}-r${replica}`,
+              basename(dir),
+            );
   return {
     allocation,
     placement,
-    ...(stage ? { stage } : {}),
+    stage,
     trainer: {
       host: trainerHost,
       wrap: (command) =>
