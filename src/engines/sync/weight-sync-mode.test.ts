@@ -56,6 +56,16 @@ describe('weightSyncProblems', () => {
     ]);
   });
 
+  test('rejects a weight_sync on the user simulator engine, which is never synced', () => {
+    const user = { engine: { ...shipped.model.engine, weight_sync: 'disk' } } as ResolvedRecipe['user'];
+    expect(weightSyncProblems({ ...variant(), user })).toStrictEqual([
+      {
+        path: 'user.engine.weight_sync',
+        message: 'the user simulator is never trained: no weights are synced into it',
+      },
+    ]);
+  });
+
   test('rejects the recipe at load time, as atk validate and atk run do', async () => {
     const error = await loadRecipe(slurmRecipe, [
       'model.engine.kind=sglang',

@@ -8,7 +8,7 @@ import type { ResolvedRecipe } from '../../recipe/resolve.js';
 
 export type FullWeightSync = 'disk' | 'broadcast';
 
-type WeightSyncRecipe = Pick<ResolvedRecipe, 'model' | 'cluster' | 'algorithm'>;
+type WeightSyncRecipe = Pick<ResolvedRecipe, 'model' | 'cluster' | 'algorithm'> & Partial<Pick<ResolvedRecipe, 'user'>>;
 
 /**
  * The full-weight sync a recipe gets: its `model.engine.weight_sync`, or for `auto` a broadcast off one
@@ -27,6 +27,13 @@ export function fullWeightSync(recipe: WeightSyncRecipe): FullWeightSync | undef
 /** A `weight_sync: broadcast` the recipe cannot use, with why. */
 export function weightSyncProblems(recipe: WeightSyncRecipe): RecipeProblem[] {
   const { engine } = recipe.model;
+  if ((recipe.user?.engine?.weight_sync ?? 'auto') !== 'auto')
+    return [
+      {
+        path: 'user.engine.weight_sync',
+        message: 'the user simulator is never trained: no weights are synced into it',
+      },
+    ];
   if (engine.weight_sync !== 'broadcast') return [];
   const path = 'model.engine.weight_sync';
   if (engine.kind === 'embedded')
