@@ -309,7 +309,8 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
     const lost = cluster.failure();
     if (lost) throw lost;
     try {
-      return await call();
+      // A call to a lost component may wait out its whole timeout (a hung node answers nothing): the loss ends it.
+      return await Promise.race([call(), liveness.lost]);
     } catch (error) {
       for (
         const end = performance.now() + LOSS_GRACE_MS;

@@ -233,6 +233,34 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 
+  test('rejects a run whose engine process stops answering mid-run, after three unanswered heartbeats, naming the replica and its node', async () => {
+    const { dir, recipe } = await writeTwin('slurm-hung', 40);
+    const cli = atkInAllocation(dir, recipe);
+    const run = join(dir, 'runs', 'slurm-hung', 'v001');
+    const metrics = join(run, 'metrics.jsonl');
+    for (
+      let waited = 0;
+      waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim());
+      waited += 250
+    )
+      await sleep(250);
+    // SIGSTOP: the engine's process neither ends nor refuses connections, as on a hung node.
+    const enginePid = Number(
+      /embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1],
+    );
+    process.kill(enginePid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    const result = await cli;
+    const seconds = (Date.now() - stoppedAt) / 1000;
+    expect(result.exitCode).not.toBe(0);
+    expect(String(result.stderr)).toMatch(
+      /engine replica 0 on node n2 \(slurm job \d+\) answered none of 3 heartbeats \(GET \/health, 10 s apart\) during the run/,
+    );
+    // 3 heartbeats 10 s apart, each given 5 s, then the steps' cancellation: well under the 120 s request timeout.
+    expect(seconds).toBeLessThan(75);
+    expect(await jobSteps()).toStrictEqual([]);
+  }, 300_000);
+
   test('rejects a run whose engine step is cancelled mid-run, naming the engine replica and its node, with every step gone', async () => {
     const { dir, recipe } = await writeTwin('slurm-lost', 40);
     const cli = atkInAllocation(dir, recipe);
