@@ -8,10 +8,14 @@ import { EngineSchema } from '../recipe/schema.js';
 import { embeddedVllmCommand } from './engine-processes.js';
 import { writeTinyAdapter, writeTinyModel } from './tiny-qwen2.js';
 
-/** Writes a tiny random model under `dir/tiny` and launches two stand-in replicas on "GPUs" 0 and 1, logs in `dir/logs`. */
+/**
+ * Writes a tiny random model under `dir/tiny` and launches two stand-in replicas on "GPUs" 0 and 1, logs in
+ * `dir/logs`: with a LoRA slot, or with `fullWeights` with atk's worker extension (full-weight syncs).
+ */
 export async function launchStandinReplicas(
   dir: string,
   onProgress?: (progress: EngineStartProgress) => void,
+  fullWeights = false,
 ): Promise<LaunchedEngines> {
   const model = writeTinyModel(join(dir, 'tiny'));
   process.env.ATK_STANDIN_INIT = 'random';
@@ -26,7 +30,7 @@ export async function launchStandinReplicas(
     kind: 'vllm',
     config,
     model,
-    lora: { rank: 8, targetModules: ['q_proj'] },
+    ...(fullWeights ? {} : { lora: { rank: 8, targetModules: ['q_proj'] } }),
     logsDir: join(dir, 'logs'),
     requestTimeoutMs: 30_000,
     ...(onProgress ? { onProgress } : {}),

@@ -15,6 +15,8 @@ import type { LaunchTrainerOptions } from '../trainer/launch.js';
 import { freePort } from '../util/free-port.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
+import { uploadThroughTemplate } from './hosts-upload.js';
+import { watchLiveness } from './liveness.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
 import {
@@ -45,14 +47,16 @@ export interface ClusterLaunch {
   place(replica: number): ReplicaPlace;
   /**
    * Puts a written sync directory where replica `replica` reads it and returns that path (engine-sync's
-   * stage): a copy in cluster.shared_dir, or, on slurm without one, a copy streamed to the replica's node.
-   * Undefined (hosts without shared_dir) when the engines read the run directory at the same path.
+   * stage): a copy in cluster.shared_dir, or without one a copy streamed to the replica's node (an srun
+   * step on slurm, the command template on hosts). The directory is read where atk runs.
    */
-  readonly stage?: (replica: number, dir: string) => Promise<string>;
+  readonly stage: (replica: number, dir: string) => Promise<string>;
   /** Remembers processes whose end before close() is a lost node or step. */
   watch(processes: readonly PlacedProcess[]): void;
   /** The first watched process that ended before close(), as the error that fails the step. */
   failure(): ProviderError | undefined;
+  /** Where `node` is, for messages: `node n2 (slurm job 7)` or `host gpu3`. */
+  where(node: string): string;
   /** Cancels every step still running (slurm) and stops the watchdog; idempotent. */
   close(): Promise<void>;
 }
@@ -125,6 +129,8 @@ export async function startClusterLaunch(
   const shares = replicaGpus(engine.gpus, Math.max(demand.replicasPerNode, 1));
   const stopWatchdog = allocation.launcher === 'slurm' ? startStepWatchdog(allocation.jobId!, prefix) : () => undefined;
   const watched: { process: PlacedProcess; ended?: number | null }[] = [];
+  const where = (node: string): string =>
+    allocation.launcher === 'slurm' ? `node ${node} (slurm job ${allocation.jobId})` : `host ${node}`;
   let closing = false;
   let closed: Promise<void> | undefined;
   // One copy per sync however many replicas ask for it (they ask at once).
@@ -149,11 +155,18 @@ export async function startClusterLaunch(
               `/tmp/atk-sync-${process.pid}-r${replica}`,
               basename(dir),
             )
-        : undefined;
+        : (replica: number, dir: string): Promise<string> =>
+            uploadThroughTemplate(
+              cluster.command,
+              placement.engineReplicas[replica]!.node,
+              dir,
+              `/tmp/atk-sync-${process.pid}-r${replica}`,
+              basename(dir),
+            );
   return {
     allocation,
     placement,
-    ...(stage ? { stage } : {}),
+    stage,
     trainer: {
       host: trainerHost,
       wrap: (command) =>
@@ -188,16 +201,19 @@ export async function startClusterLaunch(
         void process.exited.then((code) => void (entry.ended = code));
       }
     },
+    where,
     failure: () => {
       if (closing) return undefined;
       const lost = watched.find((w) => w.ended !== undefined);
       if (!lost) return undefined;
       const { component, node, logFile } = lost.process;
       const how = lost.ended === null ? 'was killed' : `exited with code ${lost.ended}`;
-      const where = allocation.launcher === 'slurm' ? `node ${node} (slurm job ${allocation.jobId})` : `host ${node}`;
-      return new ProviderError(`${component} on ${where} ${how} during the run (log: logs/${basename(logFile)})`, {
-        hint: 'the node or its step was lost (scancel, node failure, out of memory); atk run --resume continues from the last checkpoint, also on a new allocation',
-      });
+      return new ProviderError(
+        `${component} on ${where(node)} ${how} during the run (log: logs/${basename(logFile)})`,
+        {
+          hint: 'the node or its step was lost (scancel, node failure, out of memory); atk run --resume continues from the last checkpoint, also on a new allocation',
+        },
+      );
     },
     close: () =>
       (closed ??= (async () => {
@@ -243,6 +259,9 @@ export interface GuardablePolicy {
   readonly trainer: object;
   readonly sync: object;
   readonly facts: Readonly<Record<string, unknown>>;
+  /** Rejects once a placed process is lost (set here). */
+  readonly lost?: Promise<never>;
+  close(): Promise<void>;
 }
 
 /** How long a failed call waits for a lost process to be noticed, so the error names it rather than a refused connection. */
@@ -256,8 +275,8 @@ const LOSS_GRACE_MS = 5000;
 export function guardPlacedPolicy<P extends GuardablePolicy>(
   policy: P,
   cluster: ClusterLaunch,
-  trainer: Pick<PlacedProcess, 'logFile' | 'exited'>,
-  engines: readonly Pick<PlacedProcess, 'logFile' | 'exited'>[],
+  trainer: Listening,
+  engines: readonly Listening[],
 ): P {
   const { placement } = cluster;
   cluster.watch([
@@ -268,11 +287,30 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
       ...pick(p),
     })),
   ]);
+  // Between calls too (the rollout phase): a lost process, or one that stopped answering, fails the step.
+  const liveness = watchLiveness({
+    failure: () => cluster.failure(),
+    heartbeats: [
+      {
+        component: 'trainer',
+        where: cluster.where(placement.trainerNodes[0]!),
+        url: trainer.baseUrl,
+        path: '/control/health',
+      },
+      ...engines.map((p, i) => ({
+        component: `engine replica ${i}`,
+        where: cluster.where(placement.engineReplicas[i]?.node ?? '?'),
+        url: p.baseUrl,
+        path: '/health',
+      })),
+    ],
+  });
   const guard = async <R>(call: () => Promise<R>): Promise<R> => {
     const lost = cluster.failure();
     if (lost) throw lost;
     try {
-      return await call();
+      // A call to a lost component may wait out its whole timeout (a hung node answers nothing): the loss ends it.
+      return await Promise.race([call(), liveness.lost]);
     } catch (error) {
       for (
         const end = performance.now() + LOSS_GRACE_MS;
@@ -289,6 +327,11 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
     ...policy,
     trainer: guardMethods(policy.trainer, guard),
     sync: guardMethods(policy.sync, guard),
+    lost: liveness.lost,
+    close: async () => {
+      liveness.stop();
+      await policy.close();
+    },
     facts: {
       ...policy.facts,
       cluster: cluster.allocation.launcher,
@@ -297,6 +340,9 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
     },
   };
 }
+
+/** A placed process with the base URL its heartbeats go to. */
+type Listening = Pick<PlacedProcess, 'logFile' | 'exited'> & { readonly baseUrl: string };
 
 function pick(p: Pick<PlacedProcess, 'logFile' | 'exited'>): Pick<PlacedProcess, 'logFile' | 'exited'> {
   return { logFile: p.logFile, exited: p.exited };

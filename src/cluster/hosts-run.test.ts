@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -9,9 +9,11 @@ import { projectRoot } from '../util/paths.js';
 
 // The hosts launcher with a command template that runs locally ([env, "ATK_HOST={host}"] in place of
 // [ssh, "{host}"]): the trainer on "host" 127.0.0.1, the engine replica bound to 127.0.0.2, both
-// requiring the run's token, which every atk client must then send.
+// requiring the run's token, which every atk client must then send. Without cluster.shared_dir each
+// step's adapter goes to the engine host through the same template (rm, mkdir, tar -c | tar -x).
 describe('atk run with the hosts launcher', () => {
-  test('returns a finished run with the trainer and the engine on their hosts, both guarded by the run token', async () => {
+  test('returns a finished run with the trainer and the engine on their hosts, both guarded by the run token, the adapter uploaded through the template', async () => {
+    const started = Date.now();
     const dir = mkdtempSync(join(tmpdir(), 'atk-hosts-'));
     const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
     const recipe = join(dir, 'hosts.yaml');
@@ -53,5 +55,19 @@ describe('atk run with the hosts launcher', () => {
       /, on 127\.0\.0\.2:\d+\n/.test(engineLog),
     ]).toStrictEqual([true, true, true]);
     expect(readFileSync(join(run, 'logs', 'trainer.log'), 'utf8')).toContain('requests need the per-run token');
+    // The engine host's copy (its /tmp, here this machine's): the last step's adapter, the previous copy removed.
+    const copies = readdirSync(tmpdir())
+      .filter((d) => /^atk-sync-\d+-r0$/.test(d))
+      .map((d) => join(tmpdir(), d))
+      .filter((d) => statSync(d).mtimeMs >= started);
+    try {
+      expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);
+      expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual([
+        'adapter_config.json',
+        'adapter_model.safetensors',
+      ]);
+    } finally {
+      for (const d of copies) rmSync(d, { recursive: true, force: true });
+    }
   }, 300_000);
 });

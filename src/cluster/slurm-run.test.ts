@@ -30,9 +30,13 @@ async function writeTwin(
   name: string,
   steps: number,
   lines: readonly string[] = STANDIN_ENGINE,
+  train = '',
+  shipped = false,
 ): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
-  const model = await writeModelWithWeights(join(dir, 'model'), join(projectRoot(), 'models', 'tiny-arith'));
+  // The shipped tiny-arith model has a learning signal under GRPO; random weights of its architecture train by SFT.
+  const tinyArith = join(projectRoot(), 'models', 'tiny-arith');
+  const model = shipped ? tinyArith : await writeModelWithWeights(join(dir, 'model'), tinyArith);
   const recipe = join(dir, `${name}.yaml`);
   writeFileSync(
     recipe,
@@ -43,7 +47,7 @@ async function writeTwin(
       'model:',
       `  path: ${model}`,
       ...lines,
-      `train: {steps: ${steps}, eval_before: false, eval_after: false}`,
+      `train: {steps: ${steps}, eval_before: false, eval_after: false${train}}`,
     ].join('\n'),
   );
   return { dir, recipe };
@@ -51,15 +55,30 @@ async function writeTwin(
 
 /** `salloc -N2` running the atk CLI: atk reads the allocation from the environment salloc sets. */
 function atkInAllocation(dir: string, recipe: string): ReturnType<typeof execa> {
+  return atkCliInAllocation(dir, ['run', recipe, `output.runs_dir=${join(dir, 'runs')}`]);
+}
+
+function atkCliInAllocation(dir: string, atkArgs: readonly string[]): ReturnType<typeof execa> {
   const [file, ...args] = tsScript('atk-cli.ts');
-  return execa(
-    'salloc',
-    ['-N2', '--job-name=atk-test', '--', file!, ...args, 'run', recipe, `output.runs_dir=${join(dir, 'runs')}`],
-    {
-      reject: false,
-      cwd: dir,
-      env: slurm.env,
-    },
+  return execa('salloc', ['-N2', '--job-name=atk-test', '--', file!, ...args, ...atkArgs], {
+    reject: false,
+    cwd: dir,
+    env: slurm.env,
+  });
+}
+
+/** stderr but for npm's and salloc's own lines. */
+function atkErrors(result: { stderr: unknown }): string {
+  return String(result.stderr)
+    .split('\n')
+    .filter((l) => !/^(npm warn|salloc: )/.test(l))
+    .join('\n');
+}
+
+/** Steps each slurmd launched (its log), by node. */
+function stepsOn(node: string): string[] {
+  return [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
+    (m) => m[1]!,
   );
 }
 
@@ -120,10 +139,6 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     expect(JSON.stringify(manifest)).toContain('"trainer_nodes":["n1"],"engine_nodes":["n2"]');
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('"SLURMD_NODENAME": "n2"');
     // What each slurmd launched: one step on n1 (the trainer); on n2 the engine and one upload per sync.
-    const stepsOn = (node: string): string[] =>
-      [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
-        (m) => m[1]!,
-      );
     const [onN1, onN2] = [stepsOn('n1'), stepsOn('n2')];
     expect([onN1.length, onN2.length, onN2.includes(onN1[0]!)]).toStrictEqual([1, 3, false]);
     // No shared directory: each step's adapter went to n2 through an srun step, the previous copy removed.
@@ -147,13 +162,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
       'algorithm: {name: sft}',
     ]);
     const result = await atkInAllocation(dir, recipe);
-    expect([
-      result.exitCode,
-      String(result.stderr)
-        .split('\n')
-        .filter((l) => !/^(npm warn|salloc: )/.test(l))
-        .join('\n'),
-    ]).toStrictEqual([0, '']);
+    expect([result.exitCode, atkErrors(result)]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'slurm-2node', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()
@@ -163,11 +172,92 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain(
       '"trainer_nodes":["n1","n2"]',
     );
-    const stepsOn = (node: string): string[] =>
-      [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
-        (m) => m[1]!,
-      );
     expect(stepsOn('n1').filter((id) => stepsOn('n2').includes(id))).toHaveLength(1);
+    expect(await jobSteps()).toStrictEqual([]);
+  }, 300_000);
+
+  test('returns a full-weight run broadcast to n2 without a shared directory that, its job cancelled mid-run, resumes in a new allocation with every step once', async () => {
+    const { dir, recipe } = await writeTwin(
+      'slurm-broadcast',
+      4,
+      [
+        `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, replicas: 1, startup_timeout_s: 120}`,
+        '  trainer: {device: cpu, nodes: 1}',
+      ],
+      ', save_every: 1',
+      true,
+    );
+    const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
+    const run = join(dir, 'runs', 'slurm-broadcast', 'v001');
+    const metrics = join(run, 'metrics.jsonl');
+    const first = atkInAllocation(dir, recipe);
+    for (
+      let waited = 0;
+      waited < 240_000 && !existsSync(join(run, 'checkpoints', 'step-00001', 'model.safetensors'));
+      waited += 250
+    )
+      await sleep(250);
+    const jobId = (await jobSteps()).find((l) => /atk-\d+-engine-0/.test(l))?.split('.')[0];
+    expect(jobId).toMatch(/^\d+$/);
+    await execa('scancel', [jobId!], { env: slurm.env }); // the whole allocation goes, as when its time ends
+    const killed = await first;
+    const linesAtKill = readFileSync(metrics, 'utf8').trim().split('\n').length;
+    expect([killed.exitCode !== 0, linesAtKill < 4]).toStrictEqual([true, true]);
+    expect(await jobSteps()).toStrictEqual([]);
+
+    const resumed = await atkCliInAllocation(dir, ['run', '--resume', run]);
+    expect([resumed.exitCode, atkErrors(resumed)]).toStrictEqual([0, '']);
+    const lines = readFileSync(metrics, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number | string>);
+    // One resume, from a checkpoint the first allocation committed (step 1 at least, before the last step).
+    const resumes = lines.filter((l) => l.kind === 'resume').map((l) => Number(l.step));
+    expect([resumes.length, resumes[0]! >= 1 && resumes[0]! < 4]).toStrictEqual([1, true]);
+    const steps = lines.filter((l) => l.kind === 'train') as Record<string, number>[];
+    // Each step once, in order, across both allocations; every sync went by broadcast and took (the trainer's
+    // logprobs agree with the engine's), the resumed run's first one included.
+    expect(
+      steps.map((s) => [s.step, s.policy_version, s['sync/tensors']! > 0, s['train/mismatch_max']! < 1e-4]),
+    ).toStrictEqual([
+      [1, 1, true, true],
+      [2, 2, true, true],
+      [3, 3, true, true],
+      [4, 4, true, true],
+    ]);
+    const manifest = readFileSync(join(run, 'manifest.json'), 'utf8');
+    expect(manifest).toContain('"weight_sync": "full (broadcast)"');
+    // n2 ran the engine once per allocation and nothing else: no upload step, no sync directory anywhere.
+    expect([stepsOn('n1').length - before.n1, stepsOn('n2').length - before.n2]).toStrictEqual([2, 2]);
+    expect(existsSync(join(run, 'checkpoints', 'sync'))).toBe(false);
+    expect(await jobSteps()).toStrictEqual([]);
+  }, 300_000);
+
+  test('rejects a run whose engine process stops answering mid-run, after three unanswered heartbeats, naming the replica and its node', async () => {
+    const { dir, recipe } = await writeTwin('slurm-hung', 40);
+    const cli = atkInAllocation(dir, recipe);
+    const run = join(dir, 'runs', 'slurm-hung', 'v001');
+    const metrics = join(run, 'metrics.jsonl');
+    for (
+      let waited = 0;
+      waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim());
+      waited += 250
+    )
+      await sleep(250);
+    // SIGSTOP: the engine's process neither ends nor refuses connections, as on a hung node.
+    const enginePid = Number(
+      /embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1],
+    );
+    process.kill(enginePid, 'SIGSTOP');
+    const stoppedAt = Date.now();
+    const result = await cli;
+    const seconds = (Date.now() - stoppedAt) / 1000;
+    expect(result.exitCode).not.toBe(0);
+    expect(String(result.stderr)).toMatch(
+      /engine replica 0 on node n2 \(slurm job \d+\) answered none of 3 heartbeats \(GET \/health, 10 s apart\) during the run/,
+    );
+    // 3 heartbeats 10 s apart, each given 5 s, then the steps' cancellation: well under the 120 s request timeout.
+    expect(seconds).toBeLessThan(75);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 

@@ -53,6 +53,12 @@ export const EngineSchema = z
     gpus_per_replica: nonNegativeInt
       .optional()
       .describe('slurm/hosts: GPUs each replica needs on its node; atk validate checks the allocation has them.'),
+    weight_sync: z
+      .enum(['auto', 'disk', 'broadcast'])
+      .default('auto')
+      .describe(
+        'vllm, full weights: disk (the trainer writes them, each replica reloads the files) or broadcast (a torch.distributed group, NCCL on GPUs, gloo on CPU, from trainer rank 0 to every engine worker); auto: broadcast off one machine without cluster.shared_dir, else disk.',
+      ),
   })
   .describe('How generation is served.');
 

@@ -21,6 +21,8 @@ export interface RunningPolicy {
   readonly engine: Engine;
   /** Facts for the run manifest (backend, device, parameter counts, python, engine kind). */
   readonly facts: Readonly<Record<string, unknown>>;
+  /** Placed processes (cluster launchers): rejects, naming node and component, once one is lost mid-run. */
+  readonly lost?: Promise<never>;
   close(): Promise<void>;
 }
 

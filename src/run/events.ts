@@ -80,6 +80,8 @@ export interface StepMetrics {
   readonly [failedByKind: `failed/${string}`]: number;
   /** Mean of each named reward part, prefixed `reward/`. */
   readonly [rewardPart: `reward/${string}`]: number;
+  /** What the step's weight sync moved into launched engines: `sync/bytes` (once, whatever the replicas), `sync/tensors` (a broadcast). */
+  readonly [syncFigure: `sync/${string}`]: number;
 }
 
 /** Figures of one evaluation. */

@@ -8,7 +8,7 @@ import {
   type EngineStartProgress,
   type LaunchedEngines,
 } from '../engines/launch/index.js';
-import { createEngineSync, trackRequests } from '../engines/sync/index.js';
+import { createEngineSync, fullWeightSync, trackRequests } from '../engines/sync/index.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
@@ -112,6 +112,16 @@ async function assemble(
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
     ...(cluster?.stage ? { stage: cluster.stage } : {}),
+    ...(fullWeightSync(recipe) === 'broadcast'
+      ? {
+          broadcast: {
+            sender: client.weights,
+            masterAddr: new URL(client.baseUrl).hostname,
+            dtype: syncDtype,
+            timeoutS: BROADCAST_TIMEOUT_S,
+          },
+        }
+      : {}),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
   // Nothing is synced when no weights will be loaded (an eval of the base model), so nothing is asked.
@@ -125,7 +135,7 @@ async function assemble(
       engine: config.kind,
       engine_version: version,
       engine_replicas: engines?.processes.length ?? urls.length,
-      weight_sync: lora ? 'lora' : 'full',
+      weight_sync: lora ? 'lora' : fullWeightSync(recipe) === 'broadcast' ? 'full (broadcast)' : 'full',
       python: trainerProcess.python,
       backend: loaded.backend,
       device: loaded.device,
@@ -135,6 +145,9 @@ async function assemble(
     close: stopAll,
   };
 }
+
+/** Limit of each wait in a weight broadcast group (rendezvous, one tensor): a lost member fails the sync by then. */
+const BROADCAST_TIMEOUT_S = 300;
 
 const PHASE_WORDS: Readonly<Record<EngineStartProgress['phase'], string>> = {
   spawned: 'started',

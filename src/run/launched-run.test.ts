@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -110,9 +110,51 @@ describe('atk run with a launched engine', () => {
         'config.json',
         'model.safetensors',
       ]);
+      // sync/bytes: what the step's sync wrote (the files of step 2's sync directory, kept until the next one).
+      const written = ['config.json', 'model.safetensors'].map(
+        (f) => statSync(join(run, 'checkpoints', 'sync', 'step-00002', f)).size,
+      );
+      expect([steps[1]!['sync/bytes'], steps[1]!['sync/tensors']]).toStrictEqual([
+        written[0]! + written[1]!,
+        undefined,
+      ]);
       expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain(logged);
     },
   );
+
+  test('returns a finished full fine-tuning run whose weights reached vLLM by broadcast, with no file written for it', async () => {
+    const { dir, recipe } = await writeRecipe(
+      'launched-broadcast',
+      [
+        `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, startup_timeout_s: 120, weight_sync: broadcast}`,
+        'train: {eval_before: false, eval_after: false}',
+      ],
+      true,
+    );
+    const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
+    expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
+    const run = join(dir, 'runs', 'launched-broadcast', 'v001');
+    const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, number>);
+    // As with the disk reload: step 2 sampled from step 1's weights, so trainer and engine logprobs agree.
+    expect(steps.map((s) => [s.policy_version, s['train/mismatch_max'] < 1e-4])).toStrictEqual([
+      [1, true],
+      [2, true],
+    ]);
+    // Every weight of the model once per sync, in the served dtype (float32 here: 4 bytes a parameter).
+    const facts = JSON.parse(readFileSync(join(run, 'manifest.json'), 'utf8')) as {
+      parameters: number;
+      weight_sync: string;
+    };
+    expect(steps.map((s) => [s['sync/bytes'], s['sync/tensors']! > 0])).toStrictEqual([
+      [facts.parameters * 4, true],
+      [facts.parameters * 4, true],
+    ]);
+    expect(facts.weight_sync).toBe('full (broadcast)');
+    expect(existsSync(join(run, 'checkpoints', 'sync'))).toBe(false);
+  });
 
   test('returns a finished run of recipes/gsm8k-grpo.yaml as shipped but for the model, the engine command and the run size', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-gsm8k-grpo-'));

@@ -1,4 +1,5 @@
 import type { AssembledBatch } from '../algorithms/batch.js';
+import type { SyncTransfer } from '../engines/sync/index.js';
 
 /** The trainer as the run loop sees it: one update per step, checkpoints, resume. */
 export interface PolicyTrainer {
@@ -19,4 +20,6 @@ export interface PolicySync {
    * nothing to do; vLLM/SGLang: load the adapter or reload weights from `checkpointDir`).
    */
   sync(policyVersion: number, checkpointDir: string): Promise<void>;
+  /** What the last sync moved (launched engines; none when it moved nothing), for the step's `sync/` metrics. */
+  readonly lastTransfer?: SyncTransfer | undefined;
 }

@@ -2,6 +2,7 @@ import type { AssembledBatch } from '../algorithms/batch.js';
 import type { Rollout } from '../rollout/collect.js';
 import type { StepMetrics } from './events.js';
 import type { StalenessVerdict } from '../rollout/staleness.js';
+import type { SyncTransfer } from '../engines/sync/index.js';
 
 /** Figures shared by training steps and evals: means over a set of rollouts. */
 export function rolloutFigures(rollouts: readonly Rollout[]): {
@@ -45,6 +46,8 @@ export interface StepFacts {
     readonly step: number;
   };
   readonly overlap: OverlapFigures;
+  /** What the step's weight sync moved, when it moved weights into launched engines. */
+  readonly transfer?: SyncTransfer | undefined;
 }
 
 /** How generation and training overlapped in one step, and how stale its episodes were. */
@@ -118,6 +121,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...toolCalls,
     ...toolErrors,
     ...gatewayFigures(rollouts),
+    ...syncFigures(facts.transfer),
     ...parts,
     ...trainer,
   };
@@ -131,6 +135,15 @@ export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${s
     counts[key] = (counts[key] ?? 0) + 1;
   }
   return counts;
+}
+
+/** `sync/bytes` and, for a broadcast, `sync/tensors`; nothing when the sync moved nothing (embedded, no update). */
+function syncFigures(transfer: SyncTransfer | undefined): Record<`sync/${string}`, number> {
+  if (!transfer) return {};
+  return {
+    'sync/bytes': transfer.bytes,
+    ...(transfer.tensors === undefined ? {} : { 'sync/tensors': transfer.tensors }),
+  };
 }
 
 /** External-agent steps and evals only: history rewrites per episode (each started a new trajectory segment). */

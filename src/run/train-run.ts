@@ -93,6 +93,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       kit,
       trainer: policy.trainer,
       engine: policy.sync,
+      lost: policy.lost,
       store: run,
       startStep,
       startPolicyVersion,

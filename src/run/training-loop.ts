@@ -57,6 +57,8 @@ export interface TrainingContext {
   /** Labels of the evals a resumed run already recorded (the eval before training, or after the last step), so they are not repeated. */
   readonly recordedEvals?: ReadonlySet<string>;
   readonly signal: AbortSignal;
+  /** Rejects once a placed trainer or engine is lost (cluster launchers): the step waiting on rollouts fails with it. */
+  readonly lost?: Promise<never> | undefined;
 }
 
 /** How often a running step is checked for a stall. */
@@ -119,7 +121,8 @@ async function* loop(
       };
 
       // collect + score (with max_staleness > 0 mostly done while earlier steps trained)
-      const groups: Rollout[][] = yield* channel.drainUntil(collector.take(step));
+      const taken = collector.take(step);
+      const groups: Rollout[][] = yield* channel.drainUntil(ctx.lost ? Promise.race([taken, ctx.lost]) : taken);
       const generationSeconds = (performance.now() - stepStart) / 1000;
       const fresh = filterStale(groups, policyVersion, plan.maxStaleness);
 
@@ -150,6 +153,7 @@ async function* loop(
         );
       served.advance(policyVersion);
       const syncSeconds = (performance.now() - syncStart) / 1000;
+      const transfer = trained ? ctx.engine.lastTransfer : undefined;
 
       // record
       const now = performance.now();
@@ -168,6 +172,7 @@ async function* loop(
           step: (now - stepStart) / 1000,
         },
         overlap: overlapFigures(fresh, collector.activity().busySeconds, trainSeconds + syncSeconds, wallSeconds),
+        transfer,
       });
       const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
       await store.writeTrajectories(

@@ -91,7 +91,38 @@ export interface TrainerClient {
   loadCheckpoint(dir: string): Promise<CheckpointResponse>;
   /** Asks the process to exit; resolves when it has answered. */
   shutdown(): Promise<void>;
+  /**
+   * The trainer's end of a full-weight broadcast (PROTOCOL.md /control/weights/*): open a rendezvous store
+   * reachable at `masterAddr`, join the group of `worldSize` members, send every tensor.
+   */
+  readonly weights: {
+    open(request: WeightsOpenRequest): Promise<WeightsOpenResponse>;
+    join(worldSize: number): Promise<void>;
+    send(): Promise<WeightsSendResponse>;
+  };
 }
+
+export interface WeightsOpenRequest {
+  readonly masterAddr: string;
+  readonly dtype?: 'float32' | 'bfloat16' | 'float16' | undefined;
+  readonly timeoutS: number;
+}
+
+export const WeightsOpenResponse = z.looseObject({
+  port: z.number().int(),
+  backend: z.enum(['gloo', 'nccl']),
+  /** [name, dtype, shape] of every tensor, in the order they are sent. */
+  tensors: z.array(z.tuple([z.string(), z.string(), z.array(z.number().int())])),
+  bytes: z.number().int(),
+});
+export type WeightsOpenResponse = z.infer<typeof WeightsOpenResponse>;
+
+export const WeightsSendResponse = z.looseObject({
+  tensors: z.number().int(),
+  bytes: z.number().int(),
+  seconds: z.number(),
+});
+export type WeightsSendResponse = z.infer<typeof WeightsSendResponse>;
 
 export interface TrainerClientOptions {
   /** e.g. http://127.0.0.1:41234 */
@@ -152,6 +183,17 @@ export function createTrainerClient(options: TrainerClientOptions): TrainerClien
     loadCheckpoint: (dir) => call(CheckpointResponse, 'POST', '/control/load_checkpoint', { dir }),
     async shutdown() {
       await call(z.unknown(), 'POST', '/control/shutdown', {});
+    },
+    weights: {
+      open: (request) =>
+        call(WeightsOpenResponse, 'POST', '/control/weights/open', {
+          master_addr: request.masterAddr,
+          timeout_s: request.timeoutS,
+          ...(request.dtype ? { dtype: request.dtype } : {}),
+        }),
+      join: async (worldSize) =>
+        void (await call(z.unknown(), 'POST', '/control/weights/join', { world_size: worldSize })),
+      send: () => call(WeightsSendResponse, 'POST', '/control/weights/send', {}),
     },
   };
 }

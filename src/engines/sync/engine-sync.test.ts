@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
@@ -241,6 +241,9 @@ describe('createEngineSync', () => {
       join(dir, 'full-ckpt', 'sync', 'step-00003'),
       'policy',
     ]);
+    // The files the trainer wrote, once whatever the replicas; no tensor count off a broadcast.
+    const written = ['config.json', 'model.safetensors'].map((f) => statSync(join(info.model_path, f)).size);
+    expect(sync.lastTransfer).toStrictEqual({ bytes: written[0]! + written[1]! });
   });
 
   test('rejects a full reload SGLang refuses, with its message', async () => {

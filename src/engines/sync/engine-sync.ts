@@ -1,8 +1,15 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Engine } from '../types.js';
 import type { RequestTracker } from './in-flight.js';
 import { replicaAdmin, type ReplicaAdmin } from './replica-admin.js';
+import {
+  createWeightBroadcast,
+  type SyncTransfer,
+  type WeightBroadcast,
+  type WeightBroadcastOptions,
+} from './weight-broadcast.js';
+import { ProviderError } from '../../errors/index.js';
 
 export interface EngineSyncOptions {
   /** lora: hot-load the trained adapter under a new name; full: reload all weights from disk. */
@@ -30,6 +37,11 @@ export interface EngineSyncOptions {
    * node without a shared disk); default: the replica reads `dir` itself.
    */
   readonly stage?: (replica: number, dir: string) => Promise<string>;
+  /**
+   * Full weights over a torch.distributed group from the trainer to every replica's workers (vLLM with atk's
+   * worker extension) instead of written and reloaded from disk: the trainer's end and the group's settings.
+   */
+  readonly broadcast?: Omit<WeightBroadcastOptions, 'replicas'>;
 }
 
 /** A PolicySync for launched engines, with what it did last. */
@@ -44,6 +56,8 @@ export interface EngineSync {
   readonly served: string;
   /** Wall-clock seconds of the last sync (write + load + confirm). */
   readonly lastSeconds: number;
+  /** What the last sync moved: the bytes written (disk) or broadcast (once, whatever the replicas), tensors of a broadcast. */
+  readonly lastTransfer: SyncTransfer | undefined;
   /** Throws, with how to fix it, unless every replica can take this sync's weights (checked before training). */
   check(): Promise<void>;
 }
@@ -61,11 +75,13 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   const admins: ReplicaAdmin[] = options.replicaUrls.map((url) =>
     replicaAdmin(options.protocol, url, options.timeoutMs),
   );
+  const broadcast = options.mode === 'full' && options.broadcast ? broadcastTo(admins, options) : undefined;
   let served = base;
   // Version 0 is the untrained base model the engine was started with.
   let servedVersion = 0;
   let servedDir: string | undefined;
   let lastSeconds = 0;
+  let lastTransfer: SyncTransfer | undefined;
   // The unload of an adapter that still had requests running when it was replaced (with `requests` only).
   let retiring: Promise<void> = Promise.resolve();
 
@@ -101,39 +117,81 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
     get lastSeconds() {
       return lastSeconds;
     },
+    get lastTransfer() {
+      return lastTransfer;
+    },
     async check() {
       if (options.mode === 'full') await Promise.all(admins.map((admin) => admin.checkWeightReload()));
     },
     async sync(policyVersion, checkpointDir) {
       const started = performance.now();
+      lastTransfer = undefined;
       if (policyVersion === servedVersion) return;
       const name = `${base}@${policyVersion}`;
-      const dir = syncDirFor(checkpointDir);
-      await options.writePolicy(dir);
-      await retiring;
-      const previous = served === base ? undefined : served;
-      const staged = await Promise.all(
-        admins.map((_, replica) => (options.stage ? options.stage(replica, dir) : Promise.resolve(dir))),
-      );
-      if (options.mode === 'lora') {
-        await Promise.all(admins.map((admin, replica) => loraReplica(admin, name, staged[replica]!, previous)));
-        options.engine.setModel(name);
-        if (previous && options.requests) retire(previous, options.requests);
-      } else {
-        const resume = options.requests?.pause();
-        try {
-          await Promise.all(admins.map((admin, replica) => fullReplica(admin, name, staged[replica]!)));
-        } finally {
-          resume?.();
-        }
-      }
+      lastTransfer = await (broadcast ? broadcastFull(broadcast, name) : viaDisk(name, syncDirFor(checkpointDir)));
       served = name;
       servedVersion = policyVersion;
-      if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });
-      servedDir = dir;
       lastSeconds = (performance.now() - started) / 1000;
     },
   };
+
+  /** Writes the policy to `dir`, has every replica load it from there (or its staged copy), drops the previous dir. */
+  async function viaDisk(name: string, dir: string): Promise<SyncTransfer> {
+    await options.writePolicy(dir);
+    const transfer = { bytes: await directoryBytes(dir) };
+    await retiring;
+    const previous = served === base ? undefined : served;
+    const staged = await Promise.all(
+      admins.map((_, replica) => (options.stage ? options.stage(replica, dir) : Promise.resolve(dir))),
+    );
+    if (options.mode === 'lora') {
+      await Promise.all(admins.map((admin, replica) => loraReplica(admin, name, staged[replica]!, previous)));
+      options.engine.setModel(name);
+      if (previous && options.requests) retire(previous, options.requests);
+    } else {
+      await whileHeld(() => Promise.all(admins.map((admin, replica) => fullReplica(admin, name, staged[replica]!))));
+    }
+    if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });
+    servedDir = dir;
+    return transfer;
+  }
+
+  /** Broadcasts the weights into every worker, then drops the replicas' prefix caches and checks their version. */
+  async function broadcastFull(broadcast: WeightBroadcast, name: string): Promise<SyncTransfer> {
+    return whileHeld(async () => {
+      const transfer = await broadcast.reload(name);
+      await Promise.all(admins.map(async (admin) => admin.resetPrefixCache().then(() => admin.confirmWeights(name))));
+      return transfer;
+    });
+  }
+
+  /** Runs `replace` with new requests held back (with `requests`): no request samples from half-replaced weights. */
+  async function whileHeld<T>(replace: () => Promise<T>): Promise<T> {
+    const resume = options.requests?.pause();
+    try {
+      return await replace();
+    } finally {
+      resume?.();
+    }
+  }
+}
+
+function broadcastTo(admins: readonly ReplicaAdmin[], options: EngineSyncOptions): WeightBroadcast {
+  const replicas = admins.map((admin, i) => {
+    if (!admin.broadcast)
+      throw new ProviderError(`model.engine.weight_sync broadcast: ${options.protocol} replicas reload from disk only`);
+    return { url: options.replicaUrls[i]!, receiver: admin.broadcast };
+  });
+  return createWeightBroadcast({ ...options.broadcast!, replicas });
+}
+
+/** Bytes of the files in `dir` (the policy a disk sync wrote). */
+async function directoryBytes(dir: string): Promise<number> {
+  const entries = await readdir(dir, { withFileTypes: true, recursive: true });
+  const sizes = await Promise.all(
+    entries.filter((e) => e.isFile()).map(async (e) => (await stat(join(e.parentPath, e.name))).size),
+  );
+  return sizes.reduce((a, b) => a + b, 0);
 }
 
 /** Where a sync for `checkpointDir` writes the policy (beside the checkpoints, never inside a kept one). */

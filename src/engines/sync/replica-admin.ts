@@ -20,6 +20,25 @@ export interface ReplicaAdmin {
   confirmWeights(version: string): Promise<void>;
   /** Throws, saying how to start it, unless the replica can take a full-weight reload. */
   checkWeightReload(): Promise<void>;
+  /** vLLM only: the worker-extension calls of a full-weight broadcast (weight-broadcast.ts). */
+  readonly broadcast?: BroadcastReceiver;
+}
+
+/** One replica's workers as members of a weight broadcast group (atk's vLLM worker extension). */
+export interface BroadcastReceiver {
+  /** How many workers (tensor-parallel ranks) the replica has: one group member each. */
+  workers(): Promise<number>;
+  /** Every worker joins the group at `master:port` as rank `rankOffset` + its rank; resolves once all members joined. */
+  join(group: {
+    readonly masterAddr: string;
+    readonly port: number;
+    readonly rankOffset: number;
+    readonly worldSize: number;
+    readonly backend: string;
+    readonly timeoutS: number;
+  }): Promise<void>;
+  /** Every worker loads the tensors of `tensors` ([name, dtype, shape]) as rank 0 broadcasts them, as `version`. */
+  receive(tensors: readonly (readonly [string, string, readonly number[]])[], version: string): Promise<void>;
 }
 
 /**
@@ -62,13 +81,27 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
         });
       });
     },
+    broadcast: {
+      workers: async () => (await collectiveRpc(target, 'atk_weight_version')).length,
+      join: async (group) =>
+        void (await collectiveRpc(target, 'atk_join_weight_group', [
+          group.masterAddr,
+          group.port,
+          group.rankOffset,
+          group.worldSize,
+          group.backend,
+          group.timeoutS,
+        ])),
+      receive: async (tensors, version) =>
+        void (await collectiveRpc(target, 'atk_receive_weights', [tensors, version])),
+    },
   };
 }
 
 const CollectiveRpcReply = z.looseObject({ results: z.array(z.unknown()) });
 
 /** Calls `method` of atk's worker extension on every worker of a vLLM replica; one result per worker. */
-async function collectiveRpc(target: HttpTarget, method: string, args: readonly string[] = []): Promise<unknown[]> {
+async function collectiveRpc(target: HttpTarget, method: string, args: readonly unknown[] = []): Promise<unknown[]> {
   const reply = await requestJson(target, 'POST', '/collective_rpc', {
     method,
     args,

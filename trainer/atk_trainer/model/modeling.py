@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 import torch
 
@@ -78,16 +78,21 @@ class Policy:
         in both backends (tokenizer files are the caller's). A tied lm_head is left out, as transformers does.
         `dtype` casts the floating-point weights (an engine serving bf16 needs no more)."""
         os.makedirs(out_dir, exist_ok=True)
-        state = self.module.state_dict()
-        if self.config.get("tie_word_embeddings", False):
-            state.pop("lm_head.weight", None)
-        if dtype is not None:
-            state = {k: v.to(dtype) if v.is_floating_point() else v for k, v in state.items()}
+        state = dict(self.serving_weights(dtype))
         config = dict(self.config)
         config["torch_dtype"] = str(next(iter(state.values())).dtype).replace("torch.", "")
         with open(os.path.join(out_dir, "config.json"), "w") as f:
             json.dump(config, f, indent=2)
         save_file(state, os.path.join(out_dir, "model.safetensors"), {"format": "pt"})
+
+    def serving_weights(self, dtype: Optional[torch.dtype] = None) -> Iterator[Tuple[str, torch.Tensor]]:
+        """(HF name, tensor) for every weight an engine loads, cast one at a time to `dtype` (floating point
+        only): what save_pretrained writes and a weight broadcast sends. A tied lm_head is left out."""
+        tied = self.config.get("tie_word_embeddings", False)
+        for name, tensor in self.module.state_dict().items():
+            if tied and name == "lm_head.weight":
+                continue
+            yield name, tensor.to(dtype) if dtype is not None and tensor.is_floating_point() else tensor
 
 
 def load_policy(

@@ -30,6 +30,7 @@ from .engine_api import EngineApi
 from .generate import Engine
 from .wire import Body, Reply
 from .run_token import authorized, required_token
+from .weight_send import WeightSendApi
 
 MAX_BODY = 512 * 1024 * 1024  # a train step of many long sequences is large, but not this large
 PARENT_POLL_S = 0.5
@@ -82,7 +83,7 @@ class TrainerServer:
         self.engine = Engine(max_batch=max_batch, seed=seed).start()
         self.engine_api = EngineApi(self.engine, served_name)
         self.control = ControlApi(self.engine, self.engine_api, peers)
-        e, c = self.engine_api, self.control
+        e, c, w = self.engine_api, self.control, WeightSendApi(self.control, host)
         self.routes: Dict[Tuple[str, str], Callable[[Body], Reply]] = {
             ("GET", "/health"): e.health,
             ("GET", "/v1/models"): e.models,
@@ -97,6 +98,9 @@ class TrainerServer:
             ("POST", "/control/save"): c.save,
             ("POST", "/control/load_checkpoint"): c.load_checkpoint,
             ("POST", "/control/shutdown"): c.shutdown,
+            ("POST", "/control/weights/open"): w.open,
+            ("POST", "/control/weights/join"): w.join,
+            ("POST", "/control/weights/send"): w.send,
         }
         self.token = required_token(host)
         self.httpd = _HttpServer((host, port), _handler_class(self))

@@ -6,6 +6,11 @@
     POST /collective_rpc {"method": "atk_reload_weights", "args": ["/abs/checkpoint/dir", "policy@7"]}
     POST /collective_rpc {"method": "atk_weight_version"}   -> {"results": ["policy@7", ...]} (one per worker)
 
+Without a shared disk the weights come over a torch.distributed group instead (weight_group.py):
+    POST /collective_rpc {"method": "atk_join_weight_group", "args": [addr, port, rank_offset, world_size, "gloo", 300]}
+    POST /collective_rpc {"method": "atk_receive_weights", "args": [[[name, dtype, shape], ...], "policy@7"]}
+while the trainer's /control/weights/join and /control/weights/send run the other end.
+
 vLLM 0.10-0.15 has no HTTP route that reloads weights from a directory, and its later weight-transfer
 API needs the trainer inside vLLM's NCCL group. A worker extension is the pattern TRL, verl and
 prime-rl use instead (../shared/notes/engines.md §2.4): vLLM mixes the class into every GPU worker, so
@@ -20,11 +25,12 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import Any, Iterable, Iterator, Optional, Set, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Set, Tuple
 
 import torch
 
 from ..model.safetensors_io import iter_dir
+from . import weight_group
 
 
 class WeightReload:
@@ -34,22 +40,53 @@ class WeightReload:
         """Load every tensor of the HF checkpoint in `directory` into the served model; returns `version`,
         which atk_weight_version reports from then on. Prefix-cache entries computed by the old weights
         must be dropped by the caller (POST /reset_prefix_cache)."""
+        return self._atk_load(checkpoint_weights(directory), directory, version)
+
+    def atk_join_weight_group(self, master_addr: str, port: int, rank_offset: int, world_size: int, backend: str, timeout_s: float) -> int:
+        """Join trainer rank 0's weight group (weight_group.py) as rank `rank_offset` + this worker's rank
+        in its replica; blocks until every member joined. Returns the rank."""
+        rank = int(rank_offset) + int(getattr(self, "rank", 0))
+        store = weight_group.connect_store(master_addr, int(port), float(timeout_s))
+        self._atk_group = weight_group.join_group(store, rank, int(world_size), backend, master_addr, float(timeout_s))
+        self._atk_group_device = _served_device(self.model_runner) if backend == "nccl" else torch.device("cpu")
+        return rank
+
+    def atk_receive_weights(self, specs: List[List[Any]], version: str) -> str:
+        """Load the tensors trainer rank 0 broadcasts, in the order of `specs` ([name, dtype, shape] each),
+        into the served model as they arrive; returns `version` (as atk_reload_weights)."""
+        group = getattr(self, "_atk_group", None)
+        if group is None:
+            raise ValueError("no weight group: call atk_join_weight_group first")
+        taken = []  # how many broadcasts the model consumed, to stay in step with the sender if it fails
+
+        def arriving() -> Iterator[Tuple[str, torch.Tensor]]:
+            for pair in weight_group.receive(group, specs, self._atk_group_device):
+                taken.append(pair[0])
+                yield pair
+
+        try:
+            return self._atk_load(arriving(), "the broadcast weights", version)
+        except Exception:
+            weight_group.drain(group, specs[len(taken):], self._atk_group_device)
+            raise
+
+    def atk_weight_version(self) -> Optional[str]:
+        """The version of the last reload; None while the weights are those vLLM started with."""
+        return getattr(self, "_atk_weight_version", None)
+
+    def _atk_load(self, weights: Iterable[Tuple[str, torch.Tensor]], source: str, version: str) -> str:
         model = _served_model(self.model_runner)
-        loaded = model.load_weights(checkpoint_weights(directory))
+        loaded = model.load_weights(weights)
         # vLLM's own loader refuses a checkpoint that leaves parameters unset; so does this, or a partial
         # reload would report the new version. The weights it did load stay (vLLM copies as it streams):
         # the version is not advanced, so atk's check fails the sync and the run stops on it.
         if loaded is not None:
             missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
             if missing:
-                raise ValueError(f"{directory}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)")
+                raise ValueError(f"{source}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)")
         _process_weights_after_loading(model, self.model_runner)
         self._atk_weight_version = version
         return version
-
-    def atk_weight_version(self) -> Optional[str]:
-        """The version of the last reload; None while the weights are those vLLM started with."""
-        return getattr(self, "_atk_weight_version", None)
 
 
 def checkpoint_weights(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
@@ -65,6 +102,10 @@ def _served_model(runner: Any) -> Any:
     model = runner.get_model() if hasattr(runner, "get_model") else runner.model
     # With CUDA graphs the runner holds a wrapper whose `runnable` is the model.
     return getattr(model, "runnable", model)
+
+
+def _served_device(runner: Any) -> torch.device:
+    return next(_served_model(runner).parameters()).device
 
 
 def _process_weights_after_loading(model: Any, runner: Any) -> None:

@@ -1,0 +1,47 @@
+/**
+ * How full weights reach launched vLLM replicas: `disk` (the trainer writes an HF checkpoint, each
+ * replica reloads it, uploaded first where no disk is shared) or `broadcast` (a torch.distributed group
+ * from trainer rank 0 to every engine worker, weight-broadcast.ts). LoRA syncs always load adapter files.
+ */
+import type { RecipeProblem } from '../../recipe/checks.js';
+import type { ResolvedRecipe } from '../../recipe/resolve.js';
+
+export type FullWeightSync = 'disk' | 'broadcast';
+
+type WeightSyncRecipe = Pick<ResolvedRecipe, 'model' | 'cluster' | 'algorithm'> & Partial<Pick<ResolvedRecipe, 'user'>>;
+
+/**
+ * The full-weight sync a recipe gets: its `model.engine.weight_sync`, or for `auto` a broadcast off one
+ * machine (a slurm or hosts launcher) without `cluster.shared_dir`, where the files would have to be
+ * copied to every engine node, and disk otherwise. Undefined when the recipe syncs no full weights into
+ * a vLLM engine (LoRA, the embedded engine, SGLang).
+ */
+export function fullWeightSync(recipe: WeightSyncRecipe): FullWeightSync | undefined {
+  const { engine } = recipe.model;
+  const protocol = engine.kind === 'url' ? engine.protocol : engine.kind;
+  if (recipe.algorithm.lora || protocol !== 'vllm') return undefined;
+  if (engine.weight_sync !== 'auto') return engine.weight_sync;
+  return recipe.cluster.launcher !== 'local' && recipe.cluster.shared_dir === undefined ? 'broadcast' : 'disk';
+}
+
+/** A `weight_sync: broadcast` the recipe cannot use, with why. */
+export function weightSyncProblems(recipe: WeightSyncRecipe): RecipeProblem[] {
+  const { engine } = recipe.model;
+  if ((recipe.user?.engine?.weight_sync ?? 'auto') !== 'auto')
+    return [
+      {
+        path: 'user.engine.weight_sync',
+        message: 'the user simulator is never trained: no weights are synced into it',
+      },
+    ];
+  if (engine.weight_sync !== 'broadcast') return [];
+  const path = 'model.engine.weight_sync';
+  if (engine.kind === 'embedded')
+    return [{ path, message: 'broadcast: the embedded engine serves the trainer its own weights; nothing is sent' }];
+  const protocol = engine.kind === 'url' ? engine.protocol : engine.kind;
+  if (protocol !== 'vllm')
+    return [{ path, message: `broadcast goes through atk's vLLM worker extension; ${protocol} reloads from disk` }];
+  if (recipe.algorithm.lora)
+    return [{ path, message: 'broadcast sends full weights; with algorithm.lora every sync loads the adapter files' }];
+  return [];
+}
