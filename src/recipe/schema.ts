@@ -24,7 +24,7 @@ import { nonNegativeInt, positiveInt, positiveNumber } from './schema-parts.js';
 export * from './component-schemas.js';
 export * from './model-schema.js';
 
-export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'sft']);
+export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'greedy_sft', 'sft']);
 export const LossAggregation = z.enum([
   'token-mean',
   'seq-mean-token-sum',
@@ -45,7 +45,7 @@ export const LoraSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml.",
+      "Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
@@ -108,6 +108,12 @@ export const RolloutSchema = z
   .strictObject({
     concurrency: positiveInt.default(32).describe('Episodes running at once.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature for training rollouts.'),
+    greedy_per_group: nonNegativeInt
+      .max(1)
+      .default(0)
+      .describe(
+        'Episodes of each group decoded greedily (temperature 0, as eval decodes) beside the sampled ones, so the update also scores the answer eval will give; 0 or 1 (a second greedy episode would repeat the first), fewer than group_size.',
+      ),
     top_p: z
       .number()
       .gt(0)

@@ -130,6 +130,7 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
     concurrency: recipe.rollout.concurrency,
     maxStaleness: recipe.rollout.max_staleness,
     sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
+    greedyPerGroup: recipe.rollout.greedy_per_group,
     onFailure: recipe.rollout.on_failure,
     algorithm,
     evalEvery: recipe.train.eval_every,

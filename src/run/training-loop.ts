@@ -31,7 +31,9 @@ export interface TrainingPlan {
   readonly concurrency: number;
   /** Steps collected ahead of the one training (rollout.max_staleness); 0 = collect, train, sync in turn. */
   readonly maxStaleness: number;
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number };
+  readonly sampling: Sampling;
+  /** The first k episodes of each group decode as eval does (`rollout.greedy_per_group`); the rest use `sampling`. */
+  readonly greedyPerGroup: number;
   readonly onFailure: 'zero' | 'exclude';
   readonly algorithm: ResolvedAlgorithm;
   readonly evalEvery: number;
@@ -40,6 +42,12 @@ export interface TrainingPlan {
   readonly saveEvery: number;
   readonly keepCheckpoints: number;
   readonly eval: Omit<EvalOptions, 'label' | 'step' | 'policyVersion'>;
+}
+
+export interface Sampling {
+  readonly temperature: number;
+  readonly topP: number;
+  readonly topK: number;
 }
 
 export interface TrainingContext {
@@ -219,6 +227,7 @@ async function collectStep(
   if (plan.algorithm.name === 'sft')
     return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
   const total = tasks.length * plan.groupSize;
+  const greedy: Sampling = { temperature: plan.eval.temperature, topP: plan.eval.topP, topK: plan.eval.topK };
   let done = 0;
   return runGroups(
     tasks,
@@ -231,7 +240,7 @@ async function collectStep(
           group,
           sample,
           seed: episodeSeed(plan.seed, step, group, sample),
-          ...plan.sampling,
+          ...(sample < plan.greedyPerGroup ? greedy : plan.sampling),
           policyVersion: servedVersion,
           signal,
         }),
