@@ -55,5 +55,4 @@ describe('greedy-aligned training in recipes', () => {
     );
     expect(await problem(quickstartWith(['rollout:', '  greedy_per_group: 2']))).toMatch(/rollout\.greedy_per_group/);
   });
-
 });

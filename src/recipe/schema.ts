@@ -144,6 +144,11 @@ export const TrainSchema = z
   .strictObject({
     steps: positiveInt.default(100).describe('Training steps (one batch of rollouts and one update each).'),
     tasks_per_step: positiveInt.default(16).describe('Tasks drawn per step; each runs group_size episodes.'),
+    time_budget_s: positiveNumber
+      .optional()
+      .describe(
+        'Stop after the first step that brings training time (steps, evals between them excluded) to this many seconds, then checkpoint and evaluate as after the last step; compares algorithms at equal wall time. Absent = train.steps only.',
+      ),
     eval_every: nonNegativeInt.default(0).describe('Evaluate every N steps; 0 = only before and after training.'),
     eval_before: z.boolean().default(true).describe('Evaluate the starting policy before the first step.'),
     eval_after: z.boolean().default(true).describe('Evaluate the final policy after the last step.'),

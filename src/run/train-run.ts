@@ -125,6 +125,7 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
   return {
     seed: recipe.seed,
     steps: recipe.train.steps,
+    ...(recipe.train.time_budget_s !== undefined && { timeBudgetSeconds: recipe.train.time_budget_s }),
     tasksPerStep: recipe.train.tasks_per_step,
     groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
     concurrency: recipe.rollout.concurrency,

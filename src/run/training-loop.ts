@@ -26,6 +26,8 @@ import { watchedKit } from '../rollout/watched-kit.js';
 export interface TrainingPlan {
   readonly seed: number;
   readonly steps: number;
+  /** Training seconds (steps only) after which the step in progress is the last (`train.time_budget_s`). */
+  readonly timeBudgetSeconds?: number;
   readonly tasksPerStep: number;
   readonly groupSize: number;
   readonly concurrency: number;
@@ -115,8 +117,11 @@ async function* loop(
   try {
     if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
     let sinceLastStep = performance.now();
+    // the step that ends training: plan.steps, or the one that spends the time budget
+    let lastStep = plan.steps;
+    let trainingSeconds = 0;
 
-    for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
+    for (let step = ctx.startStep + 1; step <= lastStep; step++) {
       if (signal.aborted) return;
       const stepStart = performance.now();
       watch.stepStarted(step);
@@ -163,6 +168,8 @@ async function* loop(
       const now = performance.now();
       const wallSeconds = (now - sinceLastStep) / 1000;
       sinceLastStep = now;
+      trainingSeconds += (now - stepStart) / 1000;
+      if (plan.timeBudgetSeconds !== undefined && trainingSeconds >= plan.timeBudgetSeconds) lastStep = step;
       const metrics: StepMetrics = stepMetrics({
         step,
         policyVersion,
@@ -196,15 +203,20 @@ async function* loop(
         };
       if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps)
+      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < lastStep)
         yield* runEval(ctx, stepName(step), step, policyVersion);
-      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
+      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === lastStep) {
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
         await store.commitCheckpoint(step, plan.keepCheckpoints);
         yield { type: 'checkpointSaved', step, path: checkpointDir };
       }
     }
-    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
+    if (lastStep < plan.steps)
+      yield {
+        type: 'warning',
+        message: `train.time_budget_s (${plan.timeBudgetSeconds} s) spent after step ${lastStep} of ${plan.steps}`,
+      };
+    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(lastStep), lastStep, policyVersion);
   } finally {
     const discarded = await collector.close();
     if (discarded > 0)
