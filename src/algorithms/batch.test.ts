@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleBatch, type GroupMember } from './batch.js';
+import { assembleBatch, isTrainableSuccess, type GroupMember } from './batch.js';
 import { PRESETS, resolveAlgorithm } from '../recipe/presets.js';
 import { AlgorithmSchema } from '../recipe/schema.js';
 
@@ -68,5 +68,55 @@ describe('assembleBatch', () => {
     });
     expect(batch.sequences).toHaveLength(1);
     expect(batch.advantages).toStrictEqual([[0.5, null]]);
+  });
+});
+
+describe('greedy_sft', () => {
+  // one greedy episode per task: a multi-turn trajectory (prompt, model call, tool result, model answer)
+  const episode = (reward: number, success: boolean, ids: number[], mask: number[]): GroupMember => ({
+    reward,
+    excluded: false,
+    success,
+    tokens: { token_ids: ids, loss_mask: mask, logprobs: mask.map((m, i) => (m ? -0.01 * (i + 1) : 0)) },
+  });
+
+  it('keeps successes only: succeeded, not excluded, with model-produced tokens', () => {
+    expect(isTrainableSuccess(episode(1, true, [5, 6], [0, 1]))).toBe(true);
+    expect(isTrainableSuccess(episode(0.4, false, [5, 6], [0, 1]))).toBe(false);
+    expect(isTrainableSuccess({ ...episode(1, true, [5, 6], [0, 1]), excluded: true })).toBe(false);
+    expect(isTrainableSuccess(episode(1, true, [5, 6], [0, 0]))).toBe(false);
+  });
+
+  it("returns a cross-entropy batch of the successful episodes' exact token ids and loss masks", () => {
+    const right = episode(1, true, [10, 11, 12, 901, 902, 20, 21, 903], [0, 0, 0, 1, 1, 0, 0, 1]);
+    const wrong = episode(0, false, [10, 11, 13, 904, 905], [0, 0, 0, 1, 1]);
+    const alsoRight = episode(1, true, [30, 31, 906], [0, 0, 1]);
+    const batch = assembleBatch([[right], [wrong], [alsoRight]], algorithm('greedy_sft'));
+    expect(batch.loss).toBe('sft');
+    expect(batch.droppedGroups).toBe(0);
+    expect(batch.advantages).toStrictEqual([[1], [null], [1]]);
+    expect(batch.sequences).toStrictEqual([
+      { ...right.tokens, advantage: 1 },
+      { ...alsoRight.tokens, advantage: 1 },
+    ]);
+    // the same arrays the episode recorded, not a re-tokenized copy: ids and mask are passed through untouched
+    expect(batch.sequences[0]!.token_ids).toBe(right.tokens.token_ids);
+    expect(batch.sequences[0]!.loss_mask).toBe(right.tokens.loss_mask);
+  });
+
+  it('trains every segment of a successful episode whose history was rewritten, earlier segments first', () => {
+    const earlier = { token_ids: [1, 2, 700], loss_mask: [0, 0, 1], logprobs: [0, 0, -0.2] };
+    const member = { ...episode(1, true, [3, 4, 701], [0, 0, 1]), priorTokens: [earlier] };
+    const batch = assembleBatch([[member]], algorithm('greedy_sft'));
+    expect(batch.sequences.map((s) => s.token_ids)).toStrictEqual([
+      [1, 2, 700],
+      [3, 4, 701],
+    ]);
+  });
+
+  it('returns an empty batch when no greedy episode succeeded, so the step trains nothing', () => {
+    const batch = assembleBatch([[episode(0, false, [1, 900], [0, 1])]], algorithm('greedy_sft'));
+    expect(batch.sequences).toStrictEqual([]);
+    expect(batch.advantages).toStrictEqual([[null]]);
   });
 });

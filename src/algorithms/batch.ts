@@ -1,5 +1,5 @@
 import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
-import type { ResolvedAlgorithm } from '../recipe/presets.js';
+import { trainsWithCrossEntropy, type ResolvedAlgorithm } from '../recipe/presets.js';
 import type { TrainSequence } from '../trainer/client.js';
 
 /**
@@ -30,13 +30,14 @@ export interface AssembledBatch {
 /**
  * Turn scored groups into the trainer's batch, following the resolved algorithm:
  * advantages per group, zero-signal groups dropped (when the preset says so), the batch-mean
- * baseline for reinforce, and for filtered_sft only successful episodes with a plain CE loss.
+ * baseline for reinforce, and for the cross-entropy algorithms (sft, filtered_sft, greedy_sft) only
+ * successful episodes with a plain CE loss.
  */
 export function assembleBatch(
   groups: readonly (readonly GroupMember[])[],
   algorithm: ResolvedAlgorithm,
 ): AssembledBatch {
-  if (algorithm.name === 'filtered_sft' || algorithm.name === 'sft') return assembleFilteredSft(groups);
+  if (trainsWithCrossEntropy(algorithm.name)) return assembleSuccessSft(groups);
   let droppedGroups = 0;
   const perGroup = groups.map((members) => {
     const { advantages, hasSignal } = groupAdvantages(members, algorithm);
@@ -66,11 +67,20 @@ export function assembleBatch(
   return { loss: 'pg', sequences, groups: groups.length, droppedGroups, advantages };
 }
 
-function assembleFilteredSft(groups: readonly (readonly GroupMember[])[]): AssembledBatch {
+/**
+ * The success filter of the cross-entropy algorithms: an episode is trained on when it succeeded
+ * (reward at or above reward.success_threshold), was not excluded, and the model produced tokens in it.
+ */
+export function isTrainableSuccess(member: GroupMember): boolean {
+  return member.success && !member.excluded && hasTrainableTokens(member.tokens);
+}
+
+/** Cross-entropy on the exact tokens of the successful episodes (advantage 1), every other episode left out. */
+function assembleSuccessSft(groups: readonly (readonly GroupMember[])[]): AssembledBatch {
   const sequences: TrainSequence[] = [];
   const advantages = groups.map((members) =>
     members.map((m) => {
-      if (!m.success || m.excluded || !hasTrainableTokens(m.tokens)) return null;
+      if (!isTrainableSuccess(m)) return null;
       for (const tokens of memberTokens(m)) sequences.push(toSequence(tokens, 1));
       return 1;
     }),

@@ -1,6 +1,7 @@
 import { ensureRecipeData } from '../datasets/recipe-data.js';
 import { loadRecipe, resolvedYaml, type LoadedRecipe } from '../recipe/index.js';
 import { createRunDir, openRunDir, type LockOptions, type RunDir } from '../runs/index.js';
+import { ensureTrainerPython, type TrainerPythonOptions } from './trainer-python.js';
 import { attachTrackers } from './trackers.js';
 
 /** A validated recipe and the run directory it runs in. */
@@ -9,11 +10,13 @@ export interface RecipeRun {
   readonly run: RunDir;
 }
 
-/** What to do when a recipe's built-in data is not fetched yet (`atk run --fetch`). */
+/** What to check before the run directory is made: the recipe's built-in data (`atk run --fetch`), the trainer's Python. */
 export interface RecipeDataOptions {
   /** Fetch it first (else refuse with the command that would). */
   readonly fetch?: boolean;
   readonly print?: (line: string) => void;
+  /** The run trains: find the trainer's Python first, offering `atk setup` when it is missing (`atk run`). */
+  readonly trainerPython?: TrainerPythonOptions;
 }
 
 /**
@@ -31,6 +34,7 @@ export async function newRecipeRun(
 ): Promise<RecipeRun> {
   const loaded = await loadRecipe(recipeFile, overrides);
   await ensureRecipeData(loaded.recipe, data);
+  if (data.trainerPython) await ensureTrainerPython(loaded.recipe.model.trainer.python, data.trainerPython);
   const run = await createRunDir({
     runsDir: loaded.recipe.output.runs_dir,
     name: `${loaded.recipe.name}${suffix}`,

@@ -3,6 +3,7 @@ import { CancelledError, InputError } from '../errors/index.js';
 import type { EvalSummary } from '../run/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
+import { askOnTerminal, isInteractive } from './setup.js';
 
 export interface RunOptions {
   readonly recipe?: string;
@@ -78,6 +79,11 @@ export async function runRun(options: RunOptions): Promise<void> {
       : await newRecipeRun(options.recipe!, options.overrides, '', {
           fetch: options.fetch ?? false,
           print: (line) => process.stdout.write(`${line}\n`),
+          trainerPython: {
+            interactive: isInteractive(),
+            ask: askOnTerminal,
+            print: (line) => process.stdout.write(`${line}\n`),
+          },
         });
     const { loaded, run } = opened;
     // Imported here so every other command starts without loading the agent and trainer stack.

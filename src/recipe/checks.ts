@@ -26,7 +26,7 @@ export type RecipeCheck = (
   context: RecipeCheckContext,
 ) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [userSettings, scheduleLength];
+const checks: RecipeCheck[] = [userSettings, scheduleLength, greedyEpisodes];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -101,5 +101,30 @@ function scheduleLength(recipe: ResolvedRecipe): RecipeProblem[] {
       },
     ];
   }
+  return [];
+}
+
+/** rollout.greedy_per_group mixes greedy episodes into sampled groups: it needs a sampled episode beside it. */
+function greedyEpisodes(recipe: ResolvedRecipe): RecipeProblem[] {
+  const greedy = recipe.rollout.greedy_per_group;
+  const { name, group_size } = recipe.algorithm;
+  if (greedy === 0) return [];
+  if (name === 'greedy_sft' || name === 'sft')
+    return [
+      {
+        path: 'rollout.greedy_per_group',
+        message:
+          name === 'sft'
+            ? 'does nothing with algorithm sft, which samples no episodes'
+            : 'does nothing with algorithm greedy_sft, whose every episode is greedy',
+      },
+    ];
+  if (greedy >= group_size)
+    return [
+      {
+        path: 'rollout.greedy_per_group',
+        message: `must be fewer than algorithm.group_size (${group_size}): a group needs sampled episodes to compare`,
+      },
+    ];
   return [];
 }

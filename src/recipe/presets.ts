@@ -1,4 +1,4 @@
-import type { AlgorithmConfig } from './schema.js';
+import type { AlgorithmConfig, RolloutConfig } from './schema.js';
 
 /** The settings a preset decides; a recipe may still set any of them explicitly. */
 export interface PresetSettings {
@@ -15,6 +15,8 @@ export interface PresetSettings {
  * - rloo: leave-one-out baseline, no std normalisation (Ahmadian et al. 2024).
  * - reinforce: batch-mean baseline; set baseline: none for plain REINFORCE.
  * - filtered_sft: cross-entropy on successful episodes only; no baseline, groups are not dropped.
+ * - greedy_sft: filtered_sft on one greedy (temperature 0) episode per task: it trains on the answers eval
+ *   decodes, where sampled RL learns from temperature-1 episodes eval never produces.
  * - sft: cross-entropy on the dataset's reference conversations (`task.data.reference`); no episodes are sampled.
  */
 export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> = {
@@ -48,8 +50,22 @@ export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> 
     loss_aggregation: 'token-mean',
     drop_zero_variance_groups: false,
   },
+  greedy_sft: {
+    baseline: 'none',
+    std_normalize: false,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: false,
+  },
   sft: { baseline: 'none', std_normalize: false, loss_aggregation: 'token-mean', drop_zero_variance_groups: false },
 };
+
+/** Algorithms trained with cross-entropy on whole episodes (no advantages, loss `sft`). */
+const CROSS_ENTROPY: ReadonlySet<AlgorithmConfig['name']> = new Set(['filtered_sft', 'greedy_sft', 'sft']);
+
+/** Whether the algorithm trains with cross-entropy (the trainer's `sft` loss) rather than a policy gradient. */
+export function trainsWithCrossEntropy(name: AlgorithmConfig['name']): boolean {
+  return CROSS_ENTROPY.has(name);
+}
 
 /** An algorithm section with every preset-decided setting filled in. */
 export type ResolvedAlgorithm = AlgorithmConfig & PresetSettings;
@@ -76,6 +92,16 @@ export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): 
     std_normalize: algorithm.std_normalize ?? preset.std_normalize,
     loss_aggregation: algorithm.loss_aggregation ?? preset.loss_aggregation,
     drop_zero_variance_groups: algorithm.drop_zero_variance_groups ?? preset.drop_zero_variance_groups,
+    // greedy decoding gives one answer per task, so greedy_sft runs one episode per task whatever group_size says
+    ...(algorithm.name === 'greedy_sft' ? { group_size: 1 } : {}),
     ...(staleCorrection ? { tis_cap: STALE_TIS_CAP } : {}),
   };
+}
+
+/**
+ * The rollout settings the algorithm runs with: greedy_sft decodes as eval does (temperature 0, no
+ * truncation), whatever rollout.temperature says, and resolved.yaml shows it.
+ */
+export function resolveRollout(rollout: RolloutConfig, algorithm: AlgorithmConfig['name']): RolloutConfig {
+  return algorithm === 'greedy_sft' ? { ...rollout, temperature: 0, top_p: 1, top_k: -1 } : rollout;
 }

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { resolveAlgorithm, type ResolvedAlgorithm } from './presets.js';
+import { resolveAlgorithm, resolveRollout, type ResolvedAlgorithm } from './presets.js';
 import { projectRoot } from '../util/paths.js';
 import type { KeyPath } from './located.js';
 import type { Recipe, RewardComponentConfig, ToolConfig } from './schema.js';
@@ -77,6 +77,7 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
       (value, key) => file(value, ['reward', ...key]),
     ),
     algorithm: resolveAlgorithm(recipe.algorithm, recipe.rollout.max_staleness),
+    rollout: resolveRollout(recipe.rollout, recipe.algorithm.name),
     output: { ...recipe.output, runs_dir: resolve(recipe.output.runs_dir) },
   };
 }

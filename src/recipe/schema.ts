@@ -24,7 +24,7 @@ import { nonNegativeInt, positiveInt, positiveNumber } from './schema-parts.js';
 export * from './component-schemas.js';
 export * from './model-schema.js';
 
-export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'sft']);
+export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'greedy_sft', 'sft']);
 export const LossAggregation = z.enum([
   'token-mean',
   'seq-mean-token-sum',
@@ -45,7 +45,7 @@ export const LoraSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml.",
+      "Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
@@ -108,6 +108,12 @@ export const RolloutSchema = z
   .strictObject({
     concurrency: positiveInt.default(32).describe('Episodes running at once.'),
     temperature: z.number().nonnegative().default(1).describe('Sampling temperature for training rollouts.'),
+    greedy_per_group: nonNegativeInt
+      .max(1)
+      .default(0)
+      .describe(
+        'Episodes of each group decoded greedily (temperature 0, as eval decodes) beside the sampled ones, so the update also scores the answer eval will give; 0 or 1 (a second greedy episode would repeat the first), fewer than group_size.',
+      ),
     top_p: z
       .number()
       .gt(0)
@@ -138,6 +144,11 @@ export const TrainSchema = z
   .strictObject({
     steps: positiveInt.default(100).describe('Training steps (one batch of rollouts and one update each).'),
     tasks_per_step: positiveInt.default(16).describe('Tasks drawn per step; each runs group_size episodes.'),
+    time_budget_s: positiveNumber
+      .optional()
+      .describe(
+        'Stop after the first step that brings training time (steps, evals between them excluded) to this many seconds, then checkpoint and evaluate as after the last step; compares algorithms at equal wall time. Absent = train.steps only.',
+      ),
     eval_every: nonNegativeInt.default(0).describe('Evaluate every N steps; 0 = only before and after training.'),
     eval_before: z.boolean().default(true).describe('Evaluate the starting policy before the first step.'),
     eval_after: z.boolean().default(true).describe('Evaluate the final policy after the last step.'),

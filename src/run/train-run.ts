@@ -126,11 +126,13 @@ export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
   return {
     seed: recipe.seed,
     steps: recipe.train.steps,
+    ...(recipe.train.time_budget_s !== undefined && { timeBudgetSeconds: recipe.train.time_budget_s }),
     tasksPerStep: recipe.train.tasks_per_step,
     groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
     concurrency: recipe.rollout.concurrency,
     maxStaleness: recipe.rollout.max_staleness,
     sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
+    greedyPerGroup: recipe.rollout.greedy_per_group,
     onFailure: recipe.rollout.on_failure,
     algorithm,
     evalEvery: recipe.train.eval_every,

@@ -26,12 +26,16 @@ import { watchedKit } from '../rollout/watched-kit.js';
 export interface TrainingPlan {
   readonly seed: number;
   readonly steps: number;
+  /** Training seconds (steps only) after which the step in progress is the last (`train.time_budget_s`). */
+  readonly timeBudgetSeconds?: number;
   readonly tasksPerStep: number;
   readonly groupSize: number;
   readonly concurrency: number;
   /** Steps collected ahead of the one training (rollout.max_staleness); 0 = collect, train, sync in turn. */
   readonly maxStaleness: number;
-  readonly sampling: { readonly temperature: number; readonly topP: number; readonly topK: number };
+  readonly sampling: Sampling;
+  /** The first k episodes of each group decode as eval does (`rollout.greedy_per_group`); the rest use `sampling`. */
+  readonly greedyPerGroup: number;
   readonly onFailure: 'zero' | 'exclude';
   readonly algorithm: ResolvedAlgorithm;
   readonly evalEvery: number;
@@ -40,6 +44,12 @@ export interface TrainingPlan {
   readonly saveEvery: number;
   readonly keepCheckpoints: number;
   readonly eval: Omit<EvalOptions, 'label' | 'step' | 'policyVersion'>;
+}
+
+export interface Sampling {
+  readonly temperature: number;
+  readonly topP: number;
+  readonly topK: number;
 }
 
 export interface TrainingContext {
@@ -109,8 +119,11 @@ async function* loop(
   try {
     if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
     let sinceLastStep = performance.now();
+    // the step that ends training: plan.steps, or the one that spends the time budget
+    let lastStep = plan.steps;
+    let trainingSeconds = 0;
 
-    for (let step = ctx.startStep + 1; step <= plan.steps; step++) {
+    for (let step = ctx.startStep + 1; step <= lastStep; step++) {
       if (signal.aborted) return;
       const stepStart = performance.now();
       watch.stepStarted(step);
@@ -159,6 +172,8 @@ async function* loop(
       const now = performance.now();
       const wallSeconds = (now - sinceLastStep) / 1000;
       sinceLastStep = now;
+      trainingSeconds += (now - stepStart) / 1000;
+      if (plan.timeBudgetSeconds !== undefined && trainingSeconds >= plan.timeBudgetSeconds) lastStep = step;
       const metrics: StepMetrics = stepMetrics({
         step,
         policyVersion,
@@ -193,15 +208,20 @@ async function* loop(
         };
       if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < plan.steps)
+      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < lastStep)
         yield* runEval(ctx, stepName(step), step, policyVersion);
-      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === plan.steps) {
+      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === lastStep) {
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
         await store.commitCheckpoint(step, plan.keepCheckpoints);
         yield { type: 'checkpointSaved', step, path: checkpointDir };
       }
     }
-    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(plan.steps), plan.steps, policyVersion);
+    if (lastStep < plan.steps)
+      yield {
+        type: 'warning',
+        message: `train.time_budget_s (${plan.timeBudgetSeconds} s) spent after step ${lastStep} of ${plan.steps}`,
+      };
+    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(lastStep), lastStep, policyVersion);
   } finally {
     const discarded = await collector.close();
     if (discarded > 0)
@@ -224,6 +244,7 @@ async function collectStep(
   if (plan.algorithm.name === 'sft')
     return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
   const total = tasks.length * plan.groupSize;
+  const greedy: Sampling = { temperature: plan.eval.temperature, topP: plan.eval.topP, topK: plan.eval.topK };
   let done = 0;
   return runGroups(
     tasks,
@@ -236,7 +257,7 @@ async function collectStep(
           group,
           sample,
           seed: episodeSeed(plan.seed, step, group, sample),
-          ...plan.sampling,
+          ...(sample < plan.greedyPerGroup ? greedy : plan.sampling),
           policyVersion: servedVersion,
           signal,
         }),

@@ -40,4 +40,17 @@ describe('findPython', () => {
     const { info, tried } = await findPython('/nonexistent/recipe-python');
     expect([info?.python, tried]).toStrictEqual(['/usr/bin/python3', []]);
   });
+
+  test('returns a Python found earlier in the process without probing again, and probes again when PYTHONPATH changes', async () => {
+    vi.stubEnv('ATK_PYTHON', '/nonexistent/memo-python');
+    const first = await findPython('/usr/bin/python3');
+    const again = await findPython('/usr/bin/python3');
+    expect([first.tried, again.tried, again.info]).toStrictEqual([
+      ['/nonexistent/memo-python: not found'],
+      [],
+      first.info,
+    ]);
+    vi.stubEnv('PYTHONPATH', '/nonexistent/other-site');
+    expect((await findPython('/usr/bin/python3')).tried).toStrictEqual(['/nonexistent/memo-python: not found']);
+  });
 });

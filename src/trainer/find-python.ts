@@ -71,14 +71,27 @@ export function pythonCandidates(recipePython?: string): string[] {
   return [...new Set(list.filter((p): p is string => Boolean(p)))];
 }
 
+/**
+ * Pythons already found in this process, by candidates and the environment that decides what they import:
+ * `atk run` checks for torch before it creates the run and the trainer launch asks again, and each probe
+ * imports torch (seconds of CPU). A failure is never kept, so a probe after `atk setup` looks again.
+ */
+const found = new Map<string, PythonInfo>();
+
 /** The first candidate that can import torch, or null with the reasons each one failed. */
 export async function findPython(recipePython?: string): Promise<{ info: PythonInfo | null; tried: string[] }> {
+  const candidates = pythonCandidates(recipePython);
+  const key = JSON.stringify([candidates, process.env.PATH, process.env.PYTHONPATH, process.env.PYTHONHOME]);
+  const known = found.get(key);
+  if (known) return { info: known, tried: [] };
   const tried: string[] = [];
-  for (const python of pythonCandidates(recipePython)) {
+  for (const python of candidates) {
     const result = await execa(python, ['-c', PROBE], { reject: false, timeout: 60_000 });
     if (result.exitCode === 0) {
       try {
-        return { info: { python, ...JSON.parse(String(result.stdout).trim().split('\n').pop() ?? '') }, tried };
+        const info: PythonInfo = { python, ...JSON.parse(String(result.stdout).trim().split('\n').pop() ?? '') };
+        found.set(key, info);
+        return { info, tried };
       } catch {
         tried.push(`${python}: unreadable probe output`);
         continue;

@@ -1,3 +1,4 @@
+import { trainsWithCrossEntropy } from '../recipe/presets.js';
 import type { AlgorithmConfig, TrainerConfig } from '../recipe/schema.js';
 
 /**
@@ -61,7 +62,7 @@ export function trainConfigFromRecipe(
   context: TrainConfigContext,
 ): TrainConfigInput {
   return {
-    loss: algorithm.name === 'sft' || algorithm.name === 'filtered_sft' ? 'sft' : 'pg',
+    loss: trainsWithCrossEntropy(algorithm.name) ? 'sft' : 'pg',
     loss_aggregation: algorithm.loss_aggregation,
     loss_norm_constant: context.lossNormConstant ?? null,
     clip_low: algorithm.clip_low,
