@@ -18,6 +18,26 @@ export interface ScriptedReply {
   readonly topTokens?: readonly (readonly (readonly [number, number])[])[];
 }
 
+/**
+ * Two tokens whose engine-side top-2 lists come out of order, and whose first sampled token (5) is
+ * not among its position's top 2, so an engine that adds the sampled token (vLLM) holds 3 there and
+ * a client asking for 2 must cut and sort them.
+ */
+export const outOfOrderTopTokens: ScriptedReply = {
+  tokenIds: [5, 302],
+  logprobs: [-0.5, -0.25],
+  topTokens: [
+    [
+      [7, -0.3],
+      [9, -0.1],
+    ],
+    [
+      [4, -3],
+      [302, -0.25],
+    ],
+  ],
+};
+
 /** An HTTP failure to answer with instead. */
 export interface ScriptedFailure {
   readonly status: number;

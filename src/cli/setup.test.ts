@@ -1,16 +1,10 @@
 import { describe, expect, test } from 'vitest';
+import { bareDebianRoot } from '../__fixtures__/machine-facts.js';
 import { InputError } from '../errors/index.js';
-import type { MachineFacts, SetupCommand } from '../setup/plan.js';
+import type { SetupCommand } from '../setup/plan.js';
 import { runSetup } from './setup.js';
 
-const facts: MachineFacts = {
-  osIds: ['debian'],
-  isRoot: true,
-  onPath: new Set(['apt-get']),
-  installedPackages: new Set(),
-  torch: false,
-  pytest: false,
-};
+const facts = bareDebianRoot;
 const APT = [
   'apt-get update',
   'env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap',

@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { runAtk } from '../__fixtures__/atk-process.js';
+import { bareDebianRoot } from '../__fixtures__/machine-facts.js';
 import { InputError } from '../errors/index.js';
-import type { MachineFacts, SetupCommand } from '../setup/plan.js';
+import type { SetupCommand } from '../setup/plan.js';
 import { projectRoot } from '../util/paths.js';
 import { ensureTrainerPython } from './trainer-python.js';
 
@@ -18,14 +19,7 @@ function withoutTorch(): { pythonPath: string; restoreTorch: () => void } {
   return { pythonPath: dir, restoreTorch: () => rmSync(join(dir, 'torch.py')) };
 }
 
-const facts: MachineFacts = {
-  osIds: ['debian'],
-  isRoot: true,
-  onPath: new Set(['apt-get']),
-  installedPackages: new Set(),
-  torch: false,
-  pytest: false,
-};
+const facts = bareDebianRoot;
 
 describe('ensureTrainerPython', () => {
   afterEach(() => vi.unstubAllEnvs());

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { describeEngineConformance } from '../__fixtures__/engine-conformance.js';
-import { seededScript, startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
+import {
+  outOfOrderTopTokens,
+  seededScript,
+  startEngineDouble,
+  type EngineDouble,
+} from '../__fixtures__/engine-double.js';
 import { createSglangClient } from './sglang.js';
 
 describeEngineConformance('sglang client against the SGLang double', async () => {
@@ -19,22 +24,7 @@ describe('createSglangClient', () => {
 
   test('returns the k most likely tokens of each position, most likely first, when asked for top logprobs', async () => {
     double = await startEngineDouble({
-      script: () => ({
-        tokenIds: [5, 302],
-        logprobs: [-0.5, -0.25],
-        // The engine's 2 most likely, out of order; the sampled 5 is not among them at the first position,
-        // so vLLM's map holds 3 there and the client cuts it to 2.
-        topTokens: [
-          [
-            [7, -0.3],
-            [9, -0.1],
-          ],
-          [
-            [4, -3],
-            [302, -0.25],
-          ],
-        ],
-      }),
+      script: () => outOfOrderTopTokens,
     });
     const g = await createSglangClient({ baseUrl: double.url, model: 'policy' }).generate([1], {
       maxTokens: 8,

@@ -1,7 +1,13 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { ProviderError } from '../errors/index.js';
 import { describeEngineConformance } from '../__fixtures__/engine-conformance.js';
-import { seededScript, startEngineDouble, type EngineDouble, type ReplyScript } from '../__fixtures__/engine-double.js';
+import {
+  outOfOrderTopTokens,
+  seededScript,
+  startEngineDouble,
+  type EngineDouble,
+  type ReplyScript,
+} from '../__fixtures__/engine-double.js';
 import { createVllmClient } from './vllm.js';
 
 describeEngineConformance('vllm client against the vLLM double', async () => {
@@ -46,22 +52,7 @@ describe('createVllmClient', () => {
   });
 
   test('returns the k most likely tokens of each position, most likely first, when asked for top logprobs', async () => {
-    const d = await start(() => ({
-      tokenIds: [5, 302],
-      logprobs: [-0.5, -0.25],
-      // The engine's 2 most likely, out of order; the sampled 5 is not among them at the first position,
-      // so vLLM's map holds 3 there and the client cuts it to 2.
-      topTokens: [
-        [
-          [7, -0.3],
-          [9, -0.1],
-        ],
-        [
-          [4, -3],
-          [302, -0.25],
-        ],
-      ],
-    }));
+    const d = await start(() => outOfOrderTopTokens);
     const g = await createVllmClient({ baseUrl: d.url, model: 'policy' }).generate([1], { ...params, topLogprobs: 2 });
     expect(d.requests[0].body.logprobs).toBe(2);
     expect(g.logprobs).toStrictEqual([-0.5, -0.25]);
