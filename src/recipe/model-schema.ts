@@ -119,7 +119,7 @@ export const TrainerSchema = z
     nodes: positiveInt
       .default(1)
       .describe(
-        'slurm/hosts: nodes the trainer spans (torchrun with c10d rendezvous on the first); the first nodes of the allocation.',
+        'slurm: nodes the trainer spans (one torchrun per node, rendezvous on the first); the first nodes of the allocation.',
       ),
   })
   .describe('The bundled PyTorch trainer.');
