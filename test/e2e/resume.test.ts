@@ -2,7 +2,7 @@
  * `atk run --resume` after SIGKILL at random moments: every resume finishes, no file is torn, and
  * each completed step is recorded exactly once.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
@@ -25,31 +25,54 @@ const OVERRIDES = [
 ];
 
 /** Start `atk run`, SIGKILL it after `killAfterMs` (if still running); resolves when it is gone. */
-async function runAndKill(args: readonly string[], killAfterMs: number): Promise<boolean> {
+async function runAndKill(args: readonly string[], killAfterMs: number | (() => Promise<void>)): Promise<boolean> {
   const child = execa('node', [BIN, 'run', ...args], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
-  const finished = await Promise.race([child.then(() => true), sleep(killAfterMs).then(() => false)]);
+  const deadline = typeof killAfterMs === 'number' ? sleep(killAfterMs) : killAfterMs();
+  const finished = await Promise.race([child.then(() => true), deadline.then(() => false)]);
   if (!finished) child.kill('SIGKILL');
   await child;
   return finished;
 }
 
+/** The run's version directory under `runsDir` once `atk run` has made it (the CLI first checks torch, loads the recipe and data). */
+async function versionDir(runsDir: string): Promise<string> {
+  const root = join(runsDir, 'smoke-quickstart');
+  for (let waited = 0; waited < 120_000; waited += 100) {
+    const version = existsSync(root) ? readdirSync(root).find((v) => /^v\d+$/.test(v)) : undefined;
+    if (version) return join(root, version);
+    await sleep(100);
+  }
+  throw new Error(`no run directory under ${root} after 120 s`);
+}
+
+/**
+ * A new smoke quickstart run with `overrides`, SIGKILLed `killTimes[0]` ms after its run directory
+ * appears, then resumed and SIGKILLed after each later kill time, then resumed to the end.
+ */
+async function killAndResume(overrides: readonly string[], killTimes: readonly number[]) {
+  const runsDir = tempRunsDir();
+  let dir = '';
+  await runAndKill(
+    ['recipes/smoke/quickstart.yaml', ...OVERRIDES, ...overrides, `output.runs_dir=${runsDir}`],
+    async () => {
+      dir = await versionDir(runsDir);
+      await sleep(killTimes[0]!);
+    },
+  );
+  dir ||= await versionDir(runsDir);
+  for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
+  const final = await execa('node', [BIN, 'run', '--resume', dir], {
+    reject: false,
+    cwd: projectRoot(),
+    env: { CI: 'true' },
+  });
+  return { dir, final };
+}
+
 describe('atk run --resume', () => {
   it('returns a complete run after repeated SIGKILLs, with every step recorded once', async () => {
-    const runsDir = tempRunsDir();
     // Deterministic "random" kill times, spread over trainer start-up, rollouts, training and checkpoints.
-    const killTimes = [4_000, 6_500, 5_200, 7_300];
-    await runAndKill(['recipes/smoke/quickstart.yaml', ...OVERRIDES, `output.runs_dir=${runsDir}`], killTimes[0]!);
-    const dir = join(
-      runsDir,
-      'smoke-quickstart',
-      readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!,
-    );
-    for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
-    const final = await execa('node', [BIN, 'run', '--resume', dir], {
-      reject: false,
-      cwd: projectRoot(),
-      env: { CI: 'true' },
-    });
+    const { dir, final } = await killAndResume([], [1_000, 6_500, 5_200, 7_300]);
     expect(final.stderr).toBe('');
     expect(final.exitCode).toBe(0);
 
@@ -80,24 +103,8 @@ describe('atk run --resume', () => {
   }, 600_000);
 
   it('returns a complete run after SIGKILLs with rollouts collected ahead (max_staleness 1): steps once, episodes of untrained steps counted, the data order of the steps that trained', async () => {
-    const runsDir = tempRunsDir();
-    // The first kill after the run directory exists (node start-up on a loaded machine takes seconds), the others in rollouts and training.
-    const killTimes = [15_000, 9_000, 11_000];
-    await runAndKill(
-      ['recipes/smoke/quickstart.yaml', ...OVERRIDES, 'rollout.max_staleness=1', `output.runs_dir=${runsDir}`],
-      killTimes[0]!,
-    );
-    const dir = join(
-      runsDir,
-      'smoke-quickstart',
-      readdirSync(join(runsDir, 'smoke-quickstart')).find((v) => /^v\d+$/.test(v))!,
-    );
-    for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
-    const final = await execa('node', [BIN, 'run', '--resume', dir], {
-      reject: false,
-      cwd: projectRoot(),
-      env: { CI: 'true' },
-    });
+    // The first kill in the first step's rollouts, the others in rollouts and training of resumed runs.
+    const { dir, final } = await killAndResume(['rollout.max_staleness=1'], [5_000, 9_000, 11_000]);
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
