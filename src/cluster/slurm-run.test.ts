@@ -75,6 +75,19 @@ function atkErrors(result: { stderr: unknown }): string {
     .join('\n');
 }
 
+/**
+ * Polls `ready` every 250 ms until it holds, for at most 240 s. Throws as soon as `cli` ends first (its
+ * errors are the failure), instead of waiting out the limit for a run that already failed.
+ */
+async function whileRunning(cli: ReturnType<typeof execa>, ready: () => boolean): Promise<void> {
+  let ended = false;
+  void cli.finally(() => void (ended = true));
+  for (let waited = 0; waited < 240_000 && !ready(); waited += 250) {
+    if (ended) throw new Error(`atk ended before the test could act on it:\n${atkErrors(await cli)}`);
+    await sleep(250);
+  }
+}
+
 /** Steps each slurmd launched (its log), by node. */
 function stepsOn(node: string): string[] {
   return [...readFileSync(join(slurm.dir, `d-${node}.log`), 'utf8').matchAll(/launch task StepId=(\d+\.\d+)/g)].map(
@@ -90,7 +103,11 @@ async function jobSteps(): Promise<string[]> {
     .filter((l) => l && !l.includes('extern'));
 }
 
-describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', () => {
+// One retry per test: under load, Debian's srun (Slurm 22.05) now and then fails to connect a step's
+// I/O ("io_init_msg_read_from_fd: reading slurm_io_init_msg failed: Resource temporarily
+// unavailable") and the step's process exits at once; seen once in the CI proof, on the engine step.
+// A defect of atk fails both tries.
+describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { retry: 1 }, () => {
   const suiteStart = Date.now();
   beforeAll(async () => void (slurm = await startLocalSlurm()), 60_000);
   afterAll(async () => {
@@ -191,12 +208,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const run = join(dir, 'runs', 'slurm-broadcast', 'v001');
     const metrics = join(run, 'metrics.jsonl');
     const first = atkInAllocation(dir, recipe);
-    for (
-      let waited = 0;
-      waited < 240_000 && !existsSync(join(run, 'checkpoints', 'step-00001', 'model.safetensors'));
-      waited += 250
-    )
-      await sleep(250);
+    await whileRunning(first, () => existsSync(join(run, 'checkpoints', 'step-00001', 'model.safetensors')));
     const jobId = (await jobSteps()).find((l) => /atk-\d+-engine-0/.test(l))?.split('.')[0];
     expect(jobId).toMatch(/^\d+$/);
     await execa('scancel', [jobId!], { env: slurm.env }); // the whole allocation goes, as when its time ends
@@ -238,12 +250,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const cli = atkInAllocation(dir, recipe);
     const run = join(dir, 'runs', 'slurm-hung', 'v001');
     const metrics = join(run, 'metrics.jsonl');
-    for (
-      let waited = 0;
-      waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim());
-      waited += 250
-    )
-      await sleep(250);
+    await whileRunning(cli, () => existsSync(metrics) && readFileSync(metrics, 'utf8').trim() !== '');
     // SIGSTOP: the engine's process neither ends nor refuses connections, as on a hung node.
     const enginePid = Number(
       /embedded-vllm-serve: pid (\d+)/.exec(readFileSync(join(run, 'logs', 'engine.log'), 'utf8'))?.[1],
@@ -265,12 +272,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', ()
     const { dir, recipe } = await writeTwin('slurm-lost', 40);
     const cli = atkInAllocation(dir, recipe);
     const metrics = join(dir, 'runs', 'slurm-lost', 'v001', 'metrics.jsonl');
-    for (
-      let waited = 0;
-      waited < 240_000 && !(existsSync(metrics) && readFileSync(metrics, 'utf8').trim());
-      waited += 250
-    )
-      await sleep(250);
+    await whileRunning(cli, () => existsSync(metrics) && readFileSync(metrics, 'utf8').trim() !== '');
     const engineStep = (await jobSteps()).find((l) => /atk-\d+-engine-0/.test(l))?.split(' ')[0];
     expect(engineStep).toMatch(/^\d+\.\d+$/);
     await execa('scancel', [engineStep!], { env: slurm.env });
