@@ -148,6 +148,10 @@ describe('trainerCommand', () => {
     ]);
     expect([command.env.CUDA_VISIBLE_DEVICES, command.env.OMP_NUM_THREADS]).toStrictEqual(['0,1', '2']);
     expect(command.env.MALLOC_ARENA_MAX).toBe(process.env.MALLOC_ARENA_MAX ?? '2');
+    expect([command.env.MALLOC_MMAP_THRESHOLD_, command.env.MALLOC_TRIM_THRESHOLD_]).toStrictEqual([
+      process.env.MALLOC_MMAP_THRESHOLD_ ?? '268435456',
+      process.env.MALLOC_TRIM_THRESHOLD_ ?? '1073741824',
+    ]);
     expect(command.env.PYTHONPATH?.split(delimiter)[0]).toBe(join(projectRoot(), 'trainer'));
   });
 

@@ -95,6 +95,13 @@ export function trainerCommand(
       // glibc gives each of the server's request threads its own malloc arena; two arenas cut the
       // quickstart trainer's peak RSS from 2.4 to 1.8 GB at the same step time. A user's setting wins.
       MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? '2',
+      // Activations and gradients of a step are freed and allocated again at the next one; with glibc's
+      // defaults the large ones are mmapped and unmapped each time and the kernel zeroes fresh pages on
+      // every fault. Keeping them in the heap took the quickstart from 83-115 s (12-28 s of it system CPU)
+      // to 72-78 s (7-8 s system) on an idle 2-core host, same gain. A user's setting wins.
+      MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? String(256 * 2 ** 20),
+      MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? String(2 ** 30),
+      MALLOC_TOP_PAD_: process.env.MALLOC_TOP_PAD_ ?? String(256 * 2 ** 20),
       ...options.env,
       ...(gpus.length ? { CUDA_VISIBLE_DEVICES: gpus.join(',') } : {}),
       PYTHONPATH: trainerPythonPath(options.env?.PYTHONPATH),
