@@ -5,7 +5,7 @@ full and LoRA r16), decode tokens/s at batch 1, 64 and 256 with the decode step 
 (capture time included) and with the eager (dynamic) step, and the largest Qwen2.5 shape whose LoRA
 step at 32 x 2048 tokens fits in the card's memory. Each figure is printed with its ratio to the baseline.
 
-    /usr/bin/python3 bench/gpu.py      (or: npm run bench gpu)
+    /usr/bin/python3 bench/gpu.py [train] [decode] [fit]      (or: npm run bench gpu; default: all three)
 
 On a machine without CUDA it says so and exits 0. Settings match the baseline's: 32 sequences x 1024
 tokens (512 prompt + 512 trained), micro_batch_tokens 8192, bf16 autocast; MFU counts 6 x matmul
@@ -43,7 +43,15 @@ COMMON = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "max_pos
           "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "torch_dtype": "bfloat16", "eos_token_id": 151645}
 
 
-def main() -> int:
+SECTIONS = ("train", "decode", "fit")
+
+
+def main(argv: list) -> int:
+    sections = argv or list(SECTIONS)
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        print(f"bench/gpu.py: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)} (default: all)")
+        return 2
     if not torch.cuda.is_available():
         print("bench/gpu.py needs a CUDA GPU; this machine has none (torch sees no CUDA device). Nothing measured.")
         return 0
@@ -53,22 +61,50 @@ def main() -> int:
     peak = matmul_tflops()
     print(f"{name}, torch {torch.__version__}: bf16 matmul {peak:.0f} TFLOP/s (baseline H200: {BASELINE_MATMUL_TFLOPS})")
     print("ratios are to the first measurement on an H200 (README 'GPU throughput'); compare like cards only\n")
-    print(f"{'model':6} {'backend':13} {'mode':5} {'positions/s':>12} {'x':>6} {'MFU':>6} {'x':>6} {'peak GiB':>9} {'x':>6}")
-    backends = ["builtin"] + (["transformers"] if transformers_available() else [])
-    for size in ("0.5B", "1.5B"):
-        for backend in backends:
-            for mode in ("full", "lora"):
-                rate, mfu, gib = train_figures(size, backend, mode, peak)
-                base = BASELINE_TRAIN.get((size, backend, mode))
-                ratios = ["-"] * 3 if base is None else [f"{rate / base[0]:.2f}", f"{mfu / base[1]:.2f}", f"{gib / base[2]:.2f}"]
-                print(f"{size:6} {backend:13} {mode:5} {rate:>12,.0f} {ratios[0]:>6} {mfu:>6.1%} {ratios[1]:>6} {gib:>9.1f} {ratios[2]:>6}")
-    print()
-    for decode_step in ("graphs", "dynamic"):  # CUDA graphs (the default on CUDA), then the eager step
-        for batch, rate in decode_figures(decode_step=decode_step).items():
-            print(f"decode 0.5B builtin {decode_step:7} batch {batch:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[batch]:.1f}")
-    print()
-    print(f"largest Qwen2.5 shape whose LoRA step (32 x 2048 tokens) fits: {largest_lora_fit() or 'none'}")
-    return 0
+    failed = 0
+    if "train" in sections:
+        print(f"{'model':6} {'backend':13} {'mode':5} {'positions/s':>12} {'x':>6} {'MFU':>6} {'x':>6} {'peak GiB':>9} {'x':>6}")
+        backends = ["builtin"] + (["transformers"] if transformers_available() else [])
+        for size in ("0.5B", "1.5B"):
+            for backend in backends:
+                for mode in ("full", "lora"):
+                    figures = measured(f"{size} {backend} {mode}", train_figures, size, backend, mode, peak)
+                    if figures is None:
+                        failed += 1
+                        continue
+                    rate, mfu, gib = figures
+                    base = BASELINE_TRAIN.get((size, backend, mode))
+                    ratios = ["-"] * 3 if base is None else [f"{rate / base[0]:.2f}", f"{mfu / base[1]:.2f}", f"{gib / base[2]:.2f}"]
+                    print(f"{size:6} {backend:13} {mode:5} {rate:>12,.0f} {ratios[0]:>6} {mfu:>6.1%} {ratios[1]:>6} {gib:>9.1f} {ratios[2]:>6}")
+        print()
+    if "decode" in sections:
+        for decode_step in ("graphs", "dynamic"):  # CUDA graphs (the default on CUDA), then the eager step
+            rates = measured(f"decode {decode_step}", decode_figures, decode_step=decode_step)
+            if rates is None:
+                failed += 1
+                continue
+            for rows, rate in rates.items():
+                print(f"decode 0.5B builtin {decode_step:7} batch {rows:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[rows]:.1f}")
+        print()
+    if "fit" in sections:
+        fits = measured("largest LoRA fit", largest_lora_fit)
+        failed += fits is None
+        print(f"largest Qwen2.5 shape whose LoRA step (32 x 2048 tokens) fits: {fits or 'none'}")
+    return 1 if failed else 0
+
+
+def measured(what: str, measure, *args, **kwargs):
+    """One measurement, or None after printing why it failed: one broken figure must not cost the others
+    (GPU time is scarce and each run is a fresh machine)."""
+    try:
+        return measure(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - reported, and the bench exits 1
+        import traceback
+
+        print(f"{what}: failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        traceback.print_exc(file=sys.stderr)
+        release()
+        return None
 
 
 def matmul_tflops(n: int = 8192, seconds: float = 2.0) -> float:
@@ -195,7 +231,7 @@ def largest_lora_fit():
             break
         finally:
             trainer = policy = None
-    return fits
+    return fits or "none"
 
 
 def release() -> None:
@@ -217,4 +253,4 @@ def peak_gib() -> float:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -29,3 +29,9 @@ def test_gpu_bench_measurements_run_on_a_tiny_shape_on_cpu():
     for decode_step in ("static", "dynamic"):  # "static" is the step CUDA captures ("graphs"), run eagerly
         rates = bench.decode_figures(runs=((1, 3), (3, 4)), size="tiny", prompt=8, device="cpu", decode_step=decode_step)
         assert set(rates) == {1, 3} and all(r > 0 for r in rates.values())
+
+
+def test_gpu_bench_refuses_an_unknown_section():
+    done = subprocess.run([sys.executable, BENCH, "trian"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stdout == "bench/gpu.py: unknown section 'trian'; sections are train, decode, fit (default: all)\n"
