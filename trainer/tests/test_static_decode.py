@@ -16,7 +16,7 @@ from atk_trainer.serve.control import ControlApi
 from atk_trainer.serve.decoders import BuiltinDecoder
 from atk_trainer.serve.engine_api import EngineApi
 from atk_trainer.serve.generate import Engine, SamplingParams
-from atk_trainer.serve.static_decode import StaticDecodeStep, bucket, decode_step_for
+from atk_trainer.serve.static_decode import CudaGraphs, StaticDecodeStep, bucket, decode_step_for
 from test_decoders import CONFIG, CONFIGS, SLIDING, check
 from test_row_sampling import counting_host_reads
 from tiny import TINY_CONFIG
@@ -160,11 +160,13 @@ def test_compaction_keeps_the_cache_storage_in_place():
 
 
 @torch.no_grad()
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the capture fails for real only where torch has no CUDA")
 def test_a_failed_capture_logs_one_line_and_decodes_with_the_dynamic_step(capsys):
-    # torch without CUDA cannot instantiate CUDAGraph: the real failure path of a capture.
+    # torch without CUDA cannot instantiate CUDAGraph: the real failure path of a capture. (A CPU model
+    # is refused graphs up front, so the graphs are attached here as if the model were on CUDA.)
     policy = random_policy(CONFIG, seed=8)
-    step = StaticDecodeStep(policy.module, capture=True)
-    assert step.graphs is not None and step.enabled
+    step = StaticDecodeStep(policy.module)
+    step.graphs, step.enabled = CudaGraphs(), True
     decoder = BuiltinDecoder(policy.module, step)
     seqs = [list(p) for p in PROMPTS[:2]]
     logits = decoder.prefill(seqs, budget=10)
@@ -178,6 +180,12 @@ def test_a_failed_capture_logs_one_line_and_decodes_with_the_dynamic_step(capsys
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 1 and "CUDA graphs off (capture failed: RuntimeError" in lines[0]
     assert step.graphs is None and not step.enabled
+
+
+def test_a_model_off_cuda_gets_no_graphs_and_one_line_saying_why(capsys):
+    step = StaticDecodeStep(random_policy(CONFIG, seed=9).module, capture=True)
+    assert step.graphs is None and not step.enabled
+    assert "CUDA graphs off (the model is on cpu, graphs capture CUDA work only)" in capsys.readouterr().out
 
 
 def test_torch_without_cuda_graphs_logs_one_line_and_keeps_the_dynamic_step(monkeypatch, capsys):

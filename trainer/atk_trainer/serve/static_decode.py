@@ -50,7 +50,7 @@ class StaticDecodeStep:
 
     def __init__(self, module: Any, capture: bool = False):
         self.module = module
-        self.graphs = CudaGraphs.create() if capture else None
+        self.graphs = CudaGraphs.create(_device(module)) if capture else None
         # False once graphs were asked for and cannot run: the decoder then takes the dynamic step,
         # which reads only the slots in use (this step run eagerly would read them all for nothing).
         self.enabled = not capture or self.graphs is not None
@@ -85,6 +85,10 @@ class StaticDecodeStep:
     def disable_graphs(self, reason: str) -> None:
         self.graphs, self.enabled = None, False
         _log_graphs_off(reason)
+
+
+def _device(module: Any) -> torch.device:
+    return next(module.parameters()).device
 
 
 def _log_graphs_off(reason: str) -> None:
@@ -154,9 +158,12 @@ class CudaGraphs:
         self.pool: Any = None
 
     @staticmethod
-    def create() -> Optional["CudaGraphs"]:
+    def create(device: torch.device) -> Optional["CudaGraphs"]:
         if not hasattr(torch.cuda, "CUDAGraph") or not hasattr(torch.cuda, "graph"):
             _log_graphs_off(f"torch {torch.__version__} has no torch.cuda.graph")
+            return None
+        if device.type != "cuda":  # with CUDA present, a CPU model's capture "succeeds" empty and replays nothing
+            _log_graphs_off(f"the model is on {device.type}, graphs capture CUDA work only")
             return None
         return CudaGraphs()
 

@@ -37,9 +37,18 @@ def join_group(store: Any, rank: int, world_size: int, backend: str, master_addr
         raise ValueError(f"backend: one of {', '.join(BACKENDS)}, got {backend!r}")
     timeout = timedelta(seconds=timeout_s)
     prefixed = dist.PrefixStore("atk-weights", store)
+    if backend == "nccl" and not torch.cuda.is_available():
+        raise ValueError("backend nccl: this process has no CUDA device")
+    try:
+        return _member(prefixed, rank, world_size, backend, master_addr, timeout)
+    except RuntimeError as e:  # torch 2.x raises DistStoreError (a RuntimeError) naming only a store key
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RuntimeError(f"weight sync group: not all {world_size} members joined within {timeout_s:g} s "
+                           f"(the trainer and every engine worker must join; {first})") from e
+
+
+def _member(prefixed: Any, rank: int, world_size: int, backend: str, master_addr: str, timeout: timedelta) -> Any:
     if backend == "nccl":
-        if not torch.cuda.is_available():
-            raise ValueError("backend nccl: this process has no CUDA device")
         options = dist.ProcessGroupNCCL.Options()
         options._timeout = timeout
         return dist.ProcessGroupNCCL(prefixed, rank, world_size, options)
