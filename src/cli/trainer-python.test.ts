@@ -10,13 +10,17 @@ import { projectRoot } from '../util/paths.js';
 import { ensureTrainerPython } from './trainer-python.js';
 
 /**
- * A Python environment without torch: a PYTHONPATH directory whose torch module fails to import,
- * which shadows the real torch for every candidate interpreter (python3, /usr/bin/python3, ...).
+ * A Python environment without torch: a PYTHONPATH directory whose sitecustomize takes the site
+ * directories (where pip and apt install torch) off sys.path, for every candidate interpreter
+ * (python3, /usr/bin/python3, ...), so torch is not installed as far as they can tell.
  */
 function withoutTorch(): { pythonPath: string; restoreTorch: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'atk-notorch-'));
-  writeFileSync(join(dir, 'torch.py'), 'raise ImportError("No module named \'torch\'")\n');
-  return { pythonPath: dir, restoreTorch: () => rmSync(join(dir, 'torch.py')) };
+  writeFileSync(
+    join(dir, 'sitecustomize.py'),
+    'import sys\nsys.path[:] = [p for p in sys.path if not p.endswith(("site-packages", "dist-packages"))]\n',
+  );
+  return { pythonPath: dir, restoreTorch: () => rmSync(join(dir, 'sitecustomize.py')) };
 }
 
 const facts = bareDebianRoot;

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { InputError } from '../errors/index.js';
-import { findPython } from '../trainer/find-python.js';
+import { findTorchPython } from '../trainer/find-python.js';
 import { venvDir } from '../util/paths.js';
 import { runSetup, type SetupOptions } from './setup.js';
 
@@ -22,7 +22,7 @@ const NOT_FOUND = 'the trainer needs a Python that can import torch and none was
 
 /**
  * Before a run creates anything: find the trainer's Python (the recipe's `model.trainer.python`
- * among the candidates). When none can import torch, the first run on a terminal offers `atk setup`
+ * among the candidates). When none has torch installed, the first run on a terminal offers `atk setup`
  * once (printing its commands, asking before it runs them); every other run, and any run nobody can
  * answer (CI, a pipe), stops with one line naming `atk setup --yes`, installing nothing.
  * @throws InputError when no Python with torch is found and none was installed.
@@ -31,7 +31,7 @@ export async function ensureTrainerPython(
   recipePython: string | undefined,
   options: TrainerPythonOptions,
 ): Promise<void> {
-  if ((await findPython(recipePython)).info) return;
+  if ((await findTorchPython(recipePython)).python) return;
   const marker = options.askedMarker ?? join(dirname(venvDir()), 'setup-offered');
   if (!options.interactive || existsSync(marker))
     throw new InputError(`${NOT_FOUND}; run \`atk setup --yes\` to install it (atk run installs nothing itself)`);
@@ -51,7 +51,7 @@ export async function ensureTrainerPython(
       ? new InputError(`${NOT_FOUND}; nothing installed: run \`atk setup --yes\` when you want it`)
       : error;
   });
-  const { info, tried } = await findPython(recipePython);
-  if (!info)
+  const { python, tried } = await findTorchPython(recipePython);
+  if (!python)
     throw new InputError(`${NOT_FOUND} after atk setup (tried ${tried.join('; ')}); atk doctor shows what is missing`);
 }

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { venvDir } from '../util/paths.js';
-import { findPython, pythonCandidates } from './find-python.js';
+import { findPython, findTorchPython, pythonCandidates } from './find-python.js';
 
 // Issue 4's order: $ATK_PYTHON, then the recipe's model.trainer.python, then python3 and /usr/bin/python3.
 describe('pythonCandidates', () => {
@@ -52,5 +54,21 @@ describe('findPython', () => {
     ]);
     vi.stubEnv('PYTHONPATH', '/nonexistent/other-site');
     expect((await findPython('/usr/bin/python3')).tried).toStrictEqual(['/nonexistent/memo-python: not found']);
+  });
+});
+
+describe('findTorchPython', () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  test('returns the first candidate with torch installed, with why each earlier one was passed over', async () => {
+    // A real Python that cannot see torch: Debian's, without its site directories (-S).
+    const noTorch = join(mkdtempSync(join(tmpdir(), 'atk-python-')), 'python-without-site');
+    writeFileSync(noTorch, '#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n');
+    chmodSync(noTorch, 0o755);
+    vi.stubEnv('ATK_PYTHON', '/nonexistent/atk-python');
+    const { python, tried } = await findTorchPython(noTorch);
+    expect(tried.slice(0, 2)).toStrictEqual(['/nonexistent/atk-python: not found', `${noTorch}: no torch installed`]);
+    expect(['python3', '/usr/bin/python3']).toContain(python); // python3 is /usr/bin/python3 unless another comes first
+    expect(await findPython(python!)).toMatchObject({ info: { python } }); // and that one really imports torch
   });
 });

@@ -2,7 +2,7 @@
  * The bundled Python trainer as TypeScript sees it: find a Python that can import torch, start
  * `python -m atk_trainer` on loopback, drive its control API, and read its engine URL.
  */
-export { findPython, pythonCandidates, type PythonInfo } from './find-python.js';
+export { findPython, findTorchPython, pythonCandidates, type PythonInfo } from './find-python.js';
 export { launchTrainer, type LaunchTrainerOptions, type TrainerProcess } from './launch.js';
 export {
   createTrainerClient,

@@ -7,11 +7,11 @@ import { freePort } from '../util/free-port.js';
 import { trainerPythonPath } from '../util/paths.js';
 import { runTokenHeaders } from '../util/run-token.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
-import { findPython } from './find-python.js';
+import { findTorchPython } from './find-python.js';
 import { trainerErrorFromLog } from './traceback.js';
 
 export interface LaunchTrainerOptions {
-  /** Interpreter to run as is; default: the first that findPython(recipePython) accepts. */
+  /** Interpreter to run as is; default: the first that findTorchPython(recipePython) accepts. */
   readonly python?: string;
   /** The recipe's model.trainer.python: tried after $ATK_PYTHON and before python3 (issue 4's order). */
   readonly recipePython?: string;
@@ -204,11 +204,11 @@ async function kill(child: ResultPromise, exited: Promise<unknown>, graceMs: num
 }
 
 async function defaultPython(recipePython?: string): Promise<string> {
-  const { info, tried } = await findPython(recipePython);
-  if (!info) {
+  const { python, tried } = await findTorchPython(recipePython);
+  if (!python) {
     throw new TrainerError(`no Python that can import torch (tried ${tried.join('; ')})`, undefined, {
       hint: 'atk setup installs it (apt on Debian/Ubuntu, else a private venv; --dry-run shows how), or set ATK_PYTHON',
     });
   }
-  return info.python;
+  return python;
 }
