@@ -95,7 +95,7 @@ export const AlgorithmSchema = z
       .boolean()
       .default(false)
       .describe(
-        'Pack sequences end to end into rows of at most 4x the longest sequence (per-sequence positions, block-diagonal mask) instead of padding each one; builtin backend, one device.',
+        'Pack sequences end to end into rows as long as the longest sequence or the model width, whichever is longer (per-sequence positions, block-diagonal mask), instead of padding each one; builtin backend, one device.',
       ),
     updates_per_step: positiveInt
       .default(1)

@@ -5,7 +5,6 @@ import torch
 
 from atk_trainer.model.modeling import random_policy, segment_positions
 from atk_trainer.model.qwen2 import block_causal_mask
-from atk_trainer.train import batch as batch_module
 from atk_trainer.train.batch import build_batch, pack_rows, packed_row_tokens
 from atk_trainer.train.config import parse_config
 from atk_trainer.train.train import Trainer
@@ -69,7 +68,7 @@ def test_packed_rows_respect_a_sliding_window():
 
 
 def test_build_batch_packs_each_micro_batch_into_one_row_without_padding():
-    batch = build_batch(pg_batch(tiny_policy(), FIXED_SEQUENCES), "pg", "token-mean", 16, pack_sequences=True)
+    batch = build_batch(pg_batch(tiny_policy(), FIXED_SEQUENCES), "pg", "token-mean", 16, pack_sequences=True, model_width=32)
     assert all(mb.input_ids.shape[0] == 1 and mb.segments.shape == mb.input_ids.shape for mb in batch.micro_batches)
     assert batch.padded_tokens == sum(len(ids) for ids, _, _ in FIXED_SEQUENCES)
 
@@ -81,26 +80,29 @@ def test_trainer_rejects_packing_where_it_cannot_mask():
         Trainer(policy, parse_config({"pack_sequences": True}))
 
 
-def test_packed_rows_span_at_most_four_times_the_longest_sequence():
-    # One 8192-token row of 80-token sequences cost a CPU step 40x the padded one (attention is T^2).
-    assert packed_row_tokens([80] * 100 + [60], 8192) == 320
-    assert packed_row_tokens([80, 20], 200) == 200  # never past the micro-batch
-    assert packed_row_tokens([300, 20], 200) == 300  # a sequence longer than the micro-batch gets its row
+def test_packed_rows_span_the_longest_sequence_or_the_model_width_within_the_micro_batch():
+    # One 8192-token row of 80- to 150-token sequences cost a CPU step 40x the padded one (width 128).
+    assert packed_row_tokens([80] * 100 + [150], 8192, 128) == 150
+    assert packed_row_tokens([80] * 100, 8192, 896) == 896
+    assert packed_row_tokens([80, 20], 200, 896) == 200  # never past the micro-batch
+    assert packed_row_tokens([300, 20], 200, 896) == 300  # a sequence longer than the micro-batch gets its row
 
 
 @pytest.mark.filterwarnings("ignore:Seems like `optimizer.step\\(\\)` has been overridden")
-def test_several_packed_rows_per_micro_batch_with_padding_return_the_padded_loss_and_gradients(monkeypatch):
-    # Row budget 14 (1.75 x the longest, 8): rows [8, 6] [7, 5] [4]; the first micro-batch holds two rows,
-    # the second padded by 2 positions that form a segment of their own.
-    monkeypatch.setattr(batch_module, "PACKED_ROW_FACTOR", 1.75)
+def test_several_packed_rows_per_micro_batch_with_padding_return_the_padded_loss_and_gradients():
+    # Row budget 14 (a model 14 wide): rows [8, 6] [7, 5] [4]; the first micro-batch holds two rows, the
+    # second padded by 2 positions that form a segment of their own.
     batch = pg_batch(tiny_policy(seed=3), FIXED_SEQUENCES)
-    packed_batch = build_batch(batch, "pg", "token-mean", 40, pack_sequences=True)
+    packed_batch = build_batch(batch, "pg", "token-mean", 40, pack_sequences=True, model_width=14)
     first = packed_batch.micro_batches[0]
     assert first.input_ids.shape == (2, 14) and len(packed_batch.micro_batches) == 2
     assert first.segments[1].tolist() == [0] * 7 + [1] * 5 + [2, 2] and first.loss_mask[1, 12:].tolist() == [0, 0]
     overrides = {"micro_batch_tokens": 40, "loss_aggregation": "seq-mean-token-mean"}
     padded, padded_grads = step_with_grads(tiny_policy(seed=3), overrides, batch)
-    packed, packed_grads = step_with_grads(tiny_policy(seed=3), {**overrides, "pack_sequences": True}, batch)
+    narrow = tiny_policy(seed=3)
+    narrow.config = {**narrow.config, "hidden_size": 14}  # what the trainer sizes its rows from
+    packed, packed_grads = step_with_grads(narrow, {**overrides, "pack_sequences": True}, batch)
+    assert packed["padded_tokens"] == 2 * 14 + 4
     for key in ("loss", "entropy", "clip_fraction", "mismatch_mean", "grad_norm"):
         assert packed[key] == pytest.approx(padded[key], abs=1e-5), key
     for name, grad in padded_grads.items():

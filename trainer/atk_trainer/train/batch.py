@@ -53,7 +53,7 @@ class TrainBatch(NamedTuple):
 
 def build_batch(
     data: Any, default_loss: str, aggregation: str, micro_batch_tokens: int, norm_constant: Optional[int] = None,
-    min_fill: float = MIN_FILL, pack_sequences: bool = False,
+    min_fill: float = MIN_FILL, pack_sequences: bool = False, model_width: int = 0,
 ) -> TrainBatch:
     """Parse, check and pack a train_step body; raises BatchError naming the first problem.
     With `pack_sequences` each micro-batch is one row holding its sequences end to end (pack_rows), with
@@ -66,7 +66,7 @@ def build_batch(
         norm_constant = max(sum(s.loss_mask) for s in sequences)
     lengths = [len(s.token_ids) for s in sequences]
     if pack_sequences:
-        rows = pack_rows(lengths, packed_row_tokens(lengths, micro_batch_tokens))
+        rows = pack_rows(lengths, packed_row_tokens(lengths, micro_batch_tokens, model_width))
         groups = pack([sum(lengths[i] for i in row) for row in rows], micro_batch_tokens, min_fill)  # rows per micro-batch
         micro_batches = [
             _collate_packed([[sequences[i] for i in rows[r]] for r in group], aggregation, tokens, len(sequences), norm_constant)
@@ -96,15 +96,13 @@ def pack(lengths: Seq[int], budget: int, min_fill: float = MIN_FILL) -> List[Lis
     return groups
 
 
-PACKED_ROW_FACTOR = 4
-
-
-def packed_row_tokens(lengths: Seq[int], micro_batch_tokens: int) -> int:
-    """How long a packed row may get: attention over a row costs its length squared (the block-diagonal
-    mask is applied to all of it), so a row spans at most PACKED_ROW_FACTOR times the longest sequence.
-    One row of a whole micro-batch (8192 tokens of 80-token sequences) made a CPU step 40x slower than
-    padded rows; at 4x the padding is gone and attention stays a small share of the step."""
-    return max(max(lengths), min(micro_batch_tokens, PACKED_ROW_FACTOR * max(lengths)))
+def packed_row_tokens(lengths: Seq[int], micro_batch_tokens: int, model_width: int) -> int:
+    """How long a packed row may get: the longest sequence, or the model's width (hidden size) when that is
+    longer, never past the micro-batch. Attention over a row costs its length per token, the projections
+    the width, so rows no longer than the width keep attention a small share of the step (under a block-
+    diagonal mask every position of a row is scored). One row of a whole micro-batch (8192 tokens of 80-
+    to 150-token sequences, width 128) made a CPU quickstart step 40x slower than padded rows."""
+    return max(max(lengths), min(micro_batch_tokens, model_width))
 
 
 def pack_rows(lengths: Seq[int], budget: int) -> List[List[int]]:

@@ -55,7 +55,7 @@ class TrainConfig:
     adam_eps: float = 1e-8
     grad_clip: float = 1.0  # clip the global gradient norm to this value
     micro_batch_tokens: Optional[int] = None  # padded tokens (B*T) per forward pass; None: 8192 on CPU, sized from free GPU memory on CUDA
-    pack_sequences: bool = False  # sequences end to end in rows (<= 4x the longest) with a block-diagonal mask: no padding (builtin backend)
+    pack_sequences: bool = False  # sequences end to end in rows (the longest sequence or the model width) with a block-diagonal mask: no padding (builtin backend)
     updates_per_step: int = 1  # optimizer updates per train step on the same batch (> 1 = PPO-style reuse)
     lora: Optional[LoraConfig] = None  # train a LoRA adapter instead of all weights
     # machine

@@ -117,7 +117,7 @@ class Trainer:
         start = time.perf_counter()
         c = self.config
         batch = build_batch(batch_json, c.loss, c.loss_aggregation, self.micro_batch_tokens, c.loss_norm_constant,
-                            pack_sequences=c.pack_sequences)
+                            pack_sequences=c.pack_sequences, model_width=int(self.policy.config.get("hidden_size", 0)))
         # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
         largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
         if largest >= self.vocab_size:
