@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -63,5 +65,52 @@ describe('external agent examples', () => {
       ['tools.0', 5],
       ['user', 6],
     ]);
+  });
+
+  test('returns the answer from the standard-library agent when a server drops its idle kept-alive connection between calls', async () => {
+    // The agent keeps one connection per episode; this server answers a calculator call, then drops the
+    // connection without saying so (as an idle timeout does), then answers the final message.
+    const connections: number[] = [];
+    const seen: unknown[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const messages = (JSON.parse(body) as { messages: unknown[] }).messages;
+        seen.push(messages.at(-1));
+        const message =
+          seen.length === 1
+            ? {
+                role: 'assistant',
+                content: null,
+                tool_calls: [
+                  { id: 'c1', type: 'function', function: { name: 'calculator', arguments: '{"expression": "6*7"}' } },
+                ],
+              }
+            : { role: 'assistant', content: 'Answer: 42' };
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ choices: [{ index: 0, message, finish_reason: 'stop' }] }));
+        if (seen.length === 1) res.on('finish', () => req.socket.destroy());
+      });
+    });
+    server.on('connection', () => connections.push(connections.length));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const result = await execa(PYTHON, [join(projectRoot(), 'examples', 'external-python', 'agent.py')], {
+        input: JSON.stringify({ id: 't', prompt: 'What is 6*7?' }),
+        env: { OPENAI_BASE_URL: url, OPENAI_API_KEY: 'k' },
+        timeout: 60_000,
+      });
+      expect(JSON.parse(result.stdout.trim().split('\n').at(-1)!)).toStrictEqual({ answer: 'Answer: 42' });
+      expect(seen).toStrictEqual([
+        { role: 'user', content: 'What is 6*7?' },
+        { role: 'tool', tool_call_id: 'c1', content: '42' },
+      ]);
+      expect(connections).toHaveLength(2); // one dropped, one opened again for the resent call
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

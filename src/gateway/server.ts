@@ -49,8 +49,9 @@ export async function startGateway(options: {
   const server = createServer((req, res) => {
     handle(req, res, episodes, options.modelName).catch((error: unknown) => sendError(res, error));
   });
-  // Agents keep connections alive between turns; an idle one must not hold stop() up.
-  server.keepAliveTimeout = 5_000;
+  // Agents keep one connection per episode (keep-alive spares the accept and close of each call) and may
+  // think or run tools for a while between calls; stop() closes idle connections itself.
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
