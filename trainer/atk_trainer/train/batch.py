@@ -56,8 +56,8 @@ def build_batch(
     min_fill: float = MIN_FILL, pack_sequences: bool = False, model_width: int = 0,
 ) -> TrainBatch:
     """Parse, check and pack a train_step body; raises BatchError naming the first problem.
-    With `pack_sequences` each micro-batch is one row holding its sequences end to end (pack_rows), with
-    `segments` telling them apart, instead of padded rows."""
+    With `pack_sequences` a micro-batch holds rows of sequences end to end (pack_rows, each row at most
+    packed_row_tokens long), with `segments` telling them apart, instead of one padded row per sequence."""
     loss = _parse_loss(data, default_loss)
     sequences = [_parse_sequence(s, i, loss) for i, s in enumerate(data["sequences"])]
     tokens = sum(sum(s.loss_mask) for s in sequences)
