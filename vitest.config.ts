@@ -14,8 +14,6 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts'],
     // The CLI entry point registers the built-in components; tests get the same through this setup.
     setupFiles: ['src/__fixtures__/register-builtins.ts'],
-    // One temporary directory for the whole run, removed at its end (src/__fixtures__/test-tmpdir.ts).
-    globalSetup: ['src/__fixtures__/test-tmpdir.ts'],
     // Generous: several tests start a real trainer and engine, and two files share two cores.
     testTimeout: 180_000,
     hookTimeout: 300_000,
