@@ -97,11 +97,7 @@ export async function findPython(recipePython?: string): Promise<{ info: PythonI
         continue;
       }
     }
-    const reason =
-      result.failed && result.code === 'ENOENT'
-        ? 'not found'
-        : lastLine(String(result.stderr)) || `exit ${result.exitCode}`;
-    tried.push(`${python}: ${reason}`);
+    tried.push(`${python}: ${failure(result)}`);
   }
   return { info: null, tried };
 }
@@ -124,17 +120,18 @@ export async function findTorchPython(recipePython?: string): Promise<{ python: 
   for (const [i, result] of results.entries()) {
     const python = candidates[i]!;
     if (result.exitCode === 0) return { python, tried };
-    const reason =
-      result.failed && result.code === 'ENOENT'
-        ? 'not found'
-        : result.exitCode === 3
-          ? 'no torch installed'
-          : lastLine(String(result.stderr)) || `exit ${result.exitCode}`;
-    tried.push(`${python}: ${reason}`);
+    tried.push(`${python}: ${result.exitCode === 3 ? 'no torch installed' : failure(result)}`);
   }
   return { python: null, tried };
 }
 
-function lastLine(text: string): string {
-  return text.trim().split('\n').pop() ?? '';
+/** Why a candidate's probe failed: not on this machine, else the last line it printed, else its exit code. */
+function failure(result: { failed: boolean; code?: string; stderr?: unknown; exitCode?: number }): string {
+  if (result.failed && result.code === 'ENOENT') return 'not found';
+  return (
+    String(result.stderr ?? '')
+      .trim()
+      .split('\n')
+      .pop() || `exit ${result.exitCode}`
+  );
 }
