@@ -6,7 +6,7 @@ import random
 import pytest
 import torch
 
-from atk_trainer.serve.decoders import BuiltinDecoder
+from atk_trainer.serve.decoders import BuiltinDecoder, length_buckets
 from atk_trainer.serve.generate import Engine, SamplingParams
 from atk_trainer.serve.static_decode import StaticDecodeStep
 from atk_trainer.model.modeling import random_policy
@@ -145,3 +145,36 @@ def test_decoder_parks_no_sequence_larger_than_the_whole_budget():
     decoder.keep([])  # the long one finishes: too big to park, and the short one stays
     assert [entry.tokens for entry in decoder.parked.values()] == [[1, 2, 3]]
     assert decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4  # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
+
+
+def test_length_buckets_bound_padding_to_twice_a_rows_length():
+    assert length_buckets([16, 120, 17, 30, 16]) == [[0, 4, 2, 3], [1]]
+    assert length_buckets([5]) == [[0]]
+    assert length_buckets([3, 7, 1]) == [[2, 0, 1]]  # a few tokens apart: one forward
+    lengths = [3, 140, 7, 1, 90, 6, 13, 300, 45]
+    buckets = length_buckets(lengths)
+    assert sorted(i for b in buckets for i in b) == list(range(len(lengths)))
+    assert len(buckets) == 4  # 1..13, 45 and 90, 140, 300
+    assert all(max(lengths[i] for i in b) <= max(2 * min(lengths[i] for i in b), min(lengths[i] for i in b) + 32)
+               for b in buckets)
+
+
+@CONFIGS
+@torch.no_grad()
+def test_prefill_of_unlike_lengths_keeps_the_callers_row_order(config):
+    """A long prompt between short ones is prefilled in its own forward; the logits and the rows the
+    next decode steps feed stay in the order the prompts were given."""
+    policy = random_policy(config, seed=9)
+    decoder = BuiltinDecoder(policy.module)
+    widths = recording(policy.module)
+    prompts = [[1, 2, 3], [5 + i % 30 for i in range(60)], [4, 5, 6, 7], [9, 8]]
+    logits = decoder.prefill(prompts)
+    assert sorted(widths) == [4, 60]  # not four rows padded to 60
+    check(policy, logits, prompts)
+    assert decoder.live == [0, 1, 2, 3]  # a new batch's rows in the prompts' order, as one forward leaves them
+    running = [list(p) for p in prompts]
+    for step in range(3):
+        tokens = [10 + step + i for i in range(len(running))]
+        for seq, token in zip(running, tokens):
+            seq.append(token)
+        check(policy, decoder.decode(tokens), running)

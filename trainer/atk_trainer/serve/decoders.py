@@ -75,18 +75,45 @@ class BuiltinDecoder:
         self._ids = 0
 
     def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
-        device = self.module.lm_head.weight.device
         sources = [self._parked_prefix(p) for p in prompts]  # parked id each prompt continues, or None
+        done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
+        first, logits, placed = len(self.live), [], []
         # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
         capacity = max(len(p) for p in prompts) + budget
+        # Rows are left-padded to the longest new part of their forward: one 120-token prompt among eighty
+        # 16-token continuations would make every row 120 wide, so rows of unlike lengths go in separate forwards.
+        fresh = self.cache is None
+        for chunk in length_buckets([len(p) - n for p, n in zip(prompts, done)]):
+            chunk.sort()  # one bucket (the usual case) keeps the prompts' order
+            logits.append(self._prefill_rows([prompts[i] for i in chunk], [sources[i] for i in chunk],
+                                             [done[i] for i in chunk], budget, capacity))
+            placed += chunk
+        for i in set(sources) - {None}:
+            self._unpark(i)  # continued: the new row holds its tokens now
+        # The caller reads rows in its prompts' order: put the new live rows and their logits back in it.
+        order = sorted(range(len(placed)), key=placed.__getitem__)  # position in `placed` of prompt 0, 1, ...
+        added = self.live[first:]
+        self.live = self.live[:first] + [added[k] for k in order]
+        stacked = logits[0] if len(logits) == 1 else torch.cat(logits)
+        if placed == sorted(placed):
+            return stacked
+        if fresh:  # rows in the prompts' order, as one forward would have left them (decode's cheaper path)
+            self._compact()
+        return stacked[torch.tensor(order, device=stacked.device)]
+
+    def _prefill_rows(self, prompts: List[List[int]], sources: List[Optional[int]], done: List[int],
+                      budget: int, capacity: int) -> torch.Tensor:
+        """One forward over `prompts` (the tokens after each one's parked prefix), joined to the batch as
+        new live rows; the logits after each prompt's last token. `capacity`: slots of the batch's cache
+        when these rows start it."""
+        device = self.module.lm_head.weight.device
+        if self.cache is not None:  # these rows are copied into the batch's cache: room for their own only
+            capacity = max(len(p) for p in prompts) + budget
         new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(
             [None if i is None else self.parked[i].kv for i in sources])
-        done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
         ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
         positions = positions + torch.tensor(done, dtype=torch.long, device=device).unsqueeze(-1)
         logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
-        for i in set(sources) - {None}:
-            self._unpark(i)  # continued: the new row holds its tokens now
         lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
         if self.cache is None:
             self.cache, self.lengths, rows = new, lengths, list(range(len(prompts)))
@@ -144,11 +171,15 @@ class BuiltinDecoder:
         if finished:
             self.cache.retire(torch.tensor(finished, dtype=torch.long, device=self.cache.valid.device))
         if self.cache.rows - len(self.live) >= self.RETIRED_SHARE * self.cache.rows:
-            index = torch.tensor(self.live, dtype=torch.long)
-            self.cache.select(index.to(self.cache.valid.device))
-            self.lengths = self.lengths[index]
-            self.tokens = {new: self.tokens[old] for new, old in enumerate(self.live)}
-            self.live = list(range(len(self.live)))
+            self._compact()
+
+    def _compact(self) -> None:
+        """Keep only the live rows, moved to rows 0, 1, ... in their order (one copy of the cache)."""
+        index = torch.tensor(self.live, dtype=torch.long)
+        self.cache.select(index.to(self.cache.valid.device))
+        self.lengths = self.lengths[index]
+        self.tokens = {new: self.tokens[old] for new, old in enumerate(self.live)}
+        self.live = list(range(len(self.live)))
 
     def _parked_prefix(self, prompt: List[int]) -> Optional[int]:
         """The parked sequence whose tokens are the longest proper prefix of `prompt`, if any."""
@@ -178,6 +209,21 @@ class BuiltinDecoder:
         taken = set(self.live)
         free = [r for r in range(self.cache.rows) if r not in taken]
         return (free + list(range(self.cache.rows, self.cache.rows + count)))[:count]
+
+
+def length_buckets(lengths: List[int], spread: float = 2.0, slack: int = 32) -> List[List[int]]:
+    """Indices of `lengths` grouped for padded forwards: by increasing length, a new group where a length
+    is both over `spread` times and over `slack` tokens more than its group's shortest. Rows a few tokens
+    apart share a forward (a forward has a fixed cost too); none is padded far past its own length."""
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    buckets: List[List[int]] = []
+    for i in order:
+        shortest = lengths[buckets[-1][0]] if buckets else 0
+        if buckets and lengths[i] <= max(spread * shortest, shortest + slack):
+            buckets[-1].append(i)
+        else:
+            buckets.append([i])
+    return buckets
 
 
 class _Parked(NamedTuple):

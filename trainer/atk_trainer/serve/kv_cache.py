@@ -120,7 +120,8 @@ class KVCache:
         self._reserve_rows(max(self.rows, int(rows.max()) + 1))
         self.valid[: self.rows, self.used: S] = False  # the old rows' gap, when the new rows are longer
         self.valid[rows] = False
-        self._may_have_unused = True
+        # A retired row taken over may have held the only use of leading slots; appended rows free none.
+        self._may_have_unused = self._may_have_unused or int(rows.min()) < self.rows
         self.valid[rows, S - theirs: S] = other.valid[:n, :theirs]
         for store, their_store in ((self.keys, other.keys), (self.values, other.values)):
             for i, t in enumerate(store):
