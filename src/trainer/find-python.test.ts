@@ -71,4 +71,18 @@ describe('findTorchPython', () => {
     expect(['python3', '/usr/bin/python3']).toContain(python); // python3 is /usr/bin/python3 unless another comes first
     expect(await findPython(python!)).toMatchObject({ info: { python } }); // and that one really imports torch
   });
+
+  test('returns the Python it found earlier in the process without probing again, and probes again when PYTHONPATH changes', async () => {
+    vi.stubEnv('ATK_PYTHON', '/nonexistent/torch-memo-python');
+    const first = await findTorchPython('/usr/bin/python3');
+    const again = await findTorchPython('/usr/bin/python3');
+    expect([first.tried, again]).toStrictEqual([
+      ['/nonexistent/torch-memo-python: not found'],
+      { python: first.python, tried: [] },
+    ]);
+    vi.stubEnv('PYTHONPATH', '/nonexistent/other-site');
+    expect((await findTorchPython('/usr/bin/python3')).tried).toStrictEqual([
+      '/nonexistent/torch-memo-python: not found',
+    ]);
+  });
 });

@@ -102,6 +102,9 @@ export async function findPython(recipePython?: string): Promise<{ info: PythonI
   return { info: null, tried };
 }
 
+/** findTorchPython's answers in this process, keyed like `found`. */
+const foundWithTorch = new Map<string, string>();
+
 // Whether torch is installed, without importing it: a fraction of a second where the import costs seconds.
 const HAS_TORCH = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torch') else 3)";
 
@@ -113,13 +116,21 @@ const HAS_TORCH = "import importlib.util, sys; sys.exit(0 if importlib.util.find
  */
 export async function findTorchPython(recipePython?: string): Promise<{ python: string | null; tried: string[] }> {
   const candidates = pythonCandidates(recipePython);
+  // A run asks before it creates anything and again to launch the trainer; the second answer is the
+  // first (a pyenv shim alone takes ~0.4 s to say it has no torch). Failures are asked again.
+  const key = JSON.stringify([candidates, process.env.PATH, process.env.PYTHONPATH, process.env.PYTHONHOME]);
+  const known = foundWithTorch.get(key);
+  if (known) return { python: known, tried: [] };
   const results = await Promise.all(
     candidates.map((python) => execa(python, ['-c', HAS_TORCH], { reject: false, timeout: 60_000 })),
   );
   const tried: string[] = [];
   for (const [i, result] of results.entries()) {
     const python = candidates[i]!;
-    if (result.exitCode === 0) return { python, tried };
+    if (result.exitCode === 0) {
+      foundWithTorch.set(key, python);
+      return { python, tried };
+    }
     tried.push(`${python}: ${result.exitCode === 3 ? 'no torch installed' : failure(result)}`);
   }
   return { python: null, tried };
