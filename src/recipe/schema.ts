@@ -89,7 +89,7 @@ export const AlgorithmSchema = z
       .union([positiveInt, z.literal('auto')])
       .default('auto')
       .describe(
-        'Token budget per micro-batch; gradients accumulate over micro-batches. auto = 8192 on CPU, sized from free GPU memory on CUDA.',
+        'Token budget per micro-batch; gradients accumulate over micro-batches. auto = sized from free memory (GPU on CUDA, available RAM on CPU).',
       ),
     pack_sequences: z
       .boolean()

@@ -23,7 +23,7 @@ export interface TrainConfigInput {
   readonly adam_beta2?: number;
   readonly adam_eps?: number;
   readonly grad_clip?: number;
-  /** null = chosen by the trainer (8192 on CPU, from free memory on CUDA). */
+  /** null = chosen by the trainer, from free memory (GPU on CUDA, available RAM on CPU). */
   readonly micro_batch_tokens?: number | null;
   readonly pack_sequences?: boolean;
   readonly updates_per_step?: number;

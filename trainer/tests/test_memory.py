@@ -1,6 +1,7 @@
 """The memory and speed knobs: micro_batch_tokens chosen when unset, torch.compile refused where torch
 lacks it, and an out-of-memory error that names the knob to turn down instead of a CUDA traceback."""
 import json
+import os
 
 import pytest
 import torch
@@ -27,10 +28,24 @@ def test_auto_micro_batch_tokens_grows_with_free_memory_and_checkpointing_within
     assert memory.auto_micro_batch_tokens(-5, QWEN_05B, False) == memory.MIN_AUTO_TOKENS  # less free than reserved
 
 
-def test_unset_micro_batch_tokens_is_8192_on_cpu_and_a_given_value_is_kept():
+def test_unset_micro_batch_tokens_on_cpu_is_sized_from_available_memory_and_a_given_value_is_kept(monkeypatch):
     assert parse_config({}).micro_batch_tokens is None
+    monkeypatch.setattr(memory, "cpu_available_bytes", lambda: 4 * GIB)
+    policy = tiny_policy()
+    optimizer_bytes = 12 * sum(p.numel() for p in policy.module.parameters())
+    expected = memory.auto_micro_batch_tokens(4 * GIB - optimizer_bytes, policy.config, False, compute_bytes=4)
+    assert Trainer(policy, parse_config({})).micro_batch_tokens == expected == memory.MAX_AUTO_TOKENS  # a tiny model
+    # fp32 activations of a 0.5B model: fewer tokens than the old fixed 8192 in 16 GB, more in 64 GB.
+    sizes = [memory.auto_micro_batch_tokens(free * GIB, QWEN_05B, False, compute_bytes=4) for free in (16, 64)]
+    assert sizes[0] < memory.CPU_MICRO_BATCH_TOKENS < sizes[1]
+    monkeypatch.setattr(memory, "cpu_available_bytes", lambda: None)  # not Linux: the fixed size
     assert Trainer(tiny_policy(), parse_config({})).micro_batch_tokens == memory.CPU_MICRO_BATCH_TOKENS
     assert Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 300})).micro_batch_tokens == 300
+
+
+def test_cpu_available_bytes_reads_this_machines_memory():
+    available = memory.cpu_available_bytes()
+    assert available is not None and 0 < available <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     with pytest.raises(ConfigError, match="micro_batch_tokens: must be > 0"):
         parse_config({"micro_batch_tokens": 0})
 
@@ -62,7 +77,7 @@ def test_out_of_memory_in_a_micro_batch_names_the_knob_and_its_shape(monkeypatch
 
 
 def test_out_of_memory_in_the_optimizer_names_the_knob_and_other_errors_pass_through(monkeypatch):
-    trainer = Trainer(tiny_policy(), parse_config({}))
+    trainer = Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 8192}))
     monkeypatch.setattr(trainer.optimizer, "step", cuda_oom)
     with pytest.raises(memory.TrainerOutOfMemory, match=r"^out of GPU memory in train_step: lower algorithm.micro_batch_tokens \(now 8192\)"):
         trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
