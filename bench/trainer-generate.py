@@ -4,7 +4,8 @@ and 32, through the engine (KV cache, continuous batching) and by full forward p
 cache, with 1 and 2 torch threads, each as a fraction of the machine's measured fp32 matmul rate;
 and 128 clients each running a 3-turn episode (every turn a new, longer request, so requests join
 and leave the running batch all the time, as in RL rollouts), also per CPU-second of this process
-(steadier than wall time on a shared machine).
+(steadier than wall time on a shared machine); and one admission wave of unlike prompt lengths
+prefilled in length buckets against padded to the longest.
 
     /usr/bin/python3 bench/trainer-generate.py      (or: npm run bench -- trainer-generate)
 
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "trainer"))
 
 import torch  # noqa: E402
 
+from atk_trainer.serve import decoders  # noqa: E402
 from atk_trainer.serve.generate import Engine, SamplingParams  # noqa: E402
 from atk_trainer.model.modeling import random_policy  # noqa: E402
 
@@ -99,6 +101,28 @@ def multi_turn_rate(policy, clients, turns=3):
     return sum(sampled) / wall, sum(sampled) / cpu
 
 
+@torch.no_grad()
+def admission_ms(policy, short=80, short_tokens=16, long_tokens=128, repeats=5):
+    """Median ms to prefill one admission wave: `short` prompts of `short_tokens` and one of `long_tokens`
+    (a tool error message among continuations, as RL rollouts send them), in length buckets
+    (decoders.length_buckets) and, the baseline, all padded to the longest in one forward."""
+    wave = [[(5 * b + t) % SMALL["vocab_size"] for t in range(short_tokens)] for b in range(short)]
+    wave.append([t % SMALL["vocab_size"] for t in range(long_tokens)])
+    bucketing = decoders.length_buckets
+    times = {}
+    for name, buckets in (("bucketed", bucketing), ("padded", lambda lengths: [list(range(len(lengths)))])):
+        decoders.length_buckets = buckets
+        runs = []
+        for _ in range(repeats + 1):  # the first warms up
+            decoder = decoders.make_decoder(policy)
+            start = time.perf_counter()
+            decoder.prefill(wave, 32)
+            runs.append((time.perf_counter() - start) * 1000)
+        times[name] = sorted(runs[1:])[repeats // 2]
+    decoders.length_buckets = bucketing
+    return times["bucketed"], times["padded"]
+
+
 def main():
     policy = random_policy(dict(SMALL), seed=0)
     params = sum(p.numel() for p in policy.module.parameters())
@@ -117,6 +141,9 @@ def main():
                   f"useful {2 * params * useful / peak:6.2%}, executed {2 * params * executed / peak:6.2%} of matmul rate")
         tokens, per_cpu = multi_turn_rate(policy, 128)
         print(f"  engine, 128 clients x 3 turns: {tokens:>8,.0f} sampled tokens/s ({per_cpu:,.0f} per CPU-second)")
+        bucketed, padded = admission_ms(policy)
+        print(f"  prefill of 80 x 16-token prompts + 1 x 128: {bucketed:.1f} ms in length buckets, "
+              f"{padded:.1f} ms padded to the longest ({padded / bucketed:.1f}x)")
 
 
 if __name__ == "__main__":

@@ -77,35 +77,41 @@ class BuiltinDecoder:
     def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
         sources = [self._parked_prefix(p) for p in prompts]  # parked id each prompt continues, or None
         done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
-        first, logits, placed = len(self.live), [], []
-        # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
-        capacity = max(len(p) for p in prompts) + budget
         # Rows are left-padded to the longest new part of their forward: one 120-token prompt among eighty
         # 16-token continuations would make every row 120 wide, so rows of unlike lengths go in separate forwards.
-        fresh = self.cache is None
-        for chunk in length_buckets([len(p) - n for p, n in zip(prompts, done)]):
-            chunk.sort()  # one bucket (the usual case) keeps the prompts' order
-            logits.append(self._prefill_rows([prompts[i] for i in chunk], [sources[i] for i in chunk],
-                                             [done[i] for i in chunk], budget, capacity))
-            placed += chunk
+        buckets = length_buckets([len(p) - n for p, n in zip(prompts, done)])
+        # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
+        capacity = max(len(p) for p in prompts) + budget
+        if self.cache is None and len(buckets) > 1:
+            # A new batch: a row per prompt in the prompts' order, as one forward would have left them
+            # (the decode step's cheaper path); each bucket's forward is written into its own rows.
+            self.cache = KVCache.for_model(self.module, len(prompts), capacity)
+            self.lengths = torch.zeros(len(prompts), dtype=torch.long)
+            fixed_rows: Optional[List[int]] = list(range(len(prompts)))
+        else:
+            fixed_rows = None
+        first, logits, placed = len(self.live), [], []
+        for bucket in buckets:
+            bucket.sort()  # one bucket (the usual case) keeps the prompts' order
+            logits.append(self._prefill_rows(
+                [prompts[i] for i in bucket], [sources[i] for i in bucket], [done[i] for i in bucket], budget,
+                capacity, None if fixed_rows is None else bucket))
+            placed += bucket
         for i in set(sources) - {None}:
             self._unpark(i)  # continued: the new row holds its tokens now
+        if placed == sorted(placed):
+            return logits[0] if len(logits) == 1 else torch.cat(logits)
         # The caller reads rows in its prompts' order: put the new live rows and their logits back in it.
         order = sorted(range(len(placed)), key=placed.__getitem__)  # position in `placed` of prompt 0, 1, ...
         added = self.live[first:]
         self.live = self.live[:first] + [added[k] for k in order]
-        stacked = logits[0] if len(logits) == 1 else torch.cat(logits)
-        if placed == sorted(placed):
-            return stacked
-        if fresh:  # rows in the prompts' order, as one forward would have left them (decode's cheaper path)
-            self._compact()
-        return stacked[torch.tensor(order, device=stacked.device)]
+        return torch.cat(logits)[torch.tensor(order, device=logits[0].device)]
 
     def _prefill_rows(self, prompts: List[List[int]], sources: List[Optional[int]], done: List[int],
-                      budget: int, capacity: int) -> torch.Tensor:
+                      budget: int, capacity: int, rows: Optional[List[int]]) -> torch.Tensor:
         """One forward over `prompts` (the tokens after each one's parked prefix), joined to the batch as
-        new live rows; the logits after each prompt's last token. `capacity`: slots of the batch's cache
-        when these rows start it."""
+        new live rows (`rows`, else retired or new ones); the logits after each prompt's last token.
+        `capacity`: slots of the batch's cache when these rows start it."""
         device = self.module.lm_head.weight.device
         if self.cache is not None:  # these rows are copied into the batch's cache: room for their own only
             capacity = max(len(p) for p in prompts) + budget
@@ -119,7 +125,7 @@ class BuiltinDecoder:
             self.cache, self.lengths, rows = new, lengths, list(range(len(prompts)))
         else:
             self.cache.reserve(max(self.cache.used, new.used) + budget)
-            rows = self._free_rows(len(prompts))
+            rows = self._free_rows(len(prompts)) if rows is None else rows
             self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
             if self.cache.rows > self.lengths.shape[0]:
                 self.lengths = torch.cat([self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)])
