@@ -82,20 +82,18 @@ class BuiltinDecoder:
         buckets = length_buckets([len(p) - n for p, n in zip(prompts, done)])
         # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
         capacity = max(len(p) for p in prompts) + budget
-        if self.cache is None and len(buckets) > 1:
-            # A new batch: a row per prompt in the prompts' order, as one forward would have left them
-            # (the decode step's cheaper path); each bucket's forward is written into its own rows.
+        # A new batch in several buckets: a row per prompt in the prompts' order, as one forward would have
+        # left them (the decode step's cheaper path); each bucket's forward is written into its own rows.
+        rows_by_prompt = self.cache is None and len(buckets) > 1
+        if rows_by_prompt:
             self.cache = KVCache.for_model(self.module, len(prompts), capacity)
             self.lengths = torch.zeros(len(prompts), dtype=torch.long)
-            fixed_rows: Optional[List[int]] = list(range(len(prompts)))
-        else:
-            fixed_rows = None
         first, logits, placed = len(self.live), [], []
         for bucket in buckets:
             bucket.sort()  # one bucket (the usual case) keeps the prompts' order
             logits.append(self._prefill_rows(
                 [prompts[i] for i in bucket], [sources[i] for i in bucket], [done[i] for i in bucket], budget,
-                capacity, None if fixed_rows is None else bucket))
+                capacity, bucket if rows_by_prompt else None))
             placed += bucket
         for i in set(sources) - {None}:
             self._unpark(i)  # continued: the new row holds its tokens now
