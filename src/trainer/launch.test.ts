@@ -119,6 +119,19 @@ describe('launchTrainer', () => {
     expect(alive(other.pid)).toBe(false);
     await other.stop(); // idempotent
   });
+
+  test('leaves no timer that keeps atk running once the process is gone', async () => {
+    const other = await launchTrainer({
+      logFile: join(dir, 'logs', 'third.log'),
+      threads: 1,
+      startupTimeoutMs: 60_000,
+    });
+    const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    await other.stop(60_000);
+    // A pending grace timer would hold the event loop (and `atk run`'s exit) for the whole grace.
+    expect(timers()).toBeLessThanOrEqual(before);
+  });
 });
 
 describe('trainerCommand', () => {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
@@ -123,15 +123,21 @@ export async function launchTrainer(options: LaunchTrainerOptions): Promise<Trai
   mkdirSync(dirname(options.logFile), { recursive: true });
   const local = trainerCommand(python, port, options);
   const command = options.wrap ? options.wrap(local) : local;
+  // The process writes its log itself, through a descriptor it inherits: piped through this process, a
+  // line it printed before answering could reach the file after the answer (its "serving on" line lagged
+  // the health check under load), and a line printed after atk died would be lost.
+  // execa's types list descriptors 3-9 only; it hands any descriptor to spawn as it is.
+  const log = openSync(options.logFile, 'a') as 3;
   const child = execa(command.file, command.args, {
     cwd: options.runDir,
     env: command.env,
     stdin: 'ignore',
-    stdout: { file: options.logFile, append: true },
-    stderr: { file: options.logFile, append: true },
+    stdout: log,
+    stderr: log,
     reject: false,
     forceKillAfterDelay: false,
   });
+  closeSync(log); // the child holds its own copy from the spawn on
   let running = true;
   const exited = child.then((result) => {
     running = false;
@@ -196,7 +202,12 @@ async function isHealthy(baseUrl: string): Promise<boolean> {
 
 async function kill(child: ResultPromise, exited: Promise<unknown>, graceMs: number): Promise<void> {
   child.kill('SIGTERM');
-  const gone = await Promise.race([exited.then(() => true), sleep(graceMs).then(() => false)]);
+  // Unreferenced: a pending grace timer would keep atk alive for the whole grace after the trainer is gone
+  // (every `atk run` ended 5 s late); the child's own handle keeps the loop alive while it runs.
+  const gone = await Promise.race([
+    exited.then(() => true),
+    sleep(graceMs, undefined, { ref: false }).then(() => false),
+  ]);
   if (!gone) {
     child.kill('SIGKILL');
     await exited;
