@@ -102,6 +102,10 @@ export function trainerCommand(
       MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? String(256 * 2 ** 20),
       MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? String(2 ** 30),
       MALLOC_TOP_PAD_: process.env.MALLOC_TOP_PAD_ ?? String(256 * 2 ** 20),
+      // Transparent huge pages for that heap (glibc >= 2.35; older ones ignore it): the first train step
+      // faults in ~1 GB, and in 4 KB pages that was 285k faults and ~2.5 s of a 2-core VM's system time.
+      // In 2 MB pages: 19k faults, the quickstart's first step 3.8 -> 2.8 s. A user's setting wins.
+      GLIBC_TUNABLES: process.env.GLIBC_TUNABLES ?? 'glibc.malloc.hugetlb=1',
       ...options.env,
       ...(gpus.length ? { CUDA_VISIBLE_DEVICES: gpus.join(',') } : {}),
       PYTHONPATH: trainerPythonPath(options.env?.PYTHONPATH),
