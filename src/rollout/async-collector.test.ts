@@ -34,6 +34,24 @@ describe('stepCollector', () => {
     expect(await collector.close()).toBe(0);
   });
 
+  test('returns a step begun before it is taken, at max_staleness 0, collected once', async () => {
+    const log: string[] = [];
+    const collector = stepCollector({
+      collect: steps(2, 5, log),
+      maxStaleness: 0,
+      lastStep: 3,
+      concurrency: 4,
+      signal: new AbortController().signal,
+    });
+    collector.begin(1);
+    await sleep(1);
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1']); // before anyone takes it
+    expect((await collector.take(1))[0]!.length).toBe(2);
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1']);
+    collector.begin(4); // past the last step: nothing starts
+    expect(await collector.close()).toBe(0);
+  });
+
   test('returns steps collected ahead up to max_staleness, never past the last step, within one pool of slots in step order', async () => {
     const log: string[] = [];
     const collector = stepCollector({

@@ -35,6 +35,11 @@ export interface StepCollector {
   take(step: number): Promise<Rollout[][]>;
   /** Starts collecting the steps after `step`, up to `step + maxStaleness`; called just before `step` trains. */
   runAhead(step: number): void;
+  /**
+   * Starts collecting `step` now, whatever `maxStaleness`: for work that reads the weights the step samples
+   * from anyway (the eval before training), so the engine decodes both in one batch instead of in turn.
+   */
+  begin(step: number): void;
   /** Engine-side activity since the last call. */
   activity(): CollectorActivity;
   /**
@@ -92,6 +97,7 @@ export function stepCollector(options: StepCollectorOptions): StepCollector {
     runAhead(step) {
       for (let ahead = step + 1; ahead <= step + options.maxStaleness; ahead++) start(ahead);
     },
+    begin: start,
     activity() {
       return { busySeconds: busy.take() };
     },

@@ -117,7 +117,12 @@ async function* loop(
     resumed: ctx.startStep > 0,
   };
   try {
-    if (ctx.startStep === 0 && plan.evalBefore) yield* runEval(ctx, stepName(0), 0, policyVersion);
+    if (ctx.startStep === 0 && plan.evalBefore) {
+      // The eval before training reads the weights the first step samples from: collect that step
+      // alongside it, so the engine decodes both in one batch (the quickstart's eval alone took ~3 s).
+      collector.begin(1);
+      yield* runEval(ctx, stepName(0), 0, policyVersion);
+    }
     let sinceLastStep = performance.now();
     // the step that ends training: plan.steps, or the one that spends the time budget
     let lastStep = plan.steps;
