@@ -52,6 +52,32 @@ describe('stepCollector', () => {
     expect(await collector.close()).toBe(0);
   });
 
+  test('returns episodes of shared work run within the same slots as a begun step', async () => {
+    const log: string[] = [];
+    let running = 0;
+    let most = 0;
+    const episode = (name: string) => async (signal: AbortSignal) => {
+      log.push(`start ${name}`);
+      most = Math.max(most, ++running);
+      await sleep(10, undefined, { signal });
+      running--;
+      return { group: 0, sample: 0 } as unknown as Rollout;
+    };
+    const collector = stepCollector({
+      collect: async (step, gate) => [await Promise.all([0, 1].map((i) => gate(episode(`${step}.${i}`))))],
+      maxStaleness: 0,
+      lastStep: 1,
+      concurrency: 2,
+      signal: new AbortController().signal,
+    });
+    collector.begin(1);
+    await Promise.all([collector.share(episode('eval.0')), collector.share(episode('eval.1')), collector.take(1)]);
+    // Two slots: the eval's episodes waited for the step's, never four at once.
+    expect(log).toStrictEqual(['start 1.0', 'start 1.1', 'start eval.0', 'start eval.1']);
+    expect(most).toBe(2);
+    expect(await collector.close()).toBe(0);
+  });
+
   test('returns steps collected ahead up to max_staleness, never past the last step, within one pool of slots in step order', async () => {
     const log: string[] = [];
     const collector = stepCollector({

@@ -37,9 +37,11 @@ export interface StepCollector {
   runAhead(step: number): void;
   /**
    * Starts collecting `step` now, whatever `maxStaleness`: for work that reads the weights the step samples
-   * from anyway (the eval before training), so the engine decodes both in one batch instead of in turn.
+   * from anyway (the eval before training), so the engine fills one batch from both instead of running them in turn.
    */
   begin(step: number): void;
+  /** Runs an episode of other work (that eval) in the same pool of slots, so both together stay within `concurrency`. */
+  readonly share: EpisodeGate;
   /** Engine-side activity since the last call. */
   activity(): CollectorActivity;
   /**
@@ -58,25 +60,28 @@ export function stepCollector(options: StepCollectorOptions): StepCollector {
   const busy = busyClock();
   const pending = new Map<number, { readonly groups: Promise<Rollout[][]>; started: number }>();
 
+  /** Runs an episode in a slot of the pool; `onStart` once it has one. */
+  async function inPool<R>(runEpisode: (signal: AbortSignal) => Promise<R>, onStart?: () => void): Promise<R> {
+    await slots.acquire();
+    if (abort.signal.aborted) {
+      // A slot freed by a cancelled episode: the next one in line must not start.
+      slots.release();
+      throw abort.signal.reason;
+    }
+    onStart?.();
+    busy.enter();
+    try {
+      return await runEpisode(abort.signal);
+    } finally {
+      busy.leave();
+      slots.release();
+    }
+  }
+
   function start(step: number): void {
     if (pending.has(step) || step > options.lastStep || abort.signal.aborted) return;
     const entry = { groups: undefined as unknown as Promise<Rollout[][]>, started: 0 };
-    const gate: EpisodeGate = async (runEpisode) => {
-      await slots.acquire();
-      if (abort.signal.aborted) {
-        // A slot freed by a cancelled episode: the next one in line must not start.
-        slots.release();
-        throw abort.signal.reason;
-      }
-      entry.started++;
-      busy.enter();
-      try {
-        return await runEpisode(abort.signal);
-      } finally {
-        busy.leave();
-        slots.release();
-      }
-    };
+    const gate: EpisodeGate = (runEpisode) => inPool(runEpisode, () => entry.started++);
     entry.groups = options.collect(step, gate);
     // A collection that runs ahead and fails (cancelled at close) is reported by take or close, never as unhandled.
     entry.groups.catch(() => undefined);
@@ -98,6 +103,7 @@ export function stepCollector(options: StepCollectorOptions): StepCollector {
       for (let ahead = step + 1; ahead <= step + options.maxStaleness; ahead++) start(ahead);
     },
     begin: start,
+    share: (runEpisode) => inPool(runEpisode),
     activity() {
       return { busySeconds: busy.take() };
     },

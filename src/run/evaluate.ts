@@ -2,6 +2,7 @@ import { appendFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, writeJsonAtomic } from '../runs/index.js';
 import type { Task } from '../datasets/types.js';
+import type { EpisodeGate } from '../rollout/async-collector.js';
 import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
@@ -31,6 +32,12 @@ export interface EvalOptions {
    * (matched by task id and sample) and run only the missing or errored ones.
    */
   readonly resume?: boolean;
+  /**
+   * Runs each episode, supplying its abort signal (default: at once, with `signal`). The training loop
+   * passes its step collector's, so the eval before training and the first step share one pool of
+   * `concurrency` slots and the engine never runs more episodes than the recipe allows.
+   */
+  readonly gate?: EpisodeGate;
   /** Called as each episode finishes (kept ones included), for progress displays. */
   readonly onEpisode?: (done: number, total: number, rollout: Rollout) => void;
 }
@@ -68,17 +75,19 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
     async ({ task, group, sample }) => {
       const previous = kept.get(resultKey(task.id, sample));
       if (previous) return rolloutFromResult(previous, task, group);
-      return collectRollout(kit, {
-        task,
-        group,
-        sample,
-        seed: episodeSeed(options.seed, -1 - options.step, group, sample),
-        temperature: options.temperature,
-        topP: options.topP,
-        topK: options.topK,
-        policyVersion: options.policyVersion,
-        ...(options.signal ? { signal: options.signal } : {}),
-      });
+      const run = (signal: AbortSignal | undefined): Promise<Rollout> =>
+        collectRollout(kit, {
+          task,
+          group,
+          sample,
+          seed: episodeSeed(options.seed, -1 - options.step, group, sample),
+          temperature: options.temperature,
+          topP: options.topP,
+          topK: options.topK,
+          policyVersion: options.policyVersion,
+          ...(signal ? { signal } : {}),
+        });
+      return options.gate ? options.gate(run) : run(options.signal);
     },
     onDone,
     rolloutOnThrow(options.policyVersion),

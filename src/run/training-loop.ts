@@ -119,9 +119,9 @@ async function* loop(
   try {
     if (ctx.startStep === 0 && plan.evalBefore) {
       // The eval before training reads the weights the first step samples from: collect that step
-      // alongside it, so the engine decodes both in one batch (the quickstart's eval alone took ~3 s).
+      // alongside it, in the same slots, so each fills the engine's batch where the other tails off.
       collector.begin(1);
-      yield* runEval(ctx, stepName(0), 0, policyVersion);
+      yield* runEval(ctx, stepName(0), 0, policyVersion, collector.share);
     }
     let sinceLastStep = performance.now();
     // the step that ends training: plan.steps, or the one that spends the time budget
@@ -302,6 +302,7 @@ async function* runEval(
   label: string,
   step: number,
   policyVersion: number,
+  gate?: EpisodeGate,
 ): AsyncGenerator<RunEvent> {
   if (ctx.evalTasks.length === 0 || ctx.recordedEvals?.has(label)) return;
   yield { type: 'evalStarted', label, tasks: ctx.evalTasks.length };
@@ -314,6 +315,7 @@ async function* runEval(
       policyVersion,
       outDir: join(ctx.store.evalDir, label),
       signal: ctx.signal,
+      ...(gate ? { gate } : {}),
     }),
   );
   await ctx.store.appendMetrics({ kind: 'eval', step, at: new Date().toISOString(), ...summary });
