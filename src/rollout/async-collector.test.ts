@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
-import { stepCollector, type EpisodeGate } from './async-collector.js';
+import { stepCollector, type EpisodeGate, type StepCollectorOptions } from './async-collector.js';
 import type { Rollout } from './collect.js';
 
 /** A step of `episodes` episodes, each waiting `ms` (or until aborted), logging when each step's episodes start. */
@@ -17,16 +17,21 @@ function steps(episodes: number, ms: number, log: string[]) {
     ).then((rollouts) => [rollouts]);
 }
 
+/** A step collector over `collect` (a run signal of its own unless given). */
+function collectorOf(
+  collect: StepCollectorOptions['collect'],
+  maxStaleness: number,
+  lastStep: number,
+  concurrency: number,
+  signal = new AbortController().signal,
+) {
+  return stepCollector({ collect, maxStaleness, lastStep, concurrency, signal });
+}
+
 describe('stepCollector', () => {
   test('returns each step when taken and collects nothing ahead at max_staleness 0', async () => {
     const log: string[] = [];
-    const collector = stepCollector({
-      collect: steps(2, 5, log),
-      maxStaleness: 0,
-      lastStep: 3,
-      concurrency: 4,
-      signal: new AbortController().signal,
-    });
+    const collector = collectorOf(steps(2, 5, log), 0, 3, 4);
     expect((await collector.take(1))[0]!.length).toBe(2);
     collector.runAhead(1);
     await sleep(20);
@@ -36,13 +41,7 @@ describe('stepCollector', () => {
 
   test('returns a step begun before it is taken, at max_staleness 0, collected once', async () => {
     const log: string[] = [];
-    const collector = stepCollector({
-      collect: steps(2, 5, log),
-      maxStaleness: 0,
-      lastStep: 3,
-      concurrency: 4,
-      signal: new AbortController().signal,
-    });
+    const collector = collectorOf(steps(2, 5, log), 0, 3, 4);
     collector.begin(1);
     await sleep(1);
     expect(log).toStrictEqual(['start 1.0', 'start 1.1']); // before anyone takes it
@@ -63,13 +62,12 @@ describe('stepCollector', () => {
       running--;
       return { group: 0, sample: 0 } as unknown as Rollout;
     };
-    const collector = stepCollector({
-      collect: async (step, gate) => [await Promise.all([0, 1].map((i) => gate(episode(`${step}.${i}`))))],
-      maxStaleness: 0,
-      lastStep: 1,
-      concurrency: 2,
-      signal: new AbortController().signal,
-    });
+    const collector = collectorOf(
+      async (step, gate) => [await Promise.all([0, 1].map((i) => gate(episode(`${step}.${i}`))))],
+      0,
+      1,
+      2,
+    );
     collector.begin(1);
     await Promise.all([collector.share(episode('eval.0')), collector.share(episode('eval.1')), collector.take(1)]);
     // Two slots: the eval's episodes waited for the step's, never four at once.
@@ -80,13 +78,7 @@ describe('stepCollector', () => {
 
   test('returns steps collected ahead up to max_staleness, never past the last step, within one pool of slots in step order', async () => {
     const log: string[] = [];
-    const collector = stepCollector({
-      collect: steps(2, 10, log),
-      maxStaleness: 2,
-      lastStep: 3,
-      concurrency: 2,
-      signal: new AbortController().signal,
-    });
+    const collector = collectorOf(steps(2, 10, log), 2, 3, 2);
     await collector.take(1);
     collector.runAhead(1);
     collector.runAhead(1); // idempotent: a step runs ahead once
@@ -101,13 +93,7 @@ describe('stepCollector', () => {
 
   test('returns the count of episodes started for steps never taken, aborting those in flight, on close', async () => {
     const log: string[] = [];
-    const collector = stepCollector({
-      collect: steps(3, 60_000, log),
-      maxStaleness: 1,
-      lastStep: 5,
-      concurrency: 2,
-      signal: new AbortController().signal,
-    });
+    const collector = collectorOf(steps(3, 60_000, log), 1, 5, 2);
     collector.runAhead(0);
     await sleep(20);
     const started = performance.now();
@@ -119,13 +105,7 @@ describe('stepCollector', () => {
 
   test('rejects take once the run is aborted', async () => {
     const run = new AbortController();
-    const collector = stepCollector({
-      collect: steps(1, 60_000, []),
-      maxStaleness: 0,
-      lastStep: 1,
-      concurrency: 1,
-      signal: run.signal,
-    });
+    const collector = collectorOf(steps(1, 60_000, []), 0, 1, 1, run.signal);
     const taken = collector.take(1);
     run.abort(new Error('interrupted'));
     await expect(taken).rejects.toBeInstanceOf(Error);
