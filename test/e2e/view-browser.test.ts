@@ -170,6 +170,9 @@ describe('atk view in Chromium', () => {
       () => /step 5 \/ 5/.test(document.getElementById('steps-done')?.textContent ?? ''),
       WAIT,
     );
+    // The run's last write (its manifest's status) reaches the page by server-sent event, maybe after
+    // the process has exited: wait for it rather than read it at once.
+    await page.waitForFunction(() => document.querySelector('.run-facts .status')?.textContent === 'finished', WAIT);
     expect(await page.$eval('.run-facts .status', (e) => e.textContent)).toBe('finished');
     expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
     // Every chart drew every step: the reward chart's x axis holds steps 1..5.
