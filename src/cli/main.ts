@@ -4,10 +4,16 @@
 import yargs, { type CommandModule } from 'yargs';
 import { registerBuiltins } from '../builtins.js';
 import { AtkError } from '../errors/index.js';
+import { atkVersion } from '../runs/index.js';
 import { commands } from './commands.js';
 
 /** Parse argv and run one command. Resolves after setting process.exitCode. */
 export async function main(argv: readonly string[]): Promise<void> {
+  // yargs' own --version is off (it would print before a command's options are checked); this is ours.
+  if (argv.length === 1 && argv[0] === '--version') {
+    process.stdout.write(`${atkVersion()}\n`);
+    return;
+  }
   registerBuiltins();
   try {
     const parser = yargs([...argv])

@@ -27,6 +27,12 @@ function atk(
 
 const firstLine = (text: string): string => text.split('\n')[0]!;
 
+test('returns the package version for atk --version', async () => {
+  const result = await atk(['--version']);
+  const { version } = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
+  expect([result.exitCode, result.stdout, result.stderr]).toStrictEqual([0, version, '']); // execa strips the final newline
+});
+
 describe('atk error classes', () => {
   test('rejects a bad recipe (ConfigError) with exit code 2 and a located first line', async () => {
     const result = await atk(['validate', 'zero-count.yaml'], FIXTURES);
