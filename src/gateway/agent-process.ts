@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { launch } from '../util/launcher.js';
 
 /** How one external agent run ended. */
 export interface AgentOutcome {
@@ -36,7 +36,7 @@ export function runAgentCommand(
 ): Promise<AgentOutcome> {
   return new Promise((done) => {
     const [file, ...args] = spec.command;
-    const child = spawn(file!, args, {
+    const child = launch(file!, args, {
       cwd: resolve(spec.cwd),
       env: {
         ...process.env,
@@ -45,7 +45,6 @@ export function runAgentCommand(
         OPENAI_API_KEY: run.apiKey,
         ATK_EPISODE_ID: run.episodeId,
       },
-      stdio: ['pipe', 'pipe', 'pipe'],
       detached: true,
     });
     let stdout = '';
@@ -57,13 +56,7 @@ export function runAgentCommand(
     // An agent that never reads stdin (or has exited) must not crash the run with EPIPE.
     child.stdin.on('error', () => undefined);
     child.stdin.end(`${JSON.stringify(run.task)}\n`);
-    const kill = (): void => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        child.kill('SIGKILL');
-      }
-    };
+    const kill = (): void => child.kill('SIGKILL', true);
     const timer = setTimeout(() => {
       timedOut = true;
       kill();

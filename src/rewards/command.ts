@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parseComponentOptions } from '../util/component-options.js';
+import { launch } from '../util/launcher.js';
 import type { EpisodeOutcome, RewardDefinition, RewardFn, RewardResult } from './types.js';
 import { userRewardResult } from './user-result.js';
 
@@ -82,29 +82,33 @@ function runCommand(
 ): Promise<string> {
   const label = command.join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), {
-      cwd,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(signal ? { signal } : {}),
-    });
+    const child = launch(command[0]!, command.slice(1), { cwd });
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => {
+    const stop = (why: string): void => {
       child.kill('SIGKILL');
-      reject(new Error(`reward command '${label}' timed out after ${timeoutMs / 1000} s`));
-    }, timeoutMs);
+      reject(new Error(`reward command '${label}' ${why}`));
+    };
+    const timer = setTimeout(() => stop(`timed out after ${timeoutMs / 1000} s`), timeoutMs);
+    const onAbort = (): void => stop('was cancelled');
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
     child.stdout.on('data', (chunk: Buffer) => {
       if (stdout.length < MAX_STDOUT) stdout += chunk.toString();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString()).slice(-2000);
     });
-    child.on('error', (error) => {
+    const settle = (): void => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    child.on('error', (error) => {
+      settle();
       reject(new Error(`reward command '${label}' could not run: ${error.message}`));
     });
     child.on('close', (code, killed) => {
-      clearTimeout(timer);
+      settle();
       if (code === 0) resolve(stdout);
       else
         reject(

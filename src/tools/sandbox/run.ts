@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { chmod, chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { launch } from '../../util/launcher.js';
 import { sandboxArgv } from './command.js';
 import { childrenOf, killProcessesOfUid, processesOfUid } from './processes.js';
 import {
@@ -98,13 +98,19 @@ async function execute(
     processOverhead: PROCESS_OVERHEAD[host.isolation] + shared,
   });
   const started = performance.now();
-  const child = spawn(argv[0], argv.slice(1), {
+  const child = launch(argv[0], argv.slice(1), {
     cwd: host.isolation === 'rlimits' ? dir.work : dir.root,
     env: { ...PROGRAM_ENV, HOME: host.isolation === 'rlimits' ? dir.work : '/work' },
     detached: true,
-    stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+    extraPipe: true,
     ...(slot.uid === undefined ? {} : { uid: slot.uid, gid: slot.uid }),
   });
+  // Kills need the pid, which the launcher reports once the program has started.
+  const spawnError = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', resolve);
+  });
+  if (spawnError) throw new Error(`sandbox: cannot start ${argv[0]}: ${spawnError.message}`, { cause: spawnError });
   let killReason: KillReason | undefined;
   const kill = (reason: KillReason): void => {
     if (killReason) return;
@@ -121,16 +127,11 @@ async function execute(
   req.signal?.addEventListener('abort', onAbort, { once: true });
   if (req.signal?.aborted) onAbort();
 
-  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; spawnError?: Error }>(
-    (resolve) => {
-      child.once('error', (error) => resolve({ code: null, signal: null, spawnError: error }));
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    },
-  );
+  const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => resolve({ code, signal }));
+  });
   clearTimeout(timer);
   req.signal?.removeEventListener('abort', onAbort);
-  if (exit.spawnError)
-    throw new Error(`sandbox: cannot start ${argv[0]}: ${exit.spawnError.message}`, { cause: exit.spawnError });
   // Whatever the program left behind dies with it.
   killTree(child.pid, slot, host.isolation);
   const wallMs = performance.now() - started;
