@@ -13,8 +13,9 @@ import { runEpisode } from '../src/rollout/episode.js';
 import { agentSpec, instantDouble, median, qwen3, timedEngine } from './lib/tito-common.js';
 
 const HISTORY = [1, 32];
-// Medians of 5 swung 2x between identical runs on a loaded 2-core host; 12 episodes cost a few seconds more.
-const EPISODES = 12;
+// Medians of 5 swung 2x between identical runs on a loaded 2-core host, and one GC pause in 4 episodes
+// lands in a measured gap; 24 episodes of each kind cost a few seconds more.
+const EPISODES = 24;
 const tok = await qwen3();
 const double = await instantDouble(tok, 40);
 const vllm = createVllmClient({ baseUrl: double.url, model: 'policy' });
@@ -39,9 +40,15 @@ async function pythonAgents(
   });
 }
 
-/** Median CPU per request at each history length: one Python agent at a time on one gateway (as in a run), gaps inside this process only. */
-async function gatewayPerRequest(): Promise<number[]> {
-  const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
+/**
+ * Median CPU per model call at each history length, of the gateway (one Python agent at a time on one
+ * gateway, as in a run; gaps inside this process only) and of the built-in agent. Their episodes
+ * alternate, so both see the same JIT and heap: run one after the other, the second ran on a heap the
+ * first had grown, and its GC pauses differed.
+ */
+async function perTurnCosts(): Promise<{ gateway: number[]; builtin: number[] }> {
+  const gateway = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
+  const builtin = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
   // One timed wrapper per episode (it keeps the end of its last call), swapped in behind one gateway.
   let engine: Engine = vllm;
   const agents = await pythonAgents(
@@ -60,30 +67,27 @@ async function gatewayPerRequest(): Promise<number[]> {
     });
     if (result.error) throw new Error(result.error);
     if (result.stats.historyRewrites !== 0) throw new Error('the bench agent rewrote its history');
-    // The gap before call k+1 holds the gateway's answer to call k and its handling of request k+1
-    // (the Python agent's own CPU is in its process); the first two episodes warm the JIT.
-    if (e >= 2) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]!);
-  }
-  await agents.close();
-  return HISTORY.map((h) => median(perHistory.get(h)!));
-}
-
-async function builtinPerTurn(): Promise<number[]> {
-  const perHistory = new Map<number, number[]>(HISTORY.map((h) => [h, []]));
-  for (let e = 0; e < EPISODES + 2; e++) {
-    const gaps: number[] = [];
-    const result = await runEpisode({
+    const builtinGaps: number[] = [];
+    const own = await runEpisode({
       task,
       spec: agentSpec(34),
-      engine: timedEngine(vllm, gaps),
+      engine: timedEngine(vllm, builtinGaps),
       tokenizer: tok,
       policyVersion: 0,
       timeoutMs: 60_000,
     });
-    if (result.error) throw new Error(result.error);
-    if (e >= 2) for (const h of HISTORY) perHistory.get(h)!.push(gaps[h - 1]!);
+    if (own.error) throw new Error(own.error);
+    // The gap before call k+1 holds the gateway's answer to call k and its handling of request k+1
+    // (the Python agent's own CPU is in its process); the first two episodes warm the JIT.
+    if (e >= 2)
+      for (const h of HISTORY) {
+        gateway.get(h)!.push(gaps[h - 1]!);
+        builtin.get(h)!.push(builtinGaps[h - 1]!);
+      }
   }
-  return HISTORY.map((h) => median(perHistory.get(h)!));
+  await agents.close();
+  const medians = (m: Map<number, number[]>): number[] => HISTORY.map((h) => median(m.get(h)!));
+  return { gateway: medians(gateway), builtin: medians(builtin) };
 }
 
 /** Requests/s of `episodes` concurrent Python agents, 8 model calls each. */
@@ -159,13 +163,12 @@ async function openaiThroughput(episodes: number): Promise<number> {
   return requests / seconds;
 }
 
-const gateway = await gatewayPerRequest();
-const builtin = await builtinPerTurn();
+const { gateway, builtin } = await perTurnCosts();
 const pythonRps = await pythonThroughput(16);
 const openaiRps = await openaiThroughput(32);
 await double.close();
 console.log(
-  `gateway CPU per request (median of ${EPISODES} Python-agent episodes, Qwen3 tokenizer, engine time excluded):`,
+  `gateway CPU per request (median of ${EPISODES} Python-agent episodes, each followed by a built-in one; Qwen3 tokenizer, engine time excluded):`,
 );
 for (const [i, h] of HISTORY.entries())
   console.log(
