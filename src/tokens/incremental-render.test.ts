@@ -1,8 +1,11 @@
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
 import type { ChatMessage } from './chat-types.js';
 import { incrementalRenderer, probeTemplate } from './incremental-render.js';
-import { loadModelTokenizer } from './model-tokenizer.js';
+import { loadModelTokenizer, type ModelTokenizer } from './model-tokenizer.js';
 
 const tools = [
   {
@@ -87,4 +90,51 @@ describe('incrementalRenderer', () => {
     });
     expect(() => incrementalRenderer(tok).continuation(302, [user])).toThrow(/incremental rendering is impossible/);
   });
+
+  test('reuses the tokens of a system block across prompts, each equal to encoding the whole prompt', async () => {
+    for (const dir of [QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR]) {
+      const tok = countingEncodes(await loadModelTokenizer(dir));
+      const r = incrementalRenderer(tok, { enable_thinking: false });
+      const longSystem: ChatMessage = { role: 'system', content: 'You add numbers carefully. '.repeat(40) };
+      for (const [i, sys] of [longSystem, longSystem, system, longSystem].entries()) {
+        const messages = [sys, { role: 'user' as const, content: `What is ${i}+3?` }];
+        const text = tok.renderChat(messages, { enable_thinking: false, tools, addGenerationPrompt: true });
+        tok.encodedChars = 0;
+        expect(r.initial(messages, tools)).toStrictEqual(tok.encode(text));
+        // The second prompt with the long block encodes only what follows the block.
+        if (i === 1) expect(tok.encodedChars - text.length).toBeLessThan(text.length / 4);
+      }
+    }
+  });
+
+  test('encodes the whole prompt when a special token would strip the space before it', async () => {
+    // With lstrip, `<|im_start|>` eats the newline that ends the system block: encoded apart, that
+    // newline would stay. The check on the first prompt catches it.
+    const dir = mkdtempSync(join(tmpdir(), 'atk-lstrip-'));
+    cpSync(TINY_TOKENIZER_DIR, dir, { recursive: true });
+    const json = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8'));
+    for (const token of json.added_tokens) if (token.content === '<|im_start|>') token.lstrip = true;
+    writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(json));
+    const tok = await loadModelTokenizer(dir);
+    const r = incrementalRenderer(tok);
+    for (const content of ['What is 2+3?', 'What is 4+5?']) {
+      const messages = [system, { role: 'user' as const, content }];
+      expect(r.initial(messages, tools)).toStrictEqual(
+        tok.encode(tok.renderChat(messages, { tools, addGenerationPrompt: true })),
+      );
+    }
+  });
 });
+
+/** `tok`, counting the characters it is asked to encode. */
+function countingEncodes(tok: ModelTokenizer): ModelTokenizer & { encodedChars: number } {
+  const counting = {
+    ...tok,
+    encodedChars: 0,
+    encode(text: string): number[] {
+      counting.encodedChars += text.length;
+      return tok.encode(text);
+    },
+  };
+  return counting;
+}

@@ -78,9 +78,26 @@ export function probeTemplate(tokenizer: ModelTokenizer, kwargs: Readonly<Record
 
 function createRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<string, unknown>>): IncrementalRenderer {
   const probe = probeTemplate(tokenizer, kwargs);
+  const systemBlocks = new Map<string, SystemBlock | null>();
   return {
     initial(messages, tools) {
-      return tokenizer.encode(tokenizer.renderChat(messages, { ...kwargs, tools, addGenerationPrompt: true }));
+      const text = tokenizer.renderChat(messages, { ...kwargs, tools, addGenerationPrompt: true });
+      const first = messages[0];
+      if (first?.role !== 'system') return tokenizer.encode(text);
+      // Every episode of a run starts with the same system prompt and tools, often the longest text of
+      // the prompt (tool schemas run to thousands of tokens): its tokens are reused, only the rest is encoded.
+      const key = `${first.content}\u0000${JSON.stringify(tools)}`;
+      let block = systemBlocks.get(key);
+      if (block === undefined) {
+        block = systemBlock(tokenizer, text, () => tokenizer.renderChat([first], { ...kwargs, tools }));
+        if (systemBlocks.size >= MAX_SYSTEM_BLOCKS) systemBlocks.clear();
+        systemBlocks.set(key, block);
+      }
+      if (block && text.startsWith(block.text)) {
+        const rest = tokenizer.encode(text.slice(block.text.length));
+        if (rest[0] === block.nextId) return block.ids.concat(rest);
+      }
+      return tokenizer.encode(text);
     },
     continuation(lastModelToken, messages) {
       // A fake system + user prefix keeps templates from injecting a default system prompt or
@@ -99,4 +116,40 @@ function createRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<strin
       return tokenizer.encode(closer + full.slice(probe.prefix.length));
     },
   };
+}
+
+/** A rendered system block (system prompt + tools) and its tokens, reusable at the start of a prompt. */
+interface SystemBlock {
+  readonly text: string;
+  readonly ids: readonly number[];
+  /** The special token that follows the block where it was checked; reuse needs the same one. */
+  readonly nextId: number;
+}
+
+const MAX_SYSTEM_BLOCKS = 64;
+
+/**
+ * The system block of `prompt`, or null when its tokens cannot be reused. Reuse is exact only where
+ * the block ends right before a special token: tokenizers split text at special tokens before
+ * anything else, so what comes before one never changes how what follows is encoded, and the reverse.
+ * Checked once on the first prompt by encoding it both ways (a special token that strips the space
+ * before it, say, fails the check).
+ */
+function systemBlock(tokenizer: ModelTokenizer, prompt: string, render: () => string): SystemBlock | null {
+  let blockText: string;
+  try {
+    blockText = render();
+  } catch {
+    return null; // templates that insist on a user turn
+  }
+  if (!blockText || !prompt.startsWith(blockText)) return null;
+  const ids = tokenizer.encode(blockText);
+  const rest = tokenizer.encode(prompt.slice(blockText.length));
+  const nextId = rest[0];
+  if (nextId === undefined || !tokenizer.specialTokenIds.has(nextId)) return null;
+  const whole = tokenizer.encode(prompt);
+  const same =
+    whole.length === ids.length + rest.length &&
+    whole.every((id, i) => id === (i < ids.length ? ids[i] : rest[i - ids.length]));
+  return same ? { text: blockText, ids, nextId } : null;
 }
