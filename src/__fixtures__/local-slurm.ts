@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { execa } from 'execa';
 import { freePort } from '../util/free-port.js';
+import { alive } from './engine-processes.js';
 
 const BINARIES = ['munged', 'slurmctld', 'slurmd', 'srun', 'salloc', 'squeue', 'scancel', 'scontrol', 'sinfo'];
 
@@ -45,8 +46,8 @@ export async function startLocalSlurm(): Promise<LocalSlurm> {
   const stop = async (): Promise<void> => {
     const pids = pidFiles.map((f) => Number(existsSync(f) ? readFileSync(f, 'utf8').trim() : 0)).filter((p) => p > 0);
     for (const pid of pids) signal(pid, 'SIGTERM');
-    for (let waited = 0; waited < 10_000 && pids.some(running); waited += 100) await sleep(100);
-    for (const pid of pids.filter(running)) signal(pid, 'SIGKILL');
+    for (let waited = 0; waited < 10_000 && pids.some(alive); waited += 100) await sleep(100);
+    for (const pid of pids.filter(alive)) signal(pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -129,14 +130,5 @@ function signal(pid: number, name: NodeJS.Signals): void {
     process.kill(pid, name);
   } catch {
     // gone
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

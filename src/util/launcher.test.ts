@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { alive } from '../__fixtures__/engine-processes.js';
 import { launch, type LaunchedProcess } from './launcher.js';
 
 const tsx = fileURLToPath(import.meta.resolve('tsx'));
@@ -17,15 +18,6 @@ async function outcome(child: LaunchedProcess, streams = 3): Promise<{ out: stri
     (child.stdio[fd] as NodeJS.ReadableStream | null)?.on('data', (chunk: Buffer) => void (out[fd - 1] += chunk));
   const [code] = (await once(child, 'close')) as [number | null];
   return { out, code };
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
