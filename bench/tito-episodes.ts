@@ -1,27 +1,109 @@
-// Episodes per second with an engine double that answers instantly: 256 concurrent episodes of 3 tool
-// turns each (4 model calls), Qwen3 tokenizer and template; plus the process's peak RSS. Then the same
-// episodes spread over worker threads (ATK_BENCH_WORKERS, default 2; 0 skips), each with its own event
-// loop, tokenizer and engine client, checked to give results and token trajectories identical to the
-// single-thread run. The double stays on the main thread, so it takes a share of that thread's CPU.
+// Episodes per second against an engine double that answers instantly, collected and scored as `atk run`
+// collects them (collectRollout: the Strands loop, rendering, tokenising, parsing, the calculator tool,
+// the math_answer reward): 256 concurrent episodes of 3 calculator calls each (4 model calls), Qwen3
+// tokenizer and template; plus the process's peak RSS. Then the same episodes on the run loop's rollout
+// workers (`rollout.workers`: ATK_BENCH_WORKERS, default 2; 0 skips), checked to give results and token
+// trajectories identical to the run thread's. As in a run, the engine client stays on the main thread
+// (workers send it their requests), and so does the double, which takes a share of that thread's CPU.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { Worker } from 'node:worker_threads';
+import { startEngineDouble } from '../src/__fixtures__/engine-double.js';
+import { QWEN3_TOKENIZER_DIR } from '../src/__fixtures__/tokenizers.js';
+import { registerBuiltins } from '../src/builtins.js';
+import { datasets } from '../src/datasets/index.js';
+import type { Task } from '../src/datasets/types.js';
 import { createVllmClient } from '../src/engines/vllm.js';
-import { runEpisode } from '../src/rollout/episode.js';
-import { agentSpec, instantDouble, qwen3 } from './lib/tito-common.js';
-import { episodeBatch, type EpisodeOutcome } from './lib/tito-episode-batch.js';
+import { loadRecipe } from '../src/recipe/load.js';
+import { collectRollout, type EpisodeKit, type Rollout } from '../src/rollout/collect.js';
+import { packRollout } from '../src/run/rollout-transfer.js';
+import { startRolloutWorkers } from '../src/run/rollout-workers.js';
+import { buildEpisodeKit } from '../src/run/kit.js';
+import { qwen3 } from './lib/tito-common.js';
 
 const CONCURRENT = 256;
 const TURNS = CONCURRENT * 4;
 const workerCount = Number(process.env.ATK_BENCH_WORKERS ?? 2);
+registerBuiltins();
 const tok = await qwen3();
-const double = await instantDouble(tok, 3);
+
+// Calls the calculator until the prompt holds 3 tool responses, then answers; the turn is read from the
+// prompt itself, so any number of concurrent episodes share one stateless double.
+const callIds = tok.encode(
+  '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+3"}}\n</tool_call><|im_end|>',
+);
+const answerIds = tok.encode('Answer: 5<|im_end|>');
+const toolResponse = tok.encode('<tool_response>')[0];
+const double = await startEngineDouble({
+  script: (request) => {
+    let seen = 0;
+    for (const id of request.promptIds) if (id === toolResponse) seen++;
+    return { tokenIds: seen < 3 ? callIds : answerIds };
+  },
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'atk-bench-episodes-'));
+const recipeFile = join(dir, 'bench.yaml');
+writeFileSync(
+  recipeFile,
+  [
+    'name: tito-episodes',
+    'model:',
+    `  path: ${QWEN3_TOKENIZER_DIR}`,
+    '  engine: {kind: url, url: http://127.0.0.1:1}',
+    'dataset: {name: arith}',
+    'tools: [{name: calculator}]',
+    'reward: {name: math_answer, options: {formats: [answer], fallback_last_number: false}}',
+    'agent:',
+    '  system_prompt: You are a careful calculator.',
+    '  max_turns: 8',
+    '  max_new_tokens: 256',
+    '  chat_template_kwargs: {enable_thinking: false}',
+    '',
+  ].join('\n'),
+);
+const loaded = await loadRecipe(recipeFile);
 const engine = createVllmClient({ baseUrl: double.url, model: 'policy' });
+const kit = await buildEpisodeKit({
+  recipe: loaded.recipe,
+  recipeDir: loaded.dir,
+  recipeFile,
+  dataset: await datasets.get('arith'),
+  engine,
+  tokenizer: tok,
+  warn: () => undefined,
+});
+
+const task = (id: number): Task => ({ id: `e${id}`, prompt: `What is 2+3? (#${id})`, answer: '5', data: {} });
 const ids = (from: number): number[] => Array.from({ length: CONCURRENT }, (_, i) => from + i);
 
-function inThisThread(batch: readonly number[]): Promise<EpisodeOutcome[]> {
-  return episodeBatch(batch, (task) =>
-    runEpisode({ task, spec: agentSpec(8), engine, tokenizer: tok, policyVersion: 0, timeoutMs: 120_000 }),
+/** Collects the episodes of `batch` concurrently; throws unless each made its 3 calls and scored 1. */
+async function collect(on: EpisodeKit, batch: readonly number[]): Promise<unknown[]> {
+  const rollouts = await Promise.all(
+    batch.map((id, i) =>
+      collectRollout(on, {
+        task: task(id),
+        group: i,
+        sample: 0,
+        seed: id,
+        temperature: 1,
+        topP: 1,
+        topK: -1,
+        policyVersion: 0,
+      }),
+    ),
   );
+  const wrong = rollouts.filter((r) => r.failed || r.reward !== 1 || r.episode.stats.toolCalls !== 3);
+  if (wrong.length) throw new Error(`${wrong.length} episodes went wrong: ${wrong[0]!.error ?? wrong[0]!.reward}`);
+  return rollouts.map(comparable);
+}
+
+/** What a trajectory line records of a rollout, without the clocks. */
+function comparable(rollout: Rollout): unknown {
+  const packed = packRollout(rollout);
+  const { wallMs: _w, engineMs: _e, ...stats } = packed.episode.stats;
+  return { ...packed, episode: { ...packed.episode, stats } };
 }
 
 /** Wall seconds and process CPU seconds (every thread) of `work`. */
@@ -44,10 +126,10 @@ function report(label: string, seconds: number, cpuSeconds: number): void {
   );
 }
 
-await inThisThread(ids(1_000_000));
-const single = await timed(() => inThisThread(ids(0)));
+await collect(kit, ids(1_000_000));
+const single = await timed(() => collect(kit, ids(0)));
 report(
-  `${CONCURRENT} concurrent episodes x 3 tool turns (instant engine double, in-process)`,
+  `${CONCURRENT} concurrent episodes x 3 calculator calls, collected and scored on the run thread (instant engine double, in-process)`,
   single.seconds,
   single.cpuSeconds,
 );
@@ -56,43 +138,26 @@ console.log(
 );
 
 if (workerCount > 0) {
-  const workers = await Promise.all(
-    Array.from({ length: workerCount }, async () => {
-      const worker = new Worker(new URL('./lib/episode-worker.ts', import.meta.url), {
-        workerData: { url: double.url },
-      });
-      await new Promise((resolve) => worker.once('message', resolve));
-      return worker;
-    }),
+  const workers = await startRolloutWorkers({
+    count: workerCount,
+    setup: { recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile, modelDir: QWEN3_TOKENIZER_DIR, tokenizer: {} },
+    engine,
+    warn: () => undefined,
+  });
+  const pooled: EpisodeKit = { ...kit, workers };
+  await collect(pooled, ids(1_000_000));
+  const fanned = await timed(() => collect(pooled, ids(0)));
+  await workers.close();
+  report(
+    `the same episodes on ${workerCount} rollout workers (rollout.workers: ${workerCount})`,
+    fanned.seconds,
+    fanned.cpuSeconds,
   );
-  const send = (worker: Worker, batch: number[]): Promise<EpisodeOutcome[]> =>
-    new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-      worker.postMessage(batch);
-    });
-  // The same episode ids, dealt round-robin, so every worker gets an equal share.
-  const spread = async (batch: number[]): Promise<EpisodeOutcome[]> =>
-    (
-      await Promise.all(
-        workers.map((w, k) =>
-          send(
-            w,
-            batch.filter((_, i) => i % workerCount === k),
-          ),
-        ),
-      )
-    )
-      .flat()
-      .sort((a, b) => a.id - b.id);
-  await spread(ids(1_000_000));
-  const fanned = await timed(() => spread(ids(0)));
-  await Promise.all(workers.map((w) => w.terminate()));
-  report(`the same episodes over ${workerCount} worker threads`, fanned.seconds, fanned.cpuSeconds);
   const same = isDeepStrictEqual(fanned.value, single.value);
   console.log(
-    `  results and token trajectories identical to the single-thread run: ${same ? 'yes' : 'NO'}; ${(single.seconds / fanned.seconds).toFixed(2)}x its throughput`,
+    `  results and token trajectories identical to the run thread's: ${same ? 'yes' : 'NO'}; ${(single.seconds / fanned.seconds).toFixed(2)}x its throughput`,
   );
   if (!same) process.exitCode = 1;
 }
+await kit.close?.();
 await double.close();

@@ -113,7 +113,13 @@ export class TitoModel extends Model<BaseModelConfig> {
     const latencyMs = performance.now() - started;
     // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
     trajectory.appendEnvironment(source, environmentIds, this.turn);
-    trajectory.appendModel(generation.tokenIds, generation.logprobs, this.turn, version, generation.finishReason);
+    trajectory.appendModel(
+      generation.tokenIds,
+      generation.logprobs,
+      this.turn,
+      generation.policyVersion ?? version,
+      generation.finishReason,
+    );
     trajectory.counters.turns++;
     ledger.engineMs += latencyMs;
     ledger.promptTokens += environmentIds.length;

@@ -31,6 +31,12 @@ export interface Generation {
   readonly finishReason: 'stop' | 'length' | 'abort';
   /** With `topLogprobs` k > 0: per generated token, the k most likely tokens, most likely first. */
   readonly topLogprobs?: readonly (readonly TokenLogprob[])[];
+  /**
+   * The policy version the run served when the request reached the engine client. Set only where the
+   * episode reaches the engine through the run's thread (rollout workers), whose own view of the
+   * served version would lag a weight sync.
+   */
+  readonly policyVersion?: number;
 }
 
 /**

@@ -42,7 +42,7 @@ describe('external agent examples', () => {
     );
   });
 
-  test('rejects recipe tools and a simulated user beside agent.external, naming the keys', async () => {
+  test('rejects recipe tools, a simulated user and rollout workers beside agent.external, naming the keys', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'atk-external-check-'));
     const file = join(dir, 'r.yaml');
     writeFileSync(
@@ -55,6 +55,7 @@ describe('external agent examples', () => {
         'tools: [{name: calculator}]',
         'user: {kind: scripted, messages: [hi]}',
         'agent: {external: {command: [python3, agent.py]}}',
+        'rollout: {workers: 2}',
       ].join('\n'),
     );
     const error = (await loadRecipe(file).then(
@@ -64,6 +65,7 @@ describe('external agent examples', () => {
     expect(error.issues?.map((i) => [i.path, i.line])).toStrictEqual([
       ['tools.0', 5],
       ['user', 6],
+      ['rollout.workers', 8],
     ]);
   });
 

@@ -3,7 +3,8 @@ import type { ResolvedRecipe } from '../recipe/resolve.js';
 
 /**
  * Refuses recipe keys that would do nothing beside `agent.external`: the external agent brings its own
- * tools and conversation, so recipe tools and a simulated user would never be used.
+ * tools and conversation and runs in its own process, so recipe tools, a simulated user and rollout
+ * workers would never be used.
  */
 export function externalAgentProblems(recipe: ResolvedRecipe): RecipeProblem[] {
   if (!recipe.agent.external) return [];
@@ -11,6 +12,11 @@ export function externalAgentProblems(recipe: ResolvedRecipe): RecipeProblem[] {
     path: `tools.${i}`,
     message: 'agent.external runs its own tools; recipe tools would never be called (remove them)',
   }));
+  if (recipe.rollout.workers > 0)
+    problems.push({
+      path: 'rollout.workers',
+      message: "agent.external episodes run in the agent's own process; rollout workers would stay idle (set 0)",
+    });
   if (recipe.user)
     problems.push({
       path: 'user',

@@ -132,6 +132,11 @@ export const RolloutSchema = z
       .enum(['zero', 'exclude'])
       .default('zero')
       .describe('A failed episode (engine error, timeout) scores 0 or is left out of its group.'),
+    workers: nonNegativeInt
+      .default(0)
+      .describe(
+        "Worker threads that run episodes (the agent loop, rendering, tokenising, tools, reward), each with its own tools and tokenizer; engine requests stay on the run's thread. 0 = episodes run on the run's thread. Pays when atk's own CPU per turn limits throughput: fast engines and a core per worker.",
+      ),
     max_staleness: nonNegativeInt
       .default(0)
       .describe(

@@ -31,6 +31,22 @@ export interface EpisodeKit {
   readonly external?: ExternalEpisodes;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
   readonly close?: () => Promise<void>;
+  /** `rollout.workers`: built-in episodes run on these threads, each with a kit of its own. */
+  readonly workers?: RolloutWorkers;
+}
+
+/** Episodes run on worker threads (`rollout.workers`, src/run/rollout-workers.ts). */
+export interface RolloutWorkers {
+  readonly size: number;
+  /**
+   * Runs one episode on the least busy worker and scores it there; its engine requests are made on this
+   * thread with `engine` (the collecting kit's, e.g. watched for stalls; the pool's own when absent). A
+   * worker that dies fails the episodes it was running (and is started again for the next ones).
+   * @throws CancelledError (or the signal's reason) when the request's signal aborts.
+   */
+  collect(request: EpisodeRequest, engine?: Engine): Promise<Rollout>;
+  /** Closes each worker's kit (MCP servers, user engines) and ends the threads. */
+  close(): Promise<void>;
 }
 
 /** One finished and scored episode: what a trajectory line records. */
@@ -75,6 +91,12 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   const { task } = request;
   const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
   const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
+  if (kit.workers)
+    // The worker runs this same function; what reaches here is its thread dying under the episode.
+    return kit.workers.collect(request, kit.engine).catch((error: unknown) => {
+      if (error instanceof CancelledError) throw error;
+      return failedRollout(base, failedEpisode('scheduler', errorMessage(error)));
+    });
   const env = {
     episodeId: `${request.group}-${request.sample}`,
     task,

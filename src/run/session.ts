@@ -4,9 +4,10 @@
  */
 import { datasets } from '../datasets/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
-import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
+import { loadModelTokenizer, type ModelTokenizer, type TokenizerOverrides } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
 import type { EpisodeKit } from '../rollout/collect.js';
+import { startRolloutWorkers } from './rollout-workers.js';
 import type { RunningPolicy } from './embedded-policy.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
@@ -44,10 +45,11 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   const dataset = await datasets.get(recipe.dataset.name);
   const kind = engineKind(recipe);
   const modelDir = kind.modelDir(recipe, options.recipeDir);
-  const tokenizer = await loadModelTokenizer(modelDir, {
+  const tokenizerOverrides: TokenizerOverrides = {
     ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
     ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
-  });
+  };
+  const tokenizer = await loadModelTokenizer(modelDir, tokenizerOverrides);
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
   const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) =>
@@ -80,14 +82,61 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
     await policy.close();
     throw error;
   }
+  if (recipe.rollout.workers > 0) {
+    yield { type: 'phase', message: `starting ${recipe.rollout.workers} rollout worker(s)` };
+    try {
+      kit = await withRolloutWorkers(kit, options, modelDir, tokenizerOverrides, (message) =>
+        warnings.includes(message) ? undefined : void warnings.push(message),
+      );
+    } catch (error) {
+      await kit.close?.();
+      await policy.close();
+      throw error;
+    }
+  }
   for (const message of warnings) yield { type: 'warning', message };
+  const built = kit;
   return {
     tokenizer,
     policy,
     kit,
     close: async () => {
-      await kit.close?.();
+      await built.close?.();
       await policy.close();
+    },
+  };
+}
+
+/**
+ * `kit` with `rollout.workers` threads that run its episodes, each building a kit of its own from the
+ * recipe; closing it ends the workers before the run's own kit.
+ */
+async function withRolloutWorkers(
+  kit: EpisodeKit,
+  options: SessionOptions,
+  modelDir: string,
+  tokenizer: TokenizerOverrides,
+  warn: (message: string) => void,
+): Promise<EpisodeKit> {
+  const workers = await startRolloutWorkers({
+    count: options.recipe.rollout.workers,
+    setup: {
+      recipe: options.recipe,
+      recipeDir: options.recipeDir,
+      recipeFile: options.recipeFile,
+      runDir: options.runDir,
+      modelDir,
+      tokenizer,
+    },
+    engine: kit.engine,
+    warn,
+  });
+  return {
+    ...kit,
+    workers,
+    close: async () => {
+      await workers.close();
+      await kit.close?.();
     },
   };
 }

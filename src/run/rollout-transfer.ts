@@ -1,0 +1,71 @@
+import { ProviderError } from '../errors/index.js';
+import type { Generation, SamplingParams } from '../engines/types.js';
+import { TokenTrajectory, type TrajectoryJSON } from '../tokens/trajectory.js';
+import type { EpisodeRequest, Rollout } from '../rollout/collect.js';
+
+/**
+ * The messages between the run's thread and its rollout workers (src/rollout/rollout-workers.ts, the
+ * main side; rollout-worker.ts, the worker). Episodes run in the workers; engine requests come back to
+ * the run's thread, which owns the engine client (routing, adapter names, the served policy version).
+ */
+export type ToWorker =
+  | { readonly t: 'collect'; readonly id: number; readonly request: WorkerEpisodeRequest }
+  | { readonly t: 'abort'; readonly id: number }
+  | { readonly t: 'close' }
+  | { readonly t: 'generated'; readonly call: number; readonly generations: Generation[]; readonly version: number }
+  | { readonly t: 'generateFailed'; readonly call: number; readonly error: TransferredError };
+
+export type FromWorker =
+  | { readonly t: 'ready' }
+  | { readonly t: 'startFailed'; readonly error: TransferredError }
+  | { readonly t: 'warn'; readonly message: string }
+  | {
+      readonly t: 'generate';
+      readonly call: number;
+      /** The episode whose agent asks (absent for the kit's own calls, e.g. a simulated user's). */
+      readonly episode?: number;
+      readonly promptIds: readonly number[];
+      readonly params: SamplingParams;
+      /** generateN rather than generate. */
+      readonly many: boolean;
+    }
+  | { readonly t: 'abortGenerate'; readonly call: number }
+  | { readonly t: 'rollout'; readonly id: number; readonly rollout: TransferredRollout }
+  | { readonly t: 'collectFailed'; readonly id: number; readonly error: TransferredError };
+
+/** An EpisodeRequest without what cannot cross a thread: the signal (sent as `abort`) and a version function. */
+export type WorkerEpisodeRequest = Omit<EpisodeRequest, 'signal' | 'policyVersion'> & {
+  readonly policyVersion: number;
+};
+
+export interface TransferredError {
+  readonly message: string;
+  /** The class to rebuild on the other side; the rest arrive as plain errors. */
+  readonly type: 'provider' | 'cancelled' | 'other';
+}
+
+type TransferredRollout = Omit<Rollout, 'episode'> & {
+  readonly episode: Omit<Rollout['episode'], 'trajectory' | 'priorSegments'> & { readonly trajectory: TrajectoryJSON };
+};
+
+/** A rollout in a form structured clone keeps whole (the trajectory is a class). */
+export function packRollout(rollout: Rollout): TransferredRollout {
+  const { trajectory, priorSegments: _, ...episode } = rollout.episode;
+  return { ...rollout, episode: { ...episode, trajectory: trajectory.toJSON() } };
+}
+
+export function unpackRollout(packed: TransferredRollout): Rollout {
+  return { ...packed, episode: { ...packed.episode, trajectory: TokenTrajectory.fromJSON(packed.episode.trajectory) } };
+}
+
+export function packError(error: unknown, cancelled: boolean): TransferredError {
+  return {
+    message: error instanceof Error ? error.message : String(error),
+    type: cancelled ? 'cancelled' : error instanceof ProviderError ? 'provider' : 'other',
+  };
+}
+
+/** The error again, as the class the episode's failure handling recognises (an engine failure stays one). */
+export function unpackError(error: TransferredError): Error {
+  return error.type === 'provider' ? new ProviderError(error.message) : new Error(error.message);
+}

@@ -1,0 +1,132 @@
+/**
+ * A rollout worker thread (`rollout.workers`): builds its own episode kit from the recipe (tools,
+ * reward, prompts, tokenizer) and runs the episodes the run's thread sends it, so the CPU work of an
+ * episode (the agent loop, rendering, tokenising, parsing, tools, reward) spreads over cores. Engine
+ * requests go back to the run's thread, which owns the engine client.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { registerBuiltins } from '../builtins.js';
+import { datasets } from '../datasets/index.js';
+import type { Engine, Generation, SamplingParams } from '../engines/types.js';
+import { CancelledError } from '../errors/index.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import { buildEpisodeKit } from './kit.js';
+import { loadModelTokenizer, type TokenizerOverrides } from '../tokens/index.js';
+import { collectRollout } from '../rollout/collect.js';
+import { type FromWorker, packError, packRollout, type ToWorker, unpackError } from './rollout-transfer.js';
+
+/** What a worker is started with (workerData). */
+export interface RolloutWorkerSetup {
+  readonly recipe: ResolvedRecipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  readonly runDir?: string;
+  readonly modelDir: string;
+  readonly tokenizer: TokenizerOverrides;
+  readonly engine: { readonly kind: string; readonly baseUrl: string; readonly model: string };
+}
+
+const port = parentPort!;
+const setup = workerData as RolloutWorkerSetup;
+const post = (message: FromWorker): void => port.postMessage(message);
+
+const pendingCalls = new Map<number, { resolve(g: Generation[]): void; reject(e: unknown): void }>();
+const episodes = new Map<number, AbortController>();
+let nextCall = 0;
+
+/** The engine as an episode (or, without one, the kit) sees it: each request is made by the run's thread. */
+function engineThroughRunThread(episode?: number): Engine {
+  const request = (
+    promptIds: readonly number[],
+    params: SamplingParams,
+    signal: AbortSignal | undefined,
+    many: boolean,
+  ): Promise<Generation[]> =>
+    new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const call = nextCall++;
+      const onAbort = (): void => {
+        pendingCalls.delete(call);
+        post({ t: 'abortGenerate', call });
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const settle = (): void => signal?.removeEventListener('abort', onAbort);
+      pendingCalls.set(call, {
+        resolve: (generations) => {
+          settle();
+          resolve(generations);
+        },
+        reject: (error) => {
+          settle();
+          reject(error);
+        },
+      });
+      post({ t: 'generate', call, promptIds, params, many, ...(episode === undefined ? {} : { episode }) });
+    });
+  const unavailable = (what: string): never => {
+    throw new Error(`${what} is not available inside a rollout worker`);
+  };
+  return {
+    ...setup.engine,
+    generate: async (promptIds, params, signal) => (await request(promptIds, params, signal, false))[0]!,
+    generateN: (promptIds, params, signal) => request(promptIds, params, signal, true),
+    health: async () => true,
+    models: async () => unavailable('engine.models()'),
+    setModel: () => unavailable('engine.setModel()'),
+  };
+}
+
+async function start(): Promise<void> {
+  registerBuiltins();
+  const { recipe } = setup;
+  const kit = await buildEpisodeKit({
+    recipe,
+    recipeDir: setup.recipeDir,
+    recipeFile: setup.recipeFile,
+    ...(setup.runDir ? { runDir: setup.runDir } : {}),
+    dataset: await datasets.get(recipe.dataset.name),
+    engine: engineThroughRunThread(),
+    tokenizer: await loadModelTokenizer(setup.modelDir, setup.tokenizer),
+    warn: (message) => post({ t: 'warn', message }),
+  });
+  port.on('message', (message: ToWorker) => {
+    switch (message.t) {
+      case 'collect': {
+        const abort = new AbortController();
+        episodes.set(message.id, abort);
+        // The run's thread makes this episode's engine requests with the engine its collector gave.
+        collectRollout(
+          { ...kit, engine: engineThroughRunThread(message.id) },
+          { ...message.request, signal: abort.signal },
+        )
+          .then(
+            (rollout) => post({ t: 'rollout', id: message.id, rollout: packRollout(rollout) }),
+            (error: unknown) =>
+              post({ t: 'collectFailed', id: message.id, error: packError(error, error instanceof CancelledError) }),
+          )
+          .finally(() => episodes.delete(message.id));
+        return;
+      }
+      case 'abort':
+        episodes.get(message.id)?.abort(new CancelledError('the episode was cancelled'));
+        return;
+      case 'generated':
+        pendingCalls
+          .get(message.call)
+          ?.resolve(message.generations.map((g) => ({ ...g, policyVersion: message.version })));
+        pendingCalls.delete(message.call);
+        return;
+      case 'generateFailed':
+        pendingCalls.get(message.call)?.reject(unpackError(message.error));
+        pendingCalls.delete(message.call);
+        return;
+      case 'close':
+        // The kit stops what its tools started (MCP servers) before the thread ends.
+        void kit.close?.().finally(() => process.exit(0));
+    }
+  });
+  post({ t: 'ready' });
+}
+
+start().catch((error: unknown) => post({ t: 'startFailed', error: packError(error, false) }));

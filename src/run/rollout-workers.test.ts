@@ -1,0 +1,131 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { RECORDED_TASKS, scriptedKit, writeFixtureRecipe } from '../__fixtures__/recorded-run.js';
+import { TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
+import type { Engine } from '../engines/types.js';
+import { CancelledError } from '../errors/index.js';
+import { loadRecipe } from '../recipe/load.js';
+import { collectRollout, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import { packRollout } from './rollout-transfer.js';
+import { startRolloutWorkers } from './rollout-workers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'atk-rollout-workers-'));
+const closers: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+/**
+ * The fixture recipe's kit over the scripted engine double, and the same kit with `count` workers that
+ * build their own from the recipe and reach the engine through `wrap(engine)`.
+ */
+async function kits(
+  recipeFile: string,
+  count: number,
+  wrap: (engine: Engine) => Engine = (engine) => engine,
+): Promise<{ local: EpisodeKit; pooled: EpisodeKit }> {
+  const { kit, double } = await scriptedKit(recipeFile);
+  const loaded = await loadRecipe(recipeFile);
+  const workers = await startRolloutWorkers({
+    count,
+    setup: { recipe: loaded.recipe, recipeDir: loaded.dir, recipeFile, modelDir: TINY_TOKENIZER_DIR, tokenizer: {} },
+    engine: kit.engine,
+    warn: () => undefined,
+  });
+  closers.push(
+    () => double.close(),
+    async () => kit.close?.(),
+    () => workers.close(),
+  );
+  // Episodes make their engine requests with the collecting kit's engine (the run wraps it to watch for stalls).
+  return { local: kit, pooled: { ...kit, engine: wrap(kit.engine), workers } };
+}
+
+/** A rollout as its trajectory line compares: everything but the clocks. */
+function comparable(rollout: Rollout): unknown {
+  const packed = packRollout(rollout);
+  const { wallMs: _w, engineMs: _e, ...stats } = packed.episode.stats;
+  return { ...packed, episode: { ...packed.episode, stats } };
+}
+
+function request(task: (typeof RECORDED_TASKS)[number], sample: number, policyVersion: number | (() => number)) {
+  return { task, group: 0, sample, seed: 11 + sample, temperature: 1, topP: 1, topK: -1, policyVersion };
+}
+
+describe('rollout workers', () => {
+  it('return the rollouts the run thread returns: tokens, versions, messages, rewards', async () => {
+    const { local, pooled } = await kits(await writeFixtureRecipe(join(dir, 'same')), 2);
+    const served = (): number => 3;
+    const requests = RECORDED_TASKS.flatMap((task) => [0, 1].map((sample) => request(task, sample, served)));
+    const here = await Promise.all(requests.map((r) => collectRollout(local, r)));
+    const there = await Promise.all(requests.map((r) => collectRollout(pooled, r)));
+    expect(there.map(comparable)).toStrictEqual(here.map(comparable));
+    expect(there.some((r) => r.success) && there.some((r) => !r.success)).toBe(true);
+    // Each model turn carries the version the run thread served when the request was sent.
+    const versions = there.flatMap((r) => r.episode.trajectory.segments.flatMap((s) => s.policyVersion ?? []));
+    expect(versions.length).toBeGreaterThan(0);
+    expect(new Set(versions)).toStrictEqual(new Set([3]));
+  });
+
+  it('fail only the episodes of a worker that dies, and start a new worker for the next', async () => {
+    const recipeFile = await writeFixtureRecipe(join(dir, 'crash'));
+    writeFileSync(
+      join(dir, 'crash', 'grade.ts'),
+      "export default (outcome: { task: { id: string } }) => (outcome.task.id === 'mul-1' ? process.exit(3) : 1);\n",
+    );
+    const yaml = readFileSync(recipeFile, 'utf8').replace(
+      /reward:\n {2}name: math_answer\n {2}options:\n {4}formats: \[answer\]\n {4}fallback_last_number: false\n/,
+      'reward:\n  module: ./grade.ts\n',
+    );
+    expect(yaml).toContain('module: ./grade.ts');
+    writeFileSync(recipeFile, yaml);
+    const { pooled } = await kits(recipeFile, 1);
+    const [add, mul, sub] = RECORDED_TASKS;
+    expect((await collectRollout(pooled, request(add!, 0, 0))).reward).toBe(1);
+    const crashed = await collectRollout(pooled, request(mul!, 0, 0));
+    expect(crashed).toMatchObject({ failed: true, reward: 0, errorKind: 'scheduler' });
+    expect(crashed.error).toMatch(/rollout worker exited with code 3/);
+    expect(await collectRollout(pooled, request(sub!, 0, 0))).toMatchObject({ failed: false, reward: 1 });
+  });
+
+  it('cancel an episode in a worker when its signal aborts, before or while it runs', async () => {
+    const stop = new AbortController();
+    // The signal aborts as the episode's first engine request reaches the run's thread.
+    const { pooled } = await kits(await writeFixtureRecipe(join(dir, 'cancel')), 1, (engine) => ({
+      ...engine,
+      generate: (prompt, params, signal) => {
+        stop.abort(new CancelledError('stopped mid-episode'));
+        return engine.generate(prompt, params, signal);
+      },
+    }));
+    const during = collectRollout(pooled, { ...request(RECORDED_TASKS[0]!, 0, 0), signal: stop.signal });
+    await expect(during).rejects.toThrow('stopped mid-episode');
+    const early = new AbortController();
+    const before = collectRollout(pooled, { ...request(RECORDED_TASKS[1]!, 0, 0), signal: early.signal });
+    early.abort(new CancelledError('stopped before it began'));
+    await expect(before).rejects.toBeInstanceOf(CancelledError);
+    // The worker is still there for the next episode.
+    expect(await collectRollout(pooled, request(RECORDED_TASKS[2]!, 0, 0))).toMatchObject({ failed: false });
+  });
+
+  it('refuse to start when a worker cannot build its kit, naming why', async () => {
+    const recipeFile = await writeFixtureRecipe(join(dir, 'broken'));
+    const loaded = await loadRecipe(recipeFile);
+    await expect(
+      startRolloutWorkers({
+        count: 2,
+        setup: {
+          recipe: loaded.recipe,
+          recipeDir: loaded.dir,
+          recipeFile,
+          modelDir: join(dir, 'nowhere'),
+          tokenizer: {},
+        },
+        engine: (await scriptedKit(recipeFile)).kit.engine,
+        warn: () => undefined,
+      }),
+    ).rejects.toThrow(/tokenizer\.json/);
+  });
+});

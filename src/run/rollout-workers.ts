@@ -1,0 +1,173 @@
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Engine, Generation } from '../engines/types.js';
+import { CancelledError } from '../errors/index.js';
+import type { Rollout, RolloutWorkers } from '../rollout/collect.js';
+import type { RolloutWorkerSetup } from './rollout-worker.js';
+import { type FromWorker, packError, type ToWorker, unpackError, unpackRollout } from './rollout-transfer.js';
+
+export interface RolloutWorkersOptions {
+  readonly count: number;
+  readonly setup: Omit<RolloutWorkerSetup, 'engine'>;
+  /** The run's engine client: every episode's engine requests are made with it, on this thread. */
+  readonly engine: Engine;
+  /** Relays each worker's kit warnings (the same the run's own kit gives, so usually repeats). */
+  readonly warn: (message: string) => void;
+}
+
+const here = fileURLToPath(import.meta.url);
+// From source (tests, tsx) the worker is TypeScript and needs tsx's loader; built, it is plain JS.
+const WORKER_ENTRY = here.replace(/rollout-workers\.(ts|js)$/, (_, ext: string) => `rollout-worker.${ext}`);
+const WORKER_EXEC_ARGV = here.endsWith('.ts')
+  ? [...process.execArgv, '--import', fileURLToPath(import.meta.resolve('tsx'))]
+  : process.execArgv;
+
+interface Running {
+  readonly resolve: (rollout: Rollout) => void;
+  readonly reject: (error: unknown) => void;
+  readonly engine: Engine;
+}
+
+/** One worker thread and what it is doing. */
+class RolloutWorker {
+  readonly episodes = new Map<number, Running>();
+  private readonly engineCalls = new Map<number, AbortController>();
+  readonly thread: Worker;
+  readonly ready: Promise<void>;
+  exited = false;
+
+  constructor(
+    private readonly options: RolloutWorkersOptions,
+    private readonly servedVersion: () => number,
+  ) {
+    const { engine } = options;
+    this.thread = new Worker(WORKER_ENTRY, {
+      workerData: {
+        ...options.setup,
+        engine: { kind: engine.kind, baseUrl: engine.baseUrl, model: engine.model },
+      } satisfies RolloutWorkerSetup,
+      execArgv: WORKER_EXEC_ARGV,
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.thread.on('message', (message: FromWorker) => {
+        if (message.t === 'ready') resolve();
+        else if (message.t === 'startFailed') reject(unpackError(message.error));
+        else this.receive(message);
+      });
+      let crash = '';
+      // An uncaught error ends the worker (its 'exit' follows); unheard, it would end the run.
+      this.thread.on('error', (error) => void (crash = `: ${error.message.split('\n')[0]}`));
+      this.thread.once('exit', (code) => {
+        this.exited = true;
+        const why = new Error(`rollout worker exited with code ${code}${crash}`);
+        reject(why);
+        for (const running of this.episodes.values()) running.reject(why);
+        this.episodes.clear();
+        for (const call of this.engineCalls.values()) call.abort(why);
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  post(message: ToWorker): void {
+    if (!this.exited) this.thread.postMessage(message);
+  }
+
+  private receive(message: FromWorker): void {
+    switch (message.t) {
+      case 'warn':
+        this.options.warn(message.message);
+        return;
+      case 'generate':
+        this.generate(message, this.episodes.get(message.episode ?? -1)?.engine ?? this.options.engine);
+        return;
+      case 'abortGenerate':
+        this.engineCalls.get(message.call)?.abort(new CancelledError('the episode stopped waiting'));
+        return;
+      case 'rollout':
+      case 'collectFailed': {
+        const running = this.episodes.get(message.id);
+        this.episodes.delete(message.id);
+        if (message.t === 'rollout') running?.resolve(unpackRollout(message.rollout));
+        else
+          running?.reject(
+            message.error.type === 'cancelled' ? new CancelledError(message.error.message) : unpackError(message.error),
+          );
+      }
+    }
+  }
+
+  private generate({ call, promptIds, params, many }: Extract<FromWorker, { t: 'generate' }>, engine: Engine): void {
+    const abort = new AbortController();
+    this.engineCalls.set(call, abort);
+    // Read when the request is sent, as the built-in agent reads it: a sync during generation does not change who sampled.
+    const version = this.servedVersion();
+    const request = many
+      ? engine.generateN(promptIds, params, abort.signal)
+      : engine.generate(promptIds, params, abort.signal).then((g): Generation[] => [g]);
+    request.then(
+      (generations) => this.post({ t: 'generated', call, generations, version }),
+      (error: unknown) => this.post({ t: 'generateFailed', call, error: packError(error, abort.signal.aborted) }),
+    );
+    request.finally(() => this.engineCalls.delete(call)).catch(() => undefined);
+  }
+}
+
+/**
+ * Starts `count` rollout workers and waits until each has built its kit.
+ * @throws the first worker's start-up error (a tool or reward that cannot be built there).
+ */
+export async function startRolloutWorkers(options: RolloutWorkersOptions): Promise<RolloutWorkers> {
+  let served = (): number => 0;
+  const spawn = (): RolloutWorker => new RolloutWorker(options, () => served());
+  const workers = Array.from({ length: options.count }, spawn);
+  try {
+    await Promise.all(workers.map((w) => w.ready));
+  } catch (error) {
+    await Promise.all(workers.map((w) => w.thread.terminate()));
+    throw error;
+  }
+  let nextId = 0;
+  return {
+    size: workers.length,
+    async collect(request, engine = options.engine) {
+      const { signal, policyVersion, ...rest } = request;
+      if (typeof policyVersion === 'function') served = policyVersion;
+      // A worker that died is replaced; its episodes already failed.
+      for (const [i, w] of workers.entries()) if (w.exited) workers[i] = spawn();
+      const worker = workers.reduce((a, b) => (b.episodes.size < a.episodes.size ? b : a));
+      await worker.ready;
+      if (signal?.aborted) throw signal.reason ?? new CancelledError();
+      const id = nextId++;
+      const rollout = new Promise<Rollout>((resolve, reject) => worker.episodes.set(id, { resolve, reject, engine }));
+      const onAbort = (): void => worker.post({ t: 'abort', id });
+      signal?.addEventListener('abort', onAbort, { once: true });
+      worker.post({
+        t: 'collect',
+        id,
+        request: { ...rest, policyVersion: typeof policyVersion === 'function' ? policyVersion() : policyVersion },
+      });
+      try {
+        return await rollout;
+      } catch (error) {
+        // As on the run's thread, a cancelled episode rejects with the signal's reason.
+        throw signal?.aborted ? (signal.reason ?? error) : error;
+      } finally {
+        signal?.removeEventListener('abort', onAbort);
+      }
+    },
+    async close() {
+      await Promise.all(
+        workers.map(async (w) => {
+          if (w.exited) return;
+          w.post({ t: 'close' });
+          const exited = new Promise((resolve) => w.thread.once('exit', resolve));
+          // A kit that does not close in time is cut off with its thread.
+          const timer = setTimeout(() => void w.thread.terminate(), 10_000);
+          await exited;
+          clearTimeout(timer);
+        }),
+      );
+    },
+  };
+}
