@@ -12,6 +12,7 @@ import { datasets } from './datasets/index.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
 import { checkEngineSettings } from './run/engine-kinds/index.js';
+import { rolloutWorkerProblems } from './run/rollout-workers.js';
 import { weightSyncProblems } from './engines/sync/weight-sync-mode.js';
 import { tools } from './tools/index.js';
 
@@ -48,5 +49,6 @@ export function registerBuiltins(): void {
   addRecipeCheck(externalAgentProblems);
   addRecipeCheck((recipe) => checkClusterPlacement(recipe));
   addRecipeCheck(weightSyncProblems);
+  addRecipeCheck(rolloutWorkerProblems);
   addOptionsCheck(componentOptionsFailures);
 }

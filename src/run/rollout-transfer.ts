@@ -1,13 +1,26 @@
 import { ProviderError } from '../errors/index.js';
 import type { Generation, SamplingParams } from '../engines/types.js';
 import { TokenTrajectory, type TrajectoryJSON } from '../tokens/trajectory.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
 import type { EpisodeRequest, Rollout } from '../rollout/collect.js';
+import type { TokenizerOverrides } from '../tokens/index.js';
 
-/**
- * The messages between the run's thread and its rollout workers (src/rollout/rollout-workers.ts, the
- * main side; rollout-worker.ts, the worker). Episodes run in the workers; engine requests come back to
- * the run's thread, which owns the engine client (routing, adapter names, the served policy version).
- */
+// What the run's thread and its rollout workers say to each other (rollout-workers.ts, the run's side;
+// rollout-worker.ts, the worker). Episodes run in the workers; engine requests come back to the run's
+// thread, which owns the engine client (routing, adapter names, the served policy version).
+
+/** What a worker is started with (workerData). */
+export interface RolloutWorkerSetup {
+  readonly recipe: ResolvedRecipe;
+  readonly recipeDir: string;
+  readonly recipeFile: string;
+  readonly runDir?: string;
+  readonly modelDir: string;
+  readonly tokenizer: TokenizerOverrides;
+  readonly engine: { readonly kind: string; readonly baseUrl: string; readonly model: string };
+}
+
+/** From the run's thread to a worker. */
 export type ToWorker =
   | { readonly t: 'collect'; readonly id: number; readonly request: WorkerEpisodeRequest }
   | { readonly t: 'abort'; readonly id: number }
@@ -15,6 +28,7 @@ export type ToWorker =
   | { readonly t: 'generated'; readonly call: number; readonly generations: Generation[]; readonly version: number }
   | { readonly t: 'generateFailed'; readonly call: number; readonly error: TransferredError };
 
+/** From a worker to the run's thread. */
 export type FromWorker =
   | { readonly t: 'ready' }
   | { readonly t: 'startFailed'; readonly error: TransferredError }

@@ -9,22 +9,17 @@ import { registerBuiltins } from '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import type { Engine, Generation, SamplingParams } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
-import type { ResolvedRecipe } from '../recipe/index.js';
 import { buildEpisodeKit } from './kit.js';
-import { loadModelTokenizer, type TokenizerOverrides } from '../tokens/index.js';
+import { loadModelTokenizer } from '../tokens/index.js';
 import { collectRollout } from '../rollout/collect.js';
-import { type FromWorker, packError, packRollout, type ToWorker, unpackError } from './rollout-transfer.js';
-
-/** What a worker is started with (workerData). */
-export interface RolloutWorkerSetup {
-  readonly recipe: ResolvedRecipe;
-  readonly recipeDir: string;
-  readonly recipeFile: string;
-  readonly runDir?: string;
-  readonly modelDir: string;
-  readonly tokenizer: TokenizerOverrides;
-  readonly engine: { readonly kind: string; readonly baseUrl: string; readonly model: string };
-}
+import {
+  type FromWorker,
+  packError,
+  packRollout,
+  type RolloutWorkerSetup,
+  type ToWorker,
+  unpackError,
+} from './rollout-transfer.js';
 
 const port = parentPort!;
 const setup = workerData as RolloutWorkerSetup;

@@ -128,4 +128,30 @@ describe('rollout workers', () => {
       }),
     ).rejects.toThrow(/tokenizer\.json/);
   });
+
+  it('are refused beside a simulated user on an engine each worker would launch', async () => {
+    const recipeFile = await writeFixtureRecipe(join(dir, 'user-engine'));
+    const user = 'user: {kind: engine, model: Qwen/Qwen3-8B, engine: {kind: vllm, gpus: [1]}}\nrollout: {workers: 2}\n';
+    writeFileSync(recipeFile, readFileSync(recipeFile, 'utf8') + user);
+    const error = (await loadRecipe(recipeFile).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { issues?: { path: string; message: string }[] };
+    expect(error.issues?.find((i) => i.path === 'rollout.workers')?.message).toMatch(
+      /launch its own vllm engine for the simulated user/,
+    );
+    // Attached by URL, the user's engine is shared: no such refusal.
+    writeFileSync(
+      recipeFile,
+      readFileSync(recipeFile, 'utf8').replace(
+        'engine: {kind: vllm, gpus: [1]}',
+        'engine: {kind: url, url: http://127.0.0.1:1}',
+      ),
+    );
+    const attached = (await loadRecipe(recipeFile).then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as { issues?: { path: string }[] } | undefined;
+    expect(attached?.issues?.some((i) => i.path === 'rollout.workers') ?? false).toBe(false);
+  });
 });

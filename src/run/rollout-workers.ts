@@ -2,9 +2,17 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Engine, Generation } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
+import type { RecipeProblem } from '../recipe/checks.js';
+import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Rollout, RolloutWorkers } from '../rollout/collect.js';
-import type { RolloutWorkerSetup } from './rollout-worker.js';
-import { type FromWorker, packError, type ToWorker, unpackError, unpackRollout } from './rollout-transfer.js';
+import {
+  type FromWorker,
+  packError,
+  type RolloutWorkerSetup,
+  type ToWorker,
+  unpackError,
+  unpackRollout,
+} from './rollout-transfer.js';
 
 export interface RolloutWorkersOptions {
   readonly count: number;
@@ -170,4 +178,19 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
       );
     },
   };
+}
+
+/**
+ * Refuses `rollout.workers` beside what each worker would start a copy of: a simulated user on an
+ * engine atk launches (a second vLLM or SGLang per worker, on the same GPUs).
+ */
+export function rolloutWorkerProblems(recipe: ResolvedRecipe): RecipeProblem[] {
+  const userEngine = recipe.user?.kind === 'engine' ? recipe.user.engine?.kind : undefined;
+  if (recipe.rollout.workers === 0 || userEngine === undefined || userEngine === 'url') return [];
+  return [
+    {
+      path: 'rollout.workers',
+      message: `each rollout worker would launch its own ${userEngine} engine for the simulated user; attach one by URL (user.engine.kind: url) or set rollout.workers: 0`,
+    },
+  ];
 }
