@@ -37,7 +37,6 @@ export interface EpisodeKit {
 
 /** Episodes run on worker threads (`rollout.workers`, src/run/rollout-workers.ts). */
 export interface RolloutWorkers {
-  readonly size: number;
   /**
    * Runs one episode on the least busy worker and scores it there; its engine requests are made on this
    * thread with `engine` (the collecting kit's, e.g. watched for stalls; the pool's own when absent). A

@@ -137,7 +137,6 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
   }
   let nextId = 0;
   return {
-    size: workers.length,
     async collect(request, engine = options.engine) {
       const { signal, policyVersion, ...rest } = request;
       if (typeof policyVersion === 'function') served = policyVersion;

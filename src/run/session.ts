@@ -42,6 +42,8 @@ export interface Session {
 export async function* openSession(options: SessionOptions): AsyncGenerator<RunEvent, Session> {
   const { recipe, signal } = options;
   const warnings: string[] = [];
+  // The run's kit and each worker's give the same warnings; each is shown once.
+  const warn = (message: string): void => void (warnings.includes(message) || warnings.push(message));
   const dataset = await datasets.get(recipe.dataset.name);
   const kind = engineKind(recipe);
   const modelDir = kind.modelDir(recipe, options.recipeDir);
@@ -76,7 +78,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
       dataset,
       engine: policy.engine,
       tokenizer,
-      warn: (message) => void (warnings.includes(message) || warnings.push(message)),
+      warn,
     });
   } catch (error) {
     await policy.close();
@@ -85,9 +87,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   if (recipe.rollout.workers > 0) {
     yield { type: 'phase', message: `starting ${recipe.rollout.workers} rollout worker(s)` };
     try {
-      kit = await withRolloutWorkers(kit, options, modelDir, tokenizerOverrides, (message) =>
-        warnings.includes(message) ? undefined : void warnings.push(message),
-      );
+      kit = await withRolloutWorkers(kit, options, modelDir, tokenizerOverrides, warn);
     } catch (error) {
       await kit.close?.();
       await policy.close();
