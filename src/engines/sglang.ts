@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
 import { requestJson, type HttpTarget } from '../util/http.js';
-import { engineTarget, protocolClient } from './shared.js';
+import { formatZodIssues } from '../util/zod-issues.js';
+import { engineTarget, protocolClient, type SampleFn } from './shared.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
 
 const GenerateResult = z.object({
@@ -23,15 +24,20 @@ const GenerateResult = z.object({
  */
 export function createSglangClient(options: EngineClientOptions): Engine {
   const target = engineTarget('sglang', options);
-  return protocolClient('sglang', options, target, async (model, promptIds, params, signal) => {
+  return protocolClient('sglang', options, target, sglangSample(target, options.model));
+}
+
+/** One `/generate` exchange with `target` serving `baseModel`: the request sent, the reply checked and parsed. */
+export function sglangSample(target: HttpTarget, baseModel: string): SampleFn {
+  return async (model, promptIds, params, signal) => {
     const n = params.n ?? 1;
-    const body = { ...generateRequest(promptIds, params), ...(model === options.model ? {} : { lora_path: model }) };
+    const body = { ...generateRequest(promptIds, params), ...(model === baseModel ? {} : { lora_path: model }) };
     const reply = await requestJson(target, 'POST', '/generate', body, signal);
     // n > 1 turns the request into a batch: the reply is then an array, one entry per sample.
     const results = Array.isArray(reply) ? reply : [reply];
     if (results.length !== n) throw malformed(target, `asked for ${n} samples, got ${results.length}`);
     return results.map((result) => toGeneration(target, result, params.topLogprobs ?? 0));
-  });
+  };
 }
 
 function generateRequest(promptIds: readonly number[], params: SamplingParams): Record<string, unknown> {
@@ -58,7 +64,7 @@ function generateRequest(promptIds: readonly number[], params: SamplingParams): 
 
 function toGeneration(target: HttpTarget, value: unknown, topK: number): Generation {
   const parsed = GenerateResult.safeParse(value);
-  if (!parsed.success) throw malformed(target, parsed.error.message);
+  if (!parsed.success) throw malformed(target, formatZodIssues(parsed.error, 'reply'));
   const { output_ids: tokenIds, meta_info: meta } = parsed.data;
   const entries = meta.output_token_logprobs;
   if (!entries || entries.length !== tokenIds.length)

@@ -139,6 +139,41 @@ describe('createVllmClient', () => {
     );
   });
 
+  test.each([
+    ['a token id that is not a number', { token_ids: [1, '2'] }, /token_ids holds a value that is not a token id/],
+    [
+      'an echoed prompt that is not an array',
+      { prompt_token_ids: '1' },
+      /choices.0.prompt_token_ids: expected an array of token ids/,
+    ],
+    ['an echoed prompt that differs from the one sent', { prompt_token_ids: ['1'] }, /prompt_token_ids differ/],
+    [
+      'a logprob that is not a number',
+      { logprobs: { token_logprobs: [-1, '-2'] } },
+      /token_logprobs holds a non-number/,
+    ],
+    [
+      'a top logprob that is not a number',
+      { logprobs: { token_logprobs: [-1, -2], top_logprobs: [{ 'token_id:1': -1 }, { 'token_id:2': 'x' }] } },
+      /top logprob 'token_id:2' at 1 is not a number/,
+    ],
+  ])('rejects a reply with %s', async (_, change, message) => {
+    const choice = {
+      index: 0,
+      finish_reason: 'stop',
+      token_ids: [1, 2],
+      prompt_token_ids: [1],
+      logprobs: { token_logprobs: [-1, -2], top_logprobs: [{ 'token_id:1': -1 }, { 'token_id:2': -2 }] },
+      ...change,
+    };
+    double = await startEngineDouble({
+      script: () => ({ tokenIds: [] }),
+      routes: (_method, url) => (url === '/v1/completions' ? { status: 200, body: { choices: [choice] } } : undefined),
+    });
+    const engine = createVllmClient({ baseUrl: double.url, model: 'policy' });
+    await expect(engine.generate([1], { ...params, topLogprobs: 1 })).rejects.toThrow(message);
+  });
+
   test('returns unhealthy when nothing listens', async () => {
     const d = await start(() => ({ tokenIds: [] }));
     const url = d.url;

@@ -1,19 +1,24 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
 import { requestJson, type HttpTarget } from '../util/http.js';
-import { engineTarget, protocolClient, samePrompt } from './shared.js';
+import { formatZodIssues } from '../util/zod-issues.js';
+import { engineTarget, protocolClient, type SampleFn, samePrompt } from './shared.js';
 import type { Engine, EngineClientOptions, Generation, SamplingParams, TokenLogprob } from './types.js';
 
+// The per-token arrays are checked element by element where they are read (toGeneration, samePrompt,
+// topAlternatives), so the schema only asserts they are arrays: validating them here copied the echoed
+// prompt, hundreds to thousands of ids, on every agent turn.
+const list = <T>(what: string) => z.custom<T[]>(Array.isArray, { message: `expected an array of ${what}` });
 const Choice = z.object({
   index: z.number(),
   finish_reason: z.string().nullable(),
-  token_ids: z.array(z.number()).nullable().optional(),
-  prompt_token_ids: z.array(z.number()).nullable().optional(),
+  token_ids: list<number>('token ids').nullable().optional(),
+  prompt_token_ids: list<number>('token ids').nullable().optional(),
   logprobs: z
     .object({
-      token_logprobs: z.array(z.number().nullable()),
-      tokens: z.array(z.string()).optional(),
-      top_logprobs: z.array(z.record(z.string(), z.number()).nullable()).nullable().optional(),
+      token_logprobs: list<number | null>('logprobs'),
+      tokens: list<string>('tokens').optional(),
+      top_logprobs: list<Record<string, number> | null>('logprob maps').nullable().optional(),
     })
     .nullable(),
 });
@@ -26,7 +31,12 @@ const CompletionResponse = z.object({ choices: z.array(Choice) });
  */
 export function createVllmClient(options: EngineClientOptions): Engine {
   const target = engineTarget('vllm', options);
-  return protocolClient('vllm', options, target, async (model, promptIds, params, signal) => {
+  return protocolClient('vllm', options, target, vllmSample(target));
+}
+
+/** One `/v1/completions` exchange with `target`: the request sent, the reply checked and parsed. */
+export function vllmSample(target: HttpTarget): SampleFn {
+  return async (model, promptIds, params, signal) => {
     const reply = await requestJson(
       target,
       'POST',
@@ -35,12 +45,12 @@ export function createVllmClient(options: EngineClientOptions): Engine {
       signal,
     );
     const parsed = CompletionResponse.safeParse(reply);
-    if (!parsed.success) throw malformed(target, parsed.error.message);
+    if (!parsed.success) throw malformed(target, formatZodIssues(parsed.error, 'reply'));
     const choices = [...parsed.data.choices].sort((a, b) => a.index - b.index);
     if (choices.length !== (params.n ?? 1))
       throw malformed(target, `asked for ${params.n ?? 1} choices, got ${choices.length}`);
     return choices.map((choice) => toGeneration(target, choice, promptIds, params.topLogprobs ?? 0));
-  });
+  };
 }
 
 function completionRequest(
@@ -77,6 +87,7 @@ function toGeneration(
 ): Generation {
   const tokenIds = choice.token_ids;
   if (!tokenIds) throw malformed(target, 'no token_ids in the reply', 'atk needs vLLM >= 0.10.2 (return_token_ids)');
+  if (!tokenIds.every(Number.isInteger)) throw malformed(target, 'token_ids holds a value that is not a token id');
   if (choice.prompt_token_ids && !samePrompt(choice.prompt_token_ids, promptIds))
     throw malformed(target, 'prompt_token_ids differ from the prompt sent');
   const logprobs = choice.logprobs?.token_logprobs;
@@ -99,6 +110,7 @@ function toGeneration(
     throw malformed(target, `finish_reason ${JSON.stringify(finish)}`);
   // vLLM clamps -inf to -9999; a null here means the position had no sampled-token logprob at all.
   if (logprobs.some((lp) => lp === null)) throw malformed(target, 'a generated token has a null logprob');
+  if (!logprobs.every((lp) => typeof lp === 'number')) throw malformed(target, 'token_logprobs holds a non-number');
   const generation: Generation = { tokenIds, logprobs: logprobs as number[], finishReason: finish };
   return topK > 0 ? { ...generation, topLogprobs: topAlternatives(target, choice, tokenIds.length, topK) } : generation;
 }
@@ -126,6 +138,7 @@ function topAlternatives(
             `top logprob key '${key}' at ${i} is not token_id:N`,
             'start vLLM with --return-tokens-as-token-ids',
           );
+        if (typeof logprob !== 'number') throw malformed(target, `top logprob '${key}' at ${i} is not a number`);
         return { id: Number(id), logprob };
       })
       .sort((a, b) => b.logprob - a.logprob)

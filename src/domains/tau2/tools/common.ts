@@ -1,6 +1,7 @@
 import { tool, type Tool } from '@strands-agents/sdk';
 import { z } from 'zod';
 import type { EpisodeDb } from '../db.js';
+import { formatZodIssues } from '../../../util/zod-issues.js';
 import { pyRoundedString } from '../py-json.js';
 
 /**
@@ -48,7 +49,7 @@ export function callTool(tools: readonly DomainTool[], db: EpisodeDb, name: stri
   const found = tools.find((t) => t.name === name);
   if (!found) return { status: 'error', output: `Error: Tool '${name}' not found.` };
   const parsed = found.schema.safeParse(args);
-  if (!parsed.success) return { status: 'error', output: `Error: ${formatIssues(parsed.error)}` };
+  if (!parsed.success) return { status: 'error', output: `Error: ${formatZodIssues(parsed.error, 'arguments')}` };
   try {
     return { status: 'success', output: found.run(db, parsed.data) };
   } catch (error) {
@@ -75,10 +76,6 @@ export async function runStrandsTool(t: Tool, input: unknown): Promise<ToolOutco
   while (!step.done) step = await stream.next();
   const output = step.value.content.map((block) => ('text' in block ? String(block.text) : '')).join('');
   return { status: step.value.status, output };
-}
-
-function formatIssues(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || 'arguments'}: ${issue.message}`).join('; ');
 }
 
 /** Case-, accent- and edge-whitespace-insensitive form used by the reference's tolerant lookups. */
