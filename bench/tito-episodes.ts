@@ -3,13 +3,15 @@
 // the math_answer reward): 256 concurrent episodes of 3 calculator calls each (4 model calls), Qwen3
 // tokenizer and template; plus the process's peak RSS. Then the same episodes on the run loop's rollout
 // workers (`rollout.workers`: ATK_BENCH_WORKERS, default 2; 0 skips), checked to give results and token
-// trajectories identical to the run thread's. As in a run, the engine client stays on the main thread
-// (workers send it their requests), and so does the double, which takes a share of that thread's CPU.
+// trajectories identical to the run thread's. As in a run, the engine client stays on the run thread
+// (workers send it their requests). The double runs on a thread of its own: process CPU counts it, the
+// run thread's CPU does not, so the run thread's share per turn is atk's alone; with workers it is the
+// relay every engine request passes through, and 1 / that share is the most turns/s the run thread
+// can relay however many cores the workers get.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { startEngineDouble } from '../src/__fixtures__/engine-double.js';
 import { QWEN3_TOKENIZER_DIR } from '../src/__fixtures__/tokenizers.js';
 import { registerBuiltins } from '../src/builtins.js';
 import { datasets } from '../src/datasets/index.js';
@@ -20,6 +22,7 @@ import { collectRollout, type EpisodeKit, type Rollout } from '../src/rollout/co
 import { packRollout } from '../src/run/rollout-transfer.js';
 import { startRolloutWorkers } from '../src/run/rollout-workers.js';
 import { buildEpisodeKit } from '../src/run/kit.js';
+import { startCalculatorDouble } from './lib/calculator-double.js';
 import { qwen3 } from './lib/tito-common.js';
 
 const CONCURRENT = 256;
@@ -28,19 +31,13 @@ const workerCount = Number(process.env.ATK_BENCH_WORKERS ?? 2);
 registerBuiltins();
 const tok = await qwen3();
 
-// Calls the calculator until the prompt holds 3 tool responses, then answers; the turn is read from the
-// prompt itself, so any number of concurrent episodes share one stateless double.
-const callIds = tok.encode(
-  '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+3"}}\n</tool_call><|im_end|>',
-);
-const answerIds = tok.encode('Answer: 5<|im_end|>');
-const toolResponse = tok.encode('<tool_response>')[0];
-const double = await startEngineDouble({
-  script: (request) => {
-    let seen = 0;
-    for (const id of request.promptIds) if (id === toolResponse) seen++;
-    return { tokenIds: seen < 3 ? callIds : answerIds };
-  },
+const double = await startCalculatorDouble({
+  callIds: tok.encode(
+    '<tool_call>\n{"name": "calculator", "arguments": {"expression": "2+3"}}\n</tool_call><|im_end|>',
+  ),
+  answerIds: tok.encode('Answer: 5<|im_end|>'),
+  toolResponse: tok.encode('<tool_response>')[0]!,
+  toolTurns: 3,
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'atk-bench-episodes-'));
@@ -106,35 +103,54 @@ function comparable(rollout: Rollout): unknown {
   return { ...packed, episode: { ...packed.episode, stats } };
 }
 
-/** Wall seconds and process CPU seconds (every thread) of `work`. */
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; cpuSeconds: number }> {
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  const value = await work();
-  const used = process.cpuUsage(cpu);
-  return { value, seconds: (performance.now() - started) / 1000, cpuSeconds: (used.user + used.system) / 1e6 };
+interface Timed<T> {
+  readonly value: T;
+  readonly seconds: number;
+  /** CPU of every thread of the process (the double's included). */
+  readonly cpuSeconds: number;
+  /** CPU of the run thread alone. */
+  readonly runThreadCpuSeconds: number;
 }
 
-function report(label: string, seconds: number, cpuSeconds: number): void {
+async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
+  const cpu = process.cpuUsage();
+  const thread = process.threadCpuUsage();
+  const started = performance.now();
+  const value = await work();
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  const threadUsed = process.threadCpuUsage(thread);
+  return {
+    value,
+    seconds,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    runThreadCpuSeconds: (threadUsed.user + threadUsed.system) / 1e6,
+  };
+}
+
+function report(label: string, run: Timed<unknown>): void {
+  const perTurn = (s: number): string => `${((s * 1000) / TURNS).toFixed(2)} ms`;
   console.log(`${label}:`);
   console.log(
-    `  ${(CONCURRENT / seconds).toFixed(1)} episodes/s, ${(TURNS / seconds).toFixed(0)} model turns/s (${seconds.toFixed(2)} s)`,
+    `  ${(CONCURRENT / run.seconds).toFixed(1)} episodes/s, ${(TURNS / run.seconds).toFixed(0)} model turns/s (${run.seconds.toFixed(2)} s)`,
   );
-  // Wall time depends on what else the machine runs; CPU time per turn does not (the double's share included).
+  // Wall time depends on what else the machine runs; CPU time per turn does not.
   console.log(
-    `  ${((cpuSeconds * 1000) / TURNS).toFixed(2)} ms of process CPU per model turn (${cpuSeconds.toFixed(2)} s), so ${(TURNS / cpuSeconds).toFixed(0)} model turns per CPU-second`,
+    `  ${perTurn(run.cpuSeconds)} of process CPU per model turn (the double's share included), so ${(TURNS / run.cpuSeconds).toFixed(0)} model turns per CPU-second`,
+  );
+  console.log(
+    `  ${perTurn(run.runThreadCpuSeconds)} of run-thread CPU per model turn, so at most ${(TURNS / run.runThreadCpuSeconds).toFixed(0)} model turns/s through the run thread`,
   );
 }
 
 await collect(kit, ids(1_000_000));
 const single = await timed(() => collect(kit, ids(0)));
 report(
-  `${CONCURRENT} concurrent episodes x 3 calculator calls, collected and scored on the run thread (instant engine double, in-process)`,
-  single.seconds,
-  single.cpuSeconds,
+  `${CONCURRENT} concurrent episodes x 3 calculator calls, collected and scored on the run thread (instant engine double on its own thread)`,
+  single,
 );
 console.log(
-  `  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (includes the ~11 MB Qwen3 tokenizer JSON and the double)`,
+  `  peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB (includes the ~11 MB Qwen3 tokenizer JSON and the double's thread)`,
 );
 
 if (workerCount > 0) {
@@ -148,11 +164,7 @@ if (workerCount > 0) {
   await collect(pooled, ids(1_000_000));
   const fanned = await timed(() => collect(pooled, ids(0)));
   await workers.close();
-  report(
-    `the same episodes on ${workerCount} rollout workers (rollout.workers: ${workerCount})`,
-    fanned.seconds,
-    fanned.cpuSeconds,
-  );
+  report(`the same episodes on ${workerCount} rollout workers (rollout.workers: ${workerCount})`, fanned);
   const same = isDeepStrictEqual(fanned.value, single.value);
   console.log(
     `  results and token trajectories identical to the run thread's: ${same ? 'yes' : 'NO'}; ${(single.seconds / fanned.seconds).toFixed(2)}x its throughput`,

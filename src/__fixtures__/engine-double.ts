@@ -84,6 +84,8 @@ export interface EngineDoubleOptions {
   readonly port?: number;
   /** Routes tried before the generation routes (admin endpoints: LoRA, weights, cache); undefined = not handled. */
   readonly routes?: ExtraRoutes;
+  /** Keeps every request in `requests` (default); benches that send thousands turn it off. */
+  readonly record?: boolean;
 }
 
 /** Extra endpoints of a double: the reply for a request, or undefined to fall through. */
@@ -144,7 +146,7 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
   }
 
   async function run(request: DoubleRequest, res: ServerResponse): Promise<Sample[] | null> {
-    requests.push(request);
+    if (options.record !== false) requests.push(request);
     const samples = [];
     for (let i = 0; i < request.n; i++) {
       const reply = await options.script(request, i);

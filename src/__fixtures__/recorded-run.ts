@@ -165,7 +165,7 @@ function recipeYaml(name: string): string {
  * The scripted policy: first turn calls the calculator on the problem (the `bad-tool` problem calls
  * a tool that does not exist), then answers from the tool result, except 7*8 which it gets wrong.
  */
-function scriptedModel(tokenizer: ModelTokenizer, promptIds: readonly number[]): ScriptedReply {
+export function scriptedModel(tokenizer: ModelTokenizer, promptIds: readonly number[]): ScriptedReply {
   const prompt = tokenizer.decode(promptIds);
   const question = [...prompt.matchAll(/What is ([^?]+)\?/g)].at(-1)?.[1] ?? '1+1';
   const afterQuestion = prompt.slice(prompt.lastIndexOf('What is'));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ProviderError } from '../errors/index.js';
 import { probe, requestJson, type HttpTarget } from '../util/http.js';
-import type { Engine, EngineClientOptions, Generation, SamplingParams } from './types.js';
+import type { Engine, EngineClientOptions, Generation, ProtocolRequest, SamplingParams } from './types.js';
 
 /** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */
 export function engineTarget(name: string, options: EngineClientOptions): HttpTarget {
@@ -24,12 +24,16 @@ export type SampleFn = (
 
 /** The parts every protocol client shares: model naming, n=1 generate, health on /health, /v1/models. */
 export function protocolClient(
-  kind: string,
+  kind: ProtocolRequest['kind'],
   options: EngineClientOptions,
   target: HttpTarget,
   sample: SampleFn,
 ): Engine {
   let model = options.model;
+  const send: SampleFn = (name, promptIds, { exchange, ...params }, signal) =>
+    exchange
+      ? exchange({ kind, target, model: name, baseModel: options.model, params }, signal)
+      : sample(name, promptIds, params, signal);
   return {
     kind,
     baseUrl: options.baseUrl,
@@ -37,10 +41,10 @@ export function protocolClient(
       return model;
     },
     async generate(promptIds, params, signal) {
-      const [first] = await sample(model, promptIds, { ...params, n: 1 }, signal);
+      const [first] = await send(model, promptIds, { ...params, n: 1 }, signal);
       return first;
     },
-    generateN: (promptIds, params, signal) => sample(model, promptIds, params, signal),
+    generateN: (promptIds, params, signal) => send(model, promptIds, params, signal),
     health: () => probe(target, '/health'),
     models: () => modelList(target),
     setModel(name) {

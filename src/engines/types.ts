@@ -1,3 +1,4 @@
+import type { HttpTarget } from '../util/http.js';
 /** Sampling settings of one engine request. */
 export interface SamplingParams {
   /** Most tokens to generate (engines default to 16 or 128 when unset, so it is always sent). */
@@ -13,6 +14,24 @@ export interface SamplingParams {
   readonly n?: number;
   /** Most likely alternatives to report per generated token (0 or unset: none); engines allow up to 20. */
   readonly topLogprobs?: number;
+  /**
+   * Makes the HTTP exchange elsewhere: the protocol client hands this the request as data instead of
+   * sending it. The run thread sets it when relaying a rollout worker's request, so the worker, which
+   * holds the prompt, sends it and parses the reply while the layers in between (stall watch, sync
+   * tracking, replica routing, the adapter name) still see and shape the call on the run thread.
+   */
+  readonly exchange?: (request: ProtocolRequest, signal: AbortSignal | undefined) => Promise<Generation[]>;
+}
+
+/** One protocol request as plain data (no prompt): enough to send it from another thread. */
+export interface ProtocolRequest {
+  readonly kind: 'vllm' | 'sglang';
+  readonly target: HttpTarget;
+  /** The model name to ask for (an adapter's, after a LoRA sync). */
+  readonly model: string;
+  /** The served base model (SGLang routes any other name to a LoRA adapter). */
+  readonly baseModel: string;
+  readonly params: Omit<SamplingParams, 'exchange'>;
 }
 
 /** One alternative token at a generated position, with its logprob. */

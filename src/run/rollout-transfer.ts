@@ -1,5 +1,5 @@
 import { ProviderError } from '../errors/index.js';
-import type { Generation, SamplingParams } from '../engines/types.js';
+import type { Generation, ProtocolRequest, SamplingParams } from '../engines/types.js';
 import { TokenTrajectory, type TrajectoryJSON } from '../tokens/trajectory.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { EpisodeRequest, Rollout } from '../rollout/collect.js';
@@ -7,7 +7,8 @@ import type { TokenizerOverrides } from '../tokens/index.js';
 
 // What the run's thread and its rollout workers say to each other (rollout-workers.ts, the run's side;
 // rollout-worker.ts, the worker). Episodes run in the workers; engine requests come back to the run's
-// thread, which owns the engine client (routing, adapter names, the served policy version).
+// thread, which owns the engine client (routing, adapter names, sync gating, the served policy version)
+// and hands the HTTP exchange itself back to the worker, so only small messages cross per turn.
 
 /** What a worker is started with (workerData). */
 export interface RolloutWorkerSetup {
@@ -25,6 +26,8 @@ export type ToWorker =
   | { readonly t: 'collect'; readonly id: number; readonly request: WorkerEpisodeRequest }
   | { readonly t: 'abort'; readonly id: number }
   | { readonly t: 'close' }
+  /** Send the call's request as described: the run thread routed and named it, the worker holds the prompt. */
+  | { readonly t: 'exchange'; readonly call: number; readonly request: ProtocolRequest }
   | { readonly t: 'generated'; readonly call: number; readonly generations: Generation[]; readonly version: number }
   | { readonly t: 'generateFailed'; readonly call: number; readonly error: TransferredError };
 
@@ -44,6 +47,8 @@ export type FromWorker =
       readonly many: boolean;
     }
   | { readonly t: 'abortGenerate'; readonly call: number }
+  | { readonly t: 'exchanged'; readonly call: number; readonly generations: Generation[] }
+  | { readonly t: 'exchangeFailed'; readonly call: number; readonly error: TransferredError }
   | { readonly t: 'rollout'; readonly id: number; readonly rollout: TransferredRollout }
   | { readonly t: 'collectFailed'; readonly id: number; readonly error: TransferredError };
 

@@ -2,13 +2,15 @@
  * A rollout worker thread (`rollout.workers`): builds its own episode kit from the recipe (tools,
  * reward, prompts, tokenizer) and runs the episodes the run's thread sends it, so the CPU work of an
  * episode (the agent loop, rendering, tokenising, parsing, tools, reward) spreads over cores. Engine
- * requests go back to the run's thread, which owns the engine client.
+ * requests go back to the run's thread, which owns the engine client and hands each one back to be
+ * sent from here (the HTTP exchange and the reply's parsing run on this core too).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { registerBuiltins } from '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import type { Engine, Generation, SamplingParams } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
+import { sendProtocolRequest } from '../engines/protocol-request.js';
 import { buildEpisodeKit } from './kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
 import { collectRollout } from '../rollout/collect.js';
@@ -25,7 +27,13 @@ const port = parentPort!;
 const setup = workerData as RolloutWorkerSetup;
 const post = (message: FromWorker): void => port.postMessage(message);
 
-const pendingCalls = new Map<number, { resolve(g: Generation[]): void; reject(e: unknown): void }>();
+interface PendingCall {
+  readonly promptIds: readonly number[];
+  readonly signal: AbortSignal | undefined;
+  resolve(g: Generation[]): void;
+  reject(e: unknown): void;
+}
+const pendingCalls = new Map<number, PendingCall>();
 const episodes = new Map<number, AbortController>();
 let nextCall = 0;
 
@@ -48,6 +56,8 @@ function engineThroughRunThread(episode?: number): Engine {
       signal?.addEventListener('abort', onAbort, { once: true });
       const settle = (): void => signal?.removeEventListener('abort', onAbort);
       pendingCalls.set(call, {
+        promptIds,
+        signal,
         resolve: (generations) => {
           settle();
           resolve(generations);
@@ -106,6 +116,21 @@ async function start(): Promise<void> {
       case 'abort':
         episodes.get(message.id)?.abort(new CancelledError('the episode was cancelled'));
         return;
+      case 'exchange': {
+        // The run thread routed and named the request; it is sent from here, where the prompt is.
+        const pending = pendingCalls.get(message.call);
+        if (!pending) return; // the episode stopped waiting, and the run thread was told so
+        sendProtocolRequest(message.request, pending.promptIds, pending.signal).then(
+          (generations) => post({ t: 'exchanged', call: message.call, generations }),
+          (error: unknown) =>
+            post({
+              t: 'exchangeFailed',
+              call: message.call,
+              error: packError(error, pending.signal?.aborted ?? false),
+            }),
+        );
+        return;
+      }
       case 'generated':
         pendingCalls
           .get(message.call)

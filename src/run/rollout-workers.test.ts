@@ -2,12 +2,17 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RECORDED_TASKS, scriptedKit, writeFixtureRecipe } from '../__fixtures__/recorded-run.js';
+import diagnostics from 'node:diagnostics_channel';
+import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
+import { RECORDED_TASKS, scriptedKit, scriptedModel, writeFixtureRecipe } from '../__fixtures__/recorded-run.js';
 import { TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
+import { createRouterEngine } from '../engines/router.js';
 import type { Engine } from '../engines/types.js';
+import { createVllmClient } from '../engines/vllm.js';
 import { CancelledError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/load.js';
 import { collectRollout, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import { loadModelTokenizer } from '../tokens/index.js';
 import { packRollout } from './rollout-transfer.js';
 import { startRolloutWorkers } from './rollout-workers.js';
 
@@ -25,7 +30,7 @@ async function kits(
   recipeFile: string,
   count: number,
   wrap: (engine: Engine) => Engine = (engine) => engine,
-): Promise<{ local: EpisodeKit; pooled: EpisodeKit }> {
+): Promise<{ local: EpisodeKit; pooled: EpisodeKit; double: EngineDouble }> {
   const { kit, double } = await scriptedKit(recipeFile);
   const loaded = await loadRecipe(recipeFile);
   const workers = await startRolloutWorkers({
@@ -40,7 +45,7 @@ async function kits(
     () => workers.close(),
   );
   // Episodes make their engine requests with the collecting kit's engine (the run wraps it to watch for stalls).
-  return { local: kit, pooled: { ...kit, engine: wrap(kit.engine), workers } };
+  return { local: kit, pooled: { ...kit, engine: wrap(kit.engine), workers }, double };
 }
 
 /** A rollout as its trajectory line compares: everything but the clocks. */
@@ -67,6 +72,44 @@ describe('rollout workers', () => {
     const versions = there.flatMap((r) => r.episode.trajectory.segments.flatMap((s) => s.policyVersion ?? []));
     expect(versions.length).toBeGreaterThan(0);
     expect(new Set(versions)).toStrictEqual(new Set([3]));
+  });
+
+  it('send each engine request from the worker, as the run thread routed and named it', async () => {
+    const tokenizer = await loadModelTokenizer(TINY_TOKENIZER_DIR);
+    const adapterDouble = await startEngineDouble({
+      models: ['policy@4'],
+      script: (r) => scriptedModel(tokenizer, r.promptIds),
+    });
+    closers.push(() => adapterDouble.close());
+    const adapterReplica = createVllmClient({ baseUrl: adapterDouble.url, model: 'policy@4' });
+    let seenByRunThread = 0;
+    const { pooled, double } = await kits(await writeFixtureRecipe(join(dir, 'routed')), 2, (engine) => {
+      const router = createRouterEngine([engine, adapterReplica]);
+      const generate: Engine['generate'] = (prompt, params, signal) => {
+        seenByRunThread++;
+        return router.generate(prompt, params, signal);
+      };
+      return { ...router, generate };
+    });
+    // Every HTTP request this thread starts; the workers' are on their own threads.
+    let sentByRunThread = 0;
+    const onRequest = (): void => void sentByRunThread++;
+    diagnostics.subscribe('http.client.request.start', onRequest);
+    try {
+      const requests = RECORDED_TASKS.flatMap((task) => [0, 1, 2].map((sample) => request(task, sample, 0)));
+      const rollouts = await Promise.all(requests.map((r) => collectRollout(pooled, r)));
+      expect(rollouts.every((r) => !r.failed)).toBe(true);
+    } finally {
+      diagnostics.unsubscribe('http.client.request.start', onRequest);
+    }
+    expect(sentByRunThread).toBe(0);
+    // The router on this thread spread the requests; each replica was asked for its own model name.
+    const byReplica = [double.requests, adapterDouble.requests].map((requests) => requests.map((r) => r.model));
+    expect(byReplica[0]!.length).toBeGreaterThan(0);
+    expect(byReplica[1]!.length).toBeGreaterThan(0);
+    expect(new Set(byReplica[0])).toStrictEqual(new Set(['policy']));
+    expect(new Set(byReplica[1])).toStrictEqual(new Set(['policy@4']));
+    expect(byReplica[0]!.length + byReplica[1]!.length).toBe(seenByRunThread);
   });
 
   it('fail only the episodes of a worker that dies, and start a new worker for the next', async () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Engine, Generation } from '../engines/types.js';
+import type { Engine, Generation, ProtocolRequest } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { RecipeProblem } from '../recipe/checks.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
@@ -17,7 +17,10 @@ import {
 export interface RolloutWorkersOptions {
   readonly count: number;
   readonly setup: Omit<RolloutWorkerSetup, 'engine'>;
-  /** The run's engine client: every episode's engine requests are made with it, on this thread. */
+  /**
+   * The run's engine client: every episode's engine request goes through it on this thread (stall watch,
+   * sync gating, routing, adapter names); the worker that asked sends the HTTP request it describes.
+   */
   readonly engine: Engine;
   /** Relays each worker's kit warnings (the same the run's own kit gives, so usually repeats). */
   readonly warn: (message: string) => void;
@@ -40,6 +43,8 @@ interface Running {
 class RolloutWorker {
   readonly episodes = new Map<number, Running>();
   private readonly engineCalls = new Map<number, AbortController>();
+  /** HTTP exchanges handed to the worker, by call. */
+  private readonly exchanges = new Map<number, { resolve(g: Generation[]): void; reject(e: unknown): void }>();
   readonly thread: Worker;
   readonly ready: Promise<void>;
   exited = false;
@@ -92,6 +97,12 @@ class RolloutWorker {
       case 'abortGenerate':
         this.engineCalls.get(message.call)?.abort(new CancelledError('the episode stopped waiting'));
         return;
+      case 'exchanged':
+        this.exchanges.get(message.call)?.resolve(message.generations);
+        return;
+      case 'exchangeFailed':
+        this.exchanges.get(message.call)?.reject(unpackError(message.error));
+        return;
       case 'rollout':
       case 'collectFailed': {
         const running = this.episodes.get(message.id);
@@ -110,14 +121,45 @@ class RolloutWorker {
     this.engineCalls.set(call, abort);
     // Read when the request is sent, as the built-in agent reads it: a sync during generation does not change who sampled.
     const version = this.servedVersion();
+    const routed = { ...params, exchange: (request: ProtocolRequest) => this.exchange(call, request, abort.signal) };
     const request = many
-      ? engine.generateN(promptIds, params, abort.signal)
-      : engine.generate(promptIds, params, abort.signal).then((g): Generation[] => [g]);
+      ? engine.generateN(promptIds, routed, abort.signal)
+      : engine.generate(promptIds, routed, abort.signal).then((g): Generation[] => [g]);
     request.then(
       (generations) => this.post({ t: 'generated', call, generations, version }),
       (error: unknown) => this.post({ t: 'generateFailed', call, error: packError(error, abort.signal.aborted) }),
     );
     request.finally(() => this.engineCalls.delete(call)).catch(() => undefined);
+  }
+
+  /**
+   * Has the worker send `request` (it holds the prompt): the HTTP, JSON and reply checks of every turn
+   * run on the worker's core, and the run thread only routes, names and tracks the call.
+   */
+  private exchange(call: number, request: ProtocolRequest, signal: AbortSignal): Promise<Generation[]> {
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) return reject(signal.reason);
+      const done = (): void => {
+        this.exchanges.delete(call);
+        signal.removeEventListener('abort', onAbort);
+      };
+      const onAbort = (): void => {
+        done();
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.exchanges.set(call, {
+        resolve: (generations) => {
+          done();
+          resolve(generations);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      this.post({ t: 'exchange', call, request });
+    });
   }
 }
 
