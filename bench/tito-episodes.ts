@@ -110,9 +110,12 @@ interface Timed<T> {
   readonly cpuSeconds: number;
   /** CPU of the run thread alone. */
   readonly runThreadCpuSeconds: number;
+  /** CPU of the double's thread. */
+  readonly doubleCpuSeconds: number;
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
+  const doubleBefore = await double.cpuSeconds();
   const cpu = process.cpuUsage();
   const thread = process.threadCpuUsage();
   const started = performance.now();
@@ -125,6 +128,7 @@ async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
     seconds,
     cpuSeconds: (used.user + used.system) / 1e6,
     runThreadCpuSeconds: (threadUsed.user + threadUsed.system) / 1e6,
+    doubleCpuSeconds: (await double.cpuSeconds()) - doubleBefore,
   };
 }
 
@@ -140,6 +144,11 @@ function report(label: string, run: Timed<unknown>): void {
   );
   console.log(
     `  ${perTurn(run.runThreadCpuSeconds)} of run-thread CPU per model turn, so at most ${(TURNS / run.runThreadCpuSeconds).toFixed(0)} model turns/s through the run thread`,
+  );
+  // The rest of the process: rollout workers (when there are any) and V8's helper threads (GC).
+  const rest = run.cpuSeconds - run.runThreadCpuSeconds - run.doubleCpuSeconds;
+  console.log(
+    `  ${perTurn(run.doubleCpuSeconds)} on the double's thread; ${perTurn(rest)} on the other threads (workers, GC), so ${(TURNS / rest).toFixed(0)} model turns per CPU-second there`,
   );
 }
 

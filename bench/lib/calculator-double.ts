@@ -14,6 +14,8 @@ interface DoubleScript {
 
 export interface DoubleThread {
   readonly url: string;
+  /** CPU seconds the double's thread has used so far. */
+  cpuSeconds(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -28,7 +30,15 @@ export async function startCalculatorDouble(script: DoubleScript): Promise<Doubl
     thread.once('message', resolve);
     thread.once('error', reject);
   });
-  return { url, close: async () => void (await thread.terminate()) };
+  return {
+    url,
+    cpuSeconds: () =>
+      new Promise((resolve) => {
+        thread.once('message', resolve);
+        thread.postMessage('cpu');
+      }),
+    close: async () => void (await thread.terminate()),
+  };
 }
 
 if (!isMainThread) {
@@ -42,4 +52,8 @@ if (!isMainThread) {
     },
   });
   parentPort!.postMessage(double.url);
+  parentPort!.on('message', () => {
+    const { user, system } = process.threadCpuUsage();
+    parentPort!.postMessage((user + system) / 1e6);
+  });
 }

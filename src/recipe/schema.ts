@@ -135,7 +135,7 @@ export const RolloutSchema = z
     workers: nonNegativeInt
       .default(0)
       .describe(
-        "Worker threads that run episodes (the agent loop, rendering, tokenising, tools, reward), each with its own tools and tokenizer; engine requests stay on the run's thread. 0 = episodes run on the run's thread. Pays when atk's own CPU per turn limits throughput: fast engines and a core per worker.",
+        "Worker threads that run episodes (the agent loop, rendering, tokenising, tools, reward), each with its own tools and tokenizer; the run's thread routes, names and tracks every engine request and the worker sends it. 0 = episodes run on the run's thread. Pays when atk's own CPU per turn limits throughput: fast engines and a core per worker.",
       ),
     max_staleness: nonNegativeInt
       .default(0)

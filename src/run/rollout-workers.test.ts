@@ -112,6 +112,20 @@ describe('rollout workers', () => {
     expect(byReplica[0]!.length + byReplica[1]!.length).toBe(seenByRunThread);
   });
 
+  it('fail an episode whose engine request the engine refuses, with the engine message', async () => {
+    const refusing = await startEngineDouble({
+      script: () => ({ status: 400, body: { error: { message: 'This model maximum context length is 8 tokens' } } }),
+    });
+    closers.push(() => refusing.close());
+    const { pooled } = await kits(await writeFixtureRecipe(join(dir, 'refused')), 1, () =>
+      createVllmClient({ baseUrl: refusing.url, model: 'policy' }),
+    );
+    const rollout = await collectRollout(pooled, request(RECORDED_TASKS[0]!, 0, 0));
+    expect(rollout).toMatchObject({ failed: true, errorKind: 'engine' });
+    expect(rollout.error).toMatch(/maximum context length is 8 tokens/);
+    expect(refusing.requests).toHaveLength(1);
+  });
+
   it('fail only the episodes of a worker that dies, and start a new worker for the next', async () => {
     const recipeFile = await writeFixtureRecipe(join(dir, 'crash'));
     writeFileSync(
