@@ -10,6 +10,7 @@ import { failedEpisode, runEpisode, type AgentSpec, type EpisodeResult } from '.
 import { referenceTrajectory } from './reference.js';
 import type { ExternalEpisodes } from './external.js';
 import type { EpisodeSlot } from './scheduler.js';
+import type { WaitRecorder } from './stall-watch.js';
 import type { EpisodeUser } from './user-simulation.js';
 
 /** Everything an episode needs that is the same for the whole run. */
@@ -33,17 +34,20 @@ export interface EpisodeKit {
   readonly close?: () => Promise<void>;
   /** `rollout.workers`: built-in episodes run on these threads, each with a kit of its own. */
   readonly workers?: RolloutWorkers;
+  /** Where the waits of episodes run on `workers` (tool calls, the simulated user, the reward) are registered. */
+  readonly waits?: WaitRecorder;
 }
 
 /** Episodes run on worker threads (`rollout.workers`, src/run/rollout-workers.ts). */
 export interface RolloutWorkers {
   /**
-   * Runs one episode on the least busy worker and scores it there; its engine requests are made on this
-   * thread with `engine` (the collecting kit's, e.g. watched for stalls; the pool's own when absent). A
+   * Runs one episode on the least busy worker and scores it there; its engine requests go through
+   * `engine` on this thread (the collecting kit's, e.g. watched for stalls; the pool's own when absent),
+   * and its tool calls, simulated-user turns and reward are registered in `waits` while they run. A
    * worker that dies fails the episodes it was running (and is started again for the next ones).
    * @throws CancelledError (or the signal's reason) when the request's signal aborts.
    */
-  collect(request: EpisodeRequest, engine?: Engine): Promise<Rollout>;
+  collect(request: EpisodeRequest, engine?: Engine, waits?: WaitRecorder): Promise<Rollout>;
   /** Closes each worker's kit (MCP servers, user engines) and ends the threads. */
   close(): Promise<void>;
 }
@@ -92,7 +96,7 @@ export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): 
   const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
   if (kit.workers)
     // The worker runs this same function; what reaches here is its thread dying under the episode.
-    return kit.workers.collect(request, kit.engine).catch((error: unknown) => {
+    return kit.workers.collect(request, kit.engine, kit.waits).catch((error: unknown) => {
       if (error instanceof CancelledError) throw error;
       return failedRollout(base, failedEpisode('scheduler', errorMessage(error)));
     });

@@ -19,6 +19,9 @@ export interface StallWatchOptions {
   readonly now?: () => number;
 }
 
+/** Where waits are registered: the run's StallWatch, or a rollout worker's relay to it. */
+export type WaitRecorder = Pick<StallWatch, 'begin' | 'wait'>;
+
 /** One open wait as a stall report shows it. */
 export interface OpenWait {
   readonly component: WaitComponent;
@@ -56,16 +59,8 @@ export class StallWatch {
   }
 
   /** Runs `work` as an open wait on `component`; what it ends with is what was last heard from it. */
-  async wait<T>(component: WaitComponent, detail: string, work: () => Promise<T>): Promise<T> {
-    const end = this.begin(component, detail);
-    try {
-      const value = await work();
-      end();
-      return value;
-    } catch (error) {
-      end(error);
-      throw error;
-    }
+  wait<T>(component: WaitComponent, detail: string, work: () => Promise<T>): Promise<T> {
+    return openWait((c, d) => this.begin(c, d), component, detail, work);
   }
 
   /** Opens a wait on `component` (for work that is not one promise, e.g. a streaming tool call); call the result once when it ends, with the error if it failed. */
@@ -112,6 +107,24 @@ export class StallWatch {
         };
       });
     return { step: this.step.number, elapsedMs, medianMs, waits };
+  }
+}
+
+/** Runs `work` as a wait opened with `begin`, ended with its outcome. */
+export async function openWait<T>(
+  begin: WaitRecorder['begin'],
+  component: WaitComponent,
+  detail: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  const end = begin(component, detail);
+  try {
+    const value = await work();
+    end();
+    return value;
+  } catch (error) {
+    end(error);
+    throw error;
   }
 }
 

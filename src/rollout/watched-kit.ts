@@ -1,10 +1,13 @@
 import { Tool, type ToolContext, type ToolStreamGenerator } from '@strands-agents/sdk';
 import type { Engine } from '../engines/types.js';
 import type { EpisodeKit } from './collect.js';
-import type { StallWatch } from './stall-watch.js';
+import type { WaitRecorder } from './stall-watch.js';
 
-/** The kit with its engine requests, tool calls, simulated-user turns and reward calls registered as waits of `watch`. */
-export function watchedKit(kit: EpisodeKit, watch: StallWatch): EpisodeKit {
+/**
+ * The kit with its engine requests, tool calls, simulated-user turns and reward calls registered as waits
+ * of `watch`; episodes on rollout workers register theirs there too (`waits`).
+ */
+export function watchedKit(kit: EpisodeKit, watch: WaitRecorder): EpisodeKit {
   // The prototype keeps the client's other members (the `model` getter, setModel) working.
   const engine = Object.create(kit.engine) as Engine & Pick<Engine, 'generate' | 'generateN'>;
   engine.generate = (promptIds, params, signal) =>
@@ -19,6 +22,7 @@ export function watchedKit(kit: EpisodeKit, watch: StallWatch): EpisodeKit {
   return {
     ...kit,
     engine,
+    waits: watch,
     tools: kit.tools.map((make) => (env) => make(env).map((tool) => new WatchedTool(tool, watch))),
     reward: (outcome) => watch.wait('reward', `reward of task ${outcome.task.id}`, () => kit.reward(outcome)),
     ...(user
@@ -47,7 +51,7 @@ class WatchedTool extends Tool {
 
   constructor(
     private readonly inner: Tool,
-    private readonly watch: StallWatch,
+    private readonly watch: WaitRecorder,
   ) {
     super();
     this.name = inner.name;

@@ -3,6 +3,7 @@ import type { Generation, ProtocolRequest, SamplingParams } from '../engines/typ
 import { TokenTrajectory, type TrajectoryJSON } from '../tokens/trajectory.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { EpisodeRequest, Rollout } from '../rollout/collect.js';
+import type { WaitComponent } from '../rollout/stall-watch.js';
 import type { TokenizerOverrides } from '../tokens/index.js';
 
 // What the run's thread and its rollout workers say to each other (rollout-workers.ts, the run's side;
@@ -23,7 +24,8 @@ export interface RolloutWorkerSetup {
 
 /** From the run's thread to a worker. */
 export type ToWorker =
-  | { readonly t: 'collect'; readonly id: number; readonly request: WorkerEpisodeRequest }
+  /** `watched`: report the episode's tool, user and reward waits (waitBegin, waitEnd). */
+  | { readonly t: 'collect'; readonly id: number; readonly request: WorkerEpisodeRequest; readonly watched: boolean }
   | { readonly t: 'abort'; readonly id: number }
   | { readonly t: 'close' }
   /** Send the call's request as described: the run thread routed and named it, the worker holds the prompt. */
@@ -47,6 +49,15 @@ export type FromWorker =
       readonly many: boolean;
     }
   | { readonly t: 'abortGenerate'; readonly call: number }
+  | {
+      readonly t: 'waitBegin';
+      readonly episode: number;
+      readonly wait: number;
+      readonly component: WaitComponent;
+      readonly detail: string;
+    }
+  /** `error`: the message the wait failed with. */
+  | { readonly t: 'waitEnd'; readonly wait: number; readonly error?: string }
   | { readonly t: 'exchanged'; readonly call: number; readonly generations: Generation[] }
   | { readonly t: 'exchangeFailed'; readonly call: number; readonly error: TransferredError }
   | { readonly t: 'rollout'; readonly id: number; readonly rollout: TransferredRollout }

@@ -13,7 +13,10 @@ import { CancelledError } from '../errors/index.js';
 import { sendProtocolRequest } from '../engines/protocol-request.js';
 import { buildEpisodeKit } from './kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
+import { errorMessage } from '../agent/index.js';
 import { collectRollout } from '../rollout/collect.js';
+import { openWait, type WaitComponent, type WaitRecorder } from '../rollout/stall-watch.js';
+import { watchedKit } from '../rollout/watched-kit.js';
 import {
   type FromWorker,
   packError,
@@ -82,6 +85,23 @@ function engineThroughRunThread(episode?: number): Engine {
   };
 }
 
+let nextWait = 0;
+
+/** Waits of `episode` registered in the run thread's stall watch (its collector's `waits`). */
+function waitsOnRunThread(episode: number): WaitRecorder {
+  const begin = (component: WaitComponent, detail: string): ((error?: unknown) => void) => {
+    const wait = nextWait++;
+    post({ t: 'waitBegin', episode, wait, component, detail });
+    let open = true;
+    return (error) => {
+      if (!open) return;
+      open = false;
+      post({ t: 'waitEnd', wait, ...(error === undefined ? {} : { error: errorMessage(error) }) });
+    };
+  };
+  return { begin, wait: (component, detail, work) => openWait(begin, component, detail, work) };
+}
+
 async function start(): Promise<void> {
   registerBuiltins();
   const { recipe } = setup;
@@ -100,11 +120,13 @@ async function start(): Promise<void> {
       case 'collect': {
         const abort = new AbortController();
         episodes.set(message.id, abort);
-        // The run's thread makes this episode's engine requests with the engine its collector gave.
-        collectRollout(
-          { ...kit, engine: engineThroughRunThread(message.id) },
-          { ...message.request, signal: abort.signal },
-        )
+        // The run's thread makes this episode's engine requests with the engine its collector gave, and
+        // registers them as waits there; the rest of the episode's waits are reported to it from here.
+        const engine = engineThroughRunThread(message.id);
+        const episodeKit = message.watched
+          ? { ...watchedKit(kit, waitsOnRunThread(message.id)), engine }
+          : { ...kit, engine };
+        collectRollout(episodeKit, { ...message.request, signal: abort.signal })
           .then(
             (rollout) => post({ t: 'rollout', id: message.id, rollout: packRollout(rollout) }),
             (error: unknown) =>

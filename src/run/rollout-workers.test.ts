@@ -12,6 +12,8 @@ import { createVllmClient } from '../engines/vllm.js';
 import { CancelledError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/load.js';
 import { collectRollout, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import { openWait, StallWatch, type WaitRecorder } from '../rollout/stall-watch.js';
+import { watchedKit } from '../rollout/watched-kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
 import { packRollout } from './rollout-transfer.js';
 import { startRolloutWorkers } from './rollout-workers.js';
@@ -124,6 +126,66 @@ describe('rollout workers', () => {
     expect(rollout).toMatchObject({ failed: true, errorKind: 'engine' });
     expect(rollout.error).toMatch(/maximum context length is 8 tokens/);
     expect(refusing.requests).toHaveLength(1);
+  });
+
+  it("register the tool calls and rewards of their episodes in the run thread's stall watch", async () => {
+    const recipeFile = await writeFixtureRecipe(join(dir, 'watched'));
+    // The reward waits until the test has seen it open in the run thread's watch.
+    writeFileSync(
+      join(dir, 'watched', 'grade.ts'),
+      [
+        "import { existsSync } from 'node:fs';",
+        'export default async () => {',
+        `  while (!existsSync(${JSON.stringify(join(dir, 'watched', 'seen'))})) await new Promise((r) => setTimeout(r, 20));`,
+        '  return 1;',
+        '};',
+        '',
+      ].join('\n'),
+    );
+    writeFileSync(
+      recipeFile,
+      readFileSync(recipeFile, 'utf8').replace(
+        /reward:\n {2}name: math_answer\n {2}options:\n {4}formats: \[answer\]\n {4}fallback_last_number: false\n/,
+        'reward:\n  module: ./grade.ts\n',
+      ),
+    );
+    const { pooled } = await kits(recipeFile, 1);
+    let clock = 0;
+    const watch = new StallWatch({ now: () => clock, minMs: 0 });
+    watch.stepStarted(0);
+    clock = 1;
+    watch.stepFinished();
+    watch.stepStarted(1);
+    // The run thread's watch, with a log of what reached it.
+    const log: string[] = [];
+    const begin: WaitRecorder['begin'] = (component, detail) => {
+      log.push(`open ${component}: ${detail}`);
+      const end = watch.begin(component, detail);
+      return (error) => {
+        log.push(`closed ${component}: ${detail}${error === undefined ? '' : ` (${String(error)})`}`);
+        end(error);
+      };
+    };
+    const recorder: WaitRecorder = { begin, wait: (c, d, work) => openWait(begin, c, d, work) };
+    const [task] = RECORDED_TASKS;
+    const rollout = collectRollout(watchedKit(pooled, recorder), request(task!, 0, 0));
+    const reward = `reward: reward of task ${task!.id}`;
+    while (!log.includes(`open ${reward}`)) await new Promise((r) => setTimeout(r, 20));
+    // While the reward runs in the worker, the run thread's stall report names it.
+    clock = 1000;
+    expect(watch.check()?.waits.map((w) => `${w.component}: ${w.detail}`)).toStrictEqual([reward]);
+    writeFileSync(join(dir, 'watched', 'seen'), '');
+    expect((await rollout).reward).toBe(1);
+    expect(log).toStrictEqual([
+      expect.stringMatching(/^open engine: generate from \d+ prompt tokens$/),
+      expect.stringMatching(/^closed engine: generate from \d+ prompt tokens$/),
+      'open tool: call of calculator',
+      'closed tool: call of calculator',
+      expect.stringMatching(/^open engine: generate from \d+ prompt tokens$/),
+      expect.stringMatching(/^closed engine: generate from \d+ prompt tokens$/),
+      `open ${reward}`,
+      `closed ${reward}`,
+    ]);
   });
 
   it('fail only the episodes of a worker that dies, and start a new worker for the next', async () => {

@@ -5,6 +5,7 @@ import { CancelledError } from '../errors/index.js';
 import type { RecipeProblem } from '../recipe/checks.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Rollout, RolloutWorkers } from '../rollout/collect.js';
+import type { WaitRecorder } from '../rollout/stall-watch.js';
 import {
   type FromWorker,
   packError,
@@ -37,12 +38,15 @@ interface Running {
   readonly resolve: (rollout: Rollout) => void;
   readonly reject: (error: unknown) => void;
   readonly engine: Engine;
+  readonly waits: WaitRecorder | undefined;
 }
 
 /** One worker thread and what it is doing. */
 class RolloutWorker {
   readonly episodes = new Map<number, Running>();
   private readonly engineCalls = new Map<number, AbortController>();
+  /** Open waits of this worker's episodes (tool calls, user turns, rewards), by the worker's wait id. */
+  private readonly waits = new Map<number, (error?: unknown) => void>();
   /** HTTP exchanges handed to the worker, by call. */
   private readonly exchanges = new Map<number, { resolve(g: Generation[]): void; reject(e: unknown): void }>();
   readonly thread: Worker;
@@ -77,6 +81,8 @@ class RolloutWorker {
         for (const running of this.episodes.values()) running.reject(why);
         this.episodes.clear();
         for (const call of this.engineCalls.values()) call.abort(why);
+        for (const end of this.waits.values()) end(why);
+        this.waits.clear();
       });
     });
     this.ready.catch(() => undefined);
@@ -96,6 +102,15 @@ class RolloutWorker {
         return;
       case 'abortGenerate':
         this.engineCalls.get(message.call)?.abort(new CancelledError('the episode stopped waiting'));
+        return;
+      case 'waitBegin': {
+        const end = this.episodes.get(message.episode)?.waits?.begin(message.component, message.detail);
+        if (end) this.waits.set(message.wait, end);
+        return;
+      }
+      case 'waitEnd':
+        this.waits.get(message.wait)?.(message.error === undefined ? undefined : new Error(message.error));
+        this.waits.delete(message.wait);
         return;
       case 'exchanged':
         this.exchanges.get(message.call)?.resolve(message.generations);
@@ -179,7 +194,7 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
   }
   let nextId = 0;
   return {
-    async collect(request, engine = options.engine) {
+    async collect(request, engine = options.engine, waits) {
       const { signal, policyVersion, ...rest } = request;
       if (typeof policyVersion === 'function') served = policyVersion;
       // A worker that died is replaced; its episodes already failed.
@@ -188,13 +203,16 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
       await worker.ready;
       if (signal?.aborted) throw signal.reason ?? new CancelledError();
       const id = nextId++;
-      const rollout = new Promise<Rollout>((resolve, reject) => worker.episodes.set(id, { resolve, reject, engine }));
+      const rollout = new Promise<Rollout>((resolve, reject) =>
+        worker.episodes.set(id, { resolve, reject, engine, waits }),
+      );
       const onAbort = (): void => worker.post({ t: 'abort', id });
       signal?.addEventListener('abort', onAbort, { once: true });
       worker.post({
         t: 'collect',
         id,
         request: { ...rest, policyVersion: typeof policyVersion === 'function' ? policyVersion() : policyVersion },
+        watched: waits !== undefined,
       });
       try {
         return await rollout;
