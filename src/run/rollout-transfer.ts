@@ -99,3 +99,55 @@ export function packError(error: unknown, cancelled: boolean): TransferredError 
 export function unpackError(error: TransferredError): Error {
   return error.type === 'provider' ? new ProviderError(error.message) : new Error(error.message);
 }
+
+/**
+ * Replies awaited from the other thread, by id: `wait` settles with the reply (`resolve`, `reject`) or
+ * with the signal's reason when it aborts first, and keeps `data` beside the id until then.
+ */
+export class AwaitedReplies<T, Data = undefined> {
+  private readonly open = new Map<
+    number,
+    { readonly data: Data; resolve(value: T): void; reject(error: unknown): void }
+  >();
+
+  /** Awaits the reply `id`; `onAbort` runs when the signal ends the wait (to tell the other side). */
+  wait(id: number, data: Data, signal: AbortSignal | undefined, onAbort?: () => void): Promise<T> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const aborted = (): void => {
+        this.open.delete(id);
+        onAbort?.();
+        reject(signal!.reason);
+      };
+      signal?.addEventListener('abort', aborted, { once: true });
+      const done = (): void => {
+        this.open.delete(id);
+        signal?.removeEventListener('abort', aborted);
+      };
+      this.open.set(id, {
+        data,
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+    });
+  }
+
+  /** What `wait` kept for `id`, while it is awaited. */
+  data(id: number): Data | undefined {
+    return this.open.get(id)?.data;
+  }
+
+  resolve(id: number, value: T): void {
+    this.open.get(id)?.resolve(value);
+  }
+
+  reject(id: number, error: unknown): void {
+    this.open.get(id)?.reject(error);
+  }
+}

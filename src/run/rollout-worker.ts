@@ -18,6 +18,7 @@ import { collectRollout } from '../rollout/collect.js';
 import { openWait, type WaitComponent, type WaitRecorder } from '../rollout/stall-watch.js';
 import { watchedKit } from '../rollout/watched-kit.js';
 import {
+  AwaitedReplies,
   type FromWorker,
   packError,
   packRollout,
@@ -30,13 +31,11 @@ const port = parentPort!;
 const setup = workerData as RolloutWorkerSetup;
 const post = (message: FromWorker): void => port.postMessage(message);
 
-interface PendingCall {
-  readonly promptIds: readonly number[];
-  readonly signal: AbortSignal | undefined;
-  resolve(g: Generation[]): void;
-  reject(e: unknown): void;
-}
-const pendingCalls = new Map<number, PendingCall>();
+/** Engine requests sent to the run thread, with what their exchange needs. */
+const engineCalls = new AwaitedReplies<
+  Generation[],
+  { readonly promptIds: readonly number[]; readonly signal: AbortSignal | undefined }
+>();
 const episodes = new Map<number, AbortController>();
 let nextCall = 0;
 
@@ -47,31 +46,13 @@ function engineThroughRunThread(episode?: number): Engine {
     params: SamplingParams,
     signal: AbortSignal | undefined,
     many: boolean,
-  ): Promise<Generation[]> =>
-    new Promise((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const call = nextCall++;
-      const onAbort = (): void => {
-        pendingCalls.delete(call);
-        post({ t: 'abortGenerate', call });
-        reject(signal!.reason);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const settle = (): void => signal?.removeEventListener('abort', onAbort);
-      pendingCalls.set(call, {
-        promptIds,
-        signal,
-        resolve: (generations) => {
-          settle();
-          resolve(generations);
-        },
-        reject: (error) => {
-          settle();
-          reject(error);
-        },
-      });
+  ): Promise<Generation[]> => {
+    const call = nextCall++;
+    const reply = engineCalls.wait(call, { promptIds, signal }, signal, () => post({ t: 'abortGenerate', call }));
+    if (!signal?.aborted)
       post({ t: 'generate', call, promptIds, params, many, ...(episode === undefined ? {} : { episode }) });
-    });
+    return reply;
+  };
   const unavailable = (what: string): never => {
     throw new Error(`${what} is not available inside a rollout worker`);
   };
@@ -140,7 +121,7 @@ async function start(): Promise<void> {
         return;
       case 'exchange': {
         // The run thread routed and named the request; it is sent from here, where the prompt is.
-        const pending = pendingCalls.get(message.call);
+        const pending = engineCalls.data(message.call);
         if (!pending) return; // the episode stopped waiting, and the run thread was told so
         sendProtocolRequest(message.request, pending.promptIds, pending.signal).then(
           (generations) => post({ t: 'exchanged', call: message.call, generations }),
@@ -154,14 +135,13 @@ async function start(): Promise<void> {
         return;
       }
       case 'generated':
-        pendingCalls
-          .get(message.call)
-          ?.resolve(message.generations.map((g) => ({ ...g, policyVersion: message.version })));
-        pendingCalls.delete(message.call);
+        engineCalls.resolve(
+          message.call,
+          message.generations.map((g) => ({ ...g, policyVersion: message.version })),
+        );
         return;
       case 'generateFailed':
-        pendingCalls.get(message.call)?.reject(unpackError(message.error));
-        pendingCalls.delete(message.call);
+        engineCalls.reject(message.call, unpackError(message.error));
         return;
       case 'close':
         // The kit stops what its tools started (MCP servers) before the thread ends.

@@ -7,6 +7,7 @@ import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Rollout, RolloutWorkers } from '../rollout/collect.js';
 import type { WaitRecorder } from '../rollout/stall-watch.js';
 import {
+  AwaitedReplies,
   type FromWorker,
   packError,
   type RolloutWorkerSetup,
@@ -48,7 +49,7 @@ class RolloutWorker {
   /** Open waits of this worker's episodes (tool calls, user turns, rewards), by the worker's wait id. */
   private readonly waits = new Map<number, (error?: unknown) => void>();
   /** HTTP exchanges handed to the worker, by call. */
-  private readonly exchanges = new Map<number, { resolve(g: Generation[]): void; reject(e: unknown): void }>();
+  private readonly exchanges = new AwaitedReplies<Generation[]>();
   readonly thread: Worker;
   readonly ready: Promise<void>;
   exited = false;
@@ -113,10 +114,10 @@ class RolloutWorker {
         this.waits.delete(message.wait);
         return;
       case 'exchanged':
-        this.exchanges.get(message.call)?.resolve(message.generations);
+        this.exchanges.resolve(message.call, message.generations);
         return;
       case 'exchangeFailed':
-        this.exchanges.get(message.call)?.reject(unpackError(message.error));
+        this.exchanges.reject(message.call, unpackError(message.error));
         return;
       case 'rollout':
       case 'collectFailed': {
@@ -152,29 +153,9 @@ class RolloutWorker {
    * run on the worker's core, and the run thread only routes, names and tracks the call.
    */
   private exchange(call: number, request: ProtocolRequest, signal: AbortSignal): Promise<Generation[]> {
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const done = (): void => {
-        this.exchanges.delete(call);
-        signal.removeEventListener('abort', onAbort);
-      };
-      const onAbort = (): void => {
-        done();
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.exchanges.set(call, {
-        resolve: (generations) => {
-          done();
-          resolve(generations);
-        },
-        reject: (error) => {
-          done();
-          reject(error);
-        },
-      });
-      this.post({ t: 'exchange', call, request });
-    });
+    const reply = this.exchanges.wait(call, undefined, signal);
+    this.post({ t: 'exchange', call, request });
+    return reply;
   }
 }
 
