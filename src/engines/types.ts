@@ -1,4 +1,5 @@
 import type { HttpTarget } from '../util/http.js';
+
 /** Sampling settings of one engine request. */
 export interface SamplingParams {
   /** Most tokens to generate (engines default to 16 or 128 when unset, so it is always sent). */

@@ -137,7 +137,11 @@ class RolloutWorker {
     this.engineCalls.set(call, abort);
     // Read when the request is sent, as the built-in agent reads it: a sync during generation does not change who sampled.
     const version = this.servedVersion();
-    const routed = { ...params, exchange: (request: ProtocolRequest) => this.exchange(call, request, abort.signal) };
+    const routed = {
+      ...params,
+      exchange: (request: ProtocolRequest, signal: AbortSignal | undefined) =>
+        this.exchange(call, request, signal ?? abort.signal),
+    };
     const request = many
       ? engine.generateN(promptIds, routed, abort.signal)
       : engine.generate(promptIds, routed, abort.signal).then((g): Generation[] => [g]);
