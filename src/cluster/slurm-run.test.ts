@@ -122,6 +122,8 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
 
   test('returns a finished run, submitted by atk launch slurm, with the trainer step on n1 and the engine step on n2, both cancelled at the end', async () => {
     const started = Date.now();
+    // The slurmd logs hold the steps of earlier tests and of a failed first try: only this try's count.
+    const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
     const { dir, recipe } = await writeTwin('slurm-twin', 2);
     const [file, ...args] = tsScript('atk-cli.ts');
     const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
@@ -156,7 +158,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
     expect(JSON.stringify(manifest)).toContain('"trainer_nodes":["n1"],"engine_nodes":["n2"]');
     expect(readFileSync(join(run, 'logs', 'engine.log'), 'utf8')).toContain('"SLURMD_NODENAME": "n2"');
     // What each slurmd launched: one step on n1 (the trainer); on n2 the engine and one upload per sync.
-    const [onN1, onN2] = [stepsOn('n1'), stepsOn('n2')];
+    const [onN1, onN2] = [stepsOn('n1').slice(before.n1), stepsOn('n2').slice(before.n2)];
     expect([onN1.length, onN2.length, onN2.includes(onN1[0]!)]).toStrictEqual([1, 3, false]);
     // No shared directory: each step's adapter went to n2 through an srun step, the previous copy removed.
     const copies = readdirSync(tmpdir())
@@ -173,6 +175,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
   }, 300_000);
 
   test('returns a finished run whose trainer spans n1 and n2 in one srun step, one torchrun per node, rank 0 serving on n1', async () => {
+    const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
     const { dir, recipe } = await writeTwin('slurm-2node', 2, [
       '  engine: {kind: embedded}',
       '  trainer: {device: cpu, nodes: 2}',
@@ -189,7 +192,12 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
     expect(readFileSync(join(run, 'manifest.json'), 'utf8').replace(/\s/g, '')).toContain(
       '"trainer_nodes":["n1","n2"]',
     );
-    expect(stepsOn('n1').filter((id) => stepsOn('n2').includes(id))).toHaveLength(1);
+    const onN2 = stepsOn('n2').slice(before.n2);
+    expect(
+      stepsOn('n1')
+        .slice(before.n1)
+        .filter((id) => onN2.includes(id)),
+    ).toHaveLength(1);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 

@@ -5,6 +5,7 @@ import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
 import { TrainerError } from '../errors/index.js';
+import { freePort } from '../util/free-port.js';
 import { projectRoot } from '../util/paths.js';
 import type { TrainBatchInput } from './client.js';
 import { launchTrainer, trainerCommand, type TrainerProcess } from './launch.js';
@@ -96,6 +97,33 @@ describe('launchTrainer', () => {
       /^trainer exited during startup \(exit \d+\): .*Address already in use.* \(log: .*crash\.log\)$/,
     );
     expect((error as TrainerError).logPath).toBe(logFile);
+  });
+
+  test('returns a trainer on another port when the one it picked was taken before it could bind it', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1');
+    await new Promise((resolve) => blocker.once('listening', resolve));
+    const address = blocker.address();
+    const taken = typeof address === 'object' && address ? address.port : 0;
+    const picked: number[] = [];
+    const logFile = join(dir, 'logs', 'taken.log');
+    const second = await launchTrainer({
+      logFile,
+      threads: 1,
+      startupTimeoutMs: 60_000,
+      // The first pick is the port the blocker holds, as if another process took it after it was picked.
+      pickPort: async () => {
+        picked.push(picked.length === 0 ? taken : await freePort());
+        return picked.at(-1)!;
+      },
+    }).finally(() => blocker.close());
+    try {
+      expect(picked).toHaveLength(2);
+      expect(second.baseUrl).toBe(`http://127.0.0.1:${picked[1]}`);
+      expect((await second.client.health()).status).toBe('ok');
+      expect(readFileSync(logFile, 'utf8')).toMatch(/Address already in use/);
+    } finally {
+      await second.stop();
+    }
   });
 
   test('rejects a startup that outlasts its timeout', async () => {

@@ -19,8 +19,10 @@ export interface LaunchTrainerOptions {
   readonly runDir?: string;
   /** stdout and stderr are appended here (a run's logs/trainer.log). */
   readonly logFile: string;
-  /** Port on `host`; default: a free one. */
+  /** Port on `host`; default: a free one, picked by `pickPort`. */
   readonly port?: number;
+  /** Picks the port when `port` is not given; default: one the OS hands out on 127.0.0.1. */
+  readonly pickPort?: () => Promise<number>;
   /** Address the control API binds; default 127.0.0.1 (a cluster launcher gives the node's address). */
   readonly host?: string;
   /** Starts the command elsewhere (an srun step); the trainer then does not watch atk's pid, which that node lacks. */
@@ -123,8 +125,25 @@ export function trainerCommand(
  */
 export async function launchTrainer(options: LaunchTrainerOptions): Promise<TrainerProcess> {
   const python = options.python ?? (await defaultPython(options.recipePython));
-  const port = options.port ?? (await freePort());
   mkdirSync(dirname(options.logFile), { recursive: true });
+  if (options.port !== undefined) return startTrainer(python, options.port, options);
+  // A port picked here is free only until someone else binds it, and the trainer binds it seconds later
+  // (Python and torch start first): when it was taken meanwhile, the trainer is started on another.
+  for (let attempt = 1; ; attempt++) {
+    const port = await (options.pickPort ?? freePort)();
+    try {
+      return await startTrainer(python, port, options);
+    } catch (error) {
+      const taken = error instanceof TrainerError && /Address already in use/.test(error.message);
+      if (!taken || attempt === PORT_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** Tries of a picked port before a start that keeps finding its port taken fails. */
+const PORT_ATTEMPTS = 3;
+
+async function startTrainer(python: string, port: number, options: LaunchTrainerOptions): Promise<TrainerProcess> {
   const local = trainerCommand(python, port, options);
   const command = options.wrap ? options.wrap(local) : local;
   // The process writes its log itself, through a descriptor it inherits: piped through this process, a
