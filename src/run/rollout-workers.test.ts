@@ -61,6 +61,19 @@ function request(task: (typeof RECORDED_TASKS)[number], sample: number, policyVe
   return { task, group: 0, sample, seed: 11 + sample, temperature: 1, topP: 1, topK: -1, policyVersion };
 }
 
+/** The fixture recipe in `folder`, its reward the module `source` (written as grade.ts beside it). */
+async function recipeGradedBy(folder: string, source: string): Promise<string> {
+  const recipeFile = await writeFixtureRecipe(folder);
+  writeFileSync(join(folder, 'grade.ts'), source);
+  const yaml = readFileSync(recipeFile, 'utf8').replace(
+    /reward:\n {2}name: math_answer\n {2}options:\n {4}formats: \[answer\]\n {4}fallback_last_number: false\n/,
+    'reward:\n  module: ./grade.ts\n',
+  );
+  expect(yaml).toContain('module: ./grade.ts');
+  writeFileSync(recipeFile, yaml);
+  return recipeFile;
+}
+
 describe('rollout workers', () => {
   it('return the rollouts the run thread returns: tokens, versions, messages, rewards', async () => {
     const { local, pooled } = await kits(await writeFixtureRecipe(join(dir, 'same')), 2);
@@ -188,18 +201,28 @@ describe('rollout workers', () => {
     ]);
   });
 
+  it('spread a burst of episodes evenly over the workers', async () => {
+    const threads = join(dir, 'spread', 'threads.log');
+    const recipeFile = await recipeGradedBy(
+      join(dir, 'spread'),
+      "import { appendFileSync } from 'node:fs';\nimport { threadId } from 'node:worker_threads';\n" +
+        `export default () => { appendFileSync(${JSON.stringify(threads)}, threadId + '\\n'); return 1; };\n`,
+    );
+    const { pooled } = await kits(recipeFile, 2);
+    // A step hands the pool all its episodes at once, before any of them has been counted on a worker.
+    const burst = RECORDED_TASKS.flatMap((task) => [0, 1].map((sample) => request(task, sample, 0)));
+    const rollouts = await Promise.all(burst.map((r) => collectRollout(pooled, r)));
+    expect(rollouts.map((r) => r.reward)).toEqual(burst.map(() => 1));
+    const perThread = new Map<string, number>();
+    for (const id of readFileSync(threads, 'utf8').trim().split('\n')) perThread.set(id, (perThread.get(id) ?? 0) + 1);
+    expect([...perThread.values()]).toEqual([burst.length / 2, burst.length / 2]);
+  });
+
   it('fail only the episodes of a worker that dies, and start a new worker for the next', async () => {
-    const recipeFile = await writeFixtureRecipe(join(dir, 'crash'));
-    writeFileSync(
-      join(dir, 'crash', 'grade.ts'),
+    const recipeFile = await recipeGradedBy(
+      join(dir, 'crash'),
       "export default (outcome: { task: { id: string } }) => (outcome.task.id === 'mul-1' ? process.exit(3) : 1);\n",
     );
-    const yaml = readFileSync(recipeFile, 'utf8').replace(
-      /reward:\n {2}name: math_answer\n {2}options:\n {4}formats: \[answer\]\n {4}fallback_last_number: false\n/,
-      'reward:\n  module: ./grade.ts\n',
-    );
-    expect(yaml).toContain('module: ./grade.ts');
-    writeFileSync(recipeFile, yaml);
     const { pooled } = await kits(recipeFile, 1);
     const [add, mul, sub] = RECORDED_TASKS;
     expect((await collectRollout(pooled, request(add!, 0, 0))).reward).toBe(1);

@@ -184,13 +184,22 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
       if (typeof policyVersion === 'function') served = policyVersion;
       // A worker that died is replaced; its episodes already failed.
       for (const [i, w] of workers.entries()) if (w.exited) workers[i] = spawn();
+      // The episode is counted on its worker before anything is awaited: a step's episodes arrive in one
+      // burst, and counted only once `ready` had settled, the whole burst went to the first worker.
       const worker = workers.reduce((a, b) => (b.episodes.size < a.episodes.size ? b : a));
-      await worker.ready;
-      if (signal?.aborted) throw signal.reason ?? new CancelledError();
       const id = nextId++;
       const rollout = new Promise<Rollout>((resolve, reject) =>
         worker.episodes.set(id, { resolve, reject, engine, waits }),
       );
+      // Awaited below; a worker that dies while this waits for it rejects it sooner.
+      rollout.catch(() => undefined);
+      try {
+        await worker.ready;
+        if (signal?.aborted) throw signal.reason ?? new CancelledError();
+      } catch (error) {
+        worker.episodes.delete(id);
+        throw error;
+      }
       const onAbort = (): void => worker.post({ t: 'abort', id });
       signal?.addEventListener('abort', onAbort, { once: true });
       worker.post({
