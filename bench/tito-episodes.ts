@@ -1,16 +1,18 @@
 // Episodes per second against an engine double that answers instantly, collected and scored as `atk run`
 // collects them (collectRollout: the Strands loop, rendering, tokenising, parsing, the calculator tool,
-// the math_answer reward): 256 concurrent episodes of 3 calculator calls each (4 model calls), Qwen3
-// tokenizer and template; plus the process's peak RSS. Then the same episodes on the run loop's rollout
-// workers (`rollout.workers`: ATK_BENCH_WORKERS, default 2; 0 skips), checked to give results and token
-// trajectories identical to the run thread's. As in a run, the engine client stays on the run thread
-// (workers send it their requests). The double runs on a thread of its own: process CPU counts it, the
-// run thread's CPU does not, so the run thread's share per turn is atk's alone; with workers it is the
-// relay every engine request passes through, and 1 / that share is the most turns/s the run thread
-// can relay however many cores the workers get.
+// the math_answer reward): 256 concurrent episodes (ATK_BENCH_EPISODES) of 3 calculator calls each (4
+// model calls), Qwen3 tokenizer and template; plus the process's peak RSS. Then the same episodes on the
+// run loop's rollout workers (`rollout.workers`: ATK_BENCH_WORKERS, default 2; 0 skips), checked to give
+// results and token trajectories identical to the run thread's. As in a run, the engine client stays on
+// the run thread (workers send it their requests). The double runs on a thread of its own: process CPU
+// counts it, the run thread's CPU does not, so the run thread's share per turn is atk's alone; with
+// workers it is the relay every engine request passes through, and 1 / that share is the most turns/s
+// the run thread can relay however many cores the workers get. Each event loop's busy share (run thread,
+// double, each worker) says which one the episodes waited on.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { QWEN3_TOKENIZER_DIR } from '../src/__fixtures__/tokenizers.js';
 import { registerBuiltins } from '../src/builtins.js';
@@ -20,12 +22,13 @@ import { createVllmClient } from '../src/engines/vllm.js';
 import { loadRecipe } from '../src/recipe/load.js';
 import { collectRollout, type EpisodeKit, type Rollout } from '../src/rollout/collect.js';
 import { packRollout } from '../src/run/rollout-transfer.js';
-import { startRolloutWorkers } from '../src/run/rollout-workers.js';
+import { type RolloutWorkerPool, startRolloutWorkers } from '../src/run/rollout-workers.js';
 import { buildEpisodeKit } from '../src/run/kit.js';
 import { startCalculatorDouble } from './lib/calculator-double.js';
 import { qwen3 } from './lib/tito-common.js';
 
-const CONCURRENT = 256;
+const CONCURRENT = Number(process.env.ATK_BENCH_EPISODES ?? 256);
+if (!Number.isInteger(CONCURRENT) || CONCURRENT < 1) throw new Error('ATK_BENCH_EPISODES must be a whole number >= 1');
 const TURNS = CONCURRENT * 4;
 const workerCount = Number(process.env.ATK_BENCH_WORKERS ?? 2);
 registerBuiltins();
@@ -112,10 +115,17 @@ interface Timed<T> {
   readonly runThreadCpuSeconds: number;
   /** CPU of the double's thread. */
   readonly doubleCpuSeconds: number;
+  /** Share of the time each event loop was busy: the run thread's, the double's, each worker's. */
+  readonly busy: { readonly runThread: number; readonly double: number; readonly workers: number[] };
 }
 
-async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
+/** Share of the time between `before` and `after` that an event loop spent running callbacks. */
+const busyShare = (before: EventLoopUtilization, after: EventLoopUtilization): number =>
+  (after.active - before.active) / (after.active - before.active + after.idle - before.idle);
+
+async function timed<T>(work: () => Promise<T>, workers?: RolloutWorkerPool): Promise<Timed<T>> {
   const doubleBefore = await double.cpuSeconds();
+  const loops = [performance.eventLoopUtilization(), double.eventLoop(), ...(workers?.eventLoops() ?? [])];
   const cpu = process.cpuUsage();
   const thread = process.threadCpuUsage();
   const started = performance.now();
@@ -123,12 +133,18 @@ async function timed<T>(work: () => Promise<T>): Promise<Timed<T>> {
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const threadUsed = process.threadCpuUsage(thread);
+  const [runThread, doubleLoop, ...workerLoops] = [
+    performance.eventLoopUtilization(),
+    double.eventLoop(),
+    ...(workers?.eventLoops() ?? []),
+  ].map((after, i) => busyShare(loops[i]!, after));
   return {
     value,
     seconds,
     cpuSeconds: (used.user + used.system) / 1e6,
     runThreadCpuSeconds: (threadUsed.user + threadUsed.system) / 1e6,
     doubleCpuSeconds: (await double.cpuSeconds()) - doubleBefore,
+    busy: { runThread: runThread!, double: doubleLoop!, workers: workerLoops },
   };
 }
 
@@ -150,6 +166,14 @@ function report(label: string, run: Timed<unknown>): void {
   console.log(
     `  ${perTurn(run.doubleCpuSeconds)} on the double's thread; ${perTurn(rest)} on the other threads (workers, GC), so ${(TURNS / rest).toFixed(0)} model turns per CPU-second there`,
   );
+  // A loop that is busy while the others idle is where the episodes wait: a full run thread or double
+  // caps every worker, and uneven workers mean the episodes were not spread.
+  const pct = (share: number): string => `${(share * 100).toFixed(0)}%`;
+  const { runThread, double: doubleBusy, workers } = run.busy;
+  const perWorker = workers.length
+    ? `, workers ${pct(Math.min(...workers))}-${pct(Math.max(...workers))} (mean ${pct(workers.reduce((a, b) => a + b, 0) / workers.length)})`
+    : '';
+  console.log(`  event loops busy: run thread ${pct(runThread)}, double ${pct(doubleBusy)}${perWorker}`);
 }
 
 await collect(kit, ids(1_000_000));
@@ -171,7 +195,7 @@ if (workerCount > 0) {
   });
   const pooled: EpisodeKit = { ...kit, workers };
   await collect(pooled, ids(1_000_000));
-  const fanned = await timed(() => collect(pooled, ids(0)));
+  const fanned = await timed(() => collect(pooled, ids(0)), workers);
   await workers.close();
   report(`the same episodes on ${workerCount} rollout workers (rollout.workers: ${workerCount})`, fanned);
   const same = isDeepStrictEqual(fanned.value, single.value);

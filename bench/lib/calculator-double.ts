@@ -1,6 +1,7 @@
 // The engine double of the episode benches on a thread of its own, so the run thread's CPU can be measured
 // without the double's share: it calls the calculator until the prompt holds `toolTurns` tool responses,
 // then answers. The turn is read from the prompt itself, so concurrent episodes share one stateless double.
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { startEngineDouble } from '../../src/__fixtures__/engine-double.js';
@@ -16,6 +17,8 @@ export interface DoubleThread {
   readonly url: string;
   /** CPU seconds the double's thread has used so far. */
   cpuSeconds(): Promise<number>;
+  /** The double's event-loop time so far, busy and idle. */
+  eventLoop(): EventLoopUtilization;
   close(): Promise<void>;
 }
 
@@ -37,6 +40,7 @@ export async function startCalculatorDouble(script: DoubleScript): Promise<Doubl
         thread.once('message', resolve);
         thread.postMessage('cpu');
       }),
+    eventLoop: () => thread.performance.eventLoopUtilization(),
     close: async () => void (await thread.terminate()),
   };
 }

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import type { EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Engine, Generation, ProtocolRequest } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
@@ -163,11 +164,17 @@ class RolloutWorker {
   }
 }
 
+/** The pool `startRolloutWorkers` starts: rollout workers whose event loops can be read. */
+export interface RolloutWorkerPool extends RolloutWorkers {
+  /** Each worker's event-loop time so far, busy and idle (`performance.eventLoopUtilization`'s fields). */
+  eventLoops(): EventLoopUtilization[];
+}
+
 /**
  * Starts `count` rollout workers and waits until each has built its kit.
  * @throws the first worker's start-up error (a tool or reward that cannot be built there).
  */
-export async function startRolloutWorkers(options: RolloutWorkersOptions): Promise<RolloutWorkers> {
+export async function startRolloutWorkers(options: RolloutWorkersOptions): Promise<RolloutWorkerPool> {
   let served = (): number => 0;
   const spawn = (): RolloutWorker => new RolloutWorker(options, () => served());
   const workers = Array.from({ length: options.count }, spawn);
@@ -217,6 +224,7 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
         signal?.removeEventListener('abort', onAbort);
       }
     },
+    eventLoops: () => workers.map((w) => w.thread.performance.eventLoopUtilization()),
     async close() {
       await Promise.all(
         workers.map(async (w) => {
