@@ -1,11 +1,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { takenPort } from '../__fixtures__/taken-port.js';
 import { writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
 import { TrainerError } from '../errors/index.js';
-import { freePort } from '../util/free-port.js';
 import { projectRoot } from '../util/paths.js';
 import type { TrainBatchInput } from './client.js';
 import { launchTrainer, trainerCommand, type TrainerProcess } from './launch.js';
@@ -85,13 +84,12 @@ describe('launchTrainer', () => {
   });
 
   test('rejects a startup crash with its exception line and the log path', async () => {
-    const blocker = createServer().listen(0, '127.0.0.1');
-    await new Promise((resolve) => blocker.once('listening', resolve));
-    const address = blocker.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
+    const taken = await takenPort();
     const logFile = join(dir, 'logs', 'crash.log');
-    const error = await launchTrainer({ logFile, port, threads: 1, startupTimeoutMs: 60_000 }).catch((e: unknown) => e);
-    blocker.close();
+    const error = await launchTrainer({ logFile, port: taken.port, threads: 1, startupTimeoutMs: 60_000 }).catch(
+      (e: unknown) => e,
+    );
+    taken.release();
     expect(error).toBeInstanceOf(TrainerError);
     expect((error as TrainerError).message).toMatch(
       /^trainer exited during startup \(exit \d+\): .*Address already in use.* \(log: .*crash\.log\)$/,
@@ -100,22 +98,9 @@ describe('launchTrainer', () => {
   });
 
   test('returns a trainer on another port when the one it picked was taken before it could bind it', async () => {
-    const blocker = createServer().listen(0, '127.0.0.1');
-    await new Promise((resolve) => blocker.once('listening', resolve));
-    const address = blocker.address();
-    const taken = typeof address === 'object' && address ? address.port : 0;
-    const picked: number[] = [];
+    const { picked, pickPort, release } = await takenPort();
     const logFile = join(dir, 'logs', 'taken.log');
-    const second = await launchTrainer({
-      logFile,
-      threads: 1,
-      startupTimeoutMs: 60_000,
-      // The first pick is the port the blocker holds, as if another process took it after it was picked.
-      pickPort: async () => {
-        picked.push(picked.length === 0 ? taken : await freePort());
-        return picked.at(-1)!;
-      },
-    }).finally(() => blocker.close());
+    const second = await launchTrainer({ logFile, threads: 1, startupTimeoutMs: 60_000, pickPort }).finally(release);
     try {
       expect(picked).toHaveLength(2);
       expect(second.baseUrl).toBe(`http://127.0.0.1:${picked[1]}`);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
 import { TrainerError } from '../errors/index.js';
-import { freePort } from '../util/free-port.js';
+import { startOnFreePort } from '../util/free-port.js';
 import { trainerPythonPath } from '../util/paths.js';
 import { runTokenHeaders } from '../util/run-token.js';
 import { createTrainerClient, type TrainerClient } from './client.js';
@@ -127,21 +127,12 @@ export async function launchTrainer(options: LaunchTrainerOptions): Promise<Trai
   const python = options.python ?? (await defaultPython(options.recipePython));
   mkdirSync(dirname(options.logFile), { recursive: true });
   if (options.port !== undefined) return startTrainer(python, options.port, options);
-  // A port picked here is free only until someone else binds it, and the trainer binds it seconds later
-  // (Python and torch start first): when it was taken meanwhile, the trainer is started on another.
-  for (let attempt = 1; ; attempt++) {
-    const port = await (options.pickPort ?? freePort)();
-    try {
-      return await startTrainer(python, port, options);
-    } catch (error) {
-      const taken = error instanceof TrainerError && /Address already in use/.test(error.message);
-      if (!taken || attempt === PORT_ATTEMPTS) throw error;
-    }
-  }
+  return startOnFreePort(
+    (port) => startTrainer(python, port, options),
+    async (error) => error instanceof TrainerError && /Address already in use/.test(error.message),
+    options.pickPort,
+  );
 }
-
-/** Tries of a picked port before a start that keeps finding its port taken fails. */
-const PORT_ATTEMPTS = 3;
 
 async function startTrainer(python: string, port: number, options: LaunchTrainerOptions): Promise<TrainerProcess> {
   const local = trainerCommand(python, port, options);

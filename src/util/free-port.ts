@@ -14,3 +14,27 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Tries of a picked port before a start that keeps finding its port taken fails. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts a server process on a picked port, and on another when `portTaken` says it found that one
+ * taken: a port picked here is free only until someone else binds it, and a Python server binds it
+ * seconds later (it imports torch first).
+ * @throws the last start's error, when it is not a taken port or after PORT_ATTEMPTS tries.
+ */
+export async function startOnFreePort<T>(
+  start: (port: number) => Promise<T>,
+  portTaken: (error: unknown) => Promise<boolean>,
+  pickPort: () => Promise<number> = freePort,
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await pickPort();
+    try {
+      return await start(port);
+    } catch (error) {
+      if (attempt === PORT_ATTEMPTS || !(await portTaken(error))) throw error;
+    }
+  }
+}

@@ -2,11 +2,15 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { alive } from '../../__fixtures__/engine-processes.js';
+import { alive, embeddedVllmCommand } from '../../__fixtures__/engine-processes.js';
 import { createVllmClient } from '../vllm.js';
 import { launchStandinReplicas, tinyAdapterSync } from '../../__fixtures__/standin-replicas.js';
-import type { EngineStartProgress } from './engine-process.js';
-import type { LaunchedEngines } from './launch-engines.js';
+import { takenPort } from '../../__fixtures__/taken-port.js';
+import { writeTinyModel } from '../../__fixtures__/tiny-qwen2.js';
+import { EngineSchema } from '../../recipe/schema.js';
+import { freePort } from '../../util/free-port.js';
+import { EngineStartError, type EngineStartProgress } from './engine-process.js';
+import { launchEngines, type LaunchedEngines } from './launch-engines.js';
 
 // The bundled trainer's embedded engine (a real model, real sampling) launched as `vllm serve` through
 // the launcher: the vLLM protocol, readiness, logs, LoRA sync and shutdown, with no vLLM installed.
@@ -64,5 +68,44 @@ describe('launchEngines with the embedded engine as vLLM', () => {
     const pids = engines.processes.map((p) => p.pid);
     await engines.stop();
     expect(pids.map(alive)).toStrictEqual([false, false]);
+  });
+});
+
+describe('launchEngines when a picked port is taken before the engine binds it', () => {
+  /** One stand-in replica whose ports come from `pickPort`, its log in `dir/<name>`. */
+  const launchOne = (name: string, pickPort: () => Promise<number>, command = embeddedVllmCommand) => {
+    process.env.ATK_STANDIN_INIT = 'random';
+    return launchEngines({
+      kind: 'vllm',
+      config: EngineSchema.parse({ kind: 'vllm', command, startup_timeout_s: 120 }),
+      model: writeTinyModel(join(dir, `${name}-model`)),
+      logsDir: join(dir, name),
+      requestTimeoutMs: 30_000,
+      pickPort,
+    });
+  };
+
+  test('returns the replica started on another port', async () => {
+    const { picked, pickPort, release } = await takenPort();
+    const engines = await launchOne('taken', pickPort).finally(release);
+    try {
+      expect(picked).toHaveLength(2);
+      expect(engines.processes[0]!.baseUrl).toBe(`http://127.0.0.1:${picked[1]}`);
+      expect((await engines.engine.generate([1, 2, 3], params)).tokenIds).toHaveLength(5);
+      expect(readFileSync(join(dir, 'taken', 'engine.log'), 'utf8')).toMatch(/Address already in use/);
+    } finally {
+      await engines.stop();
+    }
+  });
+
+  test('throws at once when the engine fails for another reason, on the one port it picked', async () => {
+    const picked: number[] = [];
+    const error = await launchOne('broken', async () => {
+      picked.push(await freePort());
+      return picked.at(-1)!;
+    }, ['/bin/sh', '-c', 'echo "no GPU found"; exit 3']).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(EngineStartError);
+    expect((error as EngineStartError).message).toMatch(/vllm exited with code 3 during startup[\s\S]*no GPU found/);
+    expect(picked).toHaveLength(1);
   });
 });

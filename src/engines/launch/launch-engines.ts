@@ -1,11 +1,18 @@
+import { statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EngineConfig } from '../../recipe/schema.js';
-import { freePort } from '../../util/free-port.js';
+import { startOnFreePort } from '../../util/free-port.js';
 import { engineProtocols } from '../index.js';
 import { createRouterEngine, type RoutedEngine } from '../router.js';
 import type { Engine } from '../types.js';
 import { engineCommand, type EngineCommand, type EngineLaunchSpec } from './engine-command.js';
-import { launchEngineProcess, type EngineProcess, type EngineStartProgress } from './engine-process.js';
+import {
+  EngineStartError,
+  launchEngineProcess,
+  type EngineProcess,
+  type EngineStartProgress,
+} from './engine-process.js';
 import { runningEngineVersion } from './engine-version.js';
 
 export interface LaunchEnginesOptions {
@@ -28,6 +35,8 @@ export interface LaunchEnginesOptions {
   readonly signal?: AbortSignal;
   /** Where each replica runs (a cluster launcher); default: this machine on loopback, a share of config.gpus each. */
   readonly place?: (replica: number) => ReplicaPlace;
+  /** Picks each replica's port; default: a free one on this machine. */
+  readonly pickPort?: () => Promise<number>;
 }
 
 /** One replica's place on a cluster: the address it binds, its GPUs on that node, and the command that starts it there. */
@@ -50,8 +59,9 @@ export interface LaunchedEngines {
 
 /**
  * Launches `config.replicas` engine servers, each on its share of `config.gpus` and its own loopback
- * port, in parallel, and returns them behind a fewest-in-flight router. If one fails to start, the
- * others are stopped before the error is thrown.
+ * port (another, up to three tries, when the engine finds the one picked for it taken), in parallel,
+ * and returns them behind a fewest-in-flight router. If one fails to start, the others are stopped
+ * before the error is thrown.
  * @throws EngineStartError (a ProviderError) quoting the failing replica's log.
  */
 export async function launchEngines(options: LaunchEnginesOptions): Promise<LaunchedEngines> {
@@ -62,38 +72,49 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
   const launches = shares.map(async (share, replica) => {
     const place = options.place?.(replica);
     const gpus = place ? place.gpus : share;
-    const port = await freePort();
-    const spec = {
-      kind: options.kind,
-      model: options.model,
-      servedModelName: served,
-      port,
-      ...(config.command ? { command: config.command } : {}),
-      ...(options.python ? { python: options.python } : {}),
-      args: config.args,
-      gpus,
-      gpuMemoryUtilization: config.gpu_memory_utilization,
-      maxModelLen: config.max_model_len,
-      ...(options.seed === undefined ? {} : { seed: options.seed }),
-      ...(options.lora ? { lora: options.lora } : {}),
-      ...(place ? { host: place.host } : {}),
+    const logFile = join(options.logsDir, config.replicas === 1 ? 'engine.log' : `engine-${replica}.log`);
+    // Whether a failed start found its port taken is read from what that start appended to the log.
+    let logged = 0;
+    const portTaken = async (error: unknown): Promise<boolean> =>
+      error instanceof EngineStartError &&
+      /address already in use/i.test(
+        (await readFile(logFile).catch(() => Buffer.alloc(0))).subarray(logged).toString(),
+      );
+    const launch = async (port: number): Promise<EngineProcess> => {
+      logged = logSize(logFile);
+      const spec = {
+        kind: options.kind,
+        model: options.model,
+        servedModelName: served,
+        port,
+        ...(config.command ? { command: config.command } : {}),
+        ...(options.python ? { python: options.python } : {}),
+        args: config.args,
+        gpus,
+        gpuMemoryUtilization: config.gpu_memory_utilization,
+        maxModelLen: config.max_model_len,
+        ...(options.seed === undefined ? {} : { seed: options.seed }),
+        ...(options.lora ? { lora: options.lora } : {}),
+        ...(place ? { host: place.host } : {}),
+      };
+      const command = place ? place.wrap(engineCommand(spec)) : engineCommand(spec);
+      const proc = await launchEngineProcess({
+        name: options.kind,
+        command,
+        port,
+        ...(place ? { host: place.host } : {}),
+        servedModelName: served,
+        logFile,
+        startupTimeoutMs: config.startup_timeout_s * 1000,
+        replica,
+        ...(options.cwd ? { cwd: options.cwd } : {}),
+        ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      started.push(proc);
+      return proc;
     };
-    const command = place ? place.wrap(engineCommand(spec)) : engineCommand(spec);
-    const proc = await launchEngineProcess({
-      name: options.kind,
-      command,
-      port,
-      ...(place ? { host: place.host } : {}),
-      servedModelName: served,
-      logFile: join(options.logsDir, config.replicas === 1 ? 'engine.log' : `engine-${replica}.log`),
-      startupTimeoutMs: config.startup_timeout_s * 1000,
-      replica,
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-    started.push(proc);
-    return proc;
+    return startOnFreePort(launch, portTaken, options.pickPort);
   });
   const results = await Promise.allSettled(launches);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
@@ -113,6 +134,15 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
     version,
     stop: () => (stopping ??= Promise.all(processes.map((p) => p.stop())).then(() => undefined)),
   };
+}
+
+/** Bytes in `file` now (0 when it does not exist yet). */
+function logSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**
