@@ -12,7 +12,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type EventLoopUtilization, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { isDeepStrictEqual } from 'node:util';
 import { QWEN3_TOKENIZER_DIR } from '../src/__fixtures__/tokenizers.js';
 import { registerBuiltins } from '../src/builtins.js';
@@ -119,10 +119,6 @@ interface Timed<T> {
   readonly busy: { readonly runThread: number; readonly double: number; readonly workers: number[] };
 }
 
-/** Share of the time between `before` and `after` that an event loop spent running callbacks. */
-const busyShare = (before: EventLoopUtilization, after: EventLoopUtilization): number =>
-  (after.active - before.active) / (after.active - before.active + after.idle - before.idle);
-
 async function timed<T>(work: () => Promise<T>, workers?: RolloutWorkerPool): Promise<Timed<T>> {
   const doubleBefore = await double.cpuSeconds();
   const loops = [performance.eventLoopUtilization(), double.eventLoop(), ...(workers?.eventLoops() ?? [])];
@@ -133,11 +129,12 @@ async function timed<T>(work: () => Promise<T>, workers?: RolloutWorkerPool): Pr
   const seconds = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   const threadUsed = process.threadCpuUsage(thread);
+  // Given two readings, eventLoopUtilization returns what happened between them.
   const [runThread, doubleLoop, ...workerLoops] = [
     performance.eventLoopUtilization(),
     double.eventLoop(),
     ...(workers?.eventLoops() ?? []),
-  ].map((after, i) => busyShare(loops[i]!, after));
+  ].map((after, i) => performance.eventLoopUtilization(after, loops[i]).utilization);
   return {
     value,
     seconds,
