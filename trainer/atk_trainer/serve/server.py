@@ -24,6 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import torch
 
 from ..errors import HttpError
+from ..log import log
 from ..train.distributed import Peers, RankError, world_size
 from .control import ControlApi
 from .engine_api import EngineApi
@@ -241,11 +242,3 @@ def watch_parent(parent_pid: Optional[int], stop: Callable[[str], None]) -> None
 
     threading.Thread(target=poll, name="atk-parent-watch", daemon=True).start()
 
-
-def log(message: str) -> None:
-    """Print a timestamped line; never raises. When atk was killed its end of our stdout pipe is gone,
-    and an EPIPE here must not stop the shutdown the line announces."""
-    try:
-        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message}", flush=True)
-    except (OSError, ValueError):
-        pass

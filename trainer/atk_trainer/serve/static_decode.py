@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
+from ..log import log
 from .kv_cache import KVCache
 
 ALIGNMENT = 8  # buckets past 4 rows are multiples of this (vLLM's _BATCH_SIZE_ALIGNMENT)
@@ -92,8 +93,6 @@ def _device(module: Any) -> torch.device:
 
 
 def _log_graphs_off(reason: str) -> None:
-    from .server import log  # imported here: the server imports the engine, which imports this
-
     log(f"CUDA graphs off ({reason}); the engine decodes eagerly")
 
 
