@@ -17,26 +17,14 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 
 from .decoders import make_decoder
 from .row_sampling import RowSampling
+from .sampling_params import SamplingParams
 from .static_decode import DECODE_STEPS, StaticDecodeStep
-
-
-@dataclass
-class SamplingParams:
-    max_tokens: int = 16  # vLLM's /v1/completions default
-    temperature: float = 1.0  # 0 = greedy
-    top_p: float = 1.0
-    top_k: int = -1  # -1 (or 0) = off
-    seed: Optional[int] = None  # choice i of a request uses seed + i, as vLLM does for n > 1
-    stop_token_ids: Sequence[int] = ()
-    ignore_eos: bool = False  # when False the model's eos_token_id also stops
-    logprobs: Optional[int] = None  # top logprobs per position besides the sampled token's (None = 0)
-    n: int = 1
 
 
 @dataclass

@@ -7,14 +7,12 @@ of the sampled ids, their logprobs and the top logprobs asked for.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, NamedTuple
+from typing import List, NamedTuple
 
 import torch
 
 from .sampling import LOGPROB_FLOOR, processed_logprobs, sample
-
-if TYPE_CHECKING:
-    from .generate import SamplingParams
+from .sampling_params import SamplingParams
 
 
 class Sampled(NamedTuple):
@@ -28,10 +26,10 @@ class RowSampling:
     """Settings of the running rows, in the engine's row order."""
 
     def __init__(self) -> None:
-        self.params: List["SamplingParams"] = []
+        self.params: List[SamplingParams] = []
         self.temperature = self.top_k = self.top_p = self.seeds = self.steps = torch.zeros(0)
 
-    def join(self, params: List["SamplingParams"], seeds: List[int], device: torch.device) -> None:
+    def join(self, params: List[SamplingParams], seeds: List[int], device: torch.device) -> None:
         """Append rows (their sequences have sampled nothing yet)."""
         def cat(old: torch.Tensor, values: list, dtype: torch.dtype) -> torch.Tensor:
             new = torch.tensor(values, dtype=dtype, device=device)
