@@ -186,7 +186,8 @@ def decode_figures(runs=((1, 128), (64, 256), (256, 256)), size: str = "0.5B", p
     """Sampled tokens/s of the embedded engine per batch size in `runs` ((batch, new tokens)), serving
     bf16 weights as the control API does on CUDA, with this decode step (static_decode.py): "graphs"
     (captured per batch bucket; the warm-up request captures bucket 1) or "dynamic" (eager)."""
-    from atk_trainer.serve.generate import Engine, SamplingParams
+    from atk_trainer.serve.engine import Engine
+    from atk_trainer.serve.sampling_params import SamplingParams
 
     release()
     policy = cuda_policy(size, "builtin", device)

@@ -26,7 +26,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "trainer"))
 import torch  # noqa: E402
 
 from atk_trainer.serve import decoders  # noqa: E402
-from atk_trainer.serve.generate import Engine, SamplingParams  # noqa: E402
+from atk_trainer.serve.engine import Engine  # noqa: E402
+from atk_trainer.serve.sampling_params import SamplingParams  # noqa: E402
 from atk_trainer.model.modeling import random_policy  # noqa: E402
 
 # The probe's model and the matmul ceiling are defined once, in the training bench.

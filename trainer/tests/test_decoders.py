@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from atk_trainer.serve.decoders import BuiltinDecoder, length_buckets
-from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.serve.engine import Engine
+from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.serve.static_decode import StaticDecodeStep
 from atk_trainer.model.modeling import random_policy
 

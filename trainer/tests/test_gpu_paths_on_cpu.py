@@ -10,7 +10,8 @@ import torch
 from atk_trainer.train import lora as lora_lib
 from atk_trainer.model import modeling
 from atk_trainer.train.config import parse_config
-from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.serve.engine import Engine
+from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.train.loss import token_logprobs
 from atk_trainer.train.train import Trainer
 from tiny import FIXED_SEQUENCES, TINY_CONFIG, pg_batch, tiny_policy

@@ -8,7 +8,7 @@ import torch
 
 from atk_trainer.serve.control import ControlApi
 from atk_trainer.serve.engine_api import EngineApi
-from atk_trainer.serve.generate import Engine
+from atk_trainer.serve.engine import Engine
 from atk_trainer.errors import HttpError
 from atk_trainer.train import memory
 from atk_trainer.train.config import ConfigError, parse_config

@@ -4,7 +4,7 @@ import contextlib
 
 import torch
 
-from atk_trainer.serve.generate import SamplingParams
+from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.serve.row_sampling import RowSampling
 from atk_trainer.serve.sampling import LOGPROB_FLOOR, processed_logprobs, sample
 

@@ -15,7 +15,8 @@ from atk_trainer.model.modeling import random_policy
 from atk_trainer.serve.control import ControlApi
 from atk_trainer.serve.decoders import BuiltinDecoder
 from atk_trainer.serve.engine_api import EngineApi
-from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.serve.engine import Engine
+from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.serve.static_decode import CudaGraphs, StaticDecodeStep, bucket, decode_step_for
 from test_decoders import CONFIG, CONFIGS, SLIDING, check
 from test_row_sampling import counting_host_reads

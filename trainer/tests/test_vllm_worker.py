@@ -5,7 +5,7 @@ import torch
 
 from atk_trainer.serve.engine_api import EngineApi
 from atk_trainer.errors import HttpError
-from atk_trainer.serve.generate import Engine
+from atk_trainer.serve.engine import Engine
 from atk_trainer.model.safetensors_io import save_file
 from atk_trainer.vllm_worker import WeightReload, checkpoint_weights
 from tiny import tiny_policy

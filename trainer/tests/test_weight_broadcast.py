@@ -12,7 +12,7 @@ from atk_trainer.errors import HttpError
 from atk_trainer.model.modeling import load_policy
 from atk_trainer.model.safetensors_io import load_file
 from atk_trainer.serve.engine_api import EngineApi
-from atk_trainer.serve.generate import Engine
+from atk_trainer.serve.engine import Engine
 from atk_trainer.vllm_worker import WeightReload
 from test_server import CONFIG, call, start_server
 

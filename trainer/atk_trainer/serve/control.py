@@ -23,7 +23,7 @@ from ..train.config import ConfigError, parse_config
 from ..train.distributed import Peers
 from ..train.memory import TrainerOutOfMemory
 from .engine_api import EngineApi
-from .generate import Engine
+from .engine import Engine
 from .serving_copy import ServingCopy, serving_dtype
 from .static_decode import decode_step_for
 from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply

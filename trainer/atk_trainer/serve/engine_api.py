@@ -25,7 +25,8 @@ from typing import Dict, List, Mapping, Optional, Union
 
 from ..errors import HttpError, bad_request, expect_object
 from ..train import lora as lora_lib
-from .generate import Completion, Engine, SamplingParams
+from .engine import Completion, Engine
+from .sampling_params import SamplingParams
 from ..model.safetensors_io import load_file
 from .wire import Body, ChoiceLogprobs, CompletionChoice, CompletionReply, Json, JsonObject, ModelCard, ModelList, RpcReply
 

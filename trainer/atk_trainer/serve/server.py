@@ -28,7 +28,7 @@ from ..log import log
 from ..train.distributed import Peers, RankError, world_size
 from .control import ControlApi
 from .engine_api import EngineApi
-from .generate import Engine
+from .engine import Engine
 from .wire import Body, Reply
 from .run_token import authorized, required_token
 from .weight_send import WeightSendApi

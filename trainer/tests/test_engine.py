@@ -6,7 +6,8 @@ import time
 import pytest
 import torch
 
-from atk_trainer.serve.generate import Engine, SamplingParams
+from atk_trainer.serve.engine import Engine
+from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
