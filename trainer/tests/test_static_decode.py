@@ -11,13 +11,15 @@ import torch
 
 from atk_trainer.errors import HttpError
 from atk_trainer.model import qwen2
+from atk_trainer.model.attention_cache import AttentionCache, LayerCache
 from atk_trainer.model.modeling import random_policy
 from atk_trainer.serve.control import ControlApi
 from atk_trainer.serve.decoders import BuiltinDecoder
 from atk_trainer.serve.engine_api import EngineApi
 from atk_trainer.serve.engine import Engine
+from atk_trainer.serve.kv_cache import KVCache
 from atk_trainer.serve.sampling_params import SamplingParams
-from atk_trainer.serve.static_decode import CudaGraphs, StaticDecodeStep, bucket, decode_step_for
+from atk_trainer.serve.static_decode import CudaGraphs, StaticDecodeStep, _StepCache, bucket, decode_step_for
 from test_decoders import CONFIG, CONFIGS, SLIDING, check
 from test_row_sampling import counting_host_reads
 from tiny import TINY_CONFIG
@@ -33,6 +35,14 @@ def test_graphs_are_picked_on_cuda_only_and_when_asked():
     assert decode_step_for(torch.device("cuda", 0), True) == "graphs"
     assert decode_step_for(torch.device("cuda", 0), False) == "dynamic"
     assert decode_step_for(torch.device("cpu"), True) == "dynamic"
+
+
+def test_the_dynamic_and_the_static_cache_are_what_the_models_forward_asks_for():
+    cache = KVCache(layers=2, batch=3, kv_heads=1, head_dim=4, device="cpu", dtype=torch.float32)
+    step = _StepCache(cache, 2, torch.zeros(1, dtype=torch.long), torch.ones(2, 1, dtype=torch.bool))
+    for attention_cache in (cache, step):
+        assert isinstance(attention_cache, AttentionCache)
+        assert isinstance(attention_cache.layer(1), LayerCache)
 
 
 def test_load_model_takes_cuda_graphs_and_keeps_the_dynamic_step_on_cpu(tmp_path):

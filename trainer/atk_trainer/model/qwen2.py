@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Tuple
+from typing import Any, Callable, Mapping, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-if TYPE_CHECKING:  # the cache forward() takes lives with the engine that drives it
-    from ..serve.kv_cache import KVCache
+from .attention_cache import AttentionCache, LayerCache
 
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
@@ -177,7 +176,7 @@ def _pad_token_id(config: Mapping[str, Any]) -> Optional[int]:
 
 class Qwen2ForCausalLM(nn.Module):
     """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass; `cache` and
-    `new_valid` are for generation (see KVCache), `attn_mask` for packed rows (block_causal_mask), and
+    `new_valid` are for generation (see AttentionCache), `attn_mask` for packed rows (block_causal_mask), and
     `head` replaces the lm_head call: head(hidden (B, T, C), lm_head) is returned instead of the logits,
     so the trainer computes logprobs chunk by chunk inside forward (where FSDP has the weights gathered)."""
 
@@ -193,7 +192,7 @@ class Qwen2ForCausalLM(nn.Module):
         self,
         input_ids: torch.Tensor,  # (B, T)
         positions: Optional[torch.Tensor] = None,  # (B, T); default 0..T-1
-        cache: Optional["KVCache"] = None,
+        cache: Optional[AttentionCache] = None,
         new_valid: Optional[torch.Tensor] = None,  # (B, T) bool: which new tokens are real (cache only)
         attn_mask: Optional[torch.Tensor] = None,  # (B, 1, T, T) bool, True = may attend; None = causal
         head: Optional[Callable[[torch.Tensor, nn.Module], Any]] = None,
@@ -211,7 +210,8 @@ class Qwen2Model(nn.Module):
         self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_scaling)
         self.config = config
 
-    def forward(self, input_ids, positions=None, cache=None, new_valid=None, attn_mask=None):  # (B, T) -> (B, T, C)
+    def forward(self, input_ids, positions=None, cache: Optional[AttentionCache] = None, new_valid=None, attn_mask=None):
+        # (B, T) -> (B, T, C)
         B, T = input_ids.shape
         if positions is None:
             positions = torch.arange(T, device=input_ids.device).expand(B, T)
@@ -256,7 +256,7 @@ class Qwen2DecoderLayer(nn.Module):
         self.input_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.post_attention_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
 
-    def forward(self, x, cos, sin, mask=None, layer_cache=None):  # (B, T, C) -> (B, T, C)
+    def forward(self, x, cos, sin, mask=None, layer_cache: Optional[LayerCache] = None):  # (B, T, C) -> (B, T, C)
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, layer_cache)
         return x + self.mlp(self.post_attention_layernorm(x))
 
@@ -273,7 +273,7 @@ class Qwen2Attention(nn.Module):
         self.v_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
         self.o_proj = nn.Linear(self.heads * self.head_dim, C, bias=False)
 
-    def forward(self, x, cos, sin, mask=None, layer_cache=None):  # (B, T, C) -> (B, T, C)
+    def forward(self, x, cos, sin, mask=None, layer_cache: Optional[LayerCache] = None):  # (B, T, C) -> (B, T, C)
         B, T, _ = x.shape
         q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)  # (B, H, T, D)
         k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)

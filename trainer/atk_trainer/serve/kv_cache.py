@@ -1,6 +1,8 @@
 """The built-in qwen2's KV cache for batched generation (atk_trainer.serve.decoders drives it).
 
-Rows are sequences, slots (the S axis) positions in the cache shared by all rows; see KVCache.
+Rows are sequences, slots (the S axis) positions in the cache shared by all rows; see KVCache. The
+model's forward sees only begin, recent and layer (atk_trainer.model.attention_cache.AttentionCache);
+the rest (rows joining and retiring, rows kept for the prefix cache) is the engine's, so it lives here.
 """
 from __future__ import annotations
 
