@@ -9,22 +9,35 @@ from __future__ import annotations
 import os
 import random
 import shutil
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import Any, Dict, Optional, Protocol
 
 import torch
 
+from ..model.modeling import Policy
 from ..model.safetensors_io import load_dir, load_file, save_file
 from . import lora as lora_lib
-from .config import config_dict
-
-if TYPE_CHECKING:
-    from .train import Trainer
+from .config import TrainConfig, config_dict
 
 STATE_FILE = "trainer_state.pt"
 STATE_FORMAT = 1
 
 
-def save(trainer: "Trainer", directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None) -> Dict[str, Any]:
+class Checkpointed(Protocol):
+    """What save and load read and restore of a trainer (train.Trainer), declared here so that this
+    module does not import the trainer that calls it."""
+
+    config: TrainConfig
+    peers: Any  # distributed.Peers with more than one rank, else None
+    policy: Policy  # the full weights (with FSDP, rank 0's serving copy)
+    train_policy: Policy  # the one the optimizer steps (its module FSDP-wrapped when sharded)
+    sharded: bool
+    optimizer: torch.optim.Optimizer
+    scheduler: Any  # torch.optim.lr_scheduler.LambdaLR
+    step_count: int
+    policy_version: int
+
+
+def save(trainer: Checkpointed, directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None) -> Dict[str, Any]:
     """Write weights or the adapter plus trainer_state.pt, atomically.
     `weights_only` leaves out trainer_state.pt: what an engine loads, not a checkpoint to resume
     (the optimizer state is twice the weights' size, too much to write for every weight sync), and
@@ -57,7 +70,7 @@ def save(trainer: "Trainer", directory: str, weights_only: bool = False, dtype: 
     return written
 
 
-def load(trainer: "Trainer", directory: str) -> Dict[str, Any]:
+def load(trainer: Checkpointed, directory: str) -> Dict[str, Any]:
     """Restore weights/adapter, optimizer, schedule, counters and RNG states written by `save`.
     Every rank reads the directory (one machine, one file system); with FSDP rank 0 reads the weights
     into its serving copy and the shards take them from there."""
@@ -96,13 +109,13 @@ def load(trainer: "Trainer", directory: str) -> Dict[str, Any]:
     return {"dir": directory, "policy_version": trainer.policy_version, "step": trainer.step_count}
 
 
-def _optimizer_state(trainer: "Trainer") -> Dict[str, Any]:
+def _optimizer_state(trainer: Checkpointed) -> Dict[str, Any]:
     if trainer.sharded:
         return trainer.peers.full_optimizer_state(trainer.train_policy.module, trainer.optimizer)
     return trainer.optimizer.state_dict()
 
 
-def _state(trainer: "Trainer", optimizer_state: Dict[str, Any]) -> Dict[str, Any]:
+def _state(trainer: Checkpointed, optimizer_state: Dict[str, Any]) -> Dict[str, Any]:
     """A plain dict: everything exact resume needs, and the resolved config for the record."""
     return {
         "format": STATE_FORMAT,
