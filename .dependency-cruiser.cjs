@@ -1,5 +1,5 @@
 /**
- * The import rules `npm run lint` enforces (README, "Development"): folders under src/ form layers
+ * The import rules `npm run lint` enforces (docs/development.md): folders under src/ form layers
  * and import only downwards; no import circles; only the CLI entry point registers the built-ins.
  * Tests and fixtures may reach any layer (a test of the recipe loader needs real components).
  */
@@ -22,6 +22,7 @@ const LAYERS = [
   ['rollout'],
   ['gateway'],
   ['cluster'],
+  ['policy'],
   ['run'],
   ['ui'],
   ['view'],

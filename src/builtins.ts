@@ -11,9 +11,9 @@ import { externalAgentProblems } from './gateway/recipe-checks.js';
 import { datasets } from './datasets/index.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
-import { checkEngineSettings } from './run/engine-kinds/index.js';
+import { checkEngineSettings } from './policy/index.js';
 import { rolloutWorkerProblems } from './run/rollout-workers.js';
-import { weightSyncProblems } from './engines/sync/weight-sync-mode.js';
+import { weightSyncProblems } from './policy/weight-sync-mode.js';
 import { tools } from './tools/index.js';
 
 let registered = false;

@@ -4,7 +4,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { execa } from 'execa';
-import { engineDoctorRows } from '../run/engine-kinds/index.js';
+import { engineDoctorRows } from '../policy/index.js';
 import { sandboxCapabilities } from '../tools/sandbox/index.js';
 import { findPython, type PythonInfo } from '../trainer/find-python.js';
 import { dataDir } from '../util/paths.js';

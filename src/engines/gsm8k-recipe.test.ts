@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { runValidate } from '../cli/validate.js';
-import { checkEngineSettings } from '../run/engine-kinds/index.js';
+import { checkEngineSettings } from '../policy/index.js';
 import { engineCommand } from './launch/engine-command.js';
 import { projectRoot } from '../util/paths.js';
 import { loadRecipe } from '../recipe/load.js';

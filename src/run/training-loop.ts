@@ -13,7 +13,7 @@ import { collectJournal } from '../rollout/collect-journal.js';
 import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import { evaluate, type EvalOptions } from './evaluate.js';
 import type { RunEvent, StepMetrics } from './events.js';
-import type { PolicySync, PolicyTrainer } from './policy.js';
+import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
 import { stepName } from '../runs/index.js';
 import type { RunStore } from './run-store.js';
 import { runGroups } from '../rollout/scheduler.js';

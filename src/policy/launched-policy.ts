@@ -8,7 +8,8 @@ import {
   type EngineStartProgress,
   type LaunchedEngines,
 } from '../engines/launch/index.js';
-import { createEngineSync, fullWeightSync, trackRequests } from '../engines/sync/index.js';
+import { createEngineSync, trackRequests } from '../engines/sync/index.js';
+import { fullWeightSync } from './weight-sync-mode.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';

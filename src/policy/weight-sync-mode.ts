@@ -3,8 +3,8 @@
  * replica reloads it, uploaded first where no disk is shared) or `broadcast` (a torch.distributed group
  * from trainer rank 0 to every engine worker, weight-broadcast.ts). LoRA syncs always load adapter files.
  */
-import type { RecipeProblem } from '../../recipe/checks.js';
-import type { ResolvedRecipe } from '../../recipe/resolve.js';
+import type { RecipeProblem } from '../recipe/checks.js';
+import type { ResolvedRecipe } from '../recipe/resolve.js';
 
 export type FullWeightSync = 'disk' | 'broadcast';
 

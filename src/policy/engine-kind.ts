@@ -1,8 +1,8 @@
-import type { EngineDoctorRow } from '../../engines/launch/index.js';
-import type { EngineSettingProblem, EngineSettingsInput } from '../../engines/engine-settings.js';
-import type { ResolvedRecipe } from '../../recipe/index.js';
-import type { RunningPolicy } from '../embedded-policy.js';
-import type { StartLaunchedPolicyOptions } from '../launched-policy.js';
+import type { EngineDoctorRow } from '../engines/launch/index.js';
+import type { EngineSettingProblem, EngineSettingsInput } from './engine-settings.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import type { RunningPolicy } from './embedded-policy.js';
+import type { StartLaunchedPolicyOptions } from './launched-policy.js';
 
 /** The names `model.engine.kind` takes. */
 export type EngineKindName = ResolvedRecipe['model']['engine']['kind'];

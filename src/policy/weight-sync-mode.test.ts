@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { ConfigError } from '../../errors/index.js';
-import { loadRecipe, type ResolvedRecipe } from '../../recipe/index.js';
-import { projectRoot } from '../../util/paths.js';
+import { ConfigError } from '../errors/index.js';
+import { loadRecipe, type ResolvedRecipe } from '../recipe/index.js';
+import { projectRoot } from '../util/paths.js';
 import { fullWeightSync, weightSyncProblems } from './weight-sync-mode.js';
 
 const slurmRecipe = join(projectRoot(), 'recipes', 'gsm8k-grpo-slurm.yaml');

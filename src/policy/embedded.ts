@@ -1,6 +1,6 @@
-import { notLaunchedProblems } from '../../engines/engine-settings.js';
-import { resolveModelDir, startEmbeddedPolicy } from '../embedded-policy.js';
-import type { EngineKindDefinition } from './types.js';
+import { notLaunchedProblems } from './engine-settings.js';
+import { resolveModelDir, startEmbeddedPolicy } from './embedded-policy.js';
+import type { EngineKindDefinition } from './engine-kind.js';
 
 /** The bundled trainer serves generation from the weights it trains: nothing to launch, nothing to install. */
 export const embeddedEngine: EngineKindDefinition = {

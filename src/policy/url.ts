@@ -1,7 +1,7 @@
-import { notLaunchedProblems, randomInitProblems } from '../../engines/engine-settings.js';
-import { localModelDir } from '../../util/hub-cache.js';
-import { startLaunchedPolicy } from '../launched-policy.js';
-import type { EngineKindDefinition } from './types.js';
+import { notLaunchedProblems, randomInitProblems } from './engine-settings.js';
+import { localModelDir } from '../util/hub-cache.js';
+import { startLaunchedPolicy } from './launched-policy.js';
+import type { EngineKindDefinition } from './engine-kind.js';
 
 /** A vLLM or SGLang server someone else runs (`model.engine.url`, `protocol`); atk syncs into it. */
 export const urlEngine: EngineKindDefinition = {

@@ -1,8 +1,8 @@
-import { launchedEngineProblems, randomInitProblems } from '../../engines/engine-settings.js';
-import { engineVersionCheck } from '../../engines/launch/index.js';
-import { localModelDir } from '../../util/hub-cache.js';
-import { startLaunchedPolicy } from '../launched-policy.js';
-import type { EngineKindDefinition } from './types.js';
+import { launchedEngineProblems, randomInitProblems } from './engine-settings.js';
+import { engineVersionCheck } from '../engines/launch/index.js';
+import { localModelDir } from '../util/hub-cache.js';
+import { startLaunchedPolicy } from './launched-policy.js';
+import type { EngineKindDefinition } from './engine-kind.js';
 
 /** `sglang.launch_server` replicas atk launches on their own GPUs; weights reloaded from disk after each step. */
 export const sglangEngine: EngineKindDefinition = {

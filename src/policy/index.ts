@@ -2,19 +2,15 @@
  * The engine kinds, by the name `model.engine.kind` gives: the one place a recipe's engine kind is
  * looked up. A new kind is one module beside these and one line in {@link ENGINE_KINDS}.
  */
-import type { EngineDoctorRow } from '../../engines/launch/index.js';
-import {
-  trainerGpuProblems,
-  type EngineSettingProblem,
-  type EngineSettingsInput,
-} from '../../engines/engine-settings.js';
+import type { EngineDoctorRow } from '../engines/launch/index.js';
+import { trainerGpuProblems, type EngineSettingProblem, type EngineSettingsInput } from './engine-settings.js';
 import { embeddedEngine } from './embedded.js';
 import { sglangEngine } from './sglang.js';
-import type { EngineKindDefinition, EngineKindName } from './types.js';
+import type { EngineKindDefinition, EngineKindName } from './engine-kind.js';
 import { urlEngine } from './url.js';
 import { vllmEngine } from './vllm.js';
 
-export type { EngineKindDefinition, EngineKindName } from './types.js';
+export type { EngineKindDefinition, EngineKindName } from './engine-kind.js';
 
 const ENGINE_KINDS: Readonly<Record<EngineKindName, EngineKindDefinition>> = {
   embedded: embeddedEngine,

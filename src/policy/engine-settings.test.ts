@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { RecipeSchema, type RecipeInput } from '../recipe/schema.js';
-import { checkEngineSettings } from '../run/engine-kinds/index.js';
+import { checkEngineSettings } from './index.js';
 
 const recipe = (
   model: Partial<RecipeInput['model']>,

@@ -1,5 +1,5 @@
 import type { EngineConfig, TrainerConfig } from '../recipe/schema.js';
-import { vllmLoraRank, VLLM_LORA_RANKS } from './launch/index.js';
+import { vllmLoraRank, VLLM_LORA_RANKS } from '../engines/launch/index.js';
 
 /** The parts of a recipe the engine settings depend on (a Recipe or a ResolvedRecipe). */
 export interface EngineSettingsInput {
