@@ -7,7 +7,12 @@ from atk_trainer.train.batch import BatchError, build_batch, pack
 def seq(n, trained, advantage=1.0):
     """n tokens, the last `trained` of them generated."""
     mask = [0] * (n - trained) + [1] * trained
-    return {"token_ids": list(range(1, n + 1)), "loss_mask": mask, "logprobs": [-0.5 * m for m in mask], "advantage": advantage}
+    return {
+        "token_ids": list(range(1, n + 1)),
+        "loss_mask": mask,
+        "logprobs": [-0.5 * m for m in mask],
+        "advantage": advantage,
+    }
 
 
 def test_pack_returns_longest_first_groups_within_the_budget():
@@ -27,10 +32,18 @@ def test_pack_returns_groups_whose_shortest_sequence_is_within_min_fill_of_the_l
 
 
 def test_build_batch_returns_padded_tensors_trimmed_after_the_last_trained_token():
-    body = {"loss": "pg", "sequences": [
-        {"token_ids": [5, 6, 7, 8], "loss_mask": [0, 1, 0, 0], "logprobs": [0, -1, 0, 0], "advantages": [0, 2, 0, 0]},
-        {"token_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "logprobs": [0, -2, -3], "advantage": -1},
-    ]}
+    body = {
+        "loss": "pg",
+        "sequences": [
+            {
+                "token_ids": [5, 6, 7, 8],
+                "loss_mask": [0, 1, 0, 0],
+                "logprobs": [0, -1, 0, 0],
+                "advantages": [0, 2, 0, 0],
+            },
+            {"token_ids": [1, 2, 3], "loss_mask": [0, 1, 1], "logprobs": [0, -2, -3], "advantage": -1},
+        ],
+    }
     batch = build_batch(body, "pg", "token-mean", micro_batch_tokens=100, min_fill=0)
     assert (batch.loss, batch.tokens, batch.sequences, len(batch.micro_batches)) == ("pg", 3, 2, 1)
     mb = batch.micro_batches[0]
@@ -69,7 +82,10 @@ def test_build_batch_returns_sft_defaults_for_logprobs_and_advantages():
         ({"sequences": [{**seq(3, 1), "loss_mask": [0, 0, 0]}]}, "no trained token"),
         ({"sequences": [{**seq(3, 1), "token_ids": [1, 2.5, 3]}]}, "expected integers"),
         ({"sequences": [{**seq(3, 1), "logprobs": [0, 0, float("nan")]}]}, "expected finite numbers"),
-        ({"sequences": [{k: v for k, v in seq(3, 1).items() if k != "logprobs"}]}, "logprobs: required for the pg loss"),
+        (
+            {"sequences": [{k: v for k, v in seq(3, 1).items() if k != "logprobs"}]},
+            "logprobs: required for the pg loss",
+        ),
         ({"sequences": [{k: v for k, v in seq(3, 1).items() if k != "advantage"}]}, "advantage .* required"),
         ({"sequences": [{**seq(3, 1), "advantages": [0, 0, 1]}]}, "not both"),
     ],

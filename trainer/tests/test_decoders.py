@@ -13,8 +13,15 @@ from atk_trainer.serve.static_decode import StaticDecodeStep
 from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
-    "model_type": "qwen2", "vocab_size": 40, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256, "tie_word_embeddings": False,
+    "model_type": "qwen2",
+    "vocab_size": 40,
+    "hidden_size": 32,
+    "intermediate_size": 48,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 256,
+    "tie_word_embeddings": False,
 }
 # Layer 1 attends to its last 5 tokens only: the window has to follow each row through joins, masked gaps and compaction.
 SLIDING = {**CONFIG, "use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1}
@@ -145,7 +152,9 @@ def test_decoder_parks_no_sequence_larger_than_the_whole_budget():
     decoder.keep([1])  # the short row finishes: parked
     decoder.keep([])  # the long one finishes: too big to park, and the short one stays
     assert [entry.tokens for entry in decoder.parked.values()] == [[1, 2, 3]]
-    assert decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4  # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
+    assert (
+        decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4
+    )  # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
 
 
 def test_length_buckets_bound_padding_to_twice_a_rows_length():
@@ -156,8 +165,10 @@ def test_length_buckets_bound_padding_to_twice_a_rows_length():
     buckets = length_buckets(lengths)
     assert sorted(i for b in buckets for i in b) == list(range(len(lengths)))
     assert len(buckets) == 4  # 1..13, 45 and 90, 140, 300
-    assert all(max(lengths[i] for i in b) <= max(2 * min(lengths[i] for i in b), min(lengths[i] for i in b) + 32)
-               for b in buckets)
+    assert all(
+        max(lengths[i] for i in b) <= max(2 * min(lengths[i] for i in b), min(lengths[i] for i in b) + 32)
+        for b in buckets
+    )
 
 
 @CONFIGS

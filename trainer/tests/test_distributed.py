@@ -26,13 +26,20 @@ LOAD = {"init": "random", "backend": "builtin", "device": "cpu", "dtype": "float
 
 
 def batch(shift):
-    rows = [([1, 2, 3, 4, 5, 6, 7, 8], 3, 1.0), ([1, 9, 10, 11, 12, 13, 14], 2, -0.5), ([2, 3, 5, 7, 11, 13], 4, 0.75),
-            ([4, 4, 20, 21, 22], 1, -1.25), ([30, 29, 28, 27], 2, 0.25)]
+    rows = [
+        ([1, 2, 3, 4, 5, 6, 7, 8], 3, 1.0),
+        ([1, 9, 10, 11, 12, 13, 14], 2, -0.5),
+        ([2, 3, 5, 7, 11, 13], 4, 0.75),
+        ([4, 4, 20, 21, 22], 1, -1.25),
+        ([30, 29, 28, 27], 2, 0.25),
+    ]
     sequences = []
     for ids, prompt, advantage in rows:
         ids = [(t + shift) % 60 + 1 for t in ids]
         mask = [0] * prompt + [1] * (len(ids) - prompt)
-        sequences.append({"token_ids": ids, "loss_mask": mask, "logprobs": [-3.5 * m for m in mask], "advantage": advantage})
+        sequences.append(
+            {"token_ids": ids, "loss_mask": mask, "logprobs": [-3.5 * m for m in mask], "advantage": advantage}
+        )
     return {"loss": "pg", "sequences": sequences}
 
 
@@ -56,9 +63,25 @@ def start_ranks(nproc=2, site=None):
     `site`, a directory, goes on PYTHONPATH first (its sitecustomize.py runs in every process)."""
     path = os.pathsep.join(p for p in (site, TRAINER_DIR) if p)
     # Pinned to CPU (gloo): on a GPU machine the ranks would otherwise pick CUDA, one GPU each.
-    env = {**os.environ, "PYTHONPATH": path, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    command = [sys.executable, "-m", "atk_trainer.torchrun", "--standalone", "--nproc_per_node", str(nproc),
-               "-m", "atk_trainer", "--port", "0"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": path,
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "atk_trainer.torchrun",
+        "--standalone",
+        "--nproc_per_node",
+        str(nproc),
+        "-m",
+        "atk_trainer",
+        "--port",
+        "0",
+    ]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = proc.stdout.readline()
     match = re.search(r"serving on (http://[\d.]+:\d+)", line)
@@ -111,14 +134,19 @@ def test_two_ranks_train_to_the_weights_of_one_process_and_save_from_rank_0(rank
         assert reply["metrics"]["micro_batches"] == 3
         for key in ("loss", "entropy", "clip_fraction", "grad_norm", "mismatch_mean", "mismatch_max", "tokens"):
             assert reply["metrics"][key] == pytest.approx(expected[key], abs=1e-5), key
-    assert call(url, "/control/save", {"dir": str(tmp_path / "step-2")}) == (200, {"dir": str(tmp_path / "step-2"), "policy_version": 2, "step": 2})
+    assert call(url, "/control/save", {"dir": str(tmp_path / "step-2")}) == (
+        200,
+        {"dir": str(tmp_path / "step-2"), "policy_version": 2, "step": 2},
+    )
     assert sorted(os.listdir(tmp_path)) == ["step-2"]  # rank 1 wrote nothing beside it
     saved = load_policy(str(tmp_path / "step-2"), backend="builtin").module.state_dict()
     worst = max((saved[k] - v).abs().max().item() for k, v in trainer.policy.module.state_dict().items())
     print(f"\nmax |2-rank weight - 1-process weight| after 2 steps: {worst:.2e}")
     assert worst < 1e-5
     # The engine on rank 0 serves the trained weights.
-    status, reply = call(url, "/v1/completions", {"model": "policy", "prompt": [1, 2, 3], "max_tokens": 2, "logprobs": 0})
+    status, reply = call(
+        url, "/v1/completions", {"model": "policy", "prompt": [1, 2, 3], "max_tokens": 2, "logprobs": 0}
+    )
     assert status == 200 and reply["policy_version"] == 2
 
 
@@ -145,10 +173,14 @@ def test_bad_requests_answer_4xx_or_5xx_and_leave_both_ranks_in_step(ranks):
     proc, url, _ = ranks
     pids = workers(proc)
     version = call(url, "/control/health")[1]["policy_version"]
-    status, reply = call(url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]})
+    status, reply = call(
+        url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]}
+    )
     assert status == 400 and "loss_mask" in reply["error"]
     assert call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-1"})[0] == 400
-    assert call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400  # refused before rank 1 hears of it
+    assert (
+        call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400
+    )  # refused before rank 1 hears of it
     out_of_vocabulary = batch(0)
     out_of_vocabulary["sequences"][3]["token_ids"][2] = 999
     status, reply = call(url, "/control/train_step", out_of_vocabulary)  # refused by every rank before training
@@ -178,7 +210,10 @@ def test_check_ranks_rejects_more_ranks_than_visible_gpus_in_one_line(monkeypatc
     check_ranks(2, cuda=True, gpus=2)
     check_ranks(4, cuda=False, gpus=0)  # CPU ranks (gloo) need no GPU
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-    with pytest.raises(RankError, match=r"^WORLD_SIZE 2 is more than the 1 visible GPU \(CUDA_VISIBLE_DEVICES=0\): start at most one rank per GPU"):
+    with pytest.raises(
+        RankError,
+        match=r"^WORLD_SIZE 2 is more than the 1 visible GPU \(CUDA_VISIBLE_DEVICES=0\): start at most one rank per GPU",
+    ):
         check_ranks(2, cuda=True, gpus=1)
 
 
@@ -194,4 +229,7 @@ def test_server_exits_2_with_one_line_when_ranks_outnumber_gpus(monkeypatch, cap
     monkeypatch.setattr(torch.cuda, "set_device", lambda _: pytest.fail("set_device reached"))
     assert server.main(["--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert err == "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU (model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
+    assert (
+        err
+        == "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU (model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
+    )

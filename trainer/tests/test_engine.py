@@ -11,8 +11,15 @@ from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.model.modeling import random_policy
 
 CONFIG = {
-    "model_type": "qwen2", "vocab_size": 48, "hidden_size": 32, "intermediate_size": 48, "num_hidden_layers": 2,
-    "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 128, "tie_word_embeddings": True,
+    "model_type": "qwen2",
+    "vocab_size": 48,
+    "hidden_size": 32,
+    "intermediate_size": 48,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 128,
+    "tie_word_embeddings": True,
     "eos_token_id": 47,
 }
 
@@ -37,7 +44,7 @@ def greedy_by_full_forward(policy, prompt, steps, stop=()):
         ids.append(int(policy.logits(torch.tensor([ids]))[0, -1].argmax()))
         if ids[-1] in stop:
             break
-    return ids[len(prompt):]
+    return ids[len(prompt) :]
 
 
 def test_generate_returns_greedy_decoding_by_full_forward_passes_while_requests_join():

@@ -51,10 +51,10 @@ def test_engine_under_bf16_autocast_returns_greedy_full_forward_tokens_and_close
         with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
             for _ in range(8):
                 ids.append(int(policy.logits(torch.tensor([ids]))[0, -1].argmax()))
-            bf16 = token_logprobs(policy.logits(torch.tensor([ids])), torch.tensor([ids]))[0, len(prompt):]
-        assert c.token_ids == ids[len(prompt):]
+            bf16 = token_logprobs(policy.logits(torch.tensor([ids])), torch.tensor([ids]))[0, len(prompt) :]
+        assert c.token_ids == ids[len(prompt) :]
         with torch.no_grad():
-            fp32 = token_logprobs(policy.logits(torch.tensor([ids])), torch.tensor([ids]))[0, len(prompt):]
+            fp32 = token_logprobs(policy.logits(torch.tensor([ids])), torch.tensor([ids]))[0, len(prompt) :]
         # KV-cache decoding in bf16 vs a bf16 full forward: different op order, same precision class.
         assert max(abs(x - y) for x, y in zip(c.logprobs, bf16.tolist())) < 5e-2
         assert max(abs(x - y) for x, y in zip(c.logprobs, fp32.tolist())) < 5e-2
@@ -71,4 +71,6 @@ def test_backend_auto_is_builtin_and_lora_is_builtin_without_transformers_and_pe
         modeling.load_policy(str(tmp_path), backend="transformers", init="random")
     t = Trainer(tiny_policy(), parse_config({"lora": {"rank": 2}}))
     assert not hasattr(t.policy.module, "peft_config")
-    assert sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7  # layers x target modules
+    assert (
+        sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7
+    )  # layers x target modules

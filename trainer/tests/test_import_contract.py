@@ -28,8 +28,16 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
     ("model", ("atk_trainer.model.*",)),
     ("train", ("atk_trainer.train.*",)),
     ("serve", ("atk_trainer.serve.*",)),
-    ("entry", ("atk_trainer", "atk_trainer.__main__", "atk_trainer.vllm_worker", "atk_trainer.torchrun",
-               "atk_trainer.wandb_logger")),
+    (
+        "entry",
+        (
+            "atk_trainer",
+            "atk_trainer.__main__",
+            "atk_trainer.vllm_worker",
+            "atk_trainer.torchrun",
+            "atk_trainer.wandb_logger",
+        ),
+    ),
 )
 
 Graph = Dict[str, Set[str]]
@@ -55,20 +63,23 @@ def test_the_trainer_graph_holds_its_deferred_imports():
 
 
 def test_reading_finds_every_kind_of_import(tmp_path):
-    write_package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/a/__init__.py": "",
-        "pkg/a/one.py": "import os\nimport pkg.a.two\nfrom pkg.b import three\n",
-        "pkg/a/two.py": "from . import one\nfrom ..b.three import X\n",
-        "pkg/b/__init__.py": "",
-        "pkg/b/three.py": (
-            "from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n    from ..a import one\n"
-            "def f():\n    from .four import g\n"
-            "X = 1\n"
-        ),
-        "pkg/b/four.py": "from .. import a\n",
-    })
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a/__init__.py": "",
+            "pkg/a/one.py": "import os\nimport pkg.a.two\nfrom pkg.b import three\n",
+            "pkg/a/two.py": "from . import one\nfrom ..b.three import X\n",
+            "pkg/b/__init__.py": "",
+            "pkg/b/three.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from ..a import one\n"
+                "def f():\n    from .four import g\n"
+                "X = 1\n"
+            ),
+            "pkg/b/four.py": "from .. import a\n",
+        },
+    )
     assert import_graph(str(tmp_path), "pkg") == {
         "pkg": set(),
         "pkg.a": set(),
@@ -81,28 +92,38 @@ def test_reading_finds_every_kind_of_import(tmp_path):
 
 
 def test_a_circle_is_reported_even_through_a_deferred_import(tmp_path):
-    write_package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/log.py": "",
-        "pkg/server.py": "from .engine import Engine\nfrom .log import log\n",
-        "pkg/engine.py": "from .decode import step\nclass Engine: pass\n",
-        "pkg/decode.py": "def step():\n    from .server import log\n",
-    })
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/log.py": "",
+            "pkg/server.py": "from .engine import Engine\nfrom .log import log\n",
+            "pkg/engine.py": "from .decode import step\nclass Engine: pass\n",
+            "pkg/decode.py": "def step():\n    from .server import log\n",
+        },
+    )
     assert circles(import_graph(str(tmp_path), "pkg")) == [["pkg.decode", "pkg.engine", "pkg.server"]]
 
 
 def test_an_upward_import_is_reported(tmp_path):
-    write_package(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/model/__init__.py": "",
-        "pkg/model/qwen2.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..serve.cache import Cache\n",
-        "pkg/train/__init__.py": "",
-        "pkg/train/loss.py": "from ..model import qwen2\n",
-        "pkg/serve/__init__.py": "",
-        "pkg/serve/cache.py": "from ..train.loss import f\n",
-    })
-    layers = (("model", ("pkg.model.*",)), ("train", ("pkg.train.*",)), ("serve", ("pkg.serve.*",)),
-              ("entry", ("pkg",)))
+    write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/model/__init__.py": "",
+            "pkg/model/qwen2.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..serve.cache import Cache\n",
+            "pkg/train/__init__.py": "",
+            "pkg/train/loss.py": "from ..model import qwen2\n",
+            "pkg/serve/__init__.py": "",
+            "pkg/serve/cache.py": "from ..train.loss import f\n",
+        },
+    )
+    layers = (
+        ("model", ("pkg.model.*",)),
+        ("train", ("pkg.train.*",)),
+        ("serve", ("pkg.serve.*",)),
+        ("entry", ("pkg",)),
+    )
     graph = import_graph(str(tmp_path), "pkg")
     assert upward_imports(graph, layers) == ["pkg.model.qwen2 (model) imports pkg.serve.cache (serve)"]
     assert unplaced(graph, layers) == []

@@ -15,7 +15,13 @@ from atk_trainer.train.config import ConfigError, parse_config
 from atk_trainer.train.train import Trainer
 from tiny import FIXED_SEQUENCES, TINY_CONFIG, pg_batch, tiny_policy
 
-QWEN_05B = {"hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2}
+QWEN_05B = {
+    "hidden_size": 896,
+    "intermediate_size": 4864,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 14,
+    "num_key_value_heads": 2,
+}
 GIB = 1 << 30
 
 
@@ -70,7 +76,8 @@ def test_out_of_memory_in_a_micro_batch_names_the_knob_and_its_shape(monkeypatch
         trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
     assert str(caught.value) == (
         "out of GPU memory in train_step at a micro-batch of 2 x 8 tokens: lower algorithm.micro_batch_tokens (now 16), "
-        "or set model.trainer.gradient_checkpointing: true, or train a LoRA adapter (algorithm.lora)")
+        "or set model.trainer.gradient_checkpointing: true, or train a LoRA adapter (algorithm.lora)"
+    )
     assert caught.value.__cause__ is None and caught.value.__suppress_context__
     assert all(torch.equal(a, b) for a, b in zip(before, trainer.policy.module.parameters()))  # nothing applied
     assert trainer.step_count == 0
@@ -79,7 +86,10 @@ def test_out_of_memory_in_a_micro_batch_names_the_knob_and_its_shape(monkeypatch
 def test_out_of_memory_in_the_optimizer_names_the_knob_and_other_errors_pass_through(monkeypatch):
     trainer = Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 8192}))
     monkeypatch.setattr(trainer.optimizer, "step", cuda_oom)
-    with pytest.raises(memory.TrainerOutOfMemory, match=r"^out of GPU memory in train_step: lower algorithm.micro_batch_tokens \(now 8192\)"):
+    with pytest.raises(
+        memory.TrainerOutOfMemory,
+        match=r"^out of GPU memory in train_step: lower algorithm.micro_batch_tokens \(now 8192\)",
+    ):
         trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
     monkeypatch.setattr(trainer.optimizer, "step", lambda: (_ for _ in ()).throw(RuntimeError("some other failure")))
     with pytest.raises(RuntimeError, match="^some other failure$"):
@@ -90,7 +100,9 @@ def test_control_answers_an_out_of_memory_step_with_507_and_the_message(tmp_path
     (tmp_path / "config.json").write_text(json.dumps(TINY_CONFIG))
     engine = Engine()
     control = ControlApi(engine, EngineApi(engine))
-    loaded = control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"micro_batch_tokens": 64}})
+    loaded = control.load_model(
+        {"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"micro_batch_tokens": 64}}
+    )
     assert loaded["micro_batch_tokens"] == 64
     monkeypatch.setattr(Trainer, "_forward_backward", cuda_oom)
     with pytest.raises(HttpError) as caught:

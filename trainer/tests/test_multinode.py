@@ -24,10 +24,35 @@ def free_port():
 def start_node(node_rank, endpoint, run_id):
     # CPU ranks (gloo): the two "nodes" share this host, and on a one-GPU host two NCCL ranks on one
     # device fail (seen on an H200); the test is about the rendezvous, not the GPUs.
-    env = {**os.environ, "PYTHONPATH": TRAINER_DIR, "PYTHONUNBUFFERED": "1", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
-    command = [sys.executable, "-m", "atk_trainer.torchrun", "--nnodes", "2", "--nproc_per_node", "1", "--node_rank", str(node_rank),
-               "--rdzv_backend", "c10d", "--rdzv_endpoint", endpoint, "--rdzv_id", run_id,
-               *(["--rdzv_conf", "is_host=1"] if node_rank == 0 else []), "-m", "atk_trainer", "--port", "0"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": TRAINER_DIR,
+        "PYTHONUNBUFFERED": "1",
+        "OMP_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "atk_trainer.torchrun",
+        "--nnodes",
+        "2",
+        "--nproc_per_node",
+        "1",
+        "--node_rank",
+        str(node_rank),
+        "--rdzv_backend",
+        "c10d",
+        "--rdzv_endpoint",
+        endpoint,
+        "--rdzv_id",
+        run_id,
+        *(["--rdzv_conf", "is_host=1"] if node_rank == 0 else []),
+        "-m",
+        "atk_trainer",
+        "--port",
+        "0",
+    ]
     return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 

@@ -40,10 +40,13 @@ def step_with_grads(policy, overrides, batch):
 
 
 @pytest.mark.filterwarnings("ignore:Seems like `optimizer.step\\(\\)` has been overridden")
-@pytest.mark.parametrize("overrides", [
-    {"loss_aggregation": "seq-mean-token-mean", "kl_coef": 0.1},
-    {"loss_aggregation": "token-mean", "tis_cap": 2.0, "lora": {"rank": 4, "alpha": 8}},
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"loss_aggregation": "seq-mean-token-mean", "kl_coef": 0.1},
+        {"loss_aggregation": "token-mean", "tis_cap": 2.0, "lora": {"rank": 4, "alpha": 8}},
+    ],
+)
 def test_packed_step_returns_the_padded_loss_and_gradients(overrides):
     batch = pg_batch(tiny_policy(seed=3), FIXED_SEQUENCES)
     budget = {"micro_batch_tokens": 16}
@@ -68,7 +71,9 @@ def test_packed_rows_respect_a_sliding_window():
 
 
 def test_build_batch_packs_each_micro_batch_into_one_row_without_padding():
-    batch = build_batch(pg_batch(tiny_policy(), FIXED_SEQUENCES), "pg", "token-mean", 16, pack_sequences=True, model_width=32)
+    batch = build_batch(
+        pg_batch(tiny_policy(), FIXED_SEQUENCES), "pg", "token-mean", 16, pack_sequences=True, model_width=32
+    )
     assert all(mb.input_ids.shape[0] == 1 and mb.segments.shape == mb.input_ids.shape for mb in batch.micro_batches)
     assert batch.padded_tokens == sum(len(ids) for ids, _, _ in FIXED_SEQUENCES)
 

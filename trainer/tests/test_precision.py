@@ -50,10 +50,10 @@ def test_cast_frozen_leaves_the_adapters_float32_and_keeps_ties():
 
 
 def test_stochastic_rounding_keeps_updates_below_bf16_resolution_in_expectation():
-    x = torch.full((100000,), 1.0 + 2 ** -10)  # between the bf16 neighbours 1 and 1 + 2^-7
+    x = torch.full((100000,), 1.0 + 2**-10)  # between the bf16 neighbours 1 and 1 + 2^-7
     rounded = precision.stochastic_round_to_bf16(x, torch.Generator().manual_seed(0)).float()
-    assert set(rounded.unique().tolist()) == {1.0, 1.0 + 2 ** -7}
-    assert rounded.mean().item() == pytest.approx(1.0 + 2 ** -10, abs=2e-5)
+    assert set(rounded.unique().tolist()) == {1.0, 1.0 + 2**-7}
+    assert rounded.mean().item() == pytest.approx(1.0 + 2**-10, abs=2e-5)
     assert x.to(torch.bfloat16).float().unique().tolist() == [1.0]  # round-to-nearest loses it
 
 

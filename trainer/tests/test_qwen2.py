@@ -10,14 +10,26 @@ from atk_trainer.model.qwen2 import Qwen2Config, RopeScaling, RotaryEmbedding
 from atk_trainer.serve.kv_cache import KVCache
 
 GQA_UNTIED = {
-    "model_type": "qwen2", "vocab_size": 40, "hidden_size": 24, "intermediate_size": 40, "num_hidden_layers": 2,
-    "num_attention_heads": 6, "num_key_value_heads": 2, "max_position_embeddings": 64, "rms_norm_eps": 1e-6,
-    "rope_theta": 500.0, "tie_word_embeddings": False,
+    "model_type": "qwen2",
+    "vocab_size": 40,
+    "hidden_size": 24,
+    "intermediate_size": 40,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 6,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 64,
+    "rms_norm_eps": 1e-6,
+    "rope_theta": 500.0,
+    "tie_word_embeddings": False,
 }
 MHA_TIED = {**GQA_UNTIED, "num_key_value_heads": 6, "tie_word_embeddings": True, "rope_theta": 1e6}
 # Layer 0 attends fully, layer 1 to its last 3 tokens (transformers: layers from max_window_layers on slide).
 SLIDING = {**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}
-YARN = {**GQA_UNTIED, "rope_theta": 1e4, "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16}}
+YARN = {
+    **GQA_UNTIED,
+    "rope_theta": 1e4,
+    "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 16},
+}
 
 
 def perturbed(policy, seed=1):
@@ -62,14 +74,14 @@ def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
         heads = []
         for head in range(H):
             kv = head // (H // Hkv)
-            qs = torch.stack([rotate(q[t, head * D:(head + 1) * D], t) for t in range(T)])
-            ks = torch.stack([rotate(k[t, kv * D:(kv + 1) * D], t) for t in range(T)])
-            vs = v[:, kv * D:(kv + 1) * D]
+            qs = torch.stack([rotate(q[t, head * D : (head + 1) * D], t) for t in range(T)])
+            ks = torch.stack([rotate(k[t, kv * D : (kv + 1) * D], t) for t in range(T)])
+            vs = v[:, kv * D : (kv + 1) * D]
             out = torch.zeros(T, D, dtype=torch.float64)
             for t in range(T):
                 first = max(0, t - cfg["sliding_window"] + 1) if sliding else 0
                 scores = torch.stack([qs[t] @ ks[s] / math.sqrt(D) for s in range(first, t + 1)])
-                out[t] = torch.softmax(scores, 0) @ vs[first: t + 1]
+                out[t] = torch.softmax(scores, 0) @ vs[first : t + 1]
             heads.append(out)
         x = x + torch.cat(heads, -1) @ sd[p + "self_attn.o_proj.weight"].T
         h = rms(x, sd[p + "post_attention_layernorm.weight"])
@@ -80,7 +92,9 @@ def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
     return x @ head.T
 
 
-@pytest.mark.parametrize("cfg", [GQA_UNTIED, MHA_TIED, SLIDING, YARN], ids=["gqa-untied", "mha-tied", "sliding-window", "yarn"])
+@pytest.mark.parametrize(
+    "cfg", [GQA_UNTIED, MHA_TIED, SLIDING, YARN], ids=["gqa-untied", "mha-tied", "sliding-window", "yarn"]
+)
 def test_logits_returns_the_reference_computation(cfg):
     policy = perturbed(random_policy(cfg, seed=3))
     rotary = policy.module.model.rotary
@@ -117,7 +131,12 @@ def test_kv_cache_returns_the_full_forward_logits_for_rows_of_different_lengths(
             steps.append(module(tokens, torch.tensor([[n + step] for n in lengths]), cache)[:, -1])
         cache.select(torch.tensor([0, 3]))  # retire two rows; the others keep decoding correctly
         after = module(torch.tensor([[30], [31]]), torch.tensor([[7], [9]]), cache)[:, -1]
-        full = [prompts[0] + follow[0], prompts[1] + follow[1], prompts[2] + follow[2], [20, 21, 22, 23, 24, 25, 26, 27, 28]]
+        full = [
+            prompts[0] + follow[0],
+            prompts[1] + follow[1],
+            prompts[2] + follow[2],
+            [20, 21, 22, 23, 24, 25, 26, 27, 28],
+        ]
         for i, seq in enumerate(full):
             ref = policy.logits(torch.tensor([seq]))[0]
             if i < 3:
@@ -166,7 +185,12 @@ def test_sliding_layers_returns_transformers_choice_of_layers():
     assert layers(use_sliding_window=True, sliding_window=3) == (False,) * 4  # max_window_layers defaults to 28
     assert layers(use_sliding_window=False, sliding_window=3, max_window_layers=0) == (False,) * 4  # released Qwen2.5
     types = ["full_attention", "sliding_attention", "full_attention", "sliding_attention"]
-    assert layers(use_sliding_window=True, sliding_window=3, max_window_layers=0, layer_types=types) == (False, True, False, True)
+    assert layers(use_sliding_window=True, sliding_window=3, max_window_layers=0, layer_types=types) == (
+        False,
+        True,
+        False,
+        True,
+    )
 
 
 def test_sliding_window_returns_logits_blind_to_tokens_out_of_reach():
@@ -190,7 +214,12 @@ def test_yarn_returns_qwen25s_long_context_frequencies():
     original context, dimensions up to 23 turn more than beta_fast = 32 times and keep their frequency,
     dimensions from 40 turn less than beta_slow = 1 time and are divided by the factor, and the ones
     between are interpolated linearly in the dimension index; cos and sin are scaled by 0.1 ln 4 + 1."""
-    yarn = RopeScaling.from_config({"max_position_embeddings": 32768, "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}})
+    yarn = RopeScaling.from_config(
+        {
+            "max_position_embeddings": 32768,
+            "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+        }
+    )
     inv_freq, scale = yarn.frequencies(128, 1e6)
     plain, _ = RopeScaling().frequencies(128, 1e6)
     rotations = 32768 * plain / (2 * math.pi)  # turns of each dimension over the original context
@@ -207,7 +236,9 @@ def test_yarn_returns_qwen25s_long_context_frequencies():
 def test_dynamic_rope_returns_vllms_frequencies_for_the_extended_context():
     """vLLM's dynamic NTK raises the base once, for factor x max_position_embeddings: the highest
     frequency stays, the lowest is divided by factor^2 - factor + 1."""
-    dynamic = RopeScaling.from_config({"max_position_embeddings": 64, "rope_scaling": {"type": "dynamic", "factor": 2.0}})
+    dynamic = RopeScaling.from_config(
+        {"max_position_embeddings": 64, "rope_scaling": {"type": "dynamic", "factor": 2.0}}
+    )
     inv_freq, scale = dynamic.frequencies(8, 1e4)
     plain, _ = RopeScaling().frequencies(8, 1e4)
     assert inv_freq[0] == plain[0] == 1.0 and scale == 1.0
@@ -247,7 +278,9 @@ def test_load_policy_returns_random_weights_for_init_random(tmp_path):
 
 def test_linear_rope_scaling_returns_the_unscaled_rotation_at_positions_divided_by_the_factor():
     config = Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "linear", "factor": 4.0}})
-    assert (config.rope_scaling.type, config.rope_scaling.factor) == ("linear", 4.0) and Qwen2Config.from_dict(GQA_UNTIED).rope_scaling == RopeScaling()
+    assert (config.rope_scaling.type, config.rope_scaling.factor) == ("linear", 4.0) and Qwen2Config.from_dict(
+        GQA_UNTIED
+    ).rope_scaling == RopeScaling()
     scaled, plain = RotaryEmbedding(8, 10000.0, config.rope_scaling), RotaryEmbedding(8, 10000.0)
     positions = torch.arange(0, 40, 4).unsqueeze(0)
     for a, b in zip(scaled(positions, torch.float32), plain(positions // 4, torch.float32)):

@@ -18,7 +18,9 @@ PARAMS = [
 
 def alone(logits, p, seed, step):
     """What a batch of one row returns for this row."""
-    logp = processed_logprobs(logits.unsqueeze(0), torch.tensor([p.temperature]), torch.tensor([p.top_k]), torch.tensor([p.top_p]))
+    logp = processed_logprobs(
+        logits.unsqueeze(0), torch.tensor([p.temperature]), torch.tensor([p.top_k]), torch.tensor([p.top_p])
+    )
     token = sample(logp, torch.tensor([p.temperature == 0]), torch.tensor([seed]), torch.tensor([step]))
     return int(token), max(float(logp[0, token]), LOGPROB_FLOOR), logp[0]
 
@@ -34,6 +36,7 @@ def counting_host_reads():
         def call(self, *args, **kwargs):
             counts[name] = counts.get(name, 0) + 1
             return saved[name](self, *args, **kwargs)
+
         return call
 
     for name in names:

@@ -35,8 +35,10 @@ def test_save_then_load_returns_equal_tensors_of_every_dtype(tmp_path):
 def test_load_file_returns_tensors_of_a_hand_built_file(tmp_path):
     # Written byte by byte as the format specifies: u64 header length, JSON header, little-endian data.
     data = struct.pack("<3f", 1.0, -2.0, 0.5) + struct.pack("<2q", 7, -9)
-    header = {"b": {"dtype": "I64", "shape": [2], "data_offsets": [12, 28]},
-              "a": {"dtype": "F32", "shape": [1, 3], "data_offsets": [0, 12]}}
+    header = {
+        "b": {"dtype": "I64", "shape": [2], "data_offsets": [12, 28]},
+        "a": {"dtype": "F32", "shape": [1, 3], "data_offsets": [0, 12]},
+    }
     encoded = json.dumps(header).encode()
     path = tmp_path / "hand.safetensors"
     path.write_bytes(struct.pack("<Q", len(encoded)) + encoded + data)
@@ -48,23 +50,28 @@ def test_load_file_returns_tensors_of_a_hand_built_file(tmp_path):
 
 def test_save_file_writes_the_reference_layout(tmp_path):
     path = tmp_path / "w.safetensors"
-    save_file({"z": torch.tensor([1.5], dtype=torch.float32), "a": torch.tensor([[1, 2]], dtype=torch.int16)}, str(path))
+    save_file(
+        {"z": torch.tensor([1.5], dtype=torch.float32), "a": torch.tensor([[1, 2]], dtype=torch.int16)}, str(path)
+    )
     raw = path.read_bytes()
     (n,) = struct.unpack("<Q", raw[:8])
     assert n % 8 == 0
-    header = json.loads(raw[8:8 + n])
+    header = json.loads(raw[8 : 8 + n])
     assert header == {
         "__metadata__": {"format": "pt"},
         "a": {"dtype": "I16", "shape": [1, 2], "data_offsets": [0, 4]},
         "z": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]},
     }
-    assert raw[8 + n:] == struct.pack("<2h", 1, 2) + struct.pack("<f", 1.5)
+    assert raw[8 + n :] == struct.pack("<2h", 1, 2) + struct.pack("<f", 1.5)
 
 
 def test_load_dir_returns_every_shard_of_an_index(tmp_path):
     save_file({"x": torch.ones(2)}, str(tmp_path / "model-00001-of-00002.safetensors"))
     save_file({"y": torch.zeros(3), "unused": torch.ones(1)}, str(tmp_path / "model-00002-of-00002.safetensors"))
-    index = {"metadata": {"total_size": 20}, "weight_map": {"x": "model-00001-of-00002.safetensors", "y": "model-00002-of-00002.safetensors"}}
+    index = {
+        "metadata": {"total_size": 20},
+        "weight_map": {"x": "model-00001-of-00002.safetensors", "y": "model-00002-of-00002.safetensors"},
+    }
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     loaded = load_dir(str(tmp_path))
     assert sorted(loaded) == ["x", "y"] and torch.equal(loaded["y"], torch.zeros(3))

@@ -47,7 +47,9 @@ def test_processed_logprobs_returns_the_smallest_top_p_set():
 
 def test_processed_logprobs_returns_each_rows_own_settings():
     logits = LOGITS.repeat(3, 1)
-    got = processed_logprobs(logits, torch.tensor([1.0, 0.5, 1.0]), torch.tensor([-1, -1, 2]), torch.tensor([1.0, 1.0, 1.0]))
+    got = processed_logprobs(
+        logits, torch.tensor([1.0, 0.5, 1.0]), torch.tensor([-1, -1, 2]), torch.tensor([1.0, 1.0, 1.0])
+    )
     assert_close(got[0], log_softmax_over(LOGITS[0].tolist(), {0, 1, 2, 3, 4}))
     assert_close(got[1], log_softmax_over([4.0, 2.0, 0.0, -2.0, 1.0], {0, 1, 2, 3, 4}))
     assert_close(got[2], log_softmax_over(LOGITS[0].tolist(), {0, 1}))
@@ -59,7 +61,7 @@ def test_processed_logprobs_returns_each_rows_own_top_p_and_the_same_with_the_ho
     batched = processed_logprobs(logits, *settings)
     assert torch.equal(processed_logprobs(logits, *settings, truncate=True), batched)
     for i in range(4):  # each row alone: what a batch of one would get
-        alone = processed_logprobs(logits[i:i + 1], *(t[i:i + 1] for t in settings))[0]
+        alone = processed_logprobs(logits[i : i + 1], *(t[i : i + 1] for t in settings))[0]
         assert torch.allclose(batched[i], alone, atol=1e-6) and torch.equal(batched[i].isinf(), alone.isinf())
     assert not batched[0].isinf().any()  # no top-k, no top-p: the whole vocabulary, whatever the other rows use
 
@@ -79,7 +81,9 @@ def test_sample_returns_frequencies_of_the_processed_distribution_and_greedy_arg
     one = logp[:1].repeat(4000, 1)  # one sequence's successive draws are as random as many sequences' first
     steps = torch.bincount(draw(one, [7] * 4000, torch.arange(4000)), minlength=5).float() / 4000
     assert torch.allclose(steps, logp[0].exp(), atol=0.03)
-    assert sample(logp[:2], torch.ones(2, dtype=torch.bool), torch.tensor([1, 2]), torch.zeros(2, dtype=torch.long)).tolist() == [0, 0]
+    assert sample(
+        logp[:2], torch.ones(2, dtype=torch.bool), torch.tensor([1, 2]), torch.zeros(2, dtype=torch.long)
+    ).tolist() == [0, 0]
 
 
 def test_sample_returns_the_same_token_for_the_same_seed_and_step_whatever_the_batch():

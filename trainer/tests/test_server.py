@@ -22,16 +22,29 @@ from atk_trainer.model.safetensors_io import load_file, save_file
 
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = {
-    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "vocab_size": 64, "hidden_size": 32,
-    "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
-    "max_position_embeddings": 96, "tie_word_embeddings": True, "eos_token_id": 63,
+    "architectures": ["Qwen2ForCausalLM"],
+    "model_type": "qwen2",
+    "vocab_size": 64,
+    "hidden_size": 32,
+    "intermediate_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 96,
+    "tie_word_embeddings": True,
+    "eos_token_id": 63,
 }
 
 
 def start_server(*args):
     env = {**os.environ, "PYTHONPATH": TRAINER_DIR, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "atk_trainer", "--port", "0", *args], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "atk_trainer", "--port", "0", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     line = proc.stdout.readline()
     match = re.search(r"serving on (http://[\d.]+:\d+)", line)
     assert match, line
@@ -44,7 +57,10 @@ def call(url, path, body=None, method=None):
     try:
         with urllib.request.urlopen(request, timeout=60) as r:
             raw = r.read()
-            return r.status, json.loads(raw) if raw and r.headers["Content-Type"].startswith("application/json") else raw.decode()
+            return (
+                r.status,
+                json.loads(raw) if raw and r.headers["Content-Type"].startswith("application/json") else raw.decode(),
+            )
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
 
@@ -54,8 +70,18 @@ def server(tmp_path_factory):
     model_dir = tmp_path_factory.mktemp("model")
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
     proc, url = start_server()
-    status, loaded = call(url, "/control/load_model", {"path": str(model_dir), "init": "random", "backend": "builtin",
-                                                         "device": "cpu", "dtype": "float32", "train": {"seed": 3, "learning_rate": 0.05}})
+    status, loaded = call(
+        url,
+        "/control/load_model",
+        {
+            "path": str(model_dir),
+            "init": "random",
+            "backend": "builtin",
+            "device": "cpu",
+            "dtype": "float32",
+            "train": {"seed": 3, "learning_rate": 0.05},
+        },
+    )
     assert status == 200, loaded
     yield url, model_dir, loaded
     proc.terminate()
@@ -63,9 +89,22 @@ def server(tmp_path_factory):
 
 
 def completion(url, prompt, **params):
-    body = {"model": "policy", "prompt": prompt, "max_tokens": 16, "temperature": 1.0, "top_p": 1.0, "top_k": -1, "n": 1,
-            "logprobs": 0, "return_token_ids": True, "return_tokens_as_token_ids": True, "skip_special_tokens": False,
-            "include_stop_str_in_output": True, "stream": False, **params}
+    body = {
+        "model": "policy",
+        "prompt": prompt,
+        "max_tokens": 16,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "top_k": -1,
+        "n": 1,
+        "logprobs": 0,
+        "return_token_ids": True,
+        "return_tokens_as_token_ids": True,
+        "skip_special_tokens": False,
+        "include_stop_str_in_output": True,
+        "stream": False,
+        **params,
+    }
     return call(url, "/v1/completions", body)
 
 
@@ -81,10 +120,12 @@ def test_completions_logprobs_return_the_trainers_recompute_under_32_concurrent_
         assert status == 200, reply
         (choice,) = reply["choices"]
         tokens = choice["token_ids"]
-        assert choice["prompt_token_ids"] == prompt and choice["logprobs"]["tokens"] == [f"token_id:{t}" for t in tokens]
+        assert choice["prompt_token_ids"] == prompt and choice["logprobs"]["tokens"] == [
+            f"token_id:{t}" for t in tokens
+        ]
         ids = torch.tensor([prompt + tokens])
         with torch.no_grad():
-            recomputed = token_logprobs(policy.logits(ids), ids)[0, len(prompt):]
+            recomputed = token_logprobs(policy.logits(ids), ids)[0, len(prompt) :]
         worst = max(worst, max(abs(a - b) for a, b in zip(choice["logprobs"]["token_logprobs"], recomputed.tolist())))
     print(f"\nmax |engine logprob - trainer recompute| over 32 concurrent requests: {worst:.2e}")
     assert worst < 1e-4
@@ -127,12 +168,18 @@ def test_malformed_requests_return_4xx_and_the_server_keeps_serving(server):
     for (status, reply), expected, pattern in cases:
         assert status == expected and set(reply["error"]) == {"message", "type", "code"}, reply
         assert re.search(pattern, reply["error"]["message"]), reply
-    status, reply = call(url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]})
+    status, reply = call(
+        url, "/control/train_step", {"loss": "pg", "sequences": [{"token_ids": [1, 2], "loss_mask": [0]}]}
+    )
     assert status == 400 and "loss_mask" in reply["error"] and reply["traceback"] is None
     assert call(url, "/control/load_model", {"path": "/nonexistent"})[0] == 400
     assert call(url, "/control/save", {"dir": 5})[0] == 400
     status, reply = call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-00001"})
-    assert status == 400 and "FileNotFoundError" in reply["error"] and "not a checkpoint written by atk_trainer" in reply["error"]
+    assert (
+        status == 400
+        and "FileNotFoundError" in reply["error"]
+        and "not a checkpoint written by atk_trainer" in reply["error"]
+    )
     status, reply = call(url, "/control/load_model", {"path": "/nonexistent", "backend": "builtin", "lr": 1})
     assert status == 400 and reply["error"].startswith("unknown key lr")
     assert completion(url, [1, 2])[0] == 200 and call(url, "/health")[0] == 200
@@ -150,8 +197,15 @@ def test_train_step_changes_the_served_weights_and_policy_version(server):
     after = completion(url, prompt, temperature=0, max_tokens=3, ignore_eos=True)[1]
     assert (before["policy_version"], after["policy_version"]) == (version, version + 1)
     # SFT on its own greedy output makes those tokens more likely.
-    assert sum(after["choices"][0]["logprobs"]["token_logprobs"]) > sum(before["choices"][0]["logprobs"]["token_logprobs"])
-    assert call(url, "/control/health")[1] == {"status": "ok", "model_loaded": True, "policy_version": version + 1, "pid": call(url, "/control/health")[1]["pid"]}
+    assert sum(after["choices"][0]["logprobs"]["token_logprobs"]) > sum(
+        before["choices"][0]["logprobs"]["token_logprobs"]
+    )
+    assert call(url, "/control/health")[1] == {
+        "status": "ok",
+        "model_loaded": True,
+        "policy_version": version + 1,
+        "pid": call(url, "/control/health")[1]["pid"],
+    }
 
 
 def served_base(url, directory):
@@ -198,7 +252,12 @@ def test_a_lora_adapter_is_served_under_its_name_as_base_plus_adapter(server, tm
     assert max(abs(a - b) for a, b in zip(logprobs, recompute(base, ids, len(prompt)))) > 1e-2  # the adapter matters
 
     assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter)})[0] == 400
-    assert call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter), "load_inplace": True})[0] == 200
+    assert (
+        call(url, "/v1/load_lora_adapter", {"lora_name": "policy@1", "lora_path": str(adapter), "load_inplace": True})[
+            0
+        ]
+        == 200
+    )
     assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 200
     assert completion(url, prompt, model="policy@1")[0] == 404
     assert call(url, "/v1/unload_lora_adapter", {"lora_name": "policy@1"})[0] == 404
@@ -212,11 +271,22 @@ def test_an_adapter_that_does_not_fit_is_refused_with_the_reason(server, tmp_pat
     config = {"r": 4, "lora_alpha": 8}
     (tmp_path / "adapter_config.json").write_text(json.dumps(config))
     a, b = torch.zeros(4, 32), torch.zeros(32, 4)
-    save_file({"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": torch.zeros(4, 31),
-               "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": b}, str(tmp_path / "adapter_model.safetensors"))
+    save_file(
+        {
+            "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": torch.zeros(4, 31),
+            "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": b,
+        },
+        str(tmp_path / "adapter_model.safetensors"),
+    )
     status, reply = call(url, "/v1/load_lora_adapter", {"lora_name": "x", "lora_path": str(tmp_path)})
-    assert status == 400 and "has lora_A (4, 31) and lora_B (32, 4); with r=4 the layer needs (4, 32) and (32, 4)" in reply["error"]["message"]
-    save_file({"base_model.model.model.layers.9.mlp.up_proj.lora_A.weight": a}, str(tmp_path / "adapter_model.safetensors"))
+    assert (
+        status == 400
+        and "has lora_A (4, 31) and lora_B (32, 4); with r=4 the layer needs (4, 32) and (32, 4)"
+        in reply["error"]["message"]
+    )
+    save_file(
+        {"base_model.model.model.layers.9.mlp.up_proj.lora_A.weight": a}, str(tmp_path / "adapter_model.safetensors")
+    )
     status, reply = call(url, "/v1/load_lora_adapter", {"lora_name": "x", "lora_path": str(tmp_path)})
     assert status == 400 and "the model has no module 'model.layers.9.mlp.up_proj'" in reply["error"]["message"]
     assert [m["id"] for m in call(url, "/v1/models")[1]["data"]] == ["policy"]
@@ -301,7 +371,9 @@ def test_engine_replies_have_the_protocol_fixtures_shapes(server):
     status, reply = call(url, "/v1/completions", fixture("completions.request.json"))
     expected = fixture("completions.response.json")
     assert status == 200
-    assert shape(reply["choices"][1]) == shape(expected["choices"][1]) or shape(reply["choices"][1]) == shape(expected["choices"][0])
+    assert shape(reply["choices"][1]) == shape(expected["choices"][1]) or shape(reply["choices"][1]) == shape(
+        expected["choices"][0]
+    )
     assert shape({**reply, "choices": []}) == shape({**expected, "choices": []})
     status, models = call(url, "/v1/models")
     assert shape(models) == shape(fixture("models.response.json"))
@@ -317,7 +389,9 @@ def test_a_weights_only_save_writes_what_an_engine_loads_and_is_no_checkpoint(se
     assert status == 400 and "not a checkpoint written by atk_trainer" in reply["error"]
     assert call(url, "/control/save", {"dir": str(tmp_path / "x"), "weights_only": "yes"})[0] == 400
     # In the dtype the engine serves: bf16 halves the bytes, and the engine would round to bf16 anyway.
-    assert call(url, "/control/save", {"dir": str(tmp_path / "bf16"), "weights_only": True, "dtype": "bfloat16"})[0] == 200
+    assert (
+        call(url, "/control/save", {"dir": str(tmp_path / "bf16"), "weights_only": True, "dtype": "bfloat16"})[0] == 200
+    )
     fp32, bf16 = (load_file(str(tmp_path / d / "model.safetensors")) for d in ("sync", "bf16"))
     assert {t.dtype for t in bf16.values()} == {torch.bfloat16}
     assert all(torch.equal(bf16[k], v.to(torch.bfloat16)) for k, v in fp32.items())

@@ -51,7 +51,9 @@ def test_load_model_takes_cuda_graphs_and_keeps_the_dynamic_step_on_cpu(tmp_path
     control = ControlApi(engine, EngineApi(engine))
     try:
         with pytest.raises(HttpError, match="cuda_graphs: expected bool"):
-            control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"cuda_graphs": "yes"}})
+            control.load_model(
+                {"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"cuda_graphs": "yes"}}
+            )
         control.load_model({"path": str(tmp_path), "init": "random", "device": "cpu", "train": {"cuda_graphs": True}})
         assert control.trainer.config.cuda_graphs and engine.decode_step == "dynamic"
     finally:
@@ -79,7 +81,10 @@ def run_engine(policy, decode_step, requests, stagger_s=0.003, engines=None):
 @CONFIGS
 def test_static_engine_gives_the_dynamic_engines_greedy_tokens_and_logprobs(config):
     policy = random_policy(config, seed=4)
-    requests = [(p, SamplingParams(max_tokens=12 + 3 * i, temperature=0, ignore_eos=True, logprobs=2)) for i, p in enumerate(PROMPTS)]
+    requests = [
+        (p, SamplingParams(max_tokens=12 + 3 * i, temperature=0, ignore_eos=True, logprobs=2))
+        for i, p in enumerate(PROMPTS)
+    ]
     dynamic = run_engine(policy, "dynamic", requests)
     static = run_engine(policy, "static", requests)
     for (d,), (s,) in zip(dynamic, static):
@@ -136,9 +141,12 @@ def test_static_step_has_fixed_shapes_and_reads_no_host_state(config, monkeypatc
     check(policy, logits, seqs)
     # The step proper sees keys, values and valid only: no slot count, no row count (what a graph replays).
     cache = decoder.cache
-    inputs = torch.tensor([seqs[0][-1], seqs[1][-1], seqs[2][-1], 0] + [len(s) - 1 for s in seqs] + [0]
-                          + [1, 1, 1, 0] + [cache.used - 1])
-    bare = SimpleNamespace(keys=[k.clone() for k in cache.keys], values=[v.clone() for v in cache.values], valid=cache.valid.clone())
+    inputs = torch.tensor(
+        [seqs[0][-1], seqs[1][-1], seqs[2][-1], 0] + [len(s) - 1 for s in seqs] + [0] + [1, 1, 1, 0] + [cache.used - 1]
+    )
+    bare = SimpleNamespace(
+        keys=[k.clone() for k in cache.keys], values=[v.clone() for v in cache.values], valid=cache.valid.clone()
+    )
     bare.valid[:, cache.used - 1] = False  # as before the last step wrote it
     again = step.forward(bare, 4, inputs)[:3]
     assert torch.allclose(again, logits, atol=1e-6)

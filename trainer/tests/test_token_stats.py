@@ -42,7 +42,9 @@ def test_token_stats_returns_the_full_logits_values_and_gradients_in_chunks():
         for name in expected:
             # 1e-6 relative as well: a tied embedding's gradient sums every chunk's lm_head product (values
             # up to ~4, where a float32 ulp is 5e-7), and torch 2.x orders those sums differently from 1.13.
-            torch.testing.assert_close(got[name], expected[name], atol=1e-6, rtol=1e-6, msg=lambda m, n=name: f"{n}: {m}")
+            torch.testing.assert_close(
+                got[name], expected[name], atol=1e-6, rtol=1e-6, msg=lambda m, n=name: f"{n}: {m}"
+            )
 
 
 def test_token_stats_keeps_no_tokens_by_vocabulary_tensor_for_backward():

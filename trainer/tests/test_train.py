@@ -19,7 +19,10 @@ def trainer(overrides=None, seed=0):
 
 
 def sft_batch():
-    return {"loss": "sft", "sequences": [{"token_ids": ids, "loss_mask": [0] * p + [1] * (len(ids) - p)} for ids, p, _ in FIXED_SEQUENCES]}
+    return {
+        "loss": "sft",
+        "sequences": [{"token_ids": ids, "loss_mask": [0] * p + [1] * (len(ids) - p)} for ids, p, _ in FIXED_SEQUENCES],
+    }
 
 
 def params(t):
@@ -49,10 +52,20 @@ def test_reinforce_raises_the_rewarded_tokens_probability():
         picks = torch.multinomial(probs, 32, replacement=True).tolist()
         rewards = [1.0 if k == 7 else 0.0 for k in picks]
         baseline = sum(rewards) / len(rewards)
-        t.step({"loss": "pg", "sequences": [
-            {"token_ids": [1, 2, k], "loss_mask": [0, 0, 1], "logprobs": [0, 0, math.log(probs[k])], "advantage": r - baseline}
-            for k, r in zip(picks, rewards)
-        ]})
+        t.step(
+            {
+                "loss": "pg",
+                "sequences": [
+                    {
+                        "token_ids": [1, 2, k],
+                        "loss_mask": [0, 0, 1],
+                        "logprobs": [0, 0, math.log(probs[k])],
+                        "advantage": r - baseline,
+                    }
+                    for k, r in zip(picks, rewards)
+                ],
+            }
+        )
     assert before < 0.1 and p_rewarded() > 0.5
 
 
@@ -112,14 +125,21 @@ def test_save_writes_a_peft_layout_adapter(tmp_path):
     t = trainer({"lora": {"rank": 2, "alpha": 4, "target_modules": ["q_proj", "v_proj"]}})
     t.save(str(tmp_path / "a"))
     config = json.loads((tmp_path / "a" / "adapter_config.json").read_text())
-    assert (config["peft_type"], config["r"], config["lora_alpha"], config["target_modules"]) == ("LORA", 2, 4.0, ["q_proj", "v_proj"])
+    assert (config["peft_type"], config["r"], config["lora_alpha"], config["target_modules"]) == (
+        "LORA",
+        2,
+        4.0,
+        ["q_proj", "v_proj"],
+    )
     keys = sorted(load_file(str(tmp_path / "a" / "adapter_model.safetensors")))
     assert len(keys) == 2 * 2 * 2  # layers x modules x (A, B)
     assert keys[0] == "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight"
     assert not (tmp_path / "a" / "model.safetensors").exists()
 
 
-@pytest.mark.parametrize("aggregation", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"])
+@pytest.mark.parametrize(
+    "aggregation", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"]
+)
 def test_step_returns_the_same_update_however_the_batch_is_split(aggregation):
     # Adam divides by sqrt(v) + eps, so a step moves by up to lr / eps per unit of gradient change: with
     # the default eps 1e-8 summation-order noise (1e-11..1e-8) moves near-zero-gradient weights by up
@@ -210,7 +230,9 @@ def test_a_deepcopy_of_a_checkpointed_model_runs_and_trains_its_own_weights():
             p.add_(0.5)
     assert torch.equal(copy_(ids).detach(), before)
     copy_(ids).sum().backward()
-    assert all(p.grad is not None for p in copy_.parameters()) and all(p.grad is None for p in t.policy.module.parameters())
+    assert all(p.grad is not None for p in copy_.parameters()) and all(
+        p.grad is None for p in t.policy.module.parameters()
+    )
 
 
 def test_step_refuses_a_token_id_outside_the_vocabulary():

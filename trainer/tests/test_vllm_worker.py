@@ -44,7 +44,9 @@ def test_checkpoint_weights_streams_every_shard_of_a_sharded_checkpoint(tmp_path
 
 def test_a_failed_reload_names_the_problem_and_leaves_the_weights_as_they_were(api, tmp_path):
     before = served_state(api)
-    with pytest.raises(HttpError, match=r"atk_reload_weights failed: FileNotFoundError: .*no \*\.safetensors checkpoint"):
+    with pytest.raises(
+        HttpError, match=r"atk_reload_weights failed: FileNotFoundError: .*no \*\.safetensors checkpoint"
+    ):
         api.collective_rpc({"method": "atk_reload_weights", "args": [str(tmp_path), "policy@1"]})
     state = tiny_policy(1).module.state_dict()
     save_file({**state, "model.extra.weight": torch.zeros(1)}, str(tmp_path / "model.safetensors"))

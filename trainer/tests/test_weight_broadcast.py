@@ -22,8 +22,18 @@ def trainer(tmp_path_factory):
     model_dir = tmp_path_factory.mktemp("model")
     (model_dir / "config.json").write_text(json.dumps(CONFIG))
     proc, url = start_server()
-    status, loaded = call(url, "/control/load_model", {"path": str(model_dir), "init": "random", "backend": "builtin",
-                                                         "device": "cpu", "dtype": "float32", "train": {"seed": 3}})
+    status, loaded = call(
+        url,
+        "/control/load_model",
+        {
+            "path": str(model_dir),
+            "init": "random",
+            "backend": "builtin",
+            "device": "cpu",
+            "dtype": "float32",
+            "train": {"seed": 3},
+        },
+    )
     assert status == 200, loaded
     yield url, model_dir
     proc.terminate()
@@ -47,15 +57,19 @@ def test_a_broadcast_leaves_every_engine_serving_the_trainers_weights_in_the_ser
     url, model_dir = trainer
     engines = [standin(model_dir, seed) for seed in (11, 12)]
     try:
-        status, opened = call(url, "/control/weights/open", {"master_addr": "127.0.0.1", "dtype": "bfloat16", "timeout_s": 60})
+        status, opened = call(
+            url, "/control/weights/open", {"master_addr": "127.0.0.1", "dtype": "bfloat16", "timeout_s": 60}
+        )
         assert status == 200, opened
         assert opened["backend"] == "gloo" and all(dtype == "bfloat16" for _n, dtype, _s in opened["tensors"])
         names = [name for name, _d, _s in opened["tensors"]]
         assert "lm_head.weight" not in names and "model.embed_tokens.weight" in names  # tied head: sent once
         with ThreadPoolExecutor(3) as pool:
             joined = pool.submit(call, url, "/control/weights/join", {"world_size": 3})
-            ranks = [pool.submit(rpc, api, "atk_join_weight_group", "127.0.0.1", opened["port"], 1 + i, 3, "gloo", 60)
-                     for i, api in enumerate(engines)]
+            ranks = [
+                pool.submit(rpc, api, "atk_join_weight_group", "127.0.0.1", opened["port"], 1 + i, 3, "gloo", 60)
+                for i, api in enumerate(engines)
+            ]
             assert joined.result()[0] == 200 and [int(r.result()) for r in ranks] == [1, 2]
             for version in ("policy@1", "policy@2"):  # the group serves every later sync too
                 sent = pool.submit(call, url, "/control/weights/send", {})
@@ -64,7 +78,10 @@ def test_a_broadcast_leaves_every_engine_serving_the_trainers_weights_in_the_ser
                 status, figures = sent.result()
                 assert status == 200 and figures["tensors"] == len(names) and figures["bytes"] == opened["bytes"]
         # The disk sync writes the same weights in the same dtype: the engines hold exactly those.
-        assert call(url, "/control/save", {"dir": str(tmp_path / "w"), "weights_only": True, "dtype": "bfloat16"})[0] == 200
+        assert (
+            call(url, "/control/save", {"dir": str(tmp_path / "w"), "weights_only": True, "dtype": "bfloat16"})[0]
+            == 200
+        )
         expected = load_file(str(tmp_path / "w" / "model.safetensors"))
         assert opened["bytes"] == sum(t.numel() * t.element_size() for t in expected.values())
         for api in engines:
@@ -89,7 +106,9 @@ def test_a_worker_that_refuses_a_tensor_fails_its_sync_and_the_sender_still_fini
             rpc(engine, "atk_join_weight_group", "127.0.0.1", opened["port"], 1, 2, "gloo", 60)
             assert joined.result()[0] == 200
             sent = pool.submit(call, url, "/control/weights/send", {})
-            renamed = [["model.not_there" if i == 1 else name, d, s] for i, (name, d, s) in enumerate(opened["tensors"])]
+            renamed = [
+                ["model.not_there" if i == 1 else name, d, s] for i, (name, d, s) in enumerate(opened["tensors"])
+            ]
             with pytest.raises(HttpError, match="'model.not_there' is not a parameter of the served model"):
                 rpc(engine, "atk_receive_weights", renamed, "policy@1")
             assert sent.result()[0] == 200  # the receiver drained the rest instead of leaving the sender hanging
@@ -105,6 +124,8 @@ def test_a_member_that_never_joins_fails_the_join_within_the_timeout(trainer):
     assert status == 200
     started = time.monotonic()
     status, reply = call(url, "/control/weights/join", {"world_size": 2})
-    assert status == 500 and reply["error"].startswith("RuntimeError: weight sync group: not all 2 members joined within 3 s"), reply
+    assert status == 500 and reply["error"].startswith(
+        "RuntimeError: weight sync group: not all 2 members joined within 3 s"
+    ), reply
     assert time.monotonic() - started < 30
     assert call(url, "/control/weights/send", {})[0] == 409  # no group: nothing half-made is used

@@ -51,7 +51,9 @@ class Policy:
     def token_stats(
         self,
         input_ids: torch.Tensor,  # (B, T)
-        segments: Optional[torch.Tensor] = None,  # (B, T) sequence index of each token in packed rows; None = one per row
+        segments: Optional[
+            torch.Tensor
+        ] = None,  # (B, T) sequence index of each token in packed rows; None = one per row
         chunk: Optional[int] = None,  # positions per logits chunk (token_stats.CHUNK_LOGITS_BYTES by default)
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """(logp, entropy), each (B, T) float32, computed from the hidden states and the lm_head in chunks
@@ -60,7 +62,9 @@ class Policy:
         positions = starts = mask = None
         if segments is not None:
             if self.backend != "builtin":
-                raise ValueError("pack_sequences: packed rows need backend builtin (transformers takes no block mask here)")
+                raise ValueError(
+                    "pack_sequences: packed rows need backend builtin (transformers takes no block mask here)"
+                )
             positions, starts = segment_positions(segments)
             mask = qwen2.block_causal_mask(segments)
 
@@ -96,7 +100,13 @@ class Policy:
 
 
 def load_policy(
-    path: str, *, backend: str = "auto", device: str = "cpu", dtype: str = "float32", init: str = "pretrained", seed: int = 0
+    path: str,
+    *,
+    backend: str = "auto",
+    device: str = "cpu",
+    dtype: str = "float32",
+    init: str = "pretrained",
+    seed: int = 0,
 ) -> Policy:
     """The model in a Hugging Face directory (config.json + safetensors weights), or with init
     "random" the architecture of its config.json with random weights (random_policy, `seed`).
@@ -189,7 +199,9 @@ def load_weights(module: torch.nn.Module, tensors: Dict[str, torch.Tensor], sour
     with torch.no_grad():
         for name, tensor in tensors.items():
             if own[name].shape != tensor.shape:
-                raise ValueError(f"{source}: {name} has shape {list(tensor.shape)}, the model expects {list(own[name].shape)}")
+                raise ValueError(
+                    f"{source}: {name} has shape {list(tensor.shape)}, the model expects {list(own[name].shape)}"
+                )
             own[name].copy_(tensor)
 
 
@@ -207,7 +219,9 @@ def _resolve(backend: str, device: str, dtype: str):
     if backend == "auto":
         backend = "transformers" if transformers_available() else "builtin"
     elif backend == "transformers" and not transformers_available():
-        raise ImportError("backend 'transformers' needs the transformers package (pip install transformers), or use backend 'builtin'")
+        raise ImportError(
+            "backend 'transformers' needs the transformers package (pip install transformers), or use backend 'builtin'"
+        )
     if device == "auto":
         device = "cuda" if torch.cuda.is_available() else "cpu"
     elif device.startswith("cuda") and not torch.cuda.is_available():

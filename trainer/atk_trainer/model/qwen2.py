@@ -45,8 +45,19 @@ class RopeScaling:
     KEYS = {
         "default": set(),
         "linear": {"factor"},
-        "dynamic": {"factor", "original_max_position_embeddings"},  # transformers accepts the latter; neither engine reads it
-        "yarn": {"factor", "original_max_position_embeddings", "beta_fast", "beta_slow", "attention_factor", "attn_factor", "truncate"},
+        "dynamic": {
+            "factor",
+            "original_max_position_embeddings",
+        },  # transformers accepts the latter; neither engine reads it
+        "yarn": {
+            "factor",
+            "original_max_position_embeddings",
+            "beta_fast",
+            "beta_slow",
+            "attention_factor",
+            "attn_factor",
+            "truncate",
+        },
     }
 
     @staticmethod
@@ -54,10 +65,14 @@ class RopeScaling:
         scaling = dict(config.get("rope_scaling") or {})
         rope_type = scaling.pop("rope_type", scaling.pop("type", "default"))
         if rope_type not in RopeScaling.KEYS:
-            raise ValueError(f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, yarn); load it with model.trainer.backend: transformers")
+            raise ValueError(
+                f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, yarn); load it with model.trainer.backend: transformers"
+            )
         unknown = sorted(set(scaling) - RopeScaling.KEYS[rope_type])
         if unknown:
-            raise ValueError(f"config.json: rope_scaling key {unknown[0]!r} does not apply to rope type {rope_type!r} (it takes {', '.join(sorted(RopeScaling.KEYS[rope_type])) or 'no keys'})")
+            raise ValueError(
+                f"config.json: rope_scaling key {unknown[0]!r} does not apply to rope type {rope_type!r} (it takes {', '.join(sorted(RopeScaling.KEYS[rope_type])) or 'no keys'})"
+            )
         if rope_type == "default":
             return RopeScaling()
         if not isinstance(scaling.get("factor"), (int, float)) or scaling["factor"] < 1:
@@ -79,19 +94,23 @@ class RopeScaling:
         exponents = torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim  # (D/2,)
         if self.type == "dynamic":
             theta = theta * (self.factor * self.factor - self.factor + 1) ** (head_dim / (head_dim - 2))
-        inv_freq = 1.0 / theta ** exponents  # (D/2,)
+        inv_freq = 1.0 / theta**exponents  # (D/2,)
         if self.type == "linear":
             return inv_freq / self.factor, 1.0
         if self.type != "yarn":
             return inv_freq, 1.0
         low, high = self._yarn_correction_range(head_dim, theta)
-        ramp = ((torch.arange(head_dim // 2, dtype=torch.float32) - low) / max(high - low, 0.001)).clamp(0, 1)  # 0: keep, 1: scale
+        ramp = ((torch.arange(head_dim // 2, dtype=torch.float32) - low) / max(high - low, 0.001)).clamp(
+            0, 1
+        )  # 0: keep, 1: scale
         inv_freq = inv_freq / self.factor * ramp + inv_freq * (1 - ramp)
         scale = self.attention_factor if self.attention_factor is not None else 0.1 * math.log(self.factor) + 1.0
         return inv_freq, scale * self.attn_factor
 
     def _yarn_correction_range(self, head_dim: int, theta: float) -> "tuple[float, float]":
-        def dim_with(rotations: float) -> float:  # the dimension whose wavelength turns `rotations` times in the original context
+        def dim_with(
+            rotations: float,
+        ) -> float:  # the dimension whose wavelength turns `rotations` times in the original context
             return head_dim * math.log(self.original_max_position / (rotations * 2 * math.pi)) / (2 * math.log(theta))
 
         low, high = dim_with(self.beta_fast), dim_with(self.beta_slow)
@@ -113,7 +132,9 @@ class Qwen2Config:
     rope_theta: float
     tie_word_embeddings: bool
     rope_scaling: RopeScaling = RopeScaling()
-    pad_token_id: Optional[int] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
+    pad_token_id: Optional[
+        int
+    ] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
     sliding_window: Optional[int] = None  # tokens a sliding layer attends to, itself included; None: no layer slides
     sliding_layers: Tuple[bool, ...] = ()  # per layer: attends to the last sliding_window tokens only
 
@@ -122,13 +143,17 @@ class Qwen2Config:
         """The fields this implementation uses; refuses configs of other architectures."""
         model_type = config.get("model_type", "qwen2")
         if model_type != "qwen2":
-            raise ValueError(f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)")
+            raise ValueError(
+                f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)"
+            )
         if config.get("hidden_act", "silu") != "silu":
             raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")
         heads = int(config["num_attention_heads"])
         kv_heads = int(config.get("num_key_value_heads") or heads)
         if heads % kv_heads:
-            raise ValueError(f"config.json: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+            raise ValueError(
+                f"config.json: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
+            )
         hidden = int(config["hidden_size"])
         layers = int(config["num_hidden_layers"])
         window, sliding = _sliding_window(config, layers)
@@ -210,7 +235,9 @@ class Qwen2Model(nn.Module):
         self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_scaling)
         self.config = config
 
-    def forward(self, input_ids, positions=None, cache: Optional[AttentionCache] = None, new_valid=None, attn_mask=None):
+    def forward(
+        self, input_ids, positions=None, cache: Optional[AttentionCache] = None, new_valid=None, attn_mask=None
+    ):
         # (B, T) -> (B, T, C)
         B, T = input_ids.shape
         if positions is None:
@@ -266,7 +293,11 @@ class Qwen2Attention(nn.Module):
 
     def __init__(self, config: Qwen2Config):
         super().__init__()
-        self.heads, self.kv_heads, self.head_dim = config.num_attention_heads, config.num_key_value_heads, config.head_dim
+        self.heads, self.kv_heads, self.head_dim = (
+            config.num_attention_heads,
+            config.num_key_value_heads,
+            config.head_dim,
+        )
         C = config.hidden_size
         self.q_proj = nn.Linear(C, self.heads * self.head_dim, bias=True)
         self.k_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
@@ -294,7 +325,9 @@ def attention(q, k, v, mask=None):
         if groups > 1 and T == 1 and mask is not None:
             # A decode step: the G query heads of a kv head become G query rows against the same k and v,
             # so the KV cache is read as it is instead of copied G times per layer per token.
-            y = F.scaled_dot_product_attention(q.reshape(B, k.shape[1], groups, D), k, v, attn_mask=mask)  # (B, Hkv, G, D)
+            y = F.scaled_dot_product_attention(
+                q.reshape(B, k.shape[1], groups, D), k, v, attn_mask=mask
+            )  # (B, Hkv, G, D)
             return y.reshape(B, H, 1, D)  # fused kernels return a transposed, non-contiguous layout
         if groups > 1:
             k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)  # (B, H, S, D)

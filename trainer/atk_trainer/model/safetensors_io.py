@@ -17,8 +17,15 @@ from typing import Dict, Iterable, Iterator, Mapping, Optional, Tuple
 import torch
 
 DTYPES = {
-    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
     "BOOL": torch.bool,
 }
 NAMES = {dtype: name for name, dtype in DTYPES.items()}
@@ -115,8 +122,10 @@ def iter_dir(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
             yield from iter_file(os.path.join(directory, file), names)
         return
     single = os.path.join(directory, "model.safetensors")
-    files = [single] if os.path.exists(single) else sorted(
-        os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".safetensors")
+    files = (
+        [single]
+        if os.path.exists(single)
+        else sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".safetensors"))
     )
     if not files:
         raise FileNotFoundError(f"{directory}: no model.safetensors, {INDEX_FILE} or *.safetensors")

@@ -42,7 +42,7 @@ def token_stats(
     recompute = torch.is_grad_enabled() and h.requires_grad and h.shape[0] > chunk
     logps, entropies = [], []
     for lo in range(0, h.shape[0], chunk):
-        piece, wanted = h[lo:lo + chunk], targets[lo:lo + chunk]
+        piece, wanted = h[lo : lo + chunk], targets[lo : lo + chunk]
         if recompute:
             logp, entropy = torch.utils.checkpoint.checkpoint(_chunk_stats, head, piece, wanted, use_reentrant=False)
         else:

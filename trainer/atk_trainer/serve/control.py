@@ -46,7 +46,12 @@ class ControlApi:
         return nullcontext() if self.peers is None else self.peers.command(name, body)
 
     def health(self, _body: Body) -> HealthReply:
-        return {"status": "ok", "model_loaded": self.trainer is not None, "policy_version": self.engine.policy_version, "pid": os.getpid()}
+        return {
+            "status": "ok",
+            "model_loaded": self.trainer is not None,
+            "policy_version": self.engine.policy_version,
+            "pid": os.getpid(),
+        }
 
     def load_model(self, body: Body) -> LoadModelReply:
         body = expect_object(body)
@@ -65,7 +70,9 @@ class ControlApi:
             if not isinstance(value, str):
                 raise bad_request(f"{key}: expected a string, got {value!r}")
         max_model_len = body.get("max_model_len")
-        if max_model_len is not None and (isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1):
+        if max_model_len is not None and (
+            isinstance(max_model_len, bool) or not isinstance(max_model_len, int) or max_model_len < 1
+        ):
             raise bad_request(f"max_model_len: expected a positive integer, got {max_model_len!r}")
         from ..train.train import Trainer  # imported here so the engine runs even if training code is missing
 
@@ -75,7 +82,9 @@ class ControlApi:
                 policy = load_policy(path, init=init, seed=config.seed, **options)
                 trainer = Trainer(policy, config, self.peers)
                 self.trainer = trainer
-                dtype = serving_dtype(trainer.device, trainer.autocast, config.lora is not None, trainer.sharded, config.weights_dtype)
+                dtype = serving_dtype(
+                    trainer.device, trainer.autocast, config.lora is not None, trainer.sharded, config.weights_dtype
+                )
                 self.serving = None if dtype is None else ServingCopy(policy, dtype)
                 decode_step = decode_step_for(trainer.device, config.cuda_graphs)
                 if self.serving is None:
@@ -121,7 +130,9 @@ class ControlApi:
         if dtype is not None and (not weights_only or dtype not in SAVE_DTYPES):
             raise bad_request(f"dtype: one of {', '.join(SAVE_DTYPES)}, with weights_only true; got {dtype!r}")
         with self.engine.exclusive(), self._command("save", body):
-            return trainer.save(directory, weights_only=weights_only, dtype=None if dtype is None else SAVE_DTYPES[dtype])
+            return trainer.save(
+                directory, weights_only=weights_only, dtype=None if dtype is None else SAVE_DTYPES[dtype]
+            )
 
     def load_checkpoint(self, body: Body) -> CheckpointReply:
         trainer, directory = self._trainer(), _dir(body)

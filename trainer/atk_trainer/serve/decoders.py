@@ -36,8 +36,8 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
     ids = torch.zeros(len(prompts), T, dtype=torch.long)
     valid = torch.zeros(len(prompts), T, dtype=torch.bool)
     for i, p in enumerate(prompts):
-        ids[i, T - len(p):] = torch.tensor(p, dtype=torch.long)
-        valid[i, T - len(p):] = True
+        ids[i, T - len(p) :] = torch.tensor(p, dtype=torch.long)
+        valid[i, T - len(p) :] = True
     positions = (valid.long().cumsum(-1) - 1).clamp(min=0)  # (B, T): 0 at each prompt's first token
     return ids.to(device), valid.to(device), positions.to(device)
 
@@ -91,9 +91,16 @@ class BuiltinDecoder:
         first, logits, placed = len(self.live), [], []
         for bucket in buckets:
             bucket.sort()  # one bucket (the usual case) keeps the prompts' order
-            logits.append(self._prefill_rows(
-                [prompts[i] for i in bucket], [sources[i] for i in bucket], [done[i] for i in bucket], budget,
-                capacity, bucket if rows_by_prompt else None))
+            logits.append(
+                self._prefill_rows(
+                    [prompts[i] for i in bucket],
+                    [sources[i] for i in bucket],
+                    [done[i] for i in bucket],
+                    budget,
+                    capacity,
+                    bucket if rows_by_prompt else None,
+                )
+            )
             placed += bucket
         for i in set(sources) - {None}:
             self._unpark(i)  # continued: the new row holds its tokens now
@@ -105,8 +112,15 @@ class BuiltinDecoder:
         self.live = self.live[:first] + [added[k] for k in order]
         return torch.cat(logits)[torch.tensor(order, device=logits[0].device)]
 
-    def _prefill_rows(self, prompts: List[List[int]], sources: List[Optional[int]], done: List[int],
-                      budget: int, capacity: int, rows: Optional[List[int]]) -> torch.Tensor:
+    def _prefill_rows(
+        self,
+        prompts: List[List[int]],
+        sources: List[Optional[int]],
+        done: List[int],
+        budget: int,
+        capacity: int,
+        rows: Optional[List[int]],
+    ) -> torch.Tensor:
         """One forward over `prompts` (the tokens after each one's parked prefix), joined to the batch as
         new live rows (`rows`, else retired or new ones); the logits after each prompt's last token.
         `capacity`: slots of the batch's cache when these rows start it."""
@@ -114,7 +128,8 @@ class BuiltinDecoder:
         if self.cache is not None:  # these rows are copied into the batch's cache: room for their own only
             capacity = max(len(p) for p in prompts) + budget
         new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(
-            [None if i is None else self.parked[i].kv for i in sources])
+            [None if i is None else self.parked[i].kv for i in sources]
+        )
         ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
         positions = positions + torch.tensor(done, dtype=torch.long, device=device).unsqueeze(-1)
         logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
@@ -126,7 +141,9 @@ class BuiltinDecoder:
             rows = self._free_rows(len(prompts)) if rows is None else rows
             self.cache.join(new, torch.tensor(rows, dtype=torch.long, device=device))
             if self.cache.rows > self.lengths.shape[0]:
-                self.lengths = torch.cat([self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)])
+                self.lengths = torch.cat(
+                    [self.lengths, torch.zeros(self.cache.rows - self.lengths.shape[0], dtype=torch.long)]
+                )
             self.lengths[rows] = lengths
         for r, p in zip(rows, prompts):
             self.tokens[r] = list(p)
@@ -269,8 +286,11 @@ class TransformersDecoder:
         fed[alive, 0] = 1
         self.mask = torch.cat([self.mask, fed], dim=-1)
         out = self.module(
-            input_ids=ids, attention_mask=self.mask, position_ids=self.positions.unsqueeze(-1),
-            past_key_values=self.past, use_cache=True,
+            input_ids=ids,
+            attention_mask=self.mask,
+            position_ids=self.positions.unsqueeze(-1),
+            past_key_values=self.past,
+            use_cache=True,
         )
         self.past = out.past_key_values
         self.positions = self.positions + 1

@@ -160,6 +160,7 @@ class Engine:
     def close_when_idle(self) -> None:
         """Close once every queued and running sequence has finished, on a background thread: requests
         already submitted complete, and the caller does not wait for them."""
+
         def wait_then_close() -> None:
             with self._cond:
                 while (self._queue or self._running) and not self._closed:
@@ -229,8 +230,12 @@ class Engine:
     def _reusable(self, decoder: Any, epoch: int) -> bool:
         """Whether an idle decoder may serve the next batch: one that keeps finished sequences for their
         continuations (a prefix cache), and only with the weights it cached them under."""
-        return (decoder is not None and getattr(decoder, "reusable", False) and epoch == self._cache_epoch
-                and decoder.module is self.policy.module)
+        return (
+            decoder is not None
+            and getattr(decoder, "reusable", False)
+            and epoch == self._cache_epoch
+            and decoder.module is self.policy.module
+        )
 
     def _advance(self, decoder, rows: List[_Sequence], logits: torch.Tensor) -> None:
         """Sample one token for each of `rows` (the last rows of the running batch), retire finished ones."""
@@ -255,9 +260,17 @@ class Engine:
             self._running = [self._running[i] for i in keep]
             self._cond.notify_all()
         for seq, (reason, stop_reason) in done:
-            seq.request._finish(seq.index, Completion(
-                seq.tokens, seq.logprobs, seq.tops, reason, stop_reason, seq.policy_version,
-            ))
+            seq.request._finish(
+                seq.index,
+                Completion(
+                    seq.tokens,
+                    seq.logprobs,
+                    seq.tops,
+                    reason,
+                    stop_reason,
+                    seq.policy_version,
+                ),
+            )
 
     def _finish_reason(self, seq: _Sequence):
         p = seq.request.params

@@ -28,17 +28,42 @@ from ..train import lora as lora_lib
 from .engine import Completion, Engine
 from .sampling_params import SamplingParams
 from ..model.safetensors_io import load_file
-from .wire import Body, ChoiceLogprobs, CompletionChoice, CompletionReply, Json, JsonObject, ModelCard, ModelList, RpcReply
+from .wire import (
+    Body,
+    ChoiceLogprobs,
+    CompletionChoice,
+    CompletionReply,
+    Json,
+    JsonObject,
+    ModelCard,
+    ModelList,
+    RpcReply,
+)
 
 MAX_LOGPROBS = 20  # vLLM's --max-logprobs default
 MAX_N = 256
 # Fields this engine does not implement, with the value that means "unused".
 UNSUPPORTED_UNLESS = {
-    "stream": False, "echo": False, "stop": None, "prompt_logprobs": None, "min_tokens": 0, "min_p": 0.0,
-    "repetition_penalty": 1.0, "presence_penalty": 0.0, "frequency_penalty": 0.0, "logit_bias": None,
-    "allowed_token_ids": None, "bad_words": None, "suffix": None, "response_format": None,
-    "structured_outputs": None, "guided_json": None, "guided_regex": None, "guided_choice": None,
-    "guided_grammar": None, "truncate_prompt_tokens": None,
+    "stream": False,
+    "echo": False,
+    "stop": None,
+    "prompt_logprobs": None,
+    "min_tokens": 0,
+    "min_p": 0.0,
+    "repetition_penalty": 1.0,
+    "presence_penalty": 0.0,
+    "frequency_penalty": 0.0,
+    "logit_bias": None,
+    "allowed_token_ids": None,
+    "bad_words": None,
+    "suffix": None,
+    "response_format": None,
+    "structured_outputs": None,
+    "guided_json": None,
+    "guided_regex": None,
+    "guided_choice": None,
+    "guided_grammar": None,
+    "truncate_prompt_tokens": None,
 }
 
 
@@ -62,7 +87,9 @@ class EngineApi:
         self._adapter_loads = 0  # seeds each adapter sampler differently
         self.worker: Optional[object] = None  # set by use_worker_extension: what /collective_rpc calls
 
-    def model_loaded(self, config: Mapping[str, Json], root: Optional[str], max_model_len: Optional[int] = None) -> None:
+    def model_loaded(
+        self, config: Mapping[str, Json], root: Optional[str], max_model_len: Optional[int] = None
+    ) -> None:
         """`max_model_len` overrides the config's max_position_embeddings, as vLLM's --max-model-len does
         (rotary positions extend past it; a recipe may need longer prompts than a tiny model saw)."""
         self.root = root
@@ -79,8 +106,16 @@ class EngineApi:
         created = int(time.time())
 
         def card(name: str, root: Optional[str], parent: Optional[str]) -> ModelCard:
-            return {"id": name, "object": "model", "created": created, "owned_by": "atk", "root": root,
-                    "parent": parent, "max_model_len": self.max_model_len, "permission": []}
+            return {
+                "id": name,
+                "object": "model",
+                "created": created,
+                "owned_by": "atk",
+                "root": root,
+                "parent": parent,
+                "max_model_len": self.max_model_len,
+                "permission": [],
+            }
 
         data = [card(self.served_name, self.root, None)] if self.engine.policy is not None else []
         data += [card(name, adapter.path, self.served_name) for name, adapter in sorted(self.adapters.items())]
@@ -127,7 +162,9 @@ class EngineApi:
             with self.engine.exclusive():  # no train step or model load changes the base while it is copied
                 module = self.engine.policy.module
                 if hasattr(module, "peft_config") or any(isinstance(m, lora_lib.LoRALinear) for m in module.modules()):
-                    raise ValueError("the served model carries the trainer's own adapters; runtime adapters need a plain base model")
+                    raise ValueError(
+                        "the served model carries the trainer's own adapters; runtime adapters need a plain base model"
+                    )
                 policy = copy.deepcopy(self.engine.policy)
             lora_lib.merge_adapter(policy.module, config, tensors)
         except ValueError as e:
@@ -179,11 +216,17 @@ class EngineApi:
             raise bad_request("args: expected a list and kwargs an object")
         function = getattr(self.worker, method, None) if not method.startswith("_") else None
         if not callable(function):
-            raise HttpError(500, f"Method {method!r} is not implemented by the worker (start the engine with --worker-extension-cls)", "InternalServerError")
+            raise HttpError(
+                500,
+                f"Method {method!r} is not implemented by the worker (start the engine with --worker-extension-cls)",
+                "InternalServerError",
+            )
         try:
             result = function(*args, **kwargs)
         except (FileNotFoundError, ValueError, KeyError) as e:
-            raise HttpError(500, f"collective_rpc {method} failed: {type(e).__name__}: {e}", "InternalServerError") from None
+            raise HttpError(
+                500, f"collective_rpc {method} failed: {type(e).__name__}: {e}", "InternalServerError"
+            ) from None
         # vLLM answers one entry per worker; None, dicts and lists as they are, anything else as str().
         return {"results": [result if result is None or isinstance(result, (dict, list)) else str(result)]}
 
@@ -209,7 +252,9 @@ class EngineApi:
                     raise bad_request(f"{where}[{j}]: expected a token ID in [0, {self.vocab_size}), got {t!r}")
         return batch
 
-    def _response(self, model: str, body: JsonObject, prompts: List[List[int]], results: List[List[Completion]]) -> CompletionReply:
+    def _response(
+        self, model: str, body: JsonObject, prompts: List[List[int]], results: List[List[Completion]]
+    ) -> CompletionReply:
         with_ids = bool(body.get("return_token_ids"))
         with_logprobs = body.get("logprobs") is not None
         choices: List[CompletionChoice] = []
@@ -217,23 +262,32 @@ class EngineApi:
         for prompt, completions in zip(prompts, results):
             for c in completions:
                 completion_tokens += len(c.token_ids)
-                choices.append({
-                    "index": len(choices),
-                    "text": "",
-                    "logprobs": _logprobs(c) if with_logprobs else None,
-                    "finish_reason": c.finish_reason,
-                    "stop_reason": c.stop_reason,
-                    "prompt_logprobs": None,
-                    "prompt_token_ids": list(prompt) if with_ids else None,
-                    "token_ids": c.token_ids if with_ids else None,
-                })
+                choices.append(
+                    {
+                        "index": len(choices),
+                        "text": "",
+                        "logprobs": _logprobs(c) if with_logprobs else None,
+                        "finish_reason": c.finish_reason,
+                        "stop_reason": c.stop_reason,
+                        "prompt_logprobs": None,
+                        "prompt_token_ids": list(prompt) if with_ids else None,
+                        "token_ids": c.token_ids if with_ids else None,
+                    }
+                )
         prompt_tokens = sum(len(p) for p in prompts)  # once per prompt, whatever n is, as vLLM counts
         versions = sorted({c.policy_version for r in results for c in r})
         return {
-            "id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()), "model": model,
+            "id": f"cmpl-{uuid.uuid4().hex}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": model,
             "choices": choices,
-            "usage": {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
-                      "completion_tokens": completion_tokens, "prompt_tokens_details": None},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+                "completion_tokens": completion_tokens,
+                "prompt_tokens_details": None,
+            },
             # atk's addition: the trainer policy version(s) that sampled these choices.
             "policy_version": versions[0] if len(versions) == 1 else versions,
         }
@@ -274,8 +328,15 @@ def _sampling_params(body: JsonObject) -> SamplingParams:
     if not isinstance(ignore_eos, bool):
         raise bad_request(f"ignore_eos: expected a boolean, got {ignore_eos!r}")
     return SamplingParams(
-        max_tokens=max_tokens, temperature=float(temperature), top_p=float(top_p), top_k=top_k,
-        seed=seed, stop_token_ids=tuple(stop_ids), ignore_eos=ignore_eos, logprobs=logprobs, n=n,
+        max_tokens=max_tokens,
+        temperature=float(temperature),
+        top_p=float(top_p),
+        top_k=top_k,
+        seed=seed,
+        stop_token_ids=tuple(stop_ids),
+        ignore_eos=ignore_eos,
+        logprobs=logprobs,
+        n=n,
     )
 
 
@@ -286,7 +347,9 @@ def _string(body: JsonObject, key: str) -> str:
     return value
 
 
-def _number(body: JsonObject, key: str, default: Union[int, float], integer: bool = False, low: Optional[float] = None) -> Union[int, float]:
+def _number(
+    body: JsonObject, key: str, default: Union[int, float], integer: bool = False, low: Optional[float] = None
+) -> Union[int, float]:
     value = body.get(key)
     if value is None:
         return default

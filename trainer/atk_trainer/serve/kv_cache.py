@@ -46,10 +46,14 @@ class KVCache:
         self._may_have_unused = False  # rows retired or replaced since the last look for unused leading slots
 
     @staticmethod
-    def for_model(module: Any, batch: int, capacity: int = 64) -> "KVCache":  # an atk_trainer.model.qwen2.Qwen2ForCausalLM
+    def for_model(
+        module: Any, batch: int, capacity: int = 64
+    ) -> "KVCache":  # an atk_trainer.model.qwen2.Qwen2ForCausalLM
         c = module.config
         weight = module.model.embed_tokens.weight
-        return KVCache(c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype, capacity)
+        return KVCache(
+            c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype, capacity
+        )
 
     @property
     def batch(self) -> int:
@@ -77,7 +81,7 @@ class KVCache:
             self._drop_unused_slots()
         self._reserve(self.used + T)
         start, self._new = self.used, T
-        self.valid[:B, start:start + T] = True if new_valid is None else new_valid
+        self.valid[:B, start : start + T] = True if new_valid is None else new_valid
         self.used += T
         S = self.used
         if T == 1:
@@ -99,7 +103,7 @@ class KVCache:
         row's real slots are its tokens in order, so counting them gives the distance."""
         B, S = self.rows, self.used
         seen = self.valid[:B, :S].long().cumsum(-1)  # (B, S): real tokens up to each slot
-        distance = seen[:, S - self._new:].unsqueeze(-1) - seen.unsqueeze(1)  # (B, T, S)
+        distance = seen[:, S - self._new :].unsqueeze(-1) - seen.unsqueeze(1)  # (B, T, S)
         return (distance < window).unsqueeze(1)
 
     def layer(self, i: int) -> "_LayerCache":
@@ -120,15 +124,15 @@ class KVCache:
         S = max(self.used, theirs)
         self._reserve(S)
         self._reserve_rows(max(self.rows, int(rows.max()) + 1))
-        self.valid[: self.rows, self.used: S] = False  # the old rows' gap, when the new rows are longer
+        self.valid[: self.rows, self.used : S] = False  # the old rows' gap, when the new rows are longer
         self.valid[rows] = False
         # A retired row taken over may have held the only use of leading slots; appended rows free none.
         self._may_have_unused = self._may_have_unused or int(rows.min()) < self.rows
-        self.valid[rows, S - theirs: S] = other.valid[:n, :theirs]
+        self.valid[rows, S - theirs : S] = other.valid[:n, :theirs]
         for store, their_store in ((self.keys, other.keys), (self.values, other.values)):
             for i, t in enumerate(store):
                 t[rows, :, : S - theirs] = 0  # masked, but must not be NaN (see select)
-                t[rows, :, S - theirs: S] = their_store[i][:n, :, :theirs]
+                t[rows, :, S - theirs : S] = their_store[i][:n, :, :theirs]
         self.rows, self.used = max(self.rows, int(rows.max()) + 1), S
 
     def extract(self, row: int) -> "RowKV":
@@ -153,10 +157,10 @@ class KVCache:
             if r is None:
                 continue
             n = len(r.valid)
-            self.valid[i, S - n: S] = r.valid
+            self.valid[i, S - n : S] = r.valid
             for layer in range(len(self.keys)):
-                self.keys[layer][i, :, S - n: S] = r.keys[layer]
-                self.values[layer][i, :, S - n: S] = r.values[layer]
+                self.keys[layer][i, :, S - n : S] = r.keys[layer]
+                self.values[layer][i, :, S - n : S] = r.values[layer]
         self.used = S
         return self
 
@@ -175,7 +179,7 @@ class KVCache:
         for store in (self.keys, self.values):
             for t in store:
                 # Slots left behind keep finite old values: masked, so they weigh exactly 0.
-                t[:n, :, :S] = t[rows, :, first: self.used]  # the gather copies before the write
+                t[:n, :, :S] = t[rows, :, first : self.used]  # the gather copies before the write
         self.valid[:n, :S] = valid[:, first:]
         self.valid[:n, S:] = False
         self.valid[n:] = False
@@ -193,9 +197,9 @@ class KVCache:
         S = self.used - first
         for store in (self.keys, self.values):
             for t in store:
-                t[: self.rows, :, :S] = t[: self.rows, :, first: self.used].clone()
-        self.valid[: self.rows, :S] = self.valid[: self.rows, first: self.used].clone()
-        self.valid[: self.rows, S: self.used] = False
+                t[: self.rows, :, :S] = t[: self.rows, :, first : self.used].clone()
+        self.valid[: self.rows, :S] = self.valid[: self.rows, first : self.used].clone()
+        self.valid[: self.rows, S : self.used] = False
         self.used = S
 
     def advance(self) -> int:
@@ -247,6 +251,6 @@ class _LayerCache:
     def append(self, k, v):  # (B, Hkv, T, D) each -> all slots in use (B, Hkv, S, D)
         c = self.cache
         B, start = c.rows, c.used - c._new
-        c.keys[self.i][:B, :, start:c.used] = k
-        c.values[self.i][:B, :, start:c.used] = v
+        c.keys[self.i][:B, :, start : c.used] = k
+        c.values[self.i][:B, :, start : c.used] = v
         return c.keys[self.i][:B, :, : c.used], c.values[self.i][:B, :, : c.used]

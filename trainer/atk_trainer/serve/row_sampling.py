@@ -31,6 +31,7 @@ class RowSampling:
 
     def join(self, params: List[SamplingParams], seeds: List[int], device: torch.device) -> None:
         """Append rows (their sequences have sampled nothing yet)."""
+
         def cat(old: torch.Tensor, values: list, dtype: torch.dtype) -> torch.Tensor:
             new = torch.tensor(values, dtype=dtype, device=device)
             return new if not self.params else torch.cat([old, new])
@@ -76,6 +77,6 @@ class RowSampling:
         return Sampled(
             tokens=[int(r[0]) for r in host],
             logprobs=[r[1] for r in host],
-            top_ids=[[int(t) for t in r[2 + want_top:]] for r in host],
-            top_logprobs=[r[2:2 + want_top] for r in host],
+            top_ids=[[int(t) for t in r[2 + want_top :]] for r in host],
+            top_logprobs=[r[2 : 2 + want_top] for r in host],
         )

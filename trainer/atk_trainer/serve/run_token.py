@@ -22,7 +22,9 @@ def required_token(host: str) -> Optional[str]:
     Raises SystemExit with a one-line reason when `host` is off loopback and no token is set."""
     token = os.environ.get(TOKEN_ENV) or None
     if token is None and not is_loopback(host):
-        raise SystemExit(f"atk_trainer: refusing to listen on {host} without a run token: set {TOKEN_ENV} (atk does for cluster launchers)")
+        raise SystemExit(
+            f"atk_trainer: refusing to listen on {host} without a run token: set {TOKEN_ENV} (atk does for cluster launchers)"
+        )
     return token
 
 
@@ -40,4 +42,4 @@ def authorized(headers: Mapping[str, str], token: Optional[str]) -> bool:
     if token is None:
         return True
     given = headers.get("Authorization") or ""
-    return given.startswith("Bearer ") and hmac.compare_digest(given[len("Bearer "):].encode(), token.encode())
+    return given.startswith("Bearer ") and hmac.compare_digest(given[len("Bearer ") :].encode(), token.encode())

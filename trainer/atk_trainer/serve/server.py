@@ -52,11 +52,15 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     if peers is not None and not peers.leader:
         return follow(peers, args)
-    app = TrainerServer(args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers)
+    app = TrainerServer(
+        args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers
+    )
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     watch_parent(args.parent_pid, app.stop)
-    log(f"atk_trainer pid {os.getpid()} serving on http://{args.host}:{app.port} (torch {torch.__version__}, {args.threads} threads)")
+    log(
+        f"atk_trainer pid {os.getpid()} serving on http://{args.host}:{app.port} (torch {torch.__version__}, {args.threads} threads)"
+    )
     app.serve()
     log("atk_trainer stopped")
     return 0
@@ -72,10 +76,14 @@ def follow(peers: Peers, args: argparse.Namespace) -> int:
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m atk_trainer", description="atk's trainer and embedded engine")
-    p.add_argument("--host", default="127.0.0.1", help="bind address; off loopback only with $ATK_RUN_TOKEN set (run_token.py)")
+    p.add_argument(
+        "--host", default="127.0.0.1", help="bind address; off loopback only with $ATK_RUN_TOKEN set (run_token.py)"
+    )
     p.add_argument("--port", type=int, default=8000, help="0 picks a free port (printed on stdout)")
     p.add_argument("--parent-pid", type=int, default=None, help="exit when this process is gone")
-    p.add_argument("--threads", type=int, default=1, help="torch CPU threads (1 beat 2 here: bench/trainer-generate.py)")
+    p.add_argument(
+        "--threads", type=int, default=1, help="torch CPU threads (1 beat 2 here: bench/trainer-generate.py)"
+    )
     p.add_argument("--served-model-name", default="policy", help="the model name /v1 requests use")
     p.add_argument("--max-batch", type=int, default=256, help="sequences the engine decodes together")
     p.add_argument("--seed", type=int, default=0, help="seeds sampling for requests without a seed")
@@ -85,7 +93,15 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 class TrainerServer:
     """The engine thread, the route table and the HTTP server; serve() blocks until stop()."""
 
-    def __init__(self, host: str, port: int, served_name: str = "policy", max_batch: int = 256, seed: int = 0, peers: Optional[Peers] = None):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        served_name: str = "policy",
+        max_batch: int = 256,
+        seed: int = 0,
+        peers: Optional[Peers] = None,
+    ):
         self.engine = Engine(max_batch=max_batch, seed=seed).start()
         self.engine_api = EngineApi(self.engine, served_name)
         self.control = ControlApi(self.engine, self.engine_api, peers)
@@ -177,7 +193,9 @@ def _handler_class(app: TrainerServer):
                         self.rfile.read(length)  # drain it: the keep-alive connection's next request starts after it
                     raise HttpError(401, "missing or wrong run token (Authorization: Bearer)", "AuthenticationError")
                 if length > MAX_BODY:
-                    raise HttpError(413, f"request body of {length} bytes is over the {MAX_BODY} limit", "RequestTooLargeError")
+                    raise HttpError(
+                        413, f"request body of {length} bytes is over the {MAX_BODY} limit", "RequestTooLargeError"
+                    )
                 status, body = app.dispatch(method, path, self.rfile.read(length) if length else b"")
             except HttpError as e:
                 status, body = e.status, _error_body(path, e.status, e.message, e.kind, None)
@@ -241,4 +259,3 @@ def watch_parent(parent_pid: Optional[int], stop: Callable[[str], None]) -> None
                 return
 
     threading.Thread(target=poll, name="atk-parent-watch", daemon=True).start()
-

@@ -10,7 +10,9 @@ from typing import Any, Optional
 import torch
 
 
-def serving_dtype(device: torch.device, autocast: bool, lora: bool, sharded: bool, weights_dtype: str) -> Optional[torch.dtype]:
+def serving_dtype(
+    device: torch.device, autocast: bool, lora: bool, sharded: bool, weights_dtype: str
+) -> Optional[torch.dtype]:
     """bf16 when the trainer's weights are float32 masters under bf16 autocast on CUDA, else None: the
     engine serves the trainer's own module (CPU, LoRA, bf16 weights, and FSDP's serving copy)."""
     if device.type == "cuda" and autocast and not lora and not sharded and weights_dtype == "float32":

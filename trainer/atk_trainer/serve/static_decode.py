@@ -65,22 +65,22 @@ class StaticDecodeStep:
         # One host-to-device copy per step: [ids (b) | positions (b) | fed (b) | slot | live rows].
         host = torch.zeros(3 * b + 1 + len(live), dtype=torch.long)
         host[index] = torch.tensor(tokens, dtype=torch.long)
-        host[b:b + rows] = lengths
+        host[b : b + rows] = lengths
         host[2 * b + index] = 1
         host[3 * b] = slot
-        host[3 * b + 1:] = index
+        host[3 * b + 1 :] = index
         packed = host.to(self.module.lm_head.weight.device)
         inputs = packed[: 3 * b + 1]
         graphs = self.graphs
         logits = graphs.run(self, cache, b, inputs) if graphs is not None else self.forward(cache, b, inputs)
         # A copy: a graph's output is overwritten by its next replay.
-        return logits.index_select(0, packed[3 * b + 1:])
+        return logits.index_select(0, packed[3 * b + 1 :])
 
     def forward(self, cache: Any, b: int, inputs: torch.Tensor) -> torch.Tensor:
         """The step proper: (b, V) logits from inputs (3b + 1,) = [ids | positions | fed | slot]. Reads
         only `cache.keys`, `cache.values` and `cache.valid`, never a host-side count (what a graph replays)."""
-        ids, positions = inputs[:b].view(b, 1), inputs[b: 2 * b].view(b, 1)
-        fed, slot = inputs[2 * b: 3 * b].view(b, 1).bool(), inputs[3 * b:]
+        ids, positions = inputs[:b].view(b, 1), inputs[b : 2 * b].view(b, 1)
+        fed, slot = inputs[2 * b : 3 * b].view(b, 1).bool(), inputs[3 * b :]
         return self.module(ids, positions, _StepCache(cache, b, slot, fed))[:, -1]
 
     def disable_graphs(self, reason: str) -> None:
@@ -138,7 +138,11 @@ class _StepLayer:
 
 # Capture tolerates CUDA calls of other threads (an adapter's engine, HTTP handlers) where torch allows it.
 _graph = getattr(torch.cuda, "graph", None)  # absent from old torch: CudaGraphs.create says so
-_THREAD_LOCAL = {"capture_error_mode": "thread_local"} if _graph and "capture_error_mode" in inspect.signature(_graph).parameters else {}
+_THREAD_LOCAL = (
+    {"capture_error_mode": "thread_local"}
+    if _graph and "capture_error_mode" in inspect.signature(_graph).parameters
+    else {}
+)
 
 
 class CudaGraphs:
@@ -167,8 +171,12 @@ class CudaGraphs:
         return CudaGraphs()
 
     def run(self, step: StaticDecodeStep, cache: KVCache, b: int, inputs: torch.Tensor) -> torch.Tensor:
-        storage = (cache.valid.data_ptr(), cache.capacity, cache.row_capacity,
-                   tuple(t.data_ptr() for t in cache.keys + cache.values))
+        storage = (
+            cache.valid.data_ptr(),
+            cache.capacity,
+            cache.row_capacity,
+            tuple(t.data_ptr() for t in cache.keys + cache.values),
+        )
         if storage != self.storage:
             self.graphs, self.steps, self.storage, self.pool = {}, {}, storage, None
         entry = self.graphs.get(b)

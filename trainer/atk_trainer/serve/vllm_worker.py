@@ -42,7 +42,9 @@ class WeightReload:
         must be dropped by the caller (POST /reset_prefix_cache)."""
         return self._atk_load(checkpoint_weights(directory), directory, version)
 
-    def atk_join_weight_group(self, master_addr: str, port: int, rank_offset: int, world_size: int, backend: str, timeout_s: float) -> int:
+    def atk_join_weight_group(
+        self, master_addr: str, port: int, rank_offset: int, world_size: int, backend: str, timeout_s: float
+    ) -> int:
         """Join trainer rank 0's weight group (weight_group.py) as rank `rank_offset` + this worker's rank
         in its replica; blocks until every member joined. Returns the rank."""
         rank = int(rank_offset) + int(getattr(self, "rank", 0))
@@ -67,7 +69,7 @@ class WeightReload:
         try:
             return self._atk_load(arriving(), "the broadcast weights", version)
         except Exception:
-            weight_group.drain(group, specs[len(taken):], self._atk_group_device)
+            weight_group.drain(group, specs[len(taken) :], self._atk_group_device)
             raise
 
     def atk_weight_version(self) -> Optional[str]:
@@ -83,7 +85,9 @@ class WeightReload:
         if loaded is not None:
             missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
             if missing:
-                raise ValueError(f"{source}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)")
+                raise ValueError(
+                    f"{source}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)"
+                )
         _process_weights_after_loading(model, self.model_runner)
         self._atk_weight_version = version
         return version
@@ -156,7 +160,9 @@ class _StandinModel:
             if name not in state:
                 raise KeyError(f"checkpoint tensor {name!r} is not a parameter of the served model")
             if tensor.shape != state[name].shape:
-                raise ValueError(f"checkpoint tensor {name!r} has shape {tuple(tensor.shape)}, the model's is {tuple(state[name].shape)}")
+                raise ValueError(
+                    f"checkpoint tensor {name!r} has shape {tuple(tensor.shape)}, the model's is {tuple(state[name].shape)}"
+                )
             staged[name] = tensor
         with self.engine.exclusive(), torch.no_grad():  # leaving it also drops the engine's prefix cache
             for name, tensor in staged.items():

@@ -43,8 +43,10 @@ def join_group(store: Any, rank: int, world_size: int, backend: str, master_addr
         return _member(prefixed, rank, world_size, backend, master_addr, timeout)
     except RuntimeError as e:  # torch 2.x raises DistStoreError (a RuntimeError) naming only a store key
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise RuntimeError(f"weight sync group: not all {world_size} members joined within {timeout_s:g} s "
-                           f"(the trainer and every engine worker must join; {first})") from e
+        raise RuntimeError(
+            f"weight sync group: not all {world_size} members joined within {timeout_s:g} s "
+            f"(the trainer and every engine worker must join; {first})"
+        ) from e
 
 
 def _member(prefixed: Any, rank: int, world_size: int, backend: str, master_addr: str, timeout: timedelta) -> Any:

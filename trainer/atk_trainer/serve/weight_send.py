@@ -48,7 +48,11 @@ class WeightSendApi:
     def open(self, body: Body) -> OpenReply:
         body = expect_object(body)
         trainer = self.control._trainer()
-        dtype, timeout_s, master_addr = body.get("dtype"), body.get("timeout_s", 300), body.get("master_addr", self.host)
+        dtype, timeout_s, master_addr = (
+            body.get("dtype"),
+            body.get("timeout_s", 300),
+            body.get("master_addr", self.host),
+        )
         if not isinstance(master_addr, str) or not master_addr:
             raise bad_request(f"master_addr: expected this host's address, got {master_addr!r}")
         if dtype is not None and dtype not in SAVE_DTYPES:
@@ -57,7 +61,11 @@ class WeightSendApi:
             raise bad_request(f"timeout_s: expected a positive number, got {timeout_s!r}")
         if trainer.config.lora is not None:
             raise bad_request("a weight broadcast sends full weights; this trainer trains a LoRA adapter")
-        self.dtype, self.timeout_s, self.master_addr = None if dtype is None else SAVE_DTYPES[dtype], float(timeout_s), master_addr
+        self.dtype, self.timeout_s, self.master_addr = (
+            None if dtype is None else SAVE_DTYPES[dtype],
+            float(timeout_s),
+            master_addr,
+        )
         self.group = None
         self.store = weight_group.open_store(master_addr, self.timeout_s)
         specs = weight_group.manifest(trainer.policy.serving_weights(self.dtype))
@@ -67,10 +75,14 @@ class WeightSendApi:
     def join(self, body: Body) -> Json:
         world_size = expect_object(body).get("world_size")
         if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 2:
-            raise bad_request(f"world_size: expected an integer >= 2 (the trainer and its engine workers), got {world_size!r}")
+            raise bad_request(
+                f"world_size: expected an integer >= 2 (the trainer and its engine workers), got {world_size!r}"
+            )
         if self.store is None:
             raise HttpError(409, "no weight store: POST /control/weights/open first", "ConflictError")
-        self.group = weight_group.join_group(self.store, 0, world_size, self._backend(), self.master_addr, self.timeout_s)
+        self.group = weight_group.join_group(
+            self.store, 0, world_size, self._backend(), self.master_addr, self.timeout_s
+        )
         return {"rank": 0, "world_size": world_size}
 
     def send(self, _body: Body) -> SendReply:

@@ -40,7 +40,9 @@ class MicroBatch(NamedTuple):
     behaviour_logprobs: torch.Tensor  # (B, T) float32, the engine's logprobs
     advantages: torch.Tensor  # (B, T) float32
     weights: torch.Tensor  # (B, T) float32, aggregation weight of each token's loss (see loss.aggregation_weights)
-    segments: Optional[torch.Tensor] = None  # (1, T) int64: which sequence of a packed row each token belongs to; None = one sequence per row
+    segments: Optional[
+        torch.Tensor
+    ] = None  # (1, T) int64: which sequence of a packed row each token belongs to; None = one sequence per row
 
 
 class TrainBatch(NamedTuple):
@@ -52,8 +54,14 @@ class TrainBatch(NamedTuple):
 
 
 def build_batch(
-    data: Any, default_loss: str, aggregation: str, micro_batch_tokens: int, norm_constant: Optional[int] = None,
-    min_fill: float = MIN_FILL, pack_sequences: bool = False, model_width: int = 0,
+    data: Any,
+    default_loss: str,
+    aggregation: str,
+    micro_batch_tokens: int,
+    norm_constant: Optional[int] = None,
+    min_fill: float = MIN_FILL,
+    pack_sequences: bool = False,
+    model_width: int = 0,
 ) -> TrainBatch:
     """Parse, check and pack a train_step body; raises BatchError naming the first problem.
     With `pack_sequences` a micro-batch holds rows of sequences end to end (pack_rows, each row at most
@@ -67,9 +75,13 @@ def build_batch(
     lengths = [len(s.token_ids) for s in sequences]
     if pack_sequences:
         rows = pack_rows(lengths, packed_row_tokens(lengths, micro_batch_tokens, model_width))
-        groups = pack([sum(lengths[i] for i in row) for row in rows], micro_batch_tokens, min_fill)  # rows per micro-batch
+        groups = pack(
+            [sum(lengths[i] for i in row) for row in rows], micro_batch_tokens, min_fill
+        )  # rows per micro-batch
         micro_batches = [
-            _collate_packed([[sequences[i] for i in rows[r]] for r in group], aggregation, tokens, len(sequences), norm_constant)
+            _collate_packed(
+                [[sequences[i] for i in rows[r]] for r in group], aggregation, tokens, len(sequences), norm_constant
+            )
             for group in groups
         ]
     else:
@@ -205,7 +217,9 @@ def _collate(sequences: List[Sequence], aggregation: str, tokens: int, total: in
     )
 
 
-def _collate_packed(rows: List[List[Sequence]], aggregation: str, tokens: int, total: int, norm_constant: float) -> MicroBatch:
+def _collate_packed(
+    rows: List[List[Sequence]], aggregation: str, tokens: int, total: int, norm_constant: float
+) -> MicroBatch:
     """Rows of sequences end to end, padded to the longest row; `segments` numbers the sequences of a
     row, and a row's padding is one more segment of its own (it attends only to itself and carries no
     loss). Per-sequence aggregation (seq-mean-token-mean) weighs each sequence by its own length, so
@@ -219,8 +233,13 @@ def _collate_packed(rows: List[List[Sequence]], aggregation: str, tokens: int, t
             out.append(flat + [pad(len(row))] * (width - len(flat)))
         return torch.tensor(out, dtype=dtype)  # (R, T)
 
-    weights = {id(s): aggregation_weights(torch.tensor([s.loss_mask], dtype=torch.float32), aggregation, tokens, total, norm_constant)[0].tolist()
-               for row in rows for s in row}
+    weights = {
+        id(s): aggregation_weights(
+            torch.tensor([s.loss_mask], dtype=torch.float32), aggregation, tokens, total, norm_constant
+        )[0].tolist()
+        for row in rows
+        for s in row
+    }
     zero = lambda _n: 0  # noqa: E731
     return MicroBatch(
         input_ids=packed(lambda _i, s: s.token_ids, zero, torch.int64),

@@ -37,7 +37,9 @@ class Checkpointed(Protocol):
     policy_version: int
 
 
-def save(trainer: Checkpointed, directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None) -> Dict[str, Any]:
+def save(
+    trainer: Checkpointed, directory: str, weights_only: bool = False, dtype: Optional[torch.dtype] = None
+) -> Dict[str, Any]:
     """Write weights or the adapter plus trainer_state.pt, atomically.
     `weights_only` leaves out trainer_state.pt: what an engine loads, not a checkpoint to resume
     (the optimizer state is twice the weights' size, too much to write for every weight sync), and
@@ -82,7 +84,9 @@ def load(trainer: Checkpointed, directory: str) -> Dict[str, Any]:
     if state.get("format") != STATE_FORMAT:
         raise ValueError(f"{state_path}: unknown checkpoint format {state.get('format')!r}")
     if (state["config"]["lora"] is None) != (trainer.config.lora is None):
-        raise ValueError(f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with")
+        raise ValueError(
+            f"{directory}: checkpoint and config disagree on LoRA; load it with the config it was saved with"
+        )
     failure: Optional[BaseException] = None
     try:
         if trainer.sharded and not trainer.peers.leader:
@@ -100,7 +104,9 @@ def load(trainer: Checkpointed, directory: str) -> Dict[str, Any]:
     optimizer_state = state["optimizer"]
     if trainer.sharded:
         trainer.peers.load_sharded(trainer.train_policy.module, trainer.policy.module if trainer.peers.leader else None)
-        optimizer_state = trainer.peers.shard_optimizer_state(trainer.train_policy.module, optimizer_state, trainer.optimizer)
+        optimizer_state = trainer.peers.shard_optimizer_state(
+            trainer.train_policy.module, optimizer_state, trainer.optimizer
+        )
     trainer.optimizer.load_state_dict(optimizer_state)
     trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.step_count = state["step"]
@@ -136,7 +142,9 @@ def load_full_weights(module: torch.nn.Module, directory: str) -> None:
     unexpected = sorted(set(tensors) - set(own))
     missing = [k for k in sorted(set(own) - set(tensors)) if not _tied(module, k)]
     if unexpected or missing:
-        raise ValueError(f"{directory}: weights do not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})")
+        raise ValueError(
+            f"{directory}: weights do not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
     with torch.no_grad():
         for key, tensor in tensors.items():
             own[key].copy_(tensor)

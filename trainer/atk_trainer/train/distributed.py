@@ -133,7 +133,7 @@ class Peers:
         dist.all_reduce(flat)
         offset = 0
         for p, g in zip(params, grads):
-            p.grad = flat[offset:offset + g.numel()].view_as(g)
+            p.grad = flat[offset : offset + g.numel()].view_as(g)
             offset += g.numel()
 
     def gather_totals(self, totals: Dict[str, float]) -> List[Dict[str, float]]:
@@ -149,10 +149,19 @@ class Peers:
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision
         from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
 
-        policy = None if layer_cls is None else functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={layer_cls})
+        policy = (
+            None
+            if layer_cls is None
+            else functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={layer_cls})
+        )
         precision = MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16 else None
-        return FSDP(module, auto_wrap_policy=policy, mixed_precision=precision,
-                    device_id=torch.cuda.current_device(), use_orig_params=True)
+        return FSDP(
+            module,
+            auto_wrap_policy=policy,
+            mixed_precision=precision,
+            device_id=torch.cuda.current_device(),
+            use_orig_params=True,
+        )
 
     def refresh_serving(self, sharded: torch.nn.Module, serving: Optional[torch.nn.Module]) -> None:
         """After a step (and a checkpoint load), rank 0's unsharded serving copy - the module the embedded
@@ -184,7 +193,9 @@ class Peers:
 
         return FSDP.full_optim_state_dict(sharded, optimizer, rank0_only=True)
 
-    def shard_optimizer_state(self, sharded: torch.nn.Module, state: Dict[str, Any], optimizer: torch.optim.Optimizer) -> Dict[str, Any]:
+    def shard_optimizer_state(
+        self, sharded: torch.nn.Module, state: Dict[str, Any], optimizer: torch.optim.Optimizer
+    ) -> Dict[str, Any]:
         """This rank's part of a full optimizer state read from a checkpoint (keyed by the optimizer's own
         parameters, not by model.parameters() order)."""
         from torch.distributed.fsdp import FullyShardedDataParallel as FSDP

@@ -62,8 +62,11 @@ def apply_lora(module: nn.Module, config: LoraConfig, use_peft: bool) -> nn.Modu
         import peft  # type: ignore
 
         peft_config = peft.LoraConfig(
-            r=config.rank, lora_alpha=config.alpha, lora_dropout=config.dropout,
-            target_modules=list(config.target_modules), task_type="CAUSAL_LM",
+            r=config.rank,
+            lora_alpha=config.alpha,
+            lora_dropout=config.dropout,
+            target_modules=list(config.target_modules),
+            task_type="CAUSAL_LM",
         )
         return peft.get_peft_model(module, peft_config)
     for p in module.parameters():
@@ -101,12 +104,25 @@ def load_adapter_state_dict(module: nn.Module, tensors: Dict[str, torch.Tensor])
 def adapter_config(config: LoraConfig, base_model: str) -> dict:
     """adapter_config.json as peft writes it (the fields vLLM reads included)."""
     return {
-        "peft_type": "LORA", "task_type": "CAUSAL_LM", "base_model_name_or_path": base_model,
-        "r": config.rank, "lora_alpha": config.alpha, "lora_dropout": config.dropout,
-        "target_modules": sorted(config.target_modules), "bias": "none", "fan_in_fan_out": False,
-        "inference_mode": True, "init_lora_weights": True, "modules_to_save": None,
-        "use_rslora": False, "use_dora": False, "layers_to_transform": None, "layers_pattern": None,
-        "rank_pattern": {}, "alpha_pattern": {}, "revision": None,
+        "peft_type": "LORA",
+        "task_type": "CAUSAL_LM",
+        "base_model_name_or_path": base_model,
+        "r": config.rank,
+        "lora_alpha": config.alpha,
+        "lora_dropout": config.dropout,
+        "target_modules": sorted(config.target_modules),
+        "bias": "none",
+        "fan_in_fan_out": False,
+        "inference_mode": True,
+        "init_lora_weights": True,
+        "modules_to_save": None,
+        "use_rslora": False,
+        "use_dora": False,
+        "layers_to_transform": None,
+        "layers_pattern": None,
+        "rank_pattern": {},
+        "alpha_pattern": {},
+        "revision": None,
     }
 
 
@@ -139,7 +155,9 @@ def read_adapter_dir(directory: str, load_file) -> Tuple[dict, Dict[str, torch.T
     paths = [os.path.join(directory, name) for name in ("adapter_config.json", "adapter_model.safetensors")]
     for path in paths:
         if not os.path.isfile(path):
-            raise ValueError(f"{path}: no such file (a peft adapter directory has adapter_config.json and adapter_model.safetensors)")
+            raise ValueError(
+                f"{path}: no such file (a peft adapter directory has adapter_config.json and adapter_model.safetensors)"
+            )
     try:
         with open(paths[0]) as f:
             config = json.load(f)
@@ -157,12 +175,16 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
             raise ValueError(f"adapter_config.json: {flag} is not supported")
     rank, alpha = config.get("r"), config.get("lora_alpha")
     if not isinstance(rank, int) or rank < 1 or not isinstance(alpha, (int, float)):
-        raise ValueError(f"adapter_config.json: expected integer r and numeric lora_alpha, got r={rank!r}, lora_alpha={alpha!r}")
+        raise ValueError(
+            f"adapter_config.json: expected integer r and numeric lora_alpha, got r={rank!r}, lora_alpha={alpha!r}"
+        )
     pairs: Dict[str, Dict[str, torch.Tensor]] = {}
     for key, tensor in tensors.items():
-        name, sep, part = key[len(PEFT_PREFIX):].rpartition(".lora_")
+        name, sep, part = key[len(PEFT_PREFIX) :].rpartition(".lora_")
         if not key.startswith(PEFT_PREFIX) or not sep or part not in ("A.weight", "B.weight"):
-            raise ValueError(f"adapter_model.safetensors: unexpected tensor {key!r} (expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)")
+            raise ValueError(
+                f"adapter_model.safetensors: unexpected tensor {key!r} (expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)"
+            )
         pairs.setdefault(name, {})[part[0]] = tensor
     scaling = alpha / rank
     with torch.no_grad():
@@ -172,11 +194,15 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
             except AttributeError:
                 raise ValueError(f"adapter_model.safetensors: the model has no module {name!r}") from None
             if type(layer) is not nn.Linear or set(pair) != {"A", "B"}:
-                raise ValueError(f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer")
+                raise ValueError(
+                    f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer"
+                )
             a, b = pair["A"], pair["B"]  # (r, in), (out, r)
             if a.shape != (rank, layer.in_features) or b.shape != (layer.out_features, rank):
-                raise ValueError(f"adapter_model.safetensors: {name!r} has lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)}; "
-                                 f"with r={rank} the layer needs ({rank}, {layer.in_features}) and ({layer.out_features}, {rank})")
+                raise ValueError(
+                    f"adapter_model.safetensors: {name!r} has lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)}; "
+                    f"with r={rank} the layer needs ({rank}, {layer.in_features}) and ({layer.out_features}, {rank})"
+                )
             delta = b.to(layer.weight.device, torch.float32) @ a.to(layer.weight.device, torch.float32)
             layer.weight.add_((delta * scaling).to(layer.weight.dtype))
     return sorted(pairs)

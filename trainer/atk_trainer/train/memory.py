@@ -20,7 +20,9 @@ class TrainerOutOfMemory(RuntimeError):
     """A train step ran out of device memory; the message names the knobs that lower it."""
 
 
-def auto_micro_batch_tokens(free_bytes: int, config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int = 2) -> int:
+def auto_micro_batch_tokens(
+    free_bytes: int, config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int = 2
+) -> int:
     """Tokens per micro-batch that fit `free_bytes` (device memory free once the model, its gradients
     and optimizer state are allocated) for a model with this config.json: the activations a position
     keeps for backward, per layer, times the layers (one layer with gradient checkpointing, plus the
@@ -44,7 +46,11 @@ def auto_micro_batch_tokens(free_bytes: int, config: Dict[str, Any], gradient_ch
 
 
 def resolve_micro_batch_tokens(
-    requested: Optional[int], device: torch.device, config: Dict[str, Any], gradient_checkpointing: bool, reserved_bytes: int = 0,
+    requested: Optional[int],
+    device: torch.device,
+    config: Dict[str, Any],
+    gradient_checkpointing: bool,
+    reserved_bytes: int = 0,
 ) -> int:
     """`requested`, or when None: sized from free memory (less `reserved_bytes`: what the first step will
     still allocate, gradients and optimizer state), the GPU's on CUDA and the machine's on CPU, where

@@ -28,7 +28,9 @@ def full_weights_dtype(device: torch.device, autocast: bool, lora: bool, weights
     if lora:
         raise ValueError("weights_dtype: bfloat16 is for full fine-tuning; with LoRA the frozen base is bf16 already")
     if device.type != "cuda" or not autocast:
-        raise ValueError("weights_dtype: bfloat16 needs a CUDA device and dtype auto or bfloat16 (CPU trains in float32)")
+        raise ValueError(
+            "weights_dtype: bfloat16 needs a CUDA device and dtype auto or bfloat16 (CPU trains in float32)"
+        )
     return torch.bfloat16
 
 

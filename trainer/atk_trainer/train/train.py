@@ -82,7 +82,9 @@ class Trainer:
         self.train_policy = policy
         self.sharded = peers is not None and self.device.type == "cuda"
         if config.pack_sequences and (policy.backend != "builtin" or self.sharded):
-            raise ValueError("pack_sequences: packed rows need the builtin backend on one device (not transformers, not FSDP)")
+            raise ValueError(
+                "pack_sequences: packed rows need the builtin backend on one device (not transformers, not FSDP)"
+            )
         if self.sharded:
             self.train_policy = copy.copy(policy)
             module = copy.deepcopy(policy.module) if peers.leader else policy.module
@@ -101,13 +103,16 @@ class Trainer:
         adamw = torch.optim.AdamW if self.weights_dtype is None else precision.Bf16AdamW
         self.optimizer = adamw(
             [g for g in groups if g["params"]],
-            lr=config.learning_rate, betas=(config.adam_beta1, config.adam_beta2), eps=config.adam_eps,
+            lr=config.learning_rate,
+            betas=(config.adam_beta1, config.adam_beta2),
+            eps=config.adam_eps,
         )
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: lr_factor(step, config))
         # Unset: sized from the memory left once gradients and AdamW's two fp32 moments exist (CUDA).
         optimizer_bytes = 12 * sum(p.numel() for p in self.params)
         self.micro_batch_tokens = memory.resolve_micro_batch_tokens(
-            config.micro_batch_tokens, self.device, policy.config, config.gradient_checkpointing, optimizer_bytes)
+            config.micro_batch_tokens, self.device, policy.config, config.gradient_checkpointing, optimizer_bytes
+        )
         self.step_count = 0  # train steps done (the schedule's position)
         self.policy_version = 0  # bumps once per train step; stamped on the engine's outputs
 
@@ -116,14 +121,25 @@ class Trainer:
         """Train on one batch (`updates_per_step` optimizer updates); returns the step's metrics."""
         start = time.perf_counter()
         c = self.config
-        batch = build_batch(batch_json, c.loss, c.loss_aggregation, self.micro_batch_tokens, c.loss_norm_constant,
-                            pack_sequences=c.pack_sequences, model_width=int(self.policy.config.get("hidden_size", 0)))
+        batch = build_batch(
+            batch_json,
+            c.loss,
+            c.loss_aggregation,
+            self.micro_batch_tokens,
+            c.loss_norm_constant,
+            pack_sequences=c.pack_sequences,
+            model_width=int(self.policy.config.get("hidden_size", 0)),
+        )
         # On CUDA an out-of-range id is a device-side assert that breaks the process (and hangs other ranks).
         largest = max(int(mb.input_ids.max()) for mb in batch.micro_batches)
         if largest >= self.vocab_size:
-            raise BatchError(f"batch: token id {largest} is outside the model's vocabulary (vocab_size {self.vocab_size})")
+            raise BatchError(
+                f"batch: token id {largest} is outside the model's vocabulary (vocab_size {self.vocab_size})"
+            )
         lr = self.scheduler.get_last_lr()[0]
-        first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)  # trainer logprobs before the update
+        first_logp: List[Optional[torch.Tensor]] = [None] * len(
+            batch.micro_batches
+        )  # trainer logprobs before the update
         ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
         totals: Dict[str, float] = {}
         module = self.train_policy.module
@@ -156,7 +172,10 @@ class Trainer:
         return self._metrics(batch, totals, mismatch_max, lr, seconds)
 
     def _updates(
-        self, batch: TrainBatch, first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+        self,
+        batch: TrainBatch,
+        first_logp: List[Optional[torch.Tensor]],
+        ref_logp: List[Optional[torch.Tensor]],
         totals: Dict[str, float],
     ) -> None:
         """`updates_per_step` optimizer updates on the batch: micro-batches, gradient clip, step."""
@@ -173,8 +192,12 @@ class Trainer:
             self.optimizer.step()
 
     def _distributed_update(
-        self, batch: TrainBatch, update: int, first_logp: List[Optional[torch.Tensor]],
-        ref_logp: List[Optional[torch.Tensor]], totals: Dict[str, float],
+        self,
+        batch: TrainBatch,
+        update: int,
+        first_logp: List[Optional[torch.Tensor]],
+        ref_logp: List[Optional[torch.Tensor]],
+        totals: Dict[str, float],
     ) -> torch.Tensor:
         """This rank's micro-batches, then gradients summed over ranks and clipped; returns the global norm."""
         failure: Optional[BaseException] = None
@@ -184,7 +207,9 @@ class Trainer:
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
                     logp, _ = self._token_stats(self.train_policy, ids, None)
                     if update == 0 and self.config.kl_coef > 0 and self.reference is None:
-                        self._reference_logprobs(ids, None)  # with LoRA, a forward of the sharded module: its all-gathers too
+                        self._reference_logprobs(
+                            ids, None
+                        )  # with LoRA, a forward of the sharded module: its all-gathers too
                     (logp.sum() * 0.0).backward()
                 else:
                     _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
@@ -197,16 +222,26 @@ class Trainer:
         return torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
 
     def _micro_step(
-        self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
-        first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+        self,
+        batch: TrainBatch,
+        mb: MicroBatch,
+        update: int,
+        i: int,
+        first_logp: List[Optional[torch.Tensor]],
+        ref_logp: List[Optional[torch.Tensor]],
     ) -> Dict[str, float]:
         """Forward, loss and backward of one micro-batch; returns sums that become the step's metrics."""
         with memory.out_of_memory_names_the_knobs(self.micro_batch_tokens, tuple(mb.input_ids.shape)):
             return self._forward_backward(batch, mb, update, i, first_logp, ref_logp)
 
     def _forward_backward(
-        self, batch: TrainBatch, mb: MicroBatch, update: int, i: int,
-        first_logp: List[Optional[torch.Tensor]], ref_logp: List[Optional[torch.Tensor]],
+        self,
+        batch: TrainBatch,
+        mb: MicroBatch,
+        update: int,
+        i: int,
+        first_logp: List[Optional[torch.Tensor]],
+        ref_logp: List[Optional[torch.Tensor]],
     ) -> Dict[str, float]:
         c = self.config
         ids = mb.input_ids.to(self.device)  # (B, T)
@@ -260,7 +295,9 @@ class Trainer:
         with lora_lib.adapters_disabled(self.train_policy.module):
             return self._token_stats(self.train_policy, ids, segments)[0]
 
-    def _token_stats(self, policy: Any, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    def _token_stats(
+        self, policy: Any, ids: torch.Tensor, segments: Optional[torch.Tensor]
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
         """(logp, entropy) (B, T) float32: chunked from the hidden states (Policy.token_stats), except
         under FSDP, whose sharded lm_head is only gathered for the module's own forward: full logits there."""
         with self._autocast():
@@ -272,7 +309,9 @@ class Trainer:
     def _autocast(self):
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else nullcontext()
 
-    def _metrics(self, batch: TrainBatch, totals: Dict[str, float], mismatch_max: float, lr: float, seconds: float) -> Dict[str, float]:
+    def _metrics(
+        self, batch: TrainBatch, totals: Dict[str, float], mismatch_max: float, lr: float, seconds: float
+    ) -> Dict[str, float]:
         """Means over trained tokens (and over updates, when there are several)."""
         updates = self.config.updates_per_step
         per_token = batch.tokens * updates
