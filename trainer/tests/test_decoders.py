@@ -152,9 +152,8 @@ def test_decoder_parks_no_sequence_larger_than_the_whole_budget():
     decoder.keep([1])  # the short row finishes: parked
     decoder.keep([])  # the long one finishes: too big to park, and the short one stays
     assert [entry.tokens for entry in decoder.parked.values()] == [[1, 2, 3]]
-    assert (
-        decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4
-    )  # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
+    # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
+    assert decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4
 
 
 def test_length_buckets_bound_padding_to_twice_a_rows_length():

@@ -178,9 +178,8 @@ def test_bad_requests_answer_4xx_or_5xx_and_leave_both_ranks_in_step(ranks):
     )
     assert status == 400 and "loss_mask" in reply["error"]
     assert call(url, "/control/load_checkpoint", {"dir": "/nonexistent/step-1"})[0] == 400
-    assert (
-        call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400
-    )  # refused before rank 1 hears of it
+    # refused before rank 1 hears of it
+    assert call(url, "/control/load_model", {"path": "/nonexistent", "bogus": 1})[0] == 400
     out_of_vocabulary = batch(0)
     out_of_vocabulary["sequences"][3]["token_ids"][2] = 999
     status, reply = call(url, "/control/train_step", out_of_vocabulary)  # refused by every rank before training

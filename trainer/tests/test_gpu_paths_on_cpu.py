@@ -71,6 +71,5 @@ def test_backend_auto_is_builtin_and_lora_is_builtin_without_transformers_and_pe
         modeling.load_policy(str(tmp_path), backend="transformers", init="random")
     t = Trainer(tiny_policy(), parse_config({"lora": {"rank": 2}}))
     assert not hasattr(t.policy.module, "peft_config")
-    assert (
-        sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7
-    )  # layers x target modules
+    # layers x target modules
+    assert sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7

@@ -51,9 +51,8 @@ class Policy:
     def token_stats(
         self,
         input_ids: torch.Tensor,  # (B, T)
-        segments: Optional[
-            torch.Tensor
-        ] = None,  # (B, T) sequence index of each token in packed rows; None = one per row
+        # (B, T) sequence index of each token in packed rows; None = one per row
+        segments: Optional[torch.Tensor] = None,
         chunk: Optional[int] = None,  # positions per logits chunk (token_stats.CHUNK_LOGITS_BYTES by default)
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         """(logp, entropy), each (B, T) float32, computed from the hidden states and the lm_head in chunks

@@ -45,10 +45,8 @@ class RopeScaling:
     KEYS = {
         "default": set(),
         "linear": {"factor"},
-        "dynamic": {
-            "factor",
-            "original_max_position_embeddings",
-        },  # transformers accepts the latter; neither engine reads it
+        # transformers accepts original_max_position_embeddings; neither engine reads it
+        "dynamic": {"factor", "original_max_position_embeddings"},
         "yarn": {
             "factor",
             "original_max_position_embeddings",
@@ -100,17 +98,15 @@ class RopeScaling:
         if self.type != "yarn":
             return inv_freq, 1.0
         low, high = self._yarn_correction_range(head_dim, theta)
-        ramp = ((torch.arange(head_dim // 2, dtype=torch.float32) - low) / max(high - low, 0.001)).clamp(
-            0, 1
-        )  # 0: keep, 1: scale
+        # 0: keep, 1: scale
+        ramp = ((torch.arange(head_dim // 2, dtype=torch.float32) - low) / max(high - low, 0.001)).clamp(0, 1)
         inv_freq = inv_freq / self.factor * ramp + inv_freq * (1 - ramp)
         scale = self.attention_factor if self.attention_factor is not None else 0.1 * math.log(self.factor) + 1.0
         return inv_freq, scale * self.attn_factor
 
     def _yarn_correction_range(self, head_dim: int, theta: float) -> "tuple[float, float]":
-        def dim_with(
-            rotations: float,
-        ) -> float:  # the dimension whose wavelength turns `rotations` times in the original context
+        def dim_with(rotations: float) -> float:
+            # the dimension whose wavelength turns `rotations` times in the original context
             return head_dim * math.log(self.original_max_position / (rotations * 2 * math.pi)) / (2 * math.log(theta))
 
         low, high = dim_with(self.beta_fast), dim_with(self.beta_slow)
@@ -132,9 +128,8 @@ class Qwen2Config:
     rope_theta: float
     tie_word_embeddings: bool
     rope_scaling: RopeScaling = RopeScaling()
-    pad_token_id: Optional[
-        int
-    ] = None  # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
+    # transformers' embedding padding_idx: row zeroed at init, no gradient from lookups
+    pad_token_id: Optional[int] = None
     sliding_window: Optional[int] = None  # tokens a sliding layer attends to, itself included; None: no layer slides
     sliding_layers: Tuple[bool, ...] = ()  # per layer: attends to the last sliding_window tokens only
 
@@ -325,9 +320,8 @@ def attention(q, k, v, mask=None):
         if groups > 1 and T == 1 and mask is not None:
             # A decode step: the G query heads of a kv head become G query rows against the same k and v,
             # so the KV cache is read as it is instead of copied G times per layer per token.
-            y = F.scaled_dot_product_attention(
-                q.reshape(B, k.shape[1], groups, D), k, v, attn_mask=mask
-            )  # (B, Hkv, G, D)
+            grouped = q.reshape(B, k.shape[1], groups, D)  # (B, Hkv, G, D)
+            y = F.scaled_dot_product_attention(grouped, k, v, attn_mask=mask)  # (B, Hkv, G, D)
             return y.reshape(B, H, 1, D)  # fused kernels return a transposed, non-contiguous layout
         if groups > 1:
             k, v = k.repeat_interleave(groups, dim=1), v.repeat_interleave(groups, dim=1)  # (B, H, S, D)

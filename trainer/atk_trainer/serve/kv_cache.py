@@ -46,9 +46,8 @@ class KVCache:
         self._may_have_unused = False  # rows retired or replaced since the last look for unused leading slots
 
     @staticmethod
-    def for_model(
-        module: Any, batch: int, capacity: int = 64
-    ) -> "KVCache":  # an atk_trainer.model.qwen2.Qwen2ForCausalLM
+    def for_model(module: Any, batch: int, capacity: int = 64) -> "KVCache":
+        """A cache for `module`, an atk_trainer.model.qwen2.Qwen2ForCausalLM."""
         c = module.config
         weight = module.model.embed_tokens.weight
         return KVCache(

@@ -40,9 +40,8 @@ class MicroBatch(NamedTuple):
     behaviour_logprobs: torch.Tensor  # (B, T) float32, the engine's logprobs
     advantages: torch.Tensor  # (B, T) float32
     weights: torch.Tensor  # (B, T) float32, aggregation weight of each token's loss (see loss.aggregation_weights)
-    segments: Optional[
-        torch.Tensor
-    ] = None  # (1, T) int64: which sequence of a packed row each token belongs to; None = one sequence per row
+    # (1, T) int64: which sequence of a packed row each token belongs to; None = one sequence per row
+    segments: Optional[torch.Tensor] = None
 
 
 class TrainBatch(NamedTuple):
@@ -75,9 +74,8 @@ def build_batch(
     lengths = [len(s.token_ids) for s in sequences]
     if pack_sequences:
         rows = pack_rows(lengths, packed_row_tokens(lengths, micro_batch_tokens, model_width))
-        groups = pack(
-            [sum(lengths[i] for i in row) for row in rows], micro_batch_tokens, min_fill
-        )  # rows per micro-batch
+        # rows per micro-batch
+        groups = pack([sum(lengths[i] for i in row) for row in rows], micro_batch_tokens, min_fill)
         micro_batches = [
             _collate_packed(
                 [[sequences[i] for i in rows[r]] for r in group], aggregation, tokens, len(sequences), norm_constant

@@ -37,12 +37,10 @@ class LoraConfig:
 class TrainConfig:
     # what to optimise
     loss: str = "pg"  # default loss when a batch names none: "pg" (policy gradient) or "sft" (masked cross-entropy)
-    loss_aggregation: str = (
-        "token-mean"  # token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm (Dr.GRPO)
-    )
-    loss_norm_constant: Optional[
-        int
-    ] = None  # seq-mean-token-sum-norm divisor (max generation length); None = longest trained span in the batch
+    # token-mean | seq-mean-token-sum | seq-mean-token-mean | seq-mean-token-sum-norm (Dr.GRPO)
+    loss_aggregation: str = "token-mean"
+    # seq-mean-token-sum-norm divisor (max generation length); None = longest trained span in the batch
+    loss_norm_constant: Optional[int] = None
     clip_low: float = 0.2  # PPO epsilon below 1 for the importance ratio
     clip_high: float = 0.28  # PPO epsilon above 1 (clip-higher keeps exploration)
     tis_cap: Optional[float] = None  # truncated IS cap on exp(trainer - engine logprob); None = off
@@ -58,9 +56,8 @@ class TrainConfig:
     adam_beta2: float = 0.999
     adam_eps: float = 1e-8
     grad_clip: float = 1.0  # clip the global gradient norm to this value
-    micro_batch_tokens: Optional[
-        int
-    ] = None  # padded tokens (B*T) per forward pass; None: 8192 on CPU, sized from free GPU memory on CUDA
+    # padded tokens (B*T) per forward pass; None: 8192 on CPU, sized from free GPU memory on CUDA
+    micro_batch_tokens: Optional[int] = None
     pack_sequences: bool = False  # sequences end to end in rows (the longest sequence or the model width) with a block-diagonal mask: no padding (builtin backend)
     updates_per_step: int = 1  # optimizer updates per train step on the same batch (> 1 = PPO-style reuse)
     lora: Optional[LoraConfig] = None  # train a LoRA adapter instead of all weights
@@ -71,9 +68,8 @@ class TrainConfig:
     threads: int = 1  # torch CPU threads; one beat two on a 2-core machine (bench/trainer-train.py)
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% more compute
     compile: bool = False  # torch.compile each decoder layer (torch >= 2.2): faster steps after a slow first one
-    cuda_graphs: bool = (
-        True  # on CUDA the engine's decode step is captured as CUDA graphs (builtin backend); no effect on CPU
-    )
+    # on CUDA the engine's decode step is captured as CUDA graphs (builtin backend); no effect on CPU
+    cuda_graphs: bool = True
     seed: int = 0  # seeds python/torch RNGs (LoRA init, dropout, random model init)
 
 

@@ -137,9 +137,8 @@ class Trainer:
                 f"batch: token id {largest} is outside the model's vocabulary (vocab_size {self.vocab_size})"
             )
         lr = self.scheduler.get_last_lr()[0]
-        first_logp: List[Optional[torch.Tensor]] = [None] * len(
-            batch.micro_batches
-        )  # trainer logprobs before the update
+        # trainer logprobs before the update
+        first_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
         ref_logp: List[Optional[torch.Tensor]] = [None] * len(batch.micro_batches)
         totals: Dict[str, float] = {}
         module = self.train_policy.module
@@ -207,9 +206,8 @@ class Trainer:
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
                     logp, _ = self._token_stats(self.train_policy, ids, None)
                     if update == 0 and self.config.kl_coef > 0 and self.reference is None:
-                        self._reference_logprobs(
-                            ids, None
-                        )  # with LoRA, a forward of the sharded module: its all-gathers too
+                        # with LoRA, a forward of the sharded module: its all-gathers too
+                        self._reference_logprobs(ids, None)
                     (logp.sum() * 0.0).backward()
                 else:
                     _add(totals, self._micro_step(batch, batch.micro_batches[i], update, i, first_logp, ref_logp))
