@@ -75,8 +75,8 @@ describe('import rules', () => {
   });
 });
 
-describe('the README layer picture', () => {
-  test('returns the folders of LAYERS, top to bottom, in the Development section', () => {
+describe('the layer picture in docs/development.md', () => {
+  test('returns the folders of LAYERS, top to bottom', () => {
     const root = projectRoot();
     const rules = readFileSync(join(root, '.dependency-cruiser.cjs'), 'utf8');
     const literal = rules.slice(
@@ -84,10 +84,10 @@ describe('the README layer picture', () => {
       rules.indexOf('];', rules.indexOf('const LAYERS')) + 1,
     );
     const layers = (JSON.parse(literal.replace(/'/g, '"').replace(/,\s*]/g, ']')) as string[][]).reverse();
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const start = readme.indexOf('```\ncli ');
-    const picture = readme
-      .slice(start + 4, readme.indexOf('```', start + 4))
+    const page = readFileSync(join(root, 'docs/development.md'), 'utf8');
+    const start = page.indexOf('```\ncli ');
+    const picture = page
+      .slice(start + 4, page.indexOf('```', start + 4))
       .trim()
       .split('\n');
     const folders = picture.map((line) =>

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { projectRoot } from '../util/paths.js';
 import {
+  RECIPE_REFERENCE_PAGE,
   recipeReference,
   REFERENCE_BEGIN,
   REFERENCE_END,
@@ -11,12 +12,12 @@ import {
   type ReferenceRow,
 } from './reference.js';
 
-const FIX = 'regenerate it: npx tsx scripts/readme-reference.ts';
+const FIX = 'regenerate it: npx tsx scripts/recipe-reference.ts';
 
-/** The rows of the README's reference table, as written. */
-function readmeRows(): ReferenceRow[] {
-  const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-  const block = readme.slice(readme.indexOf(REFERENCE_BEGIN), readme.indexOf(REFERENCE_END));
+/** The rows of the reference table in docs/recipes.md, as written. */
+function pageRows(): ReferenceRow[] {
+  const page = readFileSync(join(projectRoot(), RECIPE_REFERENCE_PAGE), 'utf8');
+  const block = page.slice(page.indexOf(REFERENCE_BEGIN), page.indexOf(REFERENCE_END));
   return block
     .split('\n')
     .filter((line) => line.startsWith('| `'))
@@ -30,41 +31,41 @@ function readmeRows(): ReferenceRow[] {
     });
 }
 
-describe('recipe reference in README.md', () => {
-  const readme = readmeRows();
+describe(`recipe reference in ${RECIPE_REFERENCE_PAGE}`, () => {
+  const page = pageRows();
   const schema = recipeReference();
 
   test('returns every schema key, and no key the schema lacks', () => {
-    const readmeKeys = readme.map((r) => r.key);
+    const pageKeys = page.map((r) => r.key);
     const schemaKeys = schema.map((r) => r.key);
     expect(
       {
-        missingFromReadme: schemaKeys.filter((k) => !readmeKeys.includes(k)),
-        notInSchema: readmeKeys.filter((k) => !schemaKeys.includes(k)),
+        missingFromPage: schemaKeys.filter((k) => !pageKeys.includes(k)),
+        notInSchema: pageKeys.filter((k) => !schemaKeys.includes(k)),
       },
       FIX,
     ).toStrictEqual({
-      missingFromReadme: [],
+      missingFromPage: [],
       notInSchema: [],
     });
   });
 
   test('returns the schema default and type of each key', () => {
-    const byKey = new Map(readme.map((r) => [r.key, r]));
+    const byKey = new Map(page.map((r) => [r.key, r]));
     const wrong = schema.filter(
       (r) => byKey.has(r.key) && (byKey.get(r.key)!.default !== r.default || byKey.get(r.key)!.type !== r.type),
     );
     expect(
       wrong.map(
         (r) =>
-          `${r.key}: schema ${r.type} = ${r.default}, README ${byKey.get(r.key)!.type} = ${byKey.get(r.key)!.default}`,
+          `${r.key}: schema ${r.type} = ${r.default}, page ${byKey.get(r.key)!.type} = ${byKey.get(r.key)!.default}`,
       ),
       FIX,
     ).toStrictEqual([]);
   });
 
   test('returns the generated table exactly, meanings included', () => {
-    const text = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+    const text = readFileSync(join(projectRoot(), RECIPE_REFERENCE_PAGE), 'utf8');
     expect(text.slice(text.indexOf(REFERENCE_BEGIN), text.indexOf(REFERENCE_END) + REFERENCE_END.length), FIX).toBe(
       referenceMarkdown(),
     );

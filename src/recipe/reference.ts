@@ -1,6 +1,6 @@
 /**
  * The recipe reference (every key, its type, default and meaning) generated from the JSON
- * Schema. The README carries it between markers, and a test keeps the two identical.
+ * Schema. docs/recipes.md carries it between markers, and a test keeps the two identical.
  */
 import { alternatives, recipeJsonSchema, type JsonSchemaNode } from './json-schema.js';
 
@@ -13,6 +13,8 @@ export interface ReferenceRow {
   readonly meaning: string;
 }
 
+/** The page, relative to the project root, that carries the generated reference. */
+export const RECIPE_REFERENCE_PAGE = 'docs/recipes.md';
 export const REFERENCE_BEGIN = '<!-- recipe-reference:begin -->';
 export const REFERENCE_END = '<!-- recipe-reference:end -->';
 
