@@ -60,7 +60,7 @@ def main(argv: list) -> int:
     name = torch.cuda.get_device_name(0)
     peak = matmul_tflops()
     print(f"{name}, torch {torch.__version__}: bf16 matmul {peak:.0f} TFLOP/s (baseline H200: {BASELINE_MATMUL_TFLOPS})")
-    print("ratios are to the first measurement on an H200 (README 'GPU throughput'); compare like cards only\n")
+    print("ratios are to the first measurement on an H200 (docs/gpu.md); compare like cards only\n")
     failed = 0
     if "train" in sections:
         print(f"{'model':6} {'backend':13} {'mode':5} {'positions/s':>12} {'x':>6} {'MFU':>6} {'x':>6} {'peak GiB':>9} {'x':>6}")

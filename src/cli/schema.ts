@@ -6,7 +6,7 @@ import { recipeJsonSchema, referenceMarkdown } from '../recipe/index.js';
 export interface SchemaOptions {
   /** Write to this file instead of returning the text. */
   readonly out?: string;
-  /** The Markdown recipe reference (as in the README) instead of JSON Schema. */
+  /** The Markdown recipe reference (as in docs/recipes.md) instead of JSON Schema. */
   readonly reference: boolean;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The recipe's JSON Schema, generated from the zod schema, and a walker over it. `atk schema`
  * prints it, editors complete keys with it, and recipe messages use it to find the keys that
- * exist at a path (did-you-mean, overrides of missing keys, the README reference).
+ * exist at a path (did-you-mean, overrides of missing keys, the reference in docs/recipes.md).
  */
 import { z } from 'zod';
 import type { KeyPath } from './located.js';

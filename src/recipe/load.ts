@@ -194,5 +194,7 @@ function configError(issues: readonly ConfigIssue[], files: ReadonlyMap<string, 
   const sorted = [...issues].sort(
     (a, b) => (rank.get(a.file) ?? 0) - (rank.get(b.file) ?? 0) || a.line - b.line || a.col - b.col,
   );
-  return new ConfigError(sorted, { hint: 'the recipe reference is in README.md; `atk schema` prints the JSON Schema' });
+  return new ConfigError(sorted, {
+    hint: 'the recipe reference is in docs/recipes.md; `atk schema` prints the JSON Schema',
+  });
 }

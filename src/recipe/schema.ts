@@ -1,7 +1,7 @@
 /**
  * The recipe schema: the single source of truth for what a recipe may say. Types are
- * `z.infer` of it, `atk schema` exports it as JSON Schema, and the README's recipe reference
- * is checked against it by a test. Every key carries a `.describe()` text for those uses.
+ * `z.infer` of it, `atk schema` exports it as JSON Schema, and the recipe reference in
+ * docs/recipes.md is checked against it by a test. Every key carries a `.describe()` text for those uses.
  *
  * Keys are snake_case on both sides of the TypeScript/Python boundary.
  */

@@ -3,7 +3,7 @@
  * trainer and embedded engine:
  * - greedy_sft and GRPO each train the quickstart recipe for the same training time
  *   (train.time_budget_s) and both held-out greedy accuracies are printed; greedy_sft must beat the
- *   base model it starts from (the README's figures come from a longer manual run, see README);
+ *   base model it starts from (the figures in docs/recipes.md, "Greedy-aligned training", come from a longer manual run);
  * - rollout.greedy_per_group: the greedy episode of each GRPO group decodes exactly what eval decodes.
  */
 import { join } from 'node:path';
