@@ -1,13 +1,17 @@
 /** Talking to the viewer's server: JSON routes and view links. */
+import type { ApiAnswers, ApiError, ApiRoute } from '../src/view/api-types.js';
 
 /** `GET /api/<route>?<params>` as JSON. @throws Error with the server's message on a non-200 answer. */
-export async function api<T>(route: string, params: Record<string, string | number | undefined> = {}): Promise<T> {
+export async function api<R extends ApiRoute>(
+  route: R,
+  params: Record<string, string | number | undefined> = {},
+): Promise<ApiAnswers[R]> {
   const query = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') query.set(k, String(v));
   const res = await fetch(`/api/${route}?${query}`);
-  const body = (await res.json()) as T & { error?: string };
-  if (!res.ok) throw new Error(body.error ?? `${res.status} ${res.statusText}`);
-  return body;
+  const body = (await res.json()) as unknown;
+  if (!res.ok) throw new Error((body as Partial<ApiError>).error ?? `${res.status} ${res.statusText}`);
+  return body as ApiAnswers[R];
 }
 
 /** The URL fragment of a view: `#/episodes?run=...`; empty parameters are left out so links stay short. */

@@ -4,11 +4,11 @@
  * to zoom, double-click to reset, hover for exact values (cursors are synced across charts).
  */
 import uPlot from 'uplot';
+import type { MetricsAnswer, SourceInfo } from '../src/view/api-types.js';
 import { api, link, setParams } from './api.js';
 import { fmt, h } from './dom.js';
-import type { View } from './main.js';
 import { smooth } from './smoothing.js';
-import type { MetricsAnswer, SourceInfo } from './types.js';
+import type { View } from './view.js';
 
 /** Each chart: a title and which figures of metrics.jsonl it draws. */
 const CHARTS: readonly { readonly title: string; readonly match: (key: string) => boolean }[] = [
@@ -52,8 +52,8 @@ const COLORS = [
 export const renderCurves: View = async (params, { main, crumbs }) => {
   const ids = (params.get('runs') ?? '').split(',').filter(Boolean);
   const weight = Math.min(0.99, Math.max(0, Number(params.get('smooth') ?? 0.6) || 0));
-  const answers = await Promise.all(ids.map((run) => api<MetricsAnswer>('metrics', { run })));
-  const sources = await Promise.all(ids.map((run) => api<{ sources: SourceInfo[] }>('sources', { run })));
+  const answers = await Promise.all(ids.map((run) => api('metrics', { run })));
+  const sources = await Promise.all(ids.map((run) => api('sources', { run })));
   crumbs(
     ['runs', link('runs', { sel: ids.join(',') })],
     answers.length === 1 ? `${answers[0]!.run.name} ${answers[0]!.run.version}` : `${answers.length} runs`,

@@ -1,9 +1,9 @@
 /** One episode: its facts and conversation, and on demand the token view. */
+import type { ConversationPart } from '../src/view/api-types.js';
 import { api, link, setParams } from './api.js';
 import { fmt, h } from './dom.js';
-import type { View } from './main.js';
 import { tokenView } from './tokens.js';
-import type { ConversationPart, EpisodeAnswer, EpisodeTokens, RunRow } from './types.js';
+import type { View } from './view.js';
 
 export const renderEpisode: View = async (params, { main, crumbs }) => {
   const run = params.get('run') ?? '';
@@ -11,9 +11,9 @@ export const renderEpisode: View = async (params, { main, crumbs }) => {
   const index = Number(params.get('index') ?? 0);
   const showTokens = params.get('tokens') === '1';
   const [{ run: row }, episode, tokens] = await Promise.all([
-    api<{ run: RunRow }>('sources', { run }),
-    api<EpisodeAnswer>('episode', { run, source, index }),
-    showTokens ? api<EpisodeTokens>('tokens', { run, source, index }) : Promise.resolve(undefined),
+    api('sources', { run }),
+    api('episode', { run, source, index }),
+    showTokens ? api('tokens', { run, source, index }) : Promise.resolve(undefined),
   ]);
   crumbs(
     ['runs', link('runs')],

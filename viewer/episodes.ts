@@ -3,10 +3,10 @@
  * reward above/below, task id, text), one page at a time; the tool use of those episodes, with calls
  * of tools the agent does not have in one row.
  */
+import type { EpisodePage, EpisodeSummary, SourceInfo, ToolUseStats } from '../src/view/api-types.js';
 import { api, link, setParams } from './api.js';
 import { fmt, h, pct } from './dom.js';
-import type { View } from './main.js';
-import type { EpisodePage, EpisodeSummary, RunRow, SourceInfo, ToolUseStats } from './types.js';
+import type { View } from './view.js';
 
 const PAGE = 50;
 const COLUMNS: readonly {
@@ -35,7 +35,7 @@ const COLUMNS: readonly {
 
 export const renderEpisodes: View = async (params, { main, crumbs }) => {
   const run = params.get('run') ?? '';
-  const { run: row, sources } = await api<{ run: RunRow; sources: SourceInfo[] }>('sources', { run });
+  const { run: row, sources } = await api('sources', { run });
   const source =
     params.get('source') || ([...sources].reverse().find((s) => s.kind === 'train') ?? sources[0])?.id || '';
   crumbs(['runs', link('runs')], [`${row.name} ${row.version}`, link('curves', { runs: run })], source || 'episodes');
@@ -50,8 +50,8 @@ export const renderEpisodes: View = async (params, { main, crumbs }) => {
     ['only', 'above', 'below', 'task', 'q', 'sort', 'desc', 'offset'].map((k) => [k, params.get(k) ?? undefined]),
   );
   const [page, tools] = await Promise.all([
-    api<EpisodePage>('episodes', { run, source, ...query, limit: PAGE }),
-    api<ToolUseStats>('tools', { run, source }),
+    api('episodes', { run, source, ...query, limit: PAGE }),
+    api('tools', { run, source }),
   ]);
 
   const sort = params.get('sort') ?? 'index';

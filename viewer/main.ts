@@ -3,21 +3,13 @@
  * says (server-sent events) that a run it shows has changed.
  */
 import { currentRoute } from './api.js';
-import { h } from './dom.js';
 import { renderCurves } from './curves.js';
+import { h } from './dom.js';
 import { renderEpisode } from './episode.js';
 import { renderEpisodes } from './episodes.js';
 import { renderRuns } from './runs.js';
 import { renderTask } from './task.js';
-
-/** What a view draws into, and which runs it shows (a change to any of them re-renders it). */
-export interface ViewContext {
-  readonly main: HTMLElement;
-  crumbs(...items: (readonly [string, string] | string)[]): void;
-}
-
-/** A view: renders itself; returns the runs it depends on ('*': every run). */
-export type View = (params: URLSearchParams, context: ViewContext) => Promise<readonly string[] | '*'>;
+import type { View, ViewContext } from './view.js';
 
 const VIEWS: Record<string, View> = {
   runs: renderRuns,

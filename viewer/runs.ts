@@ -1,12 +1,11 @@
 /** The runs table: filters by name and status, and a selection to compare on one set of curves. */
 import { api, link, setParams } from './api.js';
 import { duration, fmt, h, pct } from './dom.js';
-import type { View } from './main.js';
-import type { RunRow } from './types.js';
+import type { View } from './view.js';
 
 export const renderRuns: View = async (params, { main, crumbs }) => {
   crumbs('runs');
-  const { runs } = await api<{ runs: RunRow[] }>('runs');
+  const { runs } = await api('runs');
   const q = (params.get('q') ?? '').toLowerCase();
   const status = params.get('status') ?? '';
   const selected = new Set((params.get('sel') ?? '').split(',').filter(Boolean));

@@ -1,16 +1,12 @@
 /** One task in every step and eval that drew it, side by side: what changed as the policy trained. */
 import { api, link } from './api.js';
 import { fmt, h } from './dom.js';
-import type { View } from './main.js';
-import type { EpisodeSummary, RunRow } from './types.js';
+import type { View } from './view.js';
 
 export const renderTask: View = async (params, { main, crumbs }) => {
   const run = params.get('run') ?? '';
   const task = params.get('task') ?? '';
-  const [{ run: row }, { episodes }] = await Promise.all([
-    api<{ run: RunRow }>('sources', { run }),
-    api<{ episodes: (EpisodeSummary & { source: string })[] }>('task', { run, task }),
-  ]);
+  const [{ run: row }, { episodes }] = await Promise.all([api('sources', { run }), api('task', { run, task })]);
   crumbs(['runs', link('runs')], [`${row.name} ${row.version}`, link('curves', { runs: run })], `task ${task}`);
   const cards = episodes.map((e) =>
     h(

@@ -3,9 +3,9 @@
  * tokens) or by loss mask, segment by segment; hover for id, logprob and segment; the drift audit's
  * hunks underlined in place and listed below.
  */
+import type { EpisodeTokens } from '../src/view/api-types.js';
 import { setParams } from './api.js';
 import { fmt, h } from './dom.js';
-import type { EpisodeTokens } from './types.js';
 
 export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLElement {
   const drifted = new Set<number>();

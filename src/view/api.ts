@@ -5,25 +5,20 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { MetricsLine } from '../runs/index.js';
-import { ToolUseCounter, type ToolUseStats } from '../ui/report/tool-use.js';
+import { ToolUseCounter } from '../ui/report/tool-use.js';
 import { conversationTurns } from '../ui/trajectory/conversation.js';
 import { parseTrajectoryLine, type TrajectoryRecord } from '../ui/trajectory/record.js';
+import type { ApiAnswers, ApiError, ApiRoute, MetricColumns } from './api-types.js';
 import { episodesContaining, readEpisode } from './episode-file.js';
-import { parseEpisodeQuery, queryEpisodes, type EpisodePage, type EpisodeSummary } from './episode-query.js';
-import type { EpisodeTokenViews, EpisodeTokens } from './episode-tokens.js';
+import { parseEpisodeQuery, queryEpisodes } from './episode-query.js';
+import type { EpisodeTokenViews } from './episode-tokens.js';
 import type { RunCatalog } from './run-catalog.js';
-import type { EpisodeSource, RunIndex, RunRow } from './run-index.js';
+import type { EpisodeSource, RunIndex } from './run-index.js';
 
-/** An answer: a status and a JSON body. */
+/** An answer: a status and a JSON body (`ApiAnswers[route]`, or an `ApiError`). */
 export interface ApiAnswer {
   readonly status: number;
-  readonly body: unknown;
-}
-
-/** Training metrics as columns (one array per figure, aligned with `steps`): a 1,000-step run is one small answer. */
-export interface MetricColumns {
-  readonly steps: readonly number[];
-  readonly series: Readonly<Record<string, readonly (number | null)[]>>;
+  readonly body: ApiAnswers[ApiRoute] | ApiError;
 }
 
 /** Answers `GET /api/<route>?<params>`. */
@@ -33,38 +28,49 @@ export async function answerApi(
   catalog: RunCatalog,
   tokens: EpisodeTokenViews,
 ): Promise<ApiAnswer> {
-  if (route === 'runs') return ok({ runs: catalog.list().map((r): RunRow => r.row()) });
+  if (route === 'runs') return ok({ runs: catalog.list().map((r) => r.row()) } satisfies ApiAnswers['runs']);
   const run = catalog.get(params.get('run') ?? '');
   if (!run) return notFound(`no run '${params.get('run') ?? ''}'`);
-  switch (route) {
-    case 'metrics':
-      return ok({
-        run: run.row(),
-        train: metricColumns(run.metrics.filter((l) => l.kind === 'train' || l.kind === undefined)),
-        evals: run.metrics.filter((l) => l.kind === 'eval'),
-      });
-    case 'sources':
-      return ok({ run: run.row(), sources: run.sources.map(({ id, kind, step }) => ({ id, kind, step })) });
-    case 'episodes':
-      return withSource(run, params, async (source) => ({
-        source: source.id,
-        ...(await episodePage(run, source, params)),
-      }));
-    case 'episode':
-      return withEpisode(run, params, async (record, source) => {
-        const { trajectory: _tokens, ...rest } = record;
-        return { source: source.id, record: rest, turns: conversationTurns(record.messages) };
-      });
-    case 'tokens':
-      return withEpisode(run, params, (record): Promise<EpisodeTokens> => tokens.view(run.dir, record));
-    case 'task':
-      return ok(await taskAcrossSteps(run, params.get('task') ?? ''));
-    case 'tools':
-      return withSource(run, params, (source) => toolUse(source));
-    default:
-      return notFound(`no route /api/${route}`);
+  const answer = Object.hasOwn(RUN_ROUTES, route) ? RUN_ROUTES[route as keyof typeof RUN_ROUTES] : undefined;
+  if (!answer) return notFound(`no route /api/${route}`);
+  try {
+    return ok(await answer(run, params, tokens));
+  } catch (error) {
+    if (error instanceof NotFound) return notFound(error.message);
+    throw error;
   }
 }
+
+/** The routes about one run (`?run=<id>`), each typed with the answer the browser reads. */
+const RUN_ROUTES: {
+  readonly [R in Exclude<ApiRoute, 'runs'>]: (
+    run: RunIndex,
+    params: URLSearchParams,
+    tokens: EpisodeTokenViews,
+  ) => Promise<ApiAnswers[R]>;
+} = {
+  metrics: async (run) => ({
+    run: run.row(),
+    train: metricColumns(run.metrics.filter((l) => l.kind === 'train' || l.kind === undefined)),
+    evals: run.metrics.filter((l) => l.kind === 'eval'),
+  }),
+  sources: async (run) => ({ run: run.row(), sources: run.sources.map(({ id, kind, step }) => ({ id, kind, step })) }),
+  episodes: async (run, params) => {
+    const source = sourceOf(run, params);
+    const index = (await run.episodes(source.id))!;
+    const query = parseEpisodeQuery(params);
+    const hits = query.text ? await episodesContaining(index, query.text) : undefined;
+    return { source: source.id, ...queryEpisodes(index.episodes, query, (i) => hits?.has(i) ?? false) };
+  },
+  episode: async (run, params) => {
+    const { source, record } = await episodeOf(run, params);
+    const { trajectory: _tokens, ...rest } = record;
+    return { source: source.id, record: rest, turns: conversationTurns(record.messages) };
+  },
+  tokens: async (run, params, tokens) => tokens.view(run.dir, (await episodeOf(run, params)).record),
+  task: (run, params) => taskAcrossSteps(run, params.get('task') ?? ''),
+  tools: (run, params) => toolUse(sourceOf(run, params)),
+};
 
 /** Columns of every numeric figure of the training lines. */
 export function metricColumns(lines: readonly MetricsLine[]): MetricColumns {
@@ -76,19 +82,9 @@ export function metricColumns(lines: readonly MetricsLine[]): MetricColumns {
   return { steps: lines.map((l) => (typeof l.step === 'number' ? l.step : 0)), series };
 }
 
-async function episodePage(run: RunIndex, source: EpisodeSource, params: URLSearchParams): Promise<EpisodePage> {
-  const index = (await run.episodes(source.id))!;
-  const query = parseEpisodeQuery(params);
-  const hits = query.text ? await episodesContaining(index, query.text) : undefined;
-  return queryEpisodes(index.episodes, query, (i) => hits?.has(i) ?? false);
-}
-
 /** Every recorded episode of one task, training steps first, then evals, for a side-by-side view. */
-async function taskAcrossSteps(
-  run: RunIndex,
-  taskId: string,
-): Promise<{ taskId: string; episodes: (EpisodeSummary & { source: string })[] }> {
-  const episodes: (EpisodeSummary & { source: string })[] = [];
+async function taskAcrossSteps(run: RunIndex, taskId: string): Promise<ApiAnswers['task']> {
+  const episodes: ApiAnswers['task']['episodes'][number][] = [];
   for (const source of run.sources) {
     const index = await run.episodes(source.id);
     for (const e of index?.episodes ?? []) if (e.taskId === taskId) episodes.push({ ...e, source: source.id });
@@ -96,7 +92,7 @@ async function taskAcrossSteps(
   return { taskId, episodes };
 }
 
-async function toolUse(source: EpisodeSource): Promise<ToolUseStats> {
+async function toolUse(source: EpisodeSource): Promise<ApiAnswers['tools']> {
   const counter = new ToolUseCounter();
   const text = await readFile(source.file, 'utf8');
   for (const [i, line] of text.split('\n').entries()) {
@@ -110,35 +106,28 @@ async function toolUse(source: EpisodeSource): Promise<ToolUseStats> {
   return counter.stats();
 }
 
-async function withSource(
-  run: RunIndex,
-  params: URLSearchParams,
-  answer: (source: EpisodeSource) => Promise<unknown>,
-): Promise<ApiAnswer> {
+/** The source `?source=` names. @throws NotFound when the run has none of that name. */
+function sourceOf(run: RunIndex, params: URLSearchParams): EpisodeSource {
   const source = run.sources.find((s) => s.id === params.get('source'));
-  if (!source) return notFound(`run ${run.id} has no episodes '${params.get('source') ?? ''}'`);
-  return ok(await answer(source));
+  if (!source) throw new NotFound(`run ${run.id} has no episodes '${params.get('source') ?? ''}'`);
+  return source;
 }
 
-async function withEpisode(
+/** The episode `?source=&index=` names. @throws NotFound when there is no such source or episode. */
+async function episodeOf(
   run: RunIndex,
   params: URLSearchParams,
-  answer: (record: TrajectoryRecord, source: EpisodeSource) => Promise<unknown>,
-): Promise<ApiAnswer> {
-  return withSource(run, params, async (source) => {
-    const index = await run.episodes(source.id);
-    const record = index ? await readEpisode(index, Number(params.get('index'))) : undefined;
-    if (!record) throw new NotFound(`${source.id} has no episode ${params.get('index') ?? ''}`);
-    return answer(record, source);
-  }).catch((error: unknown) => {
-    if (error instanceof NotFound) return notFound(error.message);
-    throw error;
-  });
+): Promise<{ source: EpisodeSource; record: TrajectoryRecord }> {
+  const source = sourceOf(run, params);
+  const index = await run.episodes(source.id);
+  const record = index ? await readEpisode(index, Number(params.get('index'))) : undefined;
+  if (!record) throw new NotFound(`${source.id} has no episode ${params.get('index') ?? ''}`);
+  return { source, record };
 }
 
 class NotFound extends Error {}
 
-function ok(body: unknown): ApiAnswer {
+function ok(body: ApiAnswers[ApiRoute]): ApiAnswer {
   return { status: 200, body };
 }
 

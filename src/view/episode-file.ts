@@ -7,7 +7,8 @@
 import { open, readFile, stat } from 'node:fs/promises';
 import { conversationTurns } from '../ui/trajectory/conversation.js';
 import { parseTrajectoryLine, type TrajectoryRecord } from '../ui/trajectory/record.js';
-import { summarizeEpisode, type EpisodeSummary } from './episode-query.js';
+import type { EpisodeSummary } from './api-types.js';
+import { summarizeEpisode } from './episode-query.js';
 
 /** The summaries of a file's episodes and where each line is. */
 export interface EpisodeFileIndex {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { MAX_PAGE, parseEpisodeQuery, queryEpisodes, type EpisodeSummary } from './episode-query.js';
+import type { EpisodeSummary } from './api-types.js';
+import { MAX_PAGE, parseEpisodeQuery, queryEpisodes } from './episode-query.js';
 
 function episode(index: number, facts: Partial<EpisodeSummary> = {}): EpisodeSummary {
   return {

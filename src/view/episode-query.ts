@@ -4,30 +4,7 @@
  */
 import { conversationTurns } from '../ui/trajectory/conversation.js';
 import type { TrajectoryRecord } from '../ui/trajectory/record.js';
-
-/** What a row of the episodes table shows; `index` is the line's position in its file. */
-export interface EpisodeSummary {
-  readonly index: number;
-  readonly step: number;
-  readonly group: number;
-  readonly sample: number;
-  readonly taskId: string;
-  readonly reward: number;
-  readonly rewardParts: Readonly<Record<string, number>>;
-  readonly success: boolean;
-  /** The harness failed the episode (an exception), as opposed to a wrong answer. */
-  readonly failed: boolean;
-  readonly truncated: boolean;
-  readonly finishReason: string;
-  readonly turns: number;
-  readonly toolCalls: number;
-  readonly toolErrors: number;
-  readonly generatedTokens: number;
-  readonly promptTokens: number;
-  readonly advantage: number | null;
-  /** The last assistant text, cut short: what the table shows as the answer. */
-  readonly answer: string;
-}
+import type { EpisodePage, EpisodeSummary } from './api-types.js';
 
 /** Every filter the episodes view offers; all optional, combined with AND. */
 export interface EpisodeQuery {
@@ -55,14 +32,6 @@ export const EPISODE_SORT_KEYS = [
   'taskId',
 ] as const;
 export type EpisodeSortKey = (typeof EPISODE_SORT_KEYS)[number];
-
-/** One page of a query's result, with the count before paging. */
-export interface EpisodePage {
-  readonly total: number;
-  readonly matched: number;
-  readonly offset: number;
-  readonly episodes: readonly EpisodeSummary[];
-}
 
 export const DEFAULT_PAGE = 50;
 export const MAX_PAGE = 500;

@@ -3,28 +3,13 @@
  * same rows as `atk inspect-trajectory --tokens`), the segments, and the drift audit's findings
  * (as `--drift`). The tokenizer and the recipe's tool specs are loaded once per run.
  */
-import type { ChatTool, DriftReport, ModelTokenizer, SegmentSource } from '../tokens/index.js';
+import type { ChatTool, ModelTokenizer } from '../tokens/index.js';
 import { TokenTrajectory } from '../tokens/index.js';
 import { recordedDrift } from '../ui/trajectory/drift-audit.js';
 import type { TrajectoryRecord } from '../ui/trajectory/record.js';
 import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
 import { tokenRows } from '../ui/trajectory/token-view.js';
-
-/** What `/api/tokens` returns. Tokens are tuples to keep long episodes small on the wire. */
-export interface EpisodeTokens {
-  readonly length: number;
-  readonly segments: readonly {
-    readonly source: SegmentSource;
-    readonly start: number;
-    readonly length: number;
-    readonly turn: number;
-    readonly policyVersion: number | null;
-    readonly finishReason: string | null;
-  }[];
-  /** `[id, text, mask, logprob]` per token; logprob null on environment tokens. */
-  readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
-  readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
-}
+import type { EpisodeTokens } from './api-types.js';
 
 interface RunTokenContext {
   readonly model: RunModel;

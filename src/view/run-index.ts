@@ -6,30 +6,9 @@
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { processGone, type Manifest, type MetricsLine, type RunStatus } from '../runs/index.js';
+import { processGone, type Manifest, type MetricsLine } from '../runs/index.js';
+import type { RunRow } from './api-types.js';
 import { indexEpisodeFile, isCurrent, type EpisodeFileIndex } from './episode-file.js';
-
-/** A row of the runs table. */
-export interface RunRow {
-  readonly id: string;
-  readonly name: string;
-  readonly version: string;
-  readonly dir: string;
-  /** `stale`: marked running, but its process on this host is gone (killed without a chance to say so). */
-  readonly status: RunStatus | 'stale';
-  readonly startedAt: string;
-  readonly finishedAt: string | null;
-  readonly durationS: number;
-  readonly stepsDone: number;
-  readonly stepsTotal: number | null;
-  readonly lastReward: number | null;
-  readonly bestReward: number | null;
-  /** Held-out accuracy of the first and of the last eval (the same eval when there is one). */
-  readonly evalBefore: { readonly label: string; readonly accuracy: number | null } | null;
-  readonly evalAfter: { readonly label: string; readonly accuracy: number | null } | null;
-  readonly dataset: string | null;
-  readonly engine: string | null;
-}
 
 /** A file of episodes: `step-NNNNN` (training) or `eval/<label>`. */
 export interface EpisodeSource {
