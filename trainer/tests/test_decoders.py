@@ -23,7 +23,8 @@ CONFIG = {
     "max_position_embeddings": 256,
     "tie_word_embeddings": False,
 }
-# Layer 1 attends to its last 5 tokens only: the window has to follow each row through joins, masked gaps and compaction.
+# Layer 1 attends to its last 5 tokens only: the window has to follow each row through joins, masked gaps
+# and compaction.
 SLIDING = {**CONFIG, "use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1}
 CONFIGS = pytest.mark.parametrize("config", [CONFIG, SLIDING], ids=["full", "sliding-window"])
 

@@ -211,7 +211,8 @@ def test_check_ranks_rejects_more_ranks_than_visible_gpus_in_one_line(monkeypatc
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
     with pytest.raises(
         RankError,
-        match=r"^WORLD_SIZE 2 is more than the 1 visible GPU \(CUDA_VISIBLE_DEVICES=0\): start at most one rank per GPU",
+        match=r"^WORLD_SIZE 2 is more than the 1 visible GPU \(CUDA_VISIBLE_DEVICES=0\): "
+        r"start at most one rank per GPU",
     ):
         check_ranks(2, cuda=True, gpus=1)
 
@@ -228,7 +229,7 @@ def test_server_exits_2_with_one_line_when_ranks_outnumber_gpus(monkeypatch, cap
     monkeypatch.setattr(torch.cuda, "set_device", lambda _: pytest.fail("set_device reached"))
     assert server.main(["--port", "0"]) == 2
     err = capsys.readouterr().err
-    assert (
-        err
-        == "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU (model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
+    assert err == (
+        "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU "
+        "(model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
     )

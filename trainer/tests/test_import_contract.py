@@ -111,7 +111,9 @@ def test_an_upward_import_is_reported(tmp_path):
         {
             "pkg/__init__.py": "",
             "pkg/model/__init__.py": "",
-            "pkg/model/qwen2.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..serve.cache import Cache\n",
+            "pkg/model/qwen2.py": (
+                "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..serve.cache import Cache\n"
+            ),
             "pkg/train/__init__.py": "",
             "pkg/train/loss.py": "from ..model import qwen2\n",
             "pkg/serve/__init__.py": "",

@@ -75,7 +75,8 @@ def test_out_of_memory_in_a_micro_batch_names_the_knob_and_its_shape(monkeypatch
     with pytest.raises(memory.TrainerOutOfMemory) as caught:
         trainer.step(pg_batch(trainer.policy, FIXED_SEQUENCES))
     assert str(caught.value) == (
-        "out of GPU memory in train_step at a micro-batch of 2 x 8 tokens: lower algorithm.micro_batch_tokens (now 16), "
+        "out of GPU memory in train_step at a micro-batch of 2 x 8 tokens: "
+        "lower algorithm.micro_batch_tokens (now 16), "
         "or set model.trainer.gradient_checkpointing: true, or train a LoRA adapter (algorithm.lora)"
     )
     assert caught.value.__cause__ is None and caught.value.__suppress_context__

@@ -1,4 +1,5 @@
-"""The shared protocol fixtures (trainer/protocol/*.json, also read by vitest) match what the trainer takes and returns."""
+"""The shared protocol fixtures (trainer/protocol/*.json, also read by vitest) match what the trainer
+takes and returns."""
 import json
 import os
 

@@ -167,7 +167,8 @@ def test_step_returns_mismatch_against_behaviour_logprobs():
 
 
 def shifted_behaviour(batch, shift):
-    """The batch with each trained token's behaviour logprob moved by shift(advantage) (a stale or mismatched engine)."""
+    """The batch with each trained token's behaviour logprob moved by shift(advantage)
+    (a stale or mismatched engine)."""
     for s in batch["sequences"]:
         s["logprobs"] = [lp + shift(s["advantage"]) * m for lp, m in zip(s["logprobs"], s["loss_mask"])]
     return batch

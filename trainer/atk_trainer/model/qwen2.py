@@ -64,12 +64,15 @@ class RopeScaling:
         rope_type = scaling.pop("rope_type", scaling.pop("type", "default"))
         if rope_type not in RopeScaling.KEYS:
             raise ValueError(
-                f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, yarn); load it with model.trainer.backend: transformers"
+                f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, "
+                "yarn); load it with model.trainer.backend: transformers"
             )
         unknown = sorted(set(scaling) - RopeScaling.KEYS[rope_type])
         if unknown:
+            takes = ", ".join(sorted(RopeScaling.KEYS[rope_type])) or "no keys"
             raise ValueError(
-                f"config.json: rope_scaling key {unknown[0]!r} does not apply to rope type {rope_type!r} (it takes {', '.join(sorted(RopeScaling.KEYS[rope_type])) or 'no keys'})"
+                f"config.json: rope_scaling key {unknown[0]!r} does not apply to rope type {rope_type!r} "
+                f"(it takes {takes})"
             )
         if rope_type == "default":
             return RopeScaling()
@@ -139,7 +142,8 @@ class Qwen2Config:
         model_type = config.get("model_type", "qwen2")
         if model_type != "qwen2":
             raise ValueError(
-                f"config.json: model_type {model_type!r}; the built-in model implements qwen2 only (install transformers)"
+                f"config.json: model_type {model_type!r}; "
+                "the built-in model implements qwen2 only (install transformers)"
             )
         if config.get("hidden_act", "silu") != "silu":
             raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")

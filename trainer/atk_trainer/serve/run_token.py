@@ -23,7 +23,8 @@ def required_token(host: str) -> Optional[str]:
     token = os.environ.get(TOKEN_ENV) or None
     if token is None and not is_loopback(host):
         raise SystemExit(
-            f"atk_trainer: refusing to listen on {host} without a run token: set {TOKEN_ENV} (atk does for cluster launchers)"
+            f"atk_trainer: refusing to listen on {host} without a run token: "
+            f"set {TOKEN_ENV} (atk does for cluster launchers)"
         )
     return token
 

@@ -58,9 +58,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     watch_parent(args.parent_pid, app.stop)
-    log(
-        f"atk_trainer pid {os.getpid()} serving on http://{args.host}:{app.port} (torch {torch.__version__}, {args.threads} threads)"
-    )
+    versions = f"torch {torch.__version__}, {args.threads} threads"
+    log(f"atk_trainer pid {os.getpid()} serving on http://{args.host}:{app.port} ({versions})")
     app.serve()
     log("atk_trainer stopped")
     return 0

@@ -85,9 +85,8 @@ class WeightReload:
         if loaded is not None:
             missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
             if missing:
-                raise ValueError(
-                    f"{source}: the checkpoint has no weights for {len(missing)} parameters ({', '.join(missing[:3])}, ...)"
-                )
+                some = ", ".join(missing[:3])
+                raise ValueError(f"{source}: the checkpoint has no weights for {len(missing)} parameters ({some}, ...)")
         _process_weights_after_loading(model, self.model_runner)
         self._atk_weight_version = version
         return version
@@ -161,7 +160,8 @@ class _StandinModel:
                 raise KeyError(f"checkpoint tensor {name!r} is not a parameter of the served model")
             if tensor.shape != state[name].shape:
                 raise ValueError(
-                    f"checkpoint tensor {name!r} has shape {tuple(tensor.shape)}, the model's is {tuple(state[name].shape)}"
+                    f"checkpoint tensor {name!r} has shape {tuple(tensor.shape)}, "
+                    f"the model's is {tuple(state[name].shape)}"
                 )
             staged[name] = tensor
         with self.engine.exclusive(), torch.no_grad():  # leaving it also drops the engine's prefix cache

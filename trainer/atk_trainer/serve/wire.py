@@ -27,7 +27,8 @@ class LoadModelReply(TypedDict):
     parameters: int
     trainable_parameters: int
     policy_version: int
-    micro_batch_tokens: int  # as set, or as chosen when the config left it unset (8192 on CPU, from free memory on CUDA)
+    # as set, or as chosen when the config left it unset (8192 on CPU, from free memory on CUDA)
+    micro_batch_tokens: int
 
 
 class TrainStepReply(TypedDict):

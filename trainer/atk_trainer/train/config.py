@@ -58,13 +58,16 @@ class TrainConfig:
     grad_clip: float = 1.0  # clip the global gradient norm to this value
     # padded tokens (B*T) per forward pass; None: 8192 on CPU, sized from free GPU memory on CUDA
     micro_batch_tokens: Optional[int] = None
-    pack_sequences: bool = False  # sequences end to end in rows (the longest sequence or the model width) with a block-diagonal mask: no padding (builtin backend)
+    # sequences end to end in rows (the longest sequence or the model width) with a block-diagonal mask:
+    # no padding (builtin backend)
+    pack_sequences: bool = False
     updates_per_step: int = 1  # optimizer updates per train step on the same batch (> 1 = PPO-style reuse)
     lora: Optional[LoraConfig] = None  # train a LoRA adapter instead of all weights
     # machine
     device: str = "auto"  # auto | cpu | cuda (the policy's device decides where training runs)
     dtype: str = "auto"  # auto = bf16 autocast on CUDA, fp32 on CPU; float32 turns autocast off
-    weights_dtype: str = "float32"  # full fine-tuning on CUDA: float32 master weights, or bfloat16 weights with float32 AdamW state (less memory)
+    # full fine-tuning on CUDA: float32 master weights, or bfloat16 weights with float32 AdamW state (less memory)
+    weights_dtype: str = "float32"
     threads: int = 1  # torch CPU threads; one beat two on a 2-core machine (bench/trainer-train.py)
     gradient_checkpointing: bool = False  # recompute activations in backward: less memory, ~30% more compute
     compile: bool = False  # torch.compile each decoder layer (torch >= 2.2): faster steps after a slow first one
@@ -97,12 +100,15 @@ def _build(cls: type, data: Mapping[str, Any], prefix: str) -> Any:
     return cls(**values)
 
 
+_NONE_TYPE = type(None)  # the other member of Optional[X]'s Union
+
+
 def _coerce(hint: Any, value: Any, key: str) -> Any:
     origin = typing.get_origin(hint)
     if origin is typing.Union:  # Optional[X]
         if value is None:
             return None
-        inner = [a for a in typing.get_args(hint) if a is not type(None)][0]
+        inner = [a for a in typing.get_args(hint) if a is not _NONE_TYPE][0]
         return _coerce(inner, value, key)
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, key + ".")

@@ -183,7 +183,8 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
         name, sep, part = key[len(PEFT_PREFIX) :].rpartition(".lora_")
         if not key.startswith(PEFT_PREFIX) or not sep or part not in ("A.weight", "B.weight"):
             raise ValueError(
-                f"adapter_model.safetensors: unexpected tensor {key!r} (expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)"
+                f"adapter_model.safetensors: unexpected tensor {key!r} "
+                f"(expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)"
             )
         pairs.setdefault(name, {})[part[0]] = tensor
     scaling = alpha / rank
