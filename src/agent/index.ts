@@ -12,3 +12,5 @@ export {
   EpisodeFailure,
   type EpisodeErrorKind,
 } from './episode-failure.js';
+export { type PolicyClock, policyVersionNow } from './policy-clock.js';
+export { titoTurn, type TitoTurnContext, type TitoTurnRequest, type TitoTurnResult } from './tito-turn.js';

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import {
   Model,
   type BaseModelConfig,
@@ -6,17 +5,20 @@ import {
   type ModelStreamEvent,
   type StreamOptions,
 } from '@strands-agents/sdk';
-import type { Engine, Generation } from '../engines/types.js';
+import type { Engine } from '../engines/types.js';
 import type { ChatMessage } from '../tokens/chat-types.js';
-import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
+import { incrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
-import type { SegmentSource } from '../tokens/trajectory.js';
 import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../tokens/tool-calls/types.js';
 import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
-import { blame, blameAsync } from './episode-failure.js';
+import { blame } from './episode-failure.js';
 import type { EpisodeLedger } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
+import type { PolicyClock } from './policy-clock.js';
+import { type TitoTurnContext, type TitoTurnResult, titoTurn } from './tito-turn.js';
+
+type GeneratedTurn = Extract<TitoTurnResult, { status: 'generated' }>;
 
 /** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
 export const TITO_STOP = {
@@ -35,18 +37,18 @@ export interface TitoModelOptions extends GenerationSettings {
    * Stamped on every model segment: a number, or a function read at each engine request (asynchronous
    * rollouts: the engine may serve a newer policy from one turn to the next).
    */
-  readonly policyVersion: number | (() => number);
+  readonly policyVersion: PolicyClock;
 }
 
 /**
  * A Strands model provider that speaks token ids to the engine and keeps the episode's exact token
- * trajectory. One instance per episode. The first call renders system prompt, tools and the first user
- * message; later calls render only the messages added since (tool results, user turns) and append them
- * after the model's own tokens, which are never re-rendered or re-encoded.
+ * trajectory. One instance per episode. Each call is one token-in/token-out turn (tito-turn.ts) given
+ * the messages the trajectory lacks: system prompt, tools and the first user message at first, then only
+ * the tool results and user turns added since; the turn's reply becomes Strands stream events.
  */
 export class TitoModel extends Model<BaseModelConfig> {
   private config: BaseModelConfig;
-  private readonly renderer: IncrementalRenderer;
+  private readonly context: TitoTurnContext;
   /** Index of the first message not yet in the trajectory. */
   private cursor = 0;
   private turn = 0;
@@ -59,7 +61,9 @@ export class TitoModel extends Model<BaseModelConfig> {
       temperature: options.sampling.temperature,
       topP: options.sampling.topP,
     };
-    this.renderer = blame('template', () => incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {}));
+    const renderer = blame('template', () => incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {}));
+    const { engine, tokenizer, parser, policyVersion, ledger } = options;
+    this.context = { engine, tokenizer, renderer, parser, policyVersion, tally: ledger };
   }
 
   /**
@@ -84,82 +88,48 @@ export class TitoModel extends Model<BaseModelConfig> {
   }
 
   override async *stream(messages: Message[], streamOptions: StreamOptions = {}): AsyncIterable<ModelStreamEvent> {
-    const { ledger, engine, tokenizer } = this.options;
-    const trajectory = ledger.trajectory;
-    const { source, ids: environmentIds } = blame('template', () => this.renderNew(messages, streamOptions));
+    const { ledger } = this.options;
+    const fresh = ledger.trajectory.length === 0;
+    const chat = blame('template', () => this.newMessages(messages, streamOptions, fresh));
     // Strands appends the assistant message this call produces right after the current history.
     this.cursor = messages.length + 1;
-
-    const promptLength = trajectory.length + environmentIds.length;
-    const room = Math.min(this.options.maxNewTokens, (this.options.maxTotalTokens ?? Infinity) - promptLength);
-    if (room <= 0) {
+    const result = await titoTurn(this.context, {
+      trajectory: ledger.trajectory,
+      fresh,
+      messages: chat,
+      tools: fresh ? toChatTools(streamOptions.toolSpecs) : [],
+      turn: this.turn,
+      sampling: this.options.sampling,
+      maxNewTokens: this.options.maxNewTokens,
+      ...(this.options.maxTotalTokens === undefined ? {} : { maxTotalTokens: this.options.maxTotalTokens }),
+      ...(streamOptions.cancelSignal ? { signal: streamOptions.cancelSignal } : {}),
+    });
+    if (result.status === 'overBudget') {
       ledger.stopReason = TITO_STOP.maxTotalTokens;
       yield { type: 'modelMessageStartEvent', role: 'assistant' };
       yield { type: 'modelMessageStopEvent', stopReason: TITO_STOP.maxTotalTokens };
       return;
     }
-
-    const started = performance.now();
-    const { policyVersion } = this.options;
-    const version = typeof policyVersion === 'function' ? policyVersion() : policyVersion;
-    const prompt = trajectory.ids.concat(environmentIds);
-    const generation = await blameAsync('engine', () =>
-      engine.generate(
-        prompt,
-        { ...this.options.sampling, maxTokens: room, stopTokenIds: tokenizer.eosTokenIds },
-        streamOptions.cancelSignal,
-      ),
-    );
-    const latencyMs = performance.now() - started;
-    // The prompt joins the trajectory only with the answer to it, so a failed call leaves no dangling prompt.
-    trajectory.appendEnvironment(source, environmentIds, this.turn);
-    trajectory.appendModel(
-      generation.tokenIds,
-      generation.logprobs,
-      this.turn,
-      generation.policyVersion ?? version,
-      generation.finishReason,
-    );
-    trajectory.counters.turns++;
-    ledger.engineMs += latencyMs;
-    ledger.promptTokens += environmentIds.length;
-    ledger.generatedTokens += generation.tokenIds.length;
-    if (generation.finishReason === 'length') trajectory.counters.truncations++;
-
-    yield* this.events(generation, promptLength, latencyMs);
+    yield* this.events(result);
     this.turn++;
   }
 
-  private renderNew(
-    messages: Message[],
-    streamOptions: StreamOptions,
-  ): { source: Exclude<SegmentSource, 'model'>; ids: number[] } {
-    if (this.options.ledger.trajectory.length === 0) {
+  /** The chat messages the next turn adds: the whole first prompt, then only messages the trajectory lacks. */
+  private newMessages(messages: Message[], streamOptions: StreamOptions, fresh: boolean): ChatMessage[] {
+    if (fresh) {
       const system = systemPromptText(streamOptions.systemPrompt);
-      const chat: ChatMessage[] = [
-        ...(system ? [{ role: 'system' as const, content: system }] : []),
-        ...messages.flatMap(toChatMessages),
-      ];
-      return { source: 'prompt', ids: this.renderer.initial(chat, toChatTools(streamOptions.toolSpecs)) };
+      return [...(system ? [{ role: 'system' as const, content: system }] : []), ...messages.flatMap(toChatMessages)];
     }
-    const fresh = messages.slice(this.cursor);
-    if (fresh.some((m) => m.role !== 'user')) {
+    const added = messages.slice(this.cursor);
+    if (added.some((m) => m.role !== 'user')) {
       throw new Error('TitoModel: an assistant message the model did not generate was added to the conversation');
     }
-    const chat = fresh.flatMap(toChatMessages);
-    const lastToken = this.options.ledger.trajectory.ids.at(-1);
-    return {
-      source: chat.some((m) => m.role === 'user') ? 'user' : 'tool',
-      ids: this.renderer.continuation(lastToken, chat),
-    };
+    return added.flatMap(toChatMessages);
   }
 
-  private *events(generation: Generation, promptLength: number, latencyMs: number): Iterable<ModelStreamEvent> {
-    const { tokenizer, parser, ledger } = this.options;
-    const ids = generation.tokenIds;
-    const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]) ? ids.slice(0, -1) : ids;
-    const parsed = blame('parser', () => parser.parse(tokenizer.decode(visible)));
-
+  private *events(turn: GeneratedTurn): Iterable<ModelStreamEvent> {
+    const { ledger } = this.options;
+    const { parsed, promptLength, latencyMs } = turn;
     yield { type: 'modelMessageStartEvent', role: 'assistant' };
     if (parsed.reasoning) {
       yield { type: 'modelContentBlockStartEvent' };
@@ -178,18 +148,22 @@ export class TitoModel extends Model<BaseModelConfig> {
       if (problem) ledger.rejectedCalls.set(toolUseId, problem);
       yield* toolUseEvents(call, toolUseId, input.json);
     }
-    const truncated = generation.finishReason === 'length';
-    const stopReason = truncated
-      ? TITO_STOP.truncated
-      : generation.finishReason === 'abort'
-        ? TITO_STOP.engineAbort
-        : parsed.calls.length > 0
-          ? 'toolUse'
-          : 'endTurn';
+    const stopReason =
+      turn.finishReason === 'length'
+        ? TITO_STOP.truncated
+        : turn.finishReason === 'abort'
+          ? TITO_STOP.engineAbort
+          : parsed.calls.length > 0
+            ? 'toolUse'
+            : 'endTurn';
     yield { type: 'modelMessageStopEvent', stopReason };
     yield {
       type: 'modelMetadataEvent',
-      usage: { inputTokens: promptLength, outputTokens: ids.length, totalTokens: promptLength + ids.length },
+      usage: {
+        inputTokens: promptLength,
+        outputTokens: turn.ids.length,
+        totalTokens: promptLength + turn.ids.length,
+      },
       metrics: { latencyMs },
     };
   }

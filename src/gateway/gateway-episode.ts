@@ -1,8 +1,10 @@
-import { performance } from 'node:perf_hooks';
+import { EpisodeFailure } from '../agent/episode-failure.js';
 import type { GenerationSettings } from '../agent/generation-settings.js';
-import type { Engine, TokenLogprob } from '../engines/types.js';
+import type { PolicyClock } from '../agent/policy-clock.js';
+import { type TitoTurnContext, type TitoTurnResult, titoTurn } from '../agent/tito-turn.js';
+import type { Engine } from '../engines/types.js';
 import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
-import { incrementalRenderer, type IncrementalRenderer } from '../tokens/incremental-render.js';
+import { incrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { ToolCallParser } from '../tokens/tool-calls/types.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
@@ -17,7 +19,7 @@ export interface GatewayEpisodeOptions extends GenerationSettings {
   readonly tokenizer: ModelTokenizer;
   readonly parser: ToolCallParser;
   /** The sampling policy version; a function (the served version) is read at each model request. */
-  readonly policyVersion: number | (() => number);
+  readonly policyVersion: PolicyClock;
   /** Most model calls in the episode (agent.max_turns). */
   readonly maxTurns: number;
   // GenerationSettings: a request's max_tokens may only lower maxNewTokens; its temperature and top_p
@@ -51,6 +53,8 @@ export interface ReplyToken {
   readonly top: readonly { readonly token: string; readonly logprob: number }[];
 }
 
+type GeneratedTurn = Extract<TitoTurnResult, { status: 'generated' }>;
+
 /**
  * The gateway side of one external episode: keeps its exact token trajectory across requests. A request
  * that extends the recorded conversation (previous messages + the reply given) appends only the new
@@ -67,7 +71,7 @@ export class GatewayEpisode {
   generatedTokens = 0;
   /** Set by a reward report (POST /episodes/<id>/reward). */
   reportedReward: number | undefined;
-  private readonly renderer: IncrementalRenderer;
+  private readonly context: TitoTurnContext;
   /** The agent's view: the latest request's messages and the reply to it (what the next request must extend). */
   private recorded: ChatMessage[] = [];
   /** The model's view of the same conversation: with the error results of rejected calls (see withRejectedResults). */
@@ -83,7 +87,9 @@ export class GatewayEpisode {
     readonly id: string,
     private readonly options: GatewayEpisodeOptions,
   ) {
-    this.renderer = incrementalRenderer(options.tokenizer, options.chatTemplateKwargs ?? {});
+    const { engine, tokenizer, parser, policyVersion } = options;
+    const renderer = incrementalRenderer(tokenizer, options.chatTemplateKwargs ?? {});
+    this.context = { engine, tokenizer, renderer, parser, policyVersion, tally: this };
   }
 
   /** Model calls answered so far. */
@@ -126,7 +132,7 @@ export class GatewayEpisode {
     signal: AbortSignal | undefined,
     onGenerating: ((turn: number) => void) | undefined,
   ): Promise<GatewayReply> {
-    const { engine, tokenizer, maxTurns } = this.options;
+    const { engine, maxTurns, maxNewTokens, sampling } = this.options;
     if (this.turns >= maxTurns)
       throw new GatewayError(
         400,
@@ -140,72 +146,58 @@ export class GatewayEpisode {
     const added = fresh
       ? request.messages
       : withRejectedResults(request.messages.slice(this.recorded.length), this.rejected);
-    const prompt = this.render(fresh, trajectory, request.tools, added);
-    const promptLength = trajectory.length + prompt.length;
+    const turn = this.turns;
     const budget = this.options.maxTotalTokens ?? Infinity;
-    if (promptLength >= budget) {
+    const result = await gatewayFailures(() =>
+      titoTurn(this.context, {
+        trajectory,
+        fresh,
+        messages: added,
+        tools: request.tools,
+        turn,
+        sampling: {
+          temperature: request.temperature ?? sampling.temperature,
+          topP: request.topP ?? sampling.topP,
+          topK: sampling.topK,
+          // The episode's seed on every call, as the built-in agent sends it, so both sample alike.
+          ...(request.seed !== undefined
+            ? { seed: request.seed }
+            : sampling.seed !== undefined
+              ? { seed: sampling.seed }
+              : {}),
+          ...(request.topLogprobs > 0 ? { topLogprobs: request.topLogprobs } : {}),
+        },
+        // A request's max_tokens may only lower the recipe's cap.
+        maxNewTokens: Math.min(request.maxTokens ?? maxNewTokens, maxNewTokens),
+        maxTotalTokens: budget,
+        stop: request.stop,
+        ...(signal ? { signal } : {}),
+        ...(onGenerating ? { onGenerating: () => onGenerating(turn) } : {}),
+        accept: (generation) => {
+          if (request.topLogprobs > 0 && generation.topLogprobs?.length !== generation.tokenIds.length)
+            throw new GatewayError(
+              400,
+              'top_logprobs_unsupported',
+              `the ${engine.kind} engine did not return top logprobs; send top_logprobs: 0`,
+              'top_logprobs',
+            );
+        },
+      }),
+    );
+    if (result.status === 'overBudget') {
       throw new GatewayError(
         400,
         'context_length_exceeded',
-        `the conversation is ${promptLength} tokens, past the episode's budget of ${budget} (agent.max_total_tokens)`,
+        `the conversation is ${result.promptLength} tokens, past the episode's budget of ${budget} (agent.max_total_tokens)`,
         'messages',
       );
     }
-    const sampling = this.options.sampling;
-    onGenerating?.(this.turns);
-    const started = performance.now();
-    // The version serving this request: a weight sync during generation does not change who sampled it.
-    const { policyVersion } = this.options;
-    const version = typeof policyVersion === 'function' ? policyVersion() : policyVersion;
-    const generation = await engine.generate(
-      trajectory.ids.concat(prompt),
-      {
-        maxTokens: Math.min(
-          request.maxTokens ?? this.options.maxNewTokens,
-          this.options.maxNewTokens,
-          budget - promptLength,
-        ),
-        temperature: request.temperature ?? sampling.temperature,
-        topP: request.topP ?? sampling.topP,
-        topK: sampling.topK,
-        // The episode's seed on every call, as the built-in agent sends it, so both sample alike.
-        ...(request.seed !== undefined
-          ? { seed: request.seed }
-          : sampling.seed !== undefined
-            ? { seed: sampling.seed }
-            : {}),
-        stopTokenIds: tokenizer.eosTokenIds,
-        ...(request.topLogprobs > 0 ? { topLogprobs: request.topLogprobs } : {}),
-      },
-      signal,
-    );
-    if (request.topLogprobs > 0 && generation.topLogprobs?.length !== generation.tokenIds.length)
-      throw new GatewayError(
-        400,
-        'top_logprobs_unsupported',
-        `the ${engine.kind} engine did not return top logprobs; send top_logprobs: 0`,
-        'top_logprobs',
-      );
-    this.engineMs += performance.now() - started;
-    const cut = cutAtStop(tokenizer, generation.tokenIds, request.stop);
-    const ids = generation.tokenIds.slice(0, cut.length);
-    const logprobs = generation.logprobs.slice(0, cut.length);
-    const tops = generation.topLogprobs?.slice(0, cut.length);
-    const finish = cut.stopped ? 'stop' : generation.finishReason;
-
-    // The request's tokens join the trajectory only with the answer to them: a failed call leaves none.
+    // The request's tokens joined the trajectory only with the answer to them: a failed call leaves none.
     if (fresh) this.segments.push({ trajectory, reason: reason ?? null });
-    const turn = this.turns++;
-    const source = fresh ? 'prompt' : added.some((m) => m.role === 'user') ? 'user' : 'tool';
-    trajectory.appendEnvironment(source, prompt, turn);
-    trajectory.appendModel(ids, logprobs, turn, version, finish);
-    trajectory.counters.turns++;
-    if (finish === 'length') trajectory.counters.truncations++;
-    this.promptTokens += prompt.length;
-    this.generatedTokens += ids.length;
-    this.lastFinish = finish;
+    this.turns++;
+    this.lastFinish = result.finishReason;
 
-    const reply = this.reply(turn, ids, logprobs, tops, cut.text, finish, request, promptLength, trajectory);
+    const reply = this.reply(turn, result, request, trajectory);
     const message = replyMessage(reply);
     this.recorded = [...request.messages, message];
     this.shown = [...(fresh ? [] : this.shown), ...added, message];
@@ -213,41 +205,14 @@ export class GatewayEpisode {
     return reply;
   }
 
-  /** The request's new tokens: the whole prompt for a fresh segment, else only the messages after the recorded ones. */
-  private render(
-    fresh: boolean,
-    trajectory: TokenTrajectory,
-    tools: readonly ChatTool[],
-    added: readonly ChatMessage[],
-  ): number[] {
-    try {
-      return fresh ? this.renderer.initial(added, tools) : this.renderer.continuation(trajectory.ids.at(-1), added);
-    } catch (error) {
-      const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-      throw new GatewayError(
-        400,
-        'unrenderable_messages',
-        `the model's chat template cannot render these messages: ${why}`,
-        'messages',
-      );
-    }
-  }
-
   private reply(
     turn: number,
-    ids: readonly number[],
-    logprobs: readonly number[],
-    tops: readonly (readonly TokenLogprob[])[] | undefined,
-    cutText: string | undefined,
-    finish: string,
+    result: GeneratedTurn,
     request: ParsedCompletionRequest,
-    promptLength: number,
     trajectory: TokenTrajectory,
   ): GatewayReply {
-    const { tokenizer, parser } = this.options;
-    const visible = ids.length > 0 && tokenizer.eosTokenIds.includes(ids[ids.length - 1]!) ? ids.slice(0, -1) : ids;
-    const raw = cutText ?? tokenizer.decode(visible);
-    const parsed = parser.parse(raw);
+    const { tokenizer } = this.options;
+    const { parsed, text: raw, ids, finishReason: finish } = result;
     const malformed = parsed.calls.filter((c) => !c.ok);
     for (const call of malformed) {
       if (!call.ok) this.toolErrorsByKind[call.kind] = (this.toolErrorsByKind[call.kind] ?? 0) + 1;
@@ -276,13 +241,16 @@ export class GatewayEpisode {
       reasoning: parsed.reasoning,
       toolCalls,
       finishReason: finish === 'length' ? 'length' : toolCalls.length > 0 ? 'tool_calls' : 'stop',
-      promptTokens: promptLength,
+      promptTokens: result.promptLength,
       completionTokens: ids.length,
       tokens: request.logprobs
         ? ids.map((id, i) => ({
             token: tokenizer.decode([id]),
-            logprob: logprobs[i]!,
-            top: (tops?.[i] ?? []).map((alt) => ({ token: tokenizer.decode([alt.id]), logprob: alt.logprob })),
+            logprob: result.logprobs[i]!,
+            top: (result.topLogprobs?.[i] ?? []).map((alt) => ({
+              token: tokenizer.decode([alt.id]),
+              logprob: alt.logprob,
+            })),
           }))
         : [],
     };
@@ -312,22 +280,23 @@ function replyMessage(reply: GatewayReply): ChatMessage {
 }
 
 /**
- * Applies `stop` strings after generation: the reply keeps the tokens up to the one that completes the
- * earliest stop string (the model did sample them, so their logprobs stay valid) and its text ends
- * before the string, as OpenAI's does.
+ * Runs a turn, answering its failures as the API does: a conversation the template cannot render is
+ * the client's error (400); an engine or parser failure goes on as its own error (server.ts answers a
+ * ProviderError with a 502).
  */
-function cutAtStop(
-  tokenizer: ModelTokenizer,
-  ids: readonly number[],
-  stops: readonly string[],
-): { length: number; stopped: boolean; text?: string } {
-  if (stops.length === 0) return { length: ids.length, stopped: false };
-  const full = tokenizer.decode(ids);
-  const hits = stops.map((s) => full.indexOf(s)).filter((at) => at >= 0);
-  if (hits.length === 0) return { length: ids.length, stopped: false };
-  const at = Math.min(...hits);
-  const end = at + Math.min(...stops.filter((s) => full.indexOf(s) === at).map((s) => s.length));
-  let length = 1;
-  while (length < ids.length && tokenizer.decode(ids.slice(0, length)).length < end) length++;
-  return { length, stopped: true, text: full.slice(0, at) };
+async function gatewayFailures<T>(turn: () => Promise<T>): Promise<T> {
+  try {
+    return await turn();
+  } catch (error) {
+    if (!(error instanceof EpisodeFailure)) throw error;
+    const { cause } = error;
+    if (error.kind !== 'template') throw cause;
+    const why = (cause instanceof Error ? cause.message : String(cause)).split('\n')[0];
+    throw new GatewayError(
+      400,
+      'unrenderable_messages',
+      `the model's chat template cannot render these messages: ${why}`,
+      'messages',
+    );
+  }
 }

@@ -1,4 +1,5 @@
 import type { Tool } from '@strands-agents/sdk';
+import { type PolicyClock, policyVersionNow } from '../agent/policy-clock.js';
 import type { Task } from '../datasets/types.js';
 import type { Engine } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
@@ -80,7 +81,7 @@ export interface EpisodeRequest {
   readonly topP: number;
   readonly topK: number;
   /** The policy version sampling the episode; a function (the served version) is read at each engine request. */
-  readonly policyVersion: number | (() => number);
+  readonly policyVersion: PolicyClock;
   readonly signal?: AbortSignal;
 }
 
@@ -92,7 +93,7 @@ export interface EpisodeRequest {
  */
 export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
   const { task } = request;
-  const startVersion = typeof request.policyVersion === 'function' ? request.policyVersion() : request.policyVersion;
+  const startVersion = policyVersionNow(request.policyVersion);
   const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
   if (kit.workers)
     // The worker runs this same function; what reaches here is its thread dying under the episode.

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { AfterToolsEvent, Message, TextBlock, type Agent, type Tool } from '@strands-agents/sdk';
+import type { PolicyClock } from '../agent/policy-clock.js';
 import { createTitoAgent, type TitoAgent } from '../agent/create-agent.js';
 import { blame, blameAsync, describeFailure, EpisodeFailure, type EpisodeErrorKind } from '../agent/episode-failure.js';
 import { EpisodeLedger } from '../agent/episode-ledger.js';
@@ -79,7 +80,7 @@ export interface RunEpisodeOptions {
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
   /** The policy version stamped on each model turn; a function is read at each engine request. */
-  readonly policyVersion: number | (() => number);
+  readonly policyVersion: PolicyClock;
   /** Wall-clock limit of the whole episode; the in-flight engine request and tools are aborted. */
   readonly timeoutMs: number;
   /** Cancels the episode: runEpisode then throws CancelledError. */

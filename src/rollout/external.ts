@@ -1,3 +1,4 @@
+import type { PolicyClock } from '../agent/policy-clock.js';
 import type { Task } from '../datasets/types.js';
 import type { EpisodeSampling } from '../engines/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
@@ -9,7 +10,7 @@ export interface ExternalEpisodeRequest {
   readonly env: EpisodeEnv;
   readonly systemPrompt?: string;
   /** The sampling policy version; a function (the served version) is read at each model request. */
-  readonly policyVersion: number | (() => number);
+  readonly policyVersion: PolicyClock;
   readonly sampling: EpisodeSampling;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
