@@ -2,6 +2,8 @@
  * The import rules `npm run lint` enforces (docs/development.md): folders under src/ form layers
  * and import only downwards; no import circles; only the CLI entry point registers the built-ins.
  * Tests and fixtures may reach any layer (a test of the recipe loader needs real components).
+ * viewer/, the browser bundle of `atk view`, is cruised too (package.json, lint:imports): no circles
+ * there either, and it shares only the API's types with the server.
  */
 
 /** Bottom to top. A folder may import from folders on an earlier line; folders on one line are peers and stay apart. */
@@ -64,6 +66,14 @@ module.exports = {
       to: { path: '^src/builtins\\.ts$' },
     },
     {
+      name: 'viewer-apart',
+      comment:
+        'viewer/ is the browser bundle: besides its own modules it imports only uplot and the API types the server shares with it (src/view/api-types.d.ts)',
+      severity: 'error',
+      from: { path: '^viewer/' },
+      to: { pathNot: ['^viewer/', '^src/view/api-types\\.d\\.ts$', '^node_modules/uplot/'] },
+    },
+    {
       name: 'layers-known',
       comment: 'every folder under src/ has a place in LAYERS (.dependency-cruiser.cjs)',
       severity: 'error',
@@ -76,7 +86,7 @@ module.exports = {
     parser: 'swc',
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '\\.d\\.ts$' },
-    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.mjs'] },
+    // .d.ts: src/view/api-types.d.ts, the one declaration file of the tree (types only, shared with viewer/).
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.d.ts', '.js', '.mjs'] },
   },
 };

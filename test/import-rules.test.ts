@@ -6,13 +6,17 @@ import { type ICruiseResult, cruise } from 'dependency-cruiser';
 import { afterAll, describe, expect, test } from 'vitest';
 import { projectRoot } from '../src/util/paths.js';
 
-// The rule set `npm run lint` applies (.dependency-cruiser.cjs), run through dependency-cruiser's API.
+// The rule set `npm run lint` applies (.dependency-cruiser.cjs), run through dependency-cruiser's API
+// on the folders its script names (package.json, lint:imports: `depcruise src viewer --config ...`).
 const config = createRequire(import.meta.url)(join(projectRoot(), '.dependency-cruiser.cjs'));
+const script: string = JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')).scripts['lint:imports'];
+const [, ...args] = script.split(' ');
+const roots = args.slice(0, args.indexOf('--config'));
 
 async function violations(baseDir: string): Promise<string[]> {
   const { forbidden, options } = config;
   const reporter = await cruise(
-    ['src'],
+    roots,
     {
       ...options,
       baseDir,
@@ -46,7 +50,7 @@ describe('import rules', () => {
     expect(await violations(projectRoot())).toStrictEqual([]);
   });
 
-  test('rejects an import against the layers, a circle, a peer import, the built-ins outside the entry point and a folder with no layer', async () => {
+  test('rejects an import against the layers, a circle, a peer import, the built-ins outside the entry point, a folder with no layer, and a circle or server import in viewer/', async () => {
     const dir = tree({
       'src/recipe/load.ts': "import { datasets } from '../datasets/index.js';\nexport const x = datasets;\n",
       'src/datasets/index.ts':
@@ -64,6 +68,10 @@ describe('import rules', () => {
       'src/widgets/serve.ts': "import { a } from '../util/a.js';\nexport const serve = a;\n",
       // A test may reach up: the recipe loader's tests load real components.
       'src/recipe/load.test.ts': "import { datasets } from '../datasets/index.js';\nexport const y = datasets;\n",
+      // The browser bundle: a page that takes its type from the entry module that imports it, and server code.
+      'viewer/main.ts': "import { page } from './page.js';\nexport type View = () => void;\npage();\n",
+      'viewer/page.ts':
+        "import type { View } from './main.js';\nimport { a } from '../src/util/a.js';\nexport const page: View = a;\n",
     });
     expect(await violations(dir)).toStrictEqual([
       'builtins-at-entry: src/run/session.ts -> src/builtins.ts',
@@ -71,6 +79,8 @@ describe('import rules', () => {
       'layer-recipe: src/recipe/load.ts -> src/datasets/index.ts',
       'layers-known: src/widgets/serve.ts -> src/util/a.ts',
       'no-circular: src/util/a.ts -> src/util/b.ts',
+      'no-circular: viewer/main.ts -> viewer/page.ts',
+      'viewer-apart: viewer/page.ts -> src/util/a.ts',
     ]);
   });
 });
