@@ -13,16 +13,36 @@ if (!python) {
   console.error('hint: apt-get install python3-torch libopenblas0-pthread python3-pytest, or set ATK_PYTHON');
   process.exit(1);
 }
-// The Python linter first: unused imports, undefined names, redefinitions, in every Python file we ship or test with.
-const linted = ['trainer', 'bench', 'src/__fixtures__'];
-if (spawnSync(python, ['-c', 'import pyflakes'], { stdio: 'ignore' }).status === 0) {
-  const lint = spawnSync(python, ['-m', 'pyflakes', ...linted], { stdio: 'inherit' });
-  if (lint.status !== 0) {
-    console.error(`pyflakes: the Python files above need fixing (${python} -m pyflakes ${linted.join(' ')})`);
-    process.exit(lint.status ?? 1);
-  }
+// The Python checks first, over every Python file we ship or test with. flake8 is pyflakes (unused imports,
+// undefined names, redefinitions) plus pycodestyle at 120 columns, with trainer/.flake8; the trainer is held
+// to all of it and to black's format (trainer/pyproject.toml), bench/ and the fixtures to pyflakes' checks.
+// black's style changes between its major versions, so only the one the tree is formatted with checks it.
+const BLACK_MAJOR = '23.'; // Debian bookworm's black; `required-version` in trainer/pyproject.toml says the same
+if (imports('flake8')) {
+  check('flake8', ['flake8', '--config', 'trainer/.flake8', 'trainer']);
+  check('flake8', ['flake8', '--select', 'F', 'bench', 'src/__fixtures__']);
 } else {
-  console.log('pyflakes: not installed, Python lint skipped (apt-get install python3-pyflakes; .ci/run installs it)');
+  console.log('flake8: not installed, Python lint skipped (apt-get install flake8; atk setup --dev installs it)');
+}
+const black = spawnSync(python, ['-c', 'import black; print(black.__version__)'], { encoding: 'utf8' });
+if (black.status === 0 && black.stdout.startsWith(BLACK_MAJOR)) {
+  check('black', ['black', '--config', 'trainer/pyproject.toml', '--check', 'trainer']);
+} else {
+  const found = black.status === 0 ? `black ${black.stdout.trim()} is not ${BLACK_MAJOR}x` : 'black is not installed';
+  console.log(`black: ${found}, format check skipped (apt-get install black; atk setup --dev installs it)`);
 }
 const result = spawnSync(python, ['-m', 'pytest', 'trainer', '-q', ...process.argv.slice(2)], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
+
+function imports(module) {
+  return spawnSync(python, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
+}
+
+/** Runs `python -m <args>`; on a finding, says how to rerun it and exits with its status. */
+function check(name, args) {
+  const result = spawnSync(python, ['-m', ...args], { stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`${name}: the Python files above need fixing (${python} -m ${args.join(' ')})`);
+    process.exit(result.status ?? 1);
+  }
+}

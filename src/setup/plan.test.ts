@@ -39,7 +39,7 @@ describe('setupPlan', () => {
     );
     expect(plan.commands.map(commandLine)).toStrictEqual([
       'sudo apt-get update',
-      'sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch bubblewrap python3-pytest python3-pyflakes tmux chromium slurm-wlm munge',
+      'sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch bubblewrap python3-pytest flake8 black tmux chromium slurm-wlm munge',
     ]);
   });
 

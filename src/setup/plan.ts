@@ -29,8 +29,8 @@ export interface SetupPlan {
 
 /** Debian packages for running atk's jobs: CPU torch, a threaded BLAS, the code sandbox. */
 export const RUNTIME_PACKAGES = ['python3-torch', 'libopenblas0-pthread', 'bubblewrap'] as const;
-/** Added by `--dev` for the test suite: the trainer's pytest and linter, a pseudo-terminal and a browser for the UI tests, a local Slurm cluster for the cluster tests. */
-export const DEV_PACKAGES = ['python3-pytest', 'python3-pyflakes', 'tmux', 'chromium', 'slurm-wlm', 'munge'] as const;
+/** Added by `--dev` for the test suite: the trainer's pytest, linter (flake8) and formatter (black), a pseudo-terminal and a browser for the UI tests, a local Slurm cluster for the cluster tests. */
+export const DEV_PACKAGES = ['python3-pytest', 'flake8', 'black', 'tmux', 'chromium', 'slurm-wlm', 'munge'] as const;
 
 /**
  * The commands that give this machine what atk's Python side needs: on Debian/Ubuntu with apt and
