@@ -6,11 +6,11 @@ A module may import modules of its own layer and of the layers below it, never a
 the one statement of that order; a module it does not name fails the test, so a new module gets a
 place on purpose. The imports are read from the source with `ast`, not by importing anything, and
 every import statement counts wherever it stands: at the top, inside a function, or under
-`if TYPE_CHECKING:`. A deferred import still ties the two modules together (it only hides the circle
-until the function runs, as the server's log once did), and a type-only one is still a dependency of
-the design. An edge goes to the module named: `from . import lora` is an edge to `train.lora`, and
-`from .config import TrainConfig` one to `train.config`; the packages a module sits in are not edges
-(their `__init__` files are empty and must stay so for this to hold).
+`if TYPE_CHECKING:`. A deferred import still ties the two modules together (it only hides a circle
+until the function runs), and a type-only one is still a dependency of the design. An edge goes to
+the module named: `from . import lora` is an edge to `train.lora`, and `from .config import
+TrainConfig` one to `train.config`. The packages a module sits in are not edges, although Python runs
+their `__init__` first; so that no circle hides there, package files import nothing.
 
 Each rule is also run on a small bad package written to a temporary directory, so a reader that
 found no imports at all could not pass.
@@ -53,6 +53,10 @@ def test_the_trainer_imports_only_downward():
 
 def test_every_trainer_module_has_a_layer():
     assert unplaced(import_graph(TRAINER_DIR, PACKAGE), LAYERS) == []
+
+
+def test_the_trainers_package_files_import_nothing():
+    assert importing_packages(TRAINER_DIR, PACKAGE) == []
 
 
 def test_the_trainer_graph_holds_its_deferred_imports():
@@ -131,6 +135,11 @@ def test_an_upward_import_is_reported(tmp_path):
     assert unplaced(graph, layers) == []
 
 
+def test_a_package_file_that_imports_is_reported(tmp_path):
+    write_package(tmp_path, {"pkg/__init__.py": "", "pkg/a/__init__.py": "from .b import B\n", "pkg/a/b.py": ""})
+    assert importing_packages(str(tmp_path), "pkg") == ["pkg.a"]
+
+
 def test_a_module_outside_every_layer_is_reported(tmp_path):
     write_package(tmp_path, {"pkg/__init__.py": "", "pkg/model/__init__.py": "", "pkg/util.py": ""})
     layers = (("model", ("pkg.model.*",)), ("entry", ("pkg",)))
@@ -154,6 +163,12 @@ def import_graph(root: str, package: str) -> Graph:
         here = module.split(".") if is_package else module.split(".")[:-1]  # the package relative imports start in
         graph[module] = {target for node in ast.walk(tree) for target in _targets(node, here, files)} - {module}
     return graph
+
+
+def importing_packages(root: str, package: str) -> List[str]:
+    """The packages (directories with an __init__.py) whose __init__ imports a module of `package`."""
+    graph = import_graph(root, package)
+    return [m for m in sorted(graph) if graph[m] and os.path.isdir(os.path.join(root, *m.split(".")))]
 
 
 def _targets(node: ast.AST, here: List[str], modules: Dict[str, object]) -> List[str]:
