@@ -11,9 +11,8 @@ import { externalAgentProblems } from './gateway/recipe-checks.js';
 import { datasets } from './datasets/index.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
-import { checkEngineSettings } from './policy/index.js';
+import { checkEngineSettings, checkUserEngine, weightSyncProblems } from './policy/index.js';
 import { rolloutWorkerProblems } from './run/rollout-workers.js';
-import { weightSyncProblems } from './policy/weight-sync-mode.js';
 import { tools } from './tools/index.js';
 
 let registered = false;
@@ -45,6 +44,7 @@ export function registerBuiltins(): void {
 
   addRecipeCheck(componentNames);
   addRecipeCheck(checkEngineSettings);
+  addRecipeCheck(checkUserEngine);
   addRecipeCheck(customComponents);
   addRecipeCheck(externalAgentProblems);
   addRecipeCheck((recipe) => checkClusterPlacement(recipe));

@@ -1,5 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { describePlacement, readAllocation } from '../cluster/index.js';
+import { urlEngineNote } from '../policy/index.js';
 import { loadRecipe, resolvedYaml } from '../recipe/index.js';
 
 /** Options of `atk validate`. */
@@ -23,18 +24,6 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
     recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
   const url = recipe.model.engine.url === undefined ? undefined : [recipe.model.engine.url].flat().join(', ');
   return verdict + cluster + urlEngineNote(recipe.model.engine.kind, url, recipe.algorithm.lora !== undefined);
-}
-
-/**
- * What a running server (`model.engine.kind: url`) must offer: training and evaluating a checkpoint
- * load weights into it; `atk eval --checkpoint base` loads nothing and needs neither.
- */
-export function urlEngineNote(kind: string, url: string | undefined, lora: boolean): string {
-  if (kind !== 'url') return '';
-  const needs = lora
-    ? "its LoRA routes (vllm serve --enable-lora with VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or SGLang's)"
-    : "atk's weight-reload extension (vLLM: VLLM_SERVER_DEV_MODE=1 ... --worker-extension-cls atk_trainer.vllm_worker.WeightReload; SGLang has it built in)";
-  return `note: the server at ${url ?? '(model.engine.url)'} needs ${needs} to train or to evaluate a checkpoint; atk eval --checkpoint base needs neither\n`;
 }
 
 interface ValidateArgs {

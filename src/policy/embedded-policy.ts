@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
-import { createVllmClient, type Engine } from '../engines/index.js';
+import { createVllmClient } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import {
@@ -12,32 +12,7 @@ import {
   type TrainerClient,
   type TrainerProcess,
 } from '../trainer/index.js';
-import type { PolicySync, PolicyTrainer } from './policy.js';
-
-/** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
-export interface RunningPolicy {
-  readonly trainer: PolicyTrainer;
-  readonly sync: PolicySync;
-  readonly engine: Engine;
-  /** Facts for the run manifest (backend, device, parameter counts, python, engine kind). */
-  readonly facts: Readonly<Record<string, unknown>>;
-  /** Placed processes (cluster launchers): rejects, naming node and component, once one is lost mid-run. */
-  readonly lost?: Promise<never>;
-  close(): Promise<void>;
-}
-
-export interface StartPolicyOptions {
-  readonly recipe: ResolvedRecipe;
-  readonly recipeDir: string;
-  readonly logsDir: string;
-  readonly runDir: string;
-  readonly signal?: AbortSignal;
-  /**
-   * Whether weights will be loaded into the engine (training, a checkpoint); default true. False (an
-   * eval of the base model) asks a url engine for no weight-reload extension or LoRA routes.
-   */
-  readonly loadsWeights?: boolean;
-}
+import type { PolicyTrainer, RunningPolicy, StartPolicyOptions } from './policy.js';
 
 /**
  * The loop's trainer calls over the trainer's control API. `afterLoad` runs once a checkpoint is restored,

@@ -17,8 +17,9 @@ import { RecipeSchema } from '../recipe/schema.js';
 import type { TrainBatchInput } from '../trainer/index.js';
 import { projectRoot } from '../util/paths.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { engineProgressLines, startLaunchedPolicy } from './launched-policy.js';
-import type { RunningPolicy } from './embedded-policy.js';
+import { startPolicy } from './index.js';
+import { engineProgressLines } from './launched-policy.js';
+import type { RunningPolicy } from './policy.js';
 
 // The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
 // train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
@@ -76,7 +77,7 @@ describe('startLaunchedPolicy', () => {
 
   test('returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes', async () => {
     const runDir = join(dir, 'run');
-    policy = await startLaunchedPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+    policy = await startPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
     expect(policy.facts).toMatchObject({
       engine: 'vllm',
       engine_replicas: 1,
@@ -111,7 +112,7 @@ describe('startLaunchedPolicy', () => {
     // The same engine as a user's running server (url): training full weights is refused up front, while an
     // eval of the base model, which loads nothing into it, asks for no extension and starts.
     const url = (run: string, loadsWeights?: boolean) =>
-      startLaunchedPolicy({
+      startPolicy({
         recipe: resolveRecipe(
           RecipeSchema.parse({
             name: 'url',
@@ -146,7 +147,7 @@ describe('startLaunchedPolicy', () => {
 
   test('returns a policy whose full fine-tuning step the engine serves after sync, reloaded through the worker extension', async () => {
     const runDir = join(dir, 'full');
-    const full = await startLaunchedPolicy({
+    const full = await startPolicy({
       recipe: recipe(false),
       recipeDir: dir,
       logsDir: join(runDir, 'logs'),
@@ -183,7 +184,7 @@ describe('startLaunchedPolicy', () => {
     ['full fine-tuning', false],
   ])('returns a policy whose %s step SGLang serves after sync', async (_name, lora) => {
     const runDir = join(dir, `sglang-${lora ? 'lora' : 'full'}`);
-    const sglang = await startLaunchedPolicy({
+    const sglang = await startPolicy({
       recipe: recipe(lora, 'sglang'),
       recipeDir: dir,
       logsDir: join(runDir, 'logs'),
@@ -222,7 +223,7 @@ describe('startLaunchedPolicy', () => {
         dir,
       );
       const runDir = join(dir, 'old');
-      const error = await startLaunchedPolicy({
+      const error = await startPolicy({
         recipe: old,
         recipeDir: dir,
         logsDir: join(runDir, 'logs'),

@@ -9,23 +9,17 @@ import {
   type LaunchedEngines,
 } from '../engines/launch/index.js';
 import { createEngineSync, trackRequests } from '../engines/sync/index.js';
-import { fullWeightSync } from './weight-sync-mode.js';
 import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import {
-  loadModelRequest,
-  trainerCalls,
-  trainerLaunchOptions,
-  type RunningPolicy,
-  type StartPolicyOptions,
-} from './embedded-policy.js';
+import { loadModelRequest, trainerCalls, trainerLaunchOptions } from './embedded-policy.js';
+import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
+import type { RunningPolicy, StartPolicyOptions } from './policy.js';
+import { fullWeightSyncOver } from './weight-sync-mode.js';
 
-export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
-  /** Called while engines load (minutes for a large model); the CLI shows it. */
-  readonly onEngineProgress?: (progress: EngineStartProgress) => void;
-}
+/** What the launched policy asks of its engine kind: whether to launch replicas, and the protocol to speak. */
+export type LaunchedKind = Pick<EngineKindDefinition, 'name' | 'launched' | 'syncProtocol'>;
 
 /**
  * Launches the trainer and the engine replicas side by side, checks the engine's version, loads the
@@ -34,21 +28,20 @@ export interface StartLaunchedPolicyOptions extends StartPolicyOptions {
  * @throws EngineStartError/ProviderError when an engine does not start or its version cannot serve the
  * recipe; TrainerError when the trainer cannot start or load the model. Whatever started is stopped first.
  */
-export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): Promise<RunningPolicy> {
+export async function startLaunchedPolicy(options: StartPolicyOptions, kind: LaunchedKind): Promise<RunningPolicy> {
   const { recipe } = options;
   const { engine: config, trainer: trainerConfig } = recipe.model;
-  if (config.kind === 'embedded')
-    throw new ProviderError('startLaunchedPolicy: the embedded engine is started by startEmbeddedPolicy');
-  const protocol = config.kind === 'url' ? config.protocol : config.kind;
+  const protocol = kind.syncProtocol(config);
+  if (protocol === undefined)
+    throw new ProviderError(`startLaunchedPolicy: the ${kind.name} engine syncs no weights; it is not a launched one`);
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
   const cluster = await startClusterLaunch(recipe);
   const [trainerStart, enginesStart] = await Promise.allSettled([
     launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }),
-    config.kind === 'url'
-      ? Promise.resolve(undefined)
-      : launchEngines({
-          kind: config.kind,
+    kind.launched
+      ? launchEngines({
+          kind: protocol,
           config,
           model: modelDir,
           ...(lora ? { lora: { rank: lora.rank, targetModules: lora.target_modules } } : {}),
@@ -60,7 +53,8 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
           ...(options.onEngineProgress ? { onProgress: options.onEngineProgress } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           ...(cluster ? { place: (replica: number) => cluster.place(replica) } : {}),
-        }),
+        })
+      : Promise.resolve(undefined),
   ]);
   const trainerProcess = trainerStart.status === 'fulfilled' ? trainerStart.value : undefined;
   const engines = enginesStart.status === 'fulfilled' ? enginesStart.value : undefined;
@@ -80,8 +74,8 @@ export async function startLaunchedPolicy(options: StartLaunchedPolicyOptions): 
 }
 
 async function assemble(
-  options: StartLaunchedPolicyOptions,
-  protocol: 'vllm' | 'sglang',
+  options: StartPolicyOptions,
+  protocol: EngineProtocol,
   modelDir: string,
   trainerProcess: TrainerProcess,
   engines: LaunchedEngines | undefined,
@@ -102,7 +96,9 @@ async function assemble(
   const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
   const engine: Engine = tracked ?? served;
   const client = trainerProcess.client;
-  const syncDtype = config.kind === 'url' ? undefined : servedWeightDtype(config.args, modelDir);
+  // A server atk did not launch serves a dtype atk cannot read from its command line.
+  const syncDtype = engines ? servedWeightDtype(config.args, modelDir) : undefined;
+  const fullSync = fullWeightSyncOver(recipe, protocol);
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
@@ -113,7 +109,7 @@ async function assemble(
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
     ...(cluster?.stage ? { stage: cluster.stage } : {}),
-    ...(fullWeightSync(recipe) === 'broadcast'
+    ...(fullSync === 'broadcast'
       ? {
           broadcast: {
             sender: client.weights,
@@ -136,7 +132,7 @@ async function assemble(
       engine: config.kind,
       engine_version: version,
       engine_replicas: engines?.processes.length ?? urls.length,
-      weight_sync: lora ? 'lora' : fullWeightSync(recipe) === 'broadcast' ? 'full (broadcast)' : 'full',
+      weight_sync: lora ? 'lora' : fullSync === 'broadcast' ? 'full (broadcast)' : 'full',
       python: trainerProcess.python,
       backend: loaded.backend,
       device: loaded.device,

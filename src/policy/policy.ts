@@ -1,5 +1,36 @@
 import type { AssembledBatch } from '../algorithms/batch.js';
+import type { Engine } from '../engines/index.js';
+import type { EngineStartProgress } from '../engines/launch/index.js';
 import type { SyncTransfer } from '../engines/sync/index.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+
+/** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
+export interface RunningPolicy {
+  readonly trainer: PolicyTrainer;
+  readonly sync: PolicySync;
+  readonly engine: Engine;
+  /** Facts for the run manifest (backend, device, parameter counts, python, engine kind). */
+  readonly facts: Readonly<Record<string, unknown>>;
+  /** Placed processes (cluster launchers): rejects, naming node and component, once one is lost mid-run. */
+  readonly lost?: Promise<never>;
+  close(): Promise<void>;
+}
+
+/** What starting a policy needs beside the recipe: where it logs and writes, and how to stop it early. */
+export interface StartPolicyOptions {
+  readonly recipe: ResolvedRecipe;
+  readonly recipeDir: string;
+  readonly logsDir: string;
+  readonly runDir: string;
+  readonly signal?: AbortSignal;
+  /**
+   * Whether weights will be loaded into the engine (training, a checkpoint); default true. False (an
+   * eval of the base model) asks a url engine for no weight-reload extension or LoRA routes.
+   */
+  readonly loadsWeights?: boolean;
+  /** Called while launched engines load (minutes for a large model); the CLI shows it. */
+  readonly onEngineProgress?: (progress: EngineStartProgress) => void;
+}
 
 /** The trainer as the run loop sees it: one update per step, checkpoints, resume. */
 export interface PolicyTrainer {

@@ -1,14 +1,17 @@
-import { launchedEngineProblems, randomInitProblems } from './engine-settings.js';
 import { engineVersionCheck } from '../engines/launch/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { startLaunchedPolicy } from './launched-policy.js';
+import { launchedEngineProblems, randomInitProblems } from './engine-settings.js';
 import type { EngineKindDefinition } from './engine-kind.js';
+import { startLaunchedPolicy } from './launched-policy.js';
 
 /** `sglang.launch_server` replicas atk launches on their own GPUs; weights reloaded from disk after each step. */
 export const sglangEngine: EngineKindDefinition = {
   name: 'sglang',
+  launched: true,
+  syncProtocol: () => 'sglang',
   checkSettings: (recipe) => [...launchedEngineProblems(recipe), ...randomInitProblems(recipe)],
+  checkUserSettings: () => [],
   modelDir: (recipe) => localModelDir(recipe.model.path),
-  start: startLaunchedPolicy,
+  start: (options) => startLaunchedPolicy(options, sglangEngine),
   doctorRows: async (python) => [await engineVersionCheck('sglang', python)],
 };

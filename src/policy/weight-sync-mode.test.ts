@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError } from '../errors/index.js';
 import { loadRecipe, type ResolvedRecipe } from '../recipe/index.js';
 import { projectRoot } from '../util/paths.js';
-import { fullWeightSync, weightSyncProblems } from './weight-sync-mode.js';
+import { fullWeightSync, weightSyncProblems } from './index.js';
 
 const slurmRecipe = join(projectRoot(), 'recipes', 'gsm8k-grpo-slurm.yaml');
 type SyncRecipe = Parameters<typeof fullWeightSync>[0];

@@ -5,27 +5,31 @@
  */
 import type { RecipeProblem } from '../recipe/checks.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
+import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
 
 export type FullWeightSync = 'disk' | 'broadcast';
 
-type WeightSyncRecipe = Pick<ResolvedRecipe, 'model' | 'cluster' | 'algorithm'> & Partial<Pick<ResolvedRecipe, 'user'>>;
+export type WeightSyncRecipe = Pick<ResolvedRecipe, 'model' | 'cluster' | 'algorithm'> &
+  Partial<Pick<ResolvedRecipe, 'user'>>;
 
 /**
  * The full-weight sync a recipe gets: its `model.engine.weight_sync`, or for `auto` a broadcast off one
  * machine (a slurm or hosts launcher) without `cluster.shared_dir`, where the files would have to be
  * copied to every engine node, and disk otherwise. Undefined when the recipe syncs no full weights into
- * a vLLM engine (LoRA, the embedded engine, SGLang).
+ * a vLLM engine (LoRA, the embedded engine, SGLang): `protocol` is the one the engine kind syncs over.
  */
-export function fullWeightSync(recipe: WeightSyncRecipe): FullWeightSync | undefined {
+export function fullWeightSyncOver(
+  recipe: WeightSyncRecipe,
+  protocol: EngineProtocol | undefined,
+): FullWeightSync | undefined {
   const { engine } = recipe.model;
-  const protocol = engine.kind === 'url' ? engine.protocol : engine.kind;
   if (recipe.algorithm.lora || protocol !== 'vllm') return undefined;
   if (engine.weight_sync !== 'auto') return engine.weight_sync;
   return recipe.cluster.launcher !== 'local' && recipe.cluster.shared_dir === undefined ? 'broadcast' : 'disk';
 }
 
-/** A `weight_sync: broadcast` the recipe cannot use, with why. */
-export function weightSyncProblems(recipe: WeightSyncRecipe): RecipeProblem[] {
+/** A `weight_sync: broadcast` the recipe cannot use with its engine `kind`, with why. */
+export function weightSyncProblemsOf(recipe: WeightSyncRecipe, kind: EngineKindDefinition): RecipeProblem[] {
   const { engine } = recipe.model;
   if ((recipe.user?.engine?.weight_sync ?? 'auto') !== 'auto')
     return [
@@ -36,9 +40,11 @@ export function weightSyncProblems(recipe: WeightSyncRecipe): RecipeProblem[] {
     ];
   if (engine.weight_sync !== 'broadcast') return [];
   const path = 'model.engine.weight_sync';
-  if (engine.kind === 'embedded')
-    return [{ path, message: 'broadcast: the embedded engine serves the trainer its own weights; nothing is sent' }];
-  const protocol = engine.kind === 'url' ? engine.protocol : engine.kind;
+  const protocol = kind.syncProtocol(engine);
+  if (protocol === undefined)
+    return [
+      { path, message: `broadcast: the ${kind.name} engine serves the trainer its own weights; nothing is sent` },
+    ];
   if (protocol !== 'vllm')
     return [{ path, message: `broadcast goes through atk's vLLM worker extension; ${protocol} reloads from disk` }];
   if (recipe.algorithm.lora)

@@ -67,7 +67,7 @@ export async function checkOptions(recipe: ResolvedRecipe): Promise<ComponentOpt
   return results.flat();
 }
 
-/** The simulated user's keys that depend on its kind. */
+/** The simulated user's keys that depend on its kind (its engine's settings are the engine kind's own check). */
 function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
   const problems: RecipeProblem[] = [];
   const { user } = recipe;
@@ -79,13 +79,6 @@ function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
     problems.push({ path: 'user.kind', message: `kind ${user.kind} needs user.model` });
   if (user?.kind === 'engine' && user.engine === undefined)
     problems.push({ path: 'user.kind', message: 'kind engine needs user.engine' });
-  if (user?.kind === 'engine' && user.engine?.kind === 'embedded')
-    problems.push({
-      path: 'user.engine.kind',
-      message: 'a second embedded engine is not supported: use user.kind policy, or a vllm, sglang or url engine',
-    });
-  if (user?.engine?.kind === 'url' && user.engine.url === undefined)
-    problems.push({ path: 'user.engine.kind', message: 'kind url needs user.engine.url' });
   return problems;
 }
 

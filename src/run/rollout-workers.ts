@@ -3,6 +3,7 @@ import type { EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import type { Engine, Generation, ProtocolRequest } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
+import { engineKindOf } from '../policy/index.js';
 import type { RecipeProblem } from '../recipe/checks.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Rollout, RolloutWorkers } from '../rollout/collect.js';
@@ -246,12 +247,12 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
  * engine atk launches (a second vLLM or SGLang per worker, on the same GPUs).
  */
 export function rolloutWorkerProblems(recipe: ResolvedRecipe): RecipeProblem[] {
-  const userEngine = recipe.user?.kind === 'engine' ? recipe.user.engine?.kind : undefined;
-  if (recipe.rollout.workers === 0 || userEngine === undefined || userEngine === 'url') return [];
+  const userEngine = recipe.user?.kind === 'engine' ? recipe.user.engine : undefined;
+  if (recipe.rollout.workers === 0 || userEngine === undefined || !engineKindOf(userEngine).launched) return [];
   return [
     {
       path: 'rollout.workers',
-      message: `each rollout worker would launch its own ${userEngine} engine for the simulated user; attach one by URL (user.engine.kind: url) or set rollout.workers: 0`,
+      message: `each rollout worker would launch its own ${userEngine.kind} engine for the simulated user; attach one by URL (user.engine.kind: url) or set rollout.workers: 0`,
     },
   ];
 }

@@ -8,11 +8,9 @@ import { loadModelTokenizer, type ModelTokenizer, type TokenizerOverrides } from
 import { EventChannel } from '../util/event-channel.js';
 import type { EpisodeKit } from '../rollout/collect.js';
 import { startRolloutWorkers } from './rollout-workers.js';
-import type { RunningPolicy } from '../policy/embedded-policy.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
-import { engineKind } from '../policy/index.js';
-import { engineProgressLines } from '../policy/launched-policy.js';
+import { engineKind, engineProgressLines, type RunningPolicy } from '../policy/index.js';
 
 export interface SessionOptions {
   readonly recipe: ResolvedRecipe;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { urlEngineNote } from './validate.js';
+import { urlEngineNote } from './url.js';
 
 describe('urlEngineNote', () => {
   test('returns what a url server needs to train or load a checkpoint, and that an eval of the base needs neither', () => {
