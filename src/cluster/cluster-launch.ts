@@ -15,18 +15,11 @@ import type { LaunchTrainerOptions } from '../trainer/launch.js';
 import { freePort } from '../util/free-port.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
-import { uploadThroughTemplate } from './hosts-upload.js';
+import { launcherFor } from './launchers.js';
 import { watchLiveness } from './liveness.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { planPlacement, placementDemand, type Placement } from './placement.js';
-import {
-  cancelSteps,
-  slurmNodeAddress,
-  srunCommand,
-  startStepWatchdog,
-  uploadDir,
-  type StepCommand,
-} from './slurm-steps.js';
+import type { StepCommand } from './slurm-steps.js';
 
 /** A placed process atk watches: it must not end before the run does. */
 export interface PlacedProcess {
@@ -71,7 +64,8 @@ export async function startClusterLaunch(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<ClusterLaunch | undefined> {
   const { cluster } = recipe;
-  if (cluster.launcher === 'local') return undefined;
+  const launch = launcherFor(cluster);
+  if (!launch) return undefined;
   const allocation = readAllocation(cluster, env);
   if (!allocation) {
     throw new ConfigError(
@@ -91,34 +85,21 @@ export async function startClusterLaunch(
   }
   const { placement, problems } = planPlacement(recipe, allocation);
   if (!placement) throw new ConfigError(problems.map((p) => ({ file: '', line: 0, col: 0, ...p })));
+  const prefix = `atk-${process.pid}-`;
+  const launcher = launch(allocation, cluster, prefix);
   const nodes = [...new Set([...placement.trainerNodes, ...placement.engineReplicas.map((r) => r.node)])];
   const addresses = new Map(
-    await Promise.all(
-      nodes.map(async (node) => [node, allocation.launcher === 'slurm' ? await slurmNodeAddress(node) : node] as const),
-    ),
+    await Promise.all(nodes.map(async (node) => [node, await launcher.address(node)] as const)),
   );
-  const prefix = `atk-${process.pid}-`;
   // Every placed listener requires the token (validation refuses auth none off this machine).
   const tokenEnv: Record<string, string> = cluster.auth === 'token' ? { [RUN_TOKEN_ENV]: ensureRunToken(env) } : {};
   const wrap =
     (stepName: string, stepNodes: readonly string[], gpusPerNode?: number) =>
-    <C extends StepCommand>(local: C): C => {
-      const command = { ...local, env: { ...local.env, ...tokenEnv } };
-      return allocation.launcher === 'slurm'
-        ? {
-            ...command,
-            ...srunCommand(
-              {
-                jobId: allocation.jobId!,
-                name: `${prefix}${stepName}`,
-                nodes: stepNodes,
-                ...(gpusPerNode ? { gpusPerNode } : {}),
-              },
-              command,
-            ),
-          }
-        : { ...command, ...hostsCommand(cluster.command, stepNodes[0]!, command) };
-    };
+    <C extends StepCommand>(local: C): C =>
+      launcher.run(
+        { name: `${prefix}${stepName}`, nodes: stepNodes, gpusPerNode },
+        { ...local, env: { ...local.env, ...tokenEnv } },
+      );
   const trainerHost = addresses.get(placement.trainerNodes[0]!)!;
   const placeTrainer = wrap('trainer', placement.trainerNodes, recipe.model.trainer.gpus.length || undefined);
   const multiNode = placement.trainerNodes.length > 1;
@@ -127,10 +108,9 @@ export async function startClusterLaunch(
   const demand = placementDemand(recipe);
   const engine = recipe.model.engine;
   const shares = replicaGpus(engine.gpus, Math.max(demand.replicasPerNode, 1));
-  const stopWatchdog = allocation.launcher === 'slurm' ? startStepWatchdog(allocation.jobId!, prefix) : () => undefined;
+  const stopWatchdog = launcher.watchdog();
   const watched: { process: PlacedProcess; ended?: number | null }[] = [];
-  const where = (node: string): string =>
-    allocation.launcher === 'slurm' ? `node ${node} (slurm job ${allocation.jobId})` : `host ${node}`;
+  const where = (node: string): string => launcher.where(node);
   let closing = false;
   let closed: Promise<void> | undefined;
   // One copy per sync however many replicas ask for it (they ask at once).
@@ -145,24 +125,14 @@ export async function startClusterLaunch(
             };
           return shared.copy;
         }
-      : allocation.launcher === 'slurm'
-        ? (replica: number, dir: string): Promise<string> =>
-            uploadDir(
-              allocation.jobId!,
-              `${prefix}upload-${replica}`,
-              placement.engineReplicas[replica]!.node,
-              dir,
-              `/tmp/atk-sync-${process.pid}-r${replica}`,
-              basename(dir),
-            )
-        : (replica: number, dir: string): Promise<string> =>
-            uploadThroughTemplate(
-              cluster.command,
-              placement.engineReplicas[replica]!.node,
-              dir,
-              `/tmp/atk-sync-${process.pid}-r${replica}`,
-              basename(dir),
-            );
+      : (replica: number, dir: string): Promise<string> =>
+          launcher.upload(
+            `${prefix}upload-${replica}`,
+            placement.engineReplicas[replica]!.node,
+            dir,
+            `/tmp/atk-sync-${process.pid}-r${replica}`,
+            basename(dir),
+          );
   return {
     allocation,
     placement,
@@ -191,7 +161,8 @@ export async function startClusterLaunch(
       return {
         host: addresses.get(node)!,
         gpus: shares[replica % shares.length]!,
-        wrap: (command) => placed(engineAuth(engine.kind, command, tokenEnv[RUN_TOKEN_ENV])),
+        ...(tokenEnv[RUN_TOKEN_ENV] ? { token: tokenEnv[RUN_TOKEN_ENV] } : {}),
+        wrap: placed,
       };
     },
     watch: (processes) => {
@@ -219,7 +190,7 @@ export async function startClusterLaunch(
       (closed ??= (async () => {
         closing = true;
         stopWatchdog();
-        if (allocation.launcher === 'slurm') await cancelSteps(allocation.jobId!, prefix);
+        await launcher.cancel();
       })()),
   };
 }
@@ -231,27 +202,6 @@ async function copyToShared(dir: string, root: string, name: string): Promise<st
   await rm(root, { recursive: true, force: true });
   await cp(dir, target, { recursive: true });
   return target;
-}
-
-/**
- * An engine command that requires the run token the way the engine itself checks one: vLLM reads
- * VLLM_API_KEY (guarding its /v1 routes), SGLang takes --api-key; atk's stand-ins read ATK_RUN_TOKEN.
- */
-export function engineAuth<C extends StepCommand>(kind: string, command: C, token: string | undefined): C {
-  if (!token) return command;
-  if (kind === 'sglang') return { ...command, args: [...command.args, '--api-key', token] };
-  return { ...command, env: { ...command.env, VLLM_API_KEY: token } };
-}
-
-/**
- * The hosts launcher's command: the template with {host} filled in, then `env K=V ...` (ssh does not
- * carry the environment), then the command.
- */
-export function hostsCommand(template: readonly string[], host: string, command: StepCommand): StepCommand {
-  const prefix = template.map((part) => part.replaceAll('{host}', host));
-  const env = Object.entries(command.env).map(([k, v]) => `${k}=${v}`);
-  const [file, ...rest] = prefix;
-  return { file: file!, args: [...rest, 'env', ...env, command.file, ...command.args], env: command.env };
 }
 
 /** The parts of a running policy the guard wraps: the trainer's calls and the weight sync. */

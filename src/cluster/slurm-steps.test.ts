@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { slurmGpusPerNode } from './allocation.js';
-import { engineAuth, hostsCommand } from './cluster-launch.js';
+import { engineAuth } from '../engines/launch/engine-command.js';
+import { hostsCommand } from './launchers.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
 import { shellQuote } from './sbatch.js';
 import { srunCommand } from './slurm-steps.js';

@@ -45,12 +45,43 @@ export const VLLM_LORA_RANKS: readonly number[] = [8, 16, 32, 64, 128, 256, 320,
  * processed logprobs and constant sampling defaults for vLLM, runtime LoRA when an adapter is trained.
  */
 export function engineCommand(spec: EngineLaunchSpec): EngineCommand {
-  const build = spec.kind === 'vllm' ? vllmCommand : sglangCommand;
-  const { defaultCommand, args, env } = build(spec);
+  const { defaultCommand, args, env } = PROTOCOLS[spec.kind].build(spec);
   const [file, ...prefix] = spec.command?.length ? spec.command : defaultCommand;
   const devices: Record<string, string> = spec.gpus.length ? { CUDA_VISIBLE_DEVICES: spec.gpus.join(',') } : {};
   return { file, args: [...prefix, ...args, ...spec.args], env: { ...env, ...devices } };
 }
+
+/**
+ * An engine command that requires the run token the way the engine itself checks one: vLLM reads
+ * VLLM_API_KEY (guarding its /v1 routes), SGLang takes --api-key; atk's stand-ins read ATK_RUN_TOKEN.
+ */
+export function engineAuth<C extends EngineCommand>(
+  protocol: EngineLaunchSpec['kind'],
+  command: C,
+  token: string | undefined,
+): C {
+  return token ? PROTOCOLS[protocol].requireToken(command, token) : command;
+}
+
+/** What differs between the engines atk launches: their command line, and how each requires a token. */
+const PROTOCOLS: Readonly<
+  Record<
+    EngineLaunchSpec['kind'],
+    {
+      build(spec: EngineLaunchSpec): BuiltCommand;
+      requireToken<C extends EngineCommand>(command: C, token: string): C;
+    }
+  >
+> = {
+  vllm: {
+    build: (spec) => vllmCommand(spec),
+    requireToken: (command, token) => ({ ...command, env: { ...command.env, VLLM_API_KEY: token } }),
+  },
+  sglang: {
+    build: (spec) => sglangCommand(spec),
+    requireToken: (command, token) => ({ ...command, args: [...command.args, '--api-key', token] }),
+  },
+};
 
 interface BuiltCommand {
   readonly defaultCommand: readonly string[];

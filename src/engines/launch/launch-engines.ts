@@ -6,7 +6,7 @@ import { startOnFreePort } from '../../util/free-port.js';
 import { engineProtocols } from '../index.js';
 import { createRouterEngine, type RoutedEngine } from '../router.js';
 import type { Engine } from '../types.js';
-import { engineCommand, type EngineCommand, type EngineLaunchSpec } from './engine-command.js';
+import { engineAuth, engineCommand, type EngineCommand, type EngineLaunchSpec } from './engine-command.js';
 import {
   EngineStartError,
   launchEngineProcess,
@@ -39,10 +39,14 @@ export interface LaunchEnginesOptions {
   readonly pickPort?: () => Promise<number>;
 }
 
-/** One replica's place on a cluster: the address it binds, its GPUs on that node, and the command that starts it there. */
+/**
+ * One replica's place on a cluster: the address it binds, its GPUs on that node, the run token it must
+ * require of every request (off loopback), and the command that starts it there.
+ */
 export interface ReplicaPlace {
   readonly host: string;
   readonly gpus: readonly number[];
+  readonly token?: string;
   wrap(command: EngineCommand): EngineCommand;
 }
 
@@ -97,7 +101,7 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
         ...(options.lora ? { lora: options.lora } : {}),
         ...(place ? { host: place.host } : {}),
       };
-      const command = place ? place.wrap(engineCommand(spec)) : engineCommand(spec);
+      const command = place ? place.wrap(engineAuth(spec.kind, engineCommand(spec), place.token)) : engineCommand(spec);
       const proc = await launchEngineProcess({
         name: options.kind,
         command,
