@@ -1,3 +1,4 @@
+import type { SampleFn } from './shared.js';
 import { sglangSample } from './sglang.js';
 import type { Generation, ProtocolRequest } from './types.js';
 import { vllmSample } from './vllm.js';
@@ -11,7 +12,11 @@ export function sendProtocolRequest(
   promptIds: readonly number[],
   signal: AbortSignal | undefined,
 ): Promise<Generation[]> {
-  const sample =
-    request.kind === 'sglang' ? sglangSample(request.target, request.baseModel) : vllmSample(request.target);
-  return sample(request.model, promptIds, request.params, signal);
+  return SAMPLERS[request.kind](request)(request.model, promptIds, request.params, signal);
 }
+
+/** Each protocol's sampler for the target a request names. */
+const SAMPLERS: Readonly<Record<ProtocolRequest['kind'], (request: ProtocolRequest) => SampleFn>> = {
+  vllm: (request) => vllmSample(request.target),
+  sglang: (request) => sglangSample(request.target, request.baseModel),
+};

@@ -180,7 +180,10 @@ export async function logTail(file: string, lines = TAIL_LINES): Promise<string[
 }
 
 function commandHint(name: 'vllm' | 'sglang'): string {
-  return name === 'vllm'
-    ? 'is vLLM installed (vllm --version) and does the model fit the GPU share? model.engine.command overrides the command'
-    : 'is SGLang installed (python3 -c "import sglang") and does the model fit the GPU share? model.engine.command overrides the command';
+  return `is ${INSTALL_CHECKS[name]} and does the model fit the GPU share? model.engine.command overrides the command`;
 }
+
+const INSTALL_CHECKS: Readonly<Record<'vllm' | 'sglang', string>> = {
+  vllm: 'vLLM installed (vllm --version)',
+  sglang: 'SGLang installed (python3 -c "import sglang")',
+};

@@ -55,9 +55,8 @@ export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | nu
  * `__version__` through `python`. Null when it is not installed or does not answer within 60 s.
  */
 export async function installedEngineVersion(kind: 'vllm' | 'sglang', python = 'python3'): Promise<string | null> {
-  const [file, args] =
-    kind === 'vllm' ? ['vllm', ['--version']] : [python, ['-c', 'import sglang; print(sglang.__version__)']];
-  const result = await execa(file, args as string[], { reject: false, timeout: 60_000 });
+  const [file, ...args] = VERSION_PROBES[kind].installed(python);
+  const result = await execa(file!, args, { reject: false, timeout: 60_000 });
   if (result.exitCode !== 0) return null;
   return versionIn(String(result.stdout));
 }
@@ -65,7 +64,7 @@ export async function installedEngineVersion(kind: 'vllm' | 'sglang', python = '
 /** Version of a running engine: vLLM `GET /version`, SGLang `GET /get_server_info` (then `/server_info`). Null when absent. */
 export async function runningEngineVersion(kind: 'vllm' | 'sglang', baseUrl: string): Promise<string | null> {
   const target: HttpTarget = { name: kind, baseUrl, timeoutMs: 10_000, retries: 1, backoffMs: 200 };
-  for (const path of kind === 'vllm' ? ['/version'] : ['/get_server_info', '/server_info']) {
+  for (const path of VERSION_PROBES[kind].routes) {
     try {
       const reply = (await requestJson(target, 'GET', path)) as { version?: unknown };
       if (typeof reply.version === 'string') return reply.version;
@@ -75,6 +74,17 @@ export async function runningEngineVersion(kind: 'vllm' | 'sglang', baseUrl: str
   }
   return null;
 }
+
+/** How each engine tells its version: the installed one's command line, the running one's routes (in order). */
+const VERSION_PROBES: Readonly<
+  Record<'vllm' | 'sglang', { installed(python: string): readonly string[]; readonly routes: readonly string[] }>
+> = {
+  vllm: { installed: () => ['vllm', '--version'], routes: ['/version'] },
+  sglang: {
+    installed: (python) => [python, '-c', 'import sglang; print(sglang.__version__)'],
+    routes: ['/get_server_info', '/server_info'],
+  },
+};
 
 function versionIn(text: string): string | null {
   return /\d+\.\d+(?:\.\d+)?(?:[.+-][0-9A-Za-z.]+)?/.exec(text)?.[0] ?? null;

@@ -49,8 +49,13 @@ export interface BroadcastReceiver {
  */
 export function replicaAdmin(protocol: 'vllm' | 'sglang', baseUrl: string, timeoutMs = 300_000): ReplicaAdmin {
   const target: HttpTarget = { name: protocol, baseUrl, timeoutMs, retries: 2, backoffMs: 250 };
-  return protocol === 'vllm' ? vllmAdmin(target) : sglangAdmin(target);
+  return ADMINS[protocol](target);
 }
+
+const ADMINS: Readonly<Record<'vllm' | 'sglang', (target: HttpTarget) => ReplicaAdmin>> = {
+  vllm: (target) => vllmAdmin(target),
+  sglang: (target) => sglangAdmin(target),
+};
 
 function vllmAdmin(target: HttpTarget): ReplicaAdmin {
   return {
