@@ -9,3 +9,27 @@ export type PolicyClock = number | (() => number);
 export function policyVersionNow(clock: PolicyClock): number {
   return typeof clock === 'function' ? clock() : clock;
 }
+
+/** The policy version a run's engine serves, advanced once a sync has reached it. */
+export interface ServedPolicy {
+  /** Version new engine requests are answered by. */
+  readonly version: number;
+  /** The clock a run's episodes read at each request. */
+  readonly clock: () => number;
+  /** Called when the engine serves `version` (after a weight sync, or a checkpoint loaded on resume). */
+  advance(version: number): void;
+}
+
+/** The served policy starting at `version`; it never goes back (a late sync of an older version changes nothing). */
+export function servedPolicy(version: number): ServedPolicy {
+  let served = version;
+  return {
+    get version() {
+      return served;
+    },
+    clock: () => served,
+    advance(next) {
+      served = Math.max(served, next);
+    },
+  };
+}

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 import type { Rollout } from './collect.js';
 import type { EpisodeResult } from './episode.js';
-import { filterStale, policyClock, samplingVersion, stalenessOf } from './staleness.js';
+import { filterStale, samplingVersion, stalenessOf } from './staleness.js';
 
 /** A rollout whose model turns were sampled by `turnVersions` (none: an episode that failed before its first turn). */
 function rollout(group: number, sample: number, startVersion: number, turnVersions: readonly number[]): Rollout {
@@ -23,15 +23,6 @@ function rollout(group: number, sample: number, startVersion: number, turnVersio
     episode,
   };
 }
-
-describe('policyClock', () => {
-  test('returns the newest version it was advanced to, never an older one', () => {
-    const clock = policyClock(3);
-    clock.advance(5);
-    clock.advance(4);
-    expect(clock.served).toBe(5);
-  });
-});
 
 describe('samplingVersion', () => {
   test('returns the oldest turn version of a multi-turn episode that spans a sync, or the start version without turns', () => {

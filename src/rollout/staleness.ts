@@ -1,31 +1,9 @@
 /**
- * Policy-version bookkeeping for asynchronous rollouts: which policy the engine serves now (read at
- * every engine request, so each turn records the policy that sampled it), how many versions an
- * episode lags the policy that trains on it, and the filter that keeps only groups within
- * `rollout.max_staleness` of it.
+ * Policy-version bookkeeping for asynchronous rollouts: how many versions an episode lags the policy
+ * that trains on it, and the filter that keeps only groups within `rollout.max_staleness` of it. (Which
+ * policy the engine serves now is agent/policy-clock.ts.)
  */
 import type { Rollout } from './collect.js';
-
-/** The policy version the engine serves, advanced once a sync has reached it. */
-export interface PolicyClock {
-  /** Version new engine requests are answered by. */
-  readonly served: number;
-  /** Called when the engine serves `version` (after a weight sync, or a checkpoint loaded on resume). */
-  advance(version: number): void;
-}
-
-/** A clock starting at `version`; it never goes back (a late sync of an older version changes nothing). */
-export function policyClock(version: number): PolicyClock {
-  let served = version;
-  return {
-    get served() {
-      return served;
-    },
-    advance(next) {
-      served = Math.max(served, next);
-    },
-  };
-}
 
 /**
  * The oldest policy version that sampled any turn of the episode (turn-level versions are on the

@@ -9,11 +9,10 @@ import type { Task } from '../datasets/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { RunEvent, StepMetrics } from './events.js';
-import { collectJournal } from '../rollout/collect-journal.js';
-import { rewindRun } from './rewind.js';
+import { FRESH_START, resumeRun } from './resume.js';
 import { openSession, type Session } from './session.js';
 import type { RunDir } from '../runs/index.js';
-import { trainingLoop, type TrainingPlan } from './training-loop.js';
+import { trainingLoop, type TrainingContext } from './training-loop.js';
 
 export interface TrainRunOptions {
   readonly recipe: ResolvedRecipe;
@@ -51,43 +50,11 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length },
     });
 
-    let startStep = 0;
-    let startPolicyVersion = 0;
-    if (options.resume) {
-      const checkpoint = await run.latestCheckpoint();
-      if (checkpoint) {
-        startPolicyVersion = await policy.trainer.load(checkpoint.dir);
-        startStep = checkpoint.step;
-      }
-      await rewindRun(run, startStep);
-      // Episodes the killed run had collected, or had in flight, for steps after its checkpoint: never trained.
-      const discarded = await collectJournal(run.dir).discardAfter(startStep);
-      if (discarded > 0) {
-        await run.appendMetrics({
-          kind: 'resume',
-          step: startStep,
-          at: new Date().toISOString(),
-          discarded_episodes: discarded,
-        });
-        yield {
-          type: 'warning',
-          message: `resuming after step ${startStep}: ${discarded} episode(s) collected or in flight for later steps were discarded`,
-        };
-      }
-      // What earlier sessions recorded stays in summary.json: a resume that runs no step or eval
-      // (a finished run, or one killed after its last checkpoint) must not write an empty summary.
-      for (const line of await run.readMetrics()) {
-        if (line.kind === 'eval' && typeof line.step === 'number') {
-          const { kind: _kind, step: _step, at: _at, ...summary } = line;
-          if (typeof summary.label === 'string') evals[summary.label] = summary;
-        }
-        if (line.kind === 'train') lastMetrics = line as unknown as StepMetrics;
-      }
-    }
-    // By label: `atk eval` of a checkpoint writes under another label (step-00010-2) and does not stand in for the run's own.
-    const recordedEvals = new Set(Object.keys(evals));
-    const context = {
-      plan: trainingPlan(recipe),
+    const resumed = options.resume ? yield* resumeRun(run, policy.trainer) : FRESH_START;
+    Object.assign(evals, resumed.evals);
+    lastMetrics = resumed.lastMetrics;
+    const context: TrainingContext = {
+      recipe,
       trainTasks,
       evalTasks,
       kit,
@@ -95,9 +62,10 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       engine: policy.sync,
       lost: policy.lost,
       store: run,
-      startStep,
-      startPolicyVersion,
-      recordedEvals,
+      startStep: resumed.startStep,
+      startPolicyVersion: resumed.startPolicyVersion,
+      // By label: `atk eval` of a checkpoint writes under another label (step-00010-2) and does not stand in for the run's own.
+      recordedEvals: new Set(Object.keys(resumed.evals)),
       signal,
     };
     for await (const event of trainingLoop(context)) {
@@ -118,38 +86,6 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     await run.setStatus(status);
     yield { type: 'runFinished', status, summary };
   }
-}
-
-/** The training loop's plan, read off the recipe. */
-export function trainingPlan(recipe: ResolvedRecipe): TrainingPlan {
-  const algorithm = recipe.algorithm;
-  return {
-    seed: recipe.seed,
-    steps: recipe.train.steps,
-    ...(recipe.train.time_budget_s !== undefined && { timeBudgetSeconds: recipe.train.time_budget_s }),
-    tasksPerStep: recipe.train.tasks_per_step,
-    groupSize: algorithm.name === 'sft' ? 1 : recipe.algorithm.group_size,
-    concurrency: recipe.rollout.concurrency,
-    maxStaleness: recipe.rollout.max_staleness,
-    sampling: { temperature: recipe.rollout.temperature, topP: recipe.rollout.top_p, topK: recipe.rollout.top_k },
-    greedyPerGroup: recipe.rollout.greedy_per_group,
-    onFailure: recipe.rollout.on_failure,
-    algorithm,
-    evalEvery: recipe.train.eval_every,
-    evalBefore: recipe.train.eval_before,
-    evalAfter: recipe.train.eval_after,
-    saveEvery: recipe.train.save_every,
-    keepCheckpoints: recipe.train.keep_checkpoints,
-    eval: {
-      split: recipe.dataset.eval_split,
-      samples: 1,
-      temperature: 0,
-      topP: 1,
-      topK: -1,
-      concurrency: recipe.rollout.concurrency,
-      seed: recipe.seed,
-    },
-  };
 }
 
 /** Train and eval tasks, each cut to its limit (a seeded, fixed subset for eval). */

@@ -1,59 +1,38 @@
 /**
- * The `atk run` loop, as on the whiteboard: for each step collect, score, advantage, update,
- * sync, record. Everything else (episodes, rewards, the trainer, the engine, files) is one call away.
+ * The `atk run` loop, as on the whiteboard: for each step collect, score, advantage, update, sync,
+ * record. Each phase is one call in step-phases.ts; everything else (episodes, rewards, the trainer, the
+ * engine, files) is one call further away.
  */
 import { join } from 'node:path';
-import { assembleBatch, type GroupMember } from '../algorithms/batch.js';
-import type { ResolvedAlgorithm } from '../recipe/presets.js';
+import { performance } from 'node:perf_hooks';
+import { servedPolicy } from '../agent/policy-clock.js';
 import type { Task } from '../datasets/types.js';
-import type { TokenTrajectory } from '../tokens/trajectory.js';
-import { EventChannel } from '../util/event-channel.js';
+import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
 import { stepCollector, type EpisodeGate } from '../rollout/async-collector.js';
 import { collectJournal } from '../rollout/collect-journal.js';
-import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
-import { evaluate, type EvalOptions } from './evaluate.js';
-import type { RunEvent, StepMetrics } from './events.js';
-import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
-import { stepName } from '../runs/index.js';
-import type { RunStore } from './run-store.js';
-import { runGroups } from '../rollout/scheduler.js';
+import type { EpisodeKit } from '../rollout/collect.js';
 import { formatStall, StallWatch } from '../rollout/stall-watch.js';
-import { filterStale, policyClock } from '../rollout/staleness.js';
-import { overlapFigures, stepMetrics, trajectoryRecord } from './step-record.js';
-import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
 import { watchedKit } from '../rollout/watched-kit.js';
-
-export interface TrainingPlan {
-  readonly seed: number;
-  readonly steps: number;
-  /** Training seconds (steps only) after which the step in progress is the last (`train.time_budget_s`). */
-  readonly timeBudgetSeconds?: number;
-  readonly tasksPerStep: number;
-  readonly groupSize: number;
-  readonly concurrency: number;
-  /** Steps collected ahead of the one training (rollout.max_staleness); 0 = collect, train, sync in turn. */
-  readonly maxStaleness: number;
-  readonly sampling: Sampling;
-  /** The first k episodes of each group decode as eval does (`rollout.greedy_per_group`); the rest use `sampling`. */
-  readonly greedyPerGroup: number;
-  readonly onFailure: 'zero' | 'exclude';
-  readonly algorithm: ResolvedAlgorithm;
-  readonly evalEvery: number;
-  readonly evalBefore: boolean;
-  readonly evalAfter: boolean;
-  readonly saveEvery: number;
-  readonly keepCheckpoints: number;
-  readonly eval: Omit<EvalOptions, 'label' | 'step' | 'policyVersion'>;
-}
-
-export interface Sampling {
-  readonly temperature: number;
-  readonly topP: number;
-  readonly topK: number;
-}
+import { stepName } from '../runs/index.js';
+import { EventChannel } from '../util/event-channel.js';
+import { evaluate } from './evaluate.js';
+import type { RunEvent } from './events.js';
+import type { RunStore } from './run-store.js';
+import {
+  advantages,
+  collect,
+  collectStep,
+  EVAL_DECODING,
+  groupSize,
+  record,
+  type StepScope,
+  sync,
+  type TrainingRecipe,
+  update,
+} from './step-phases.js';
 
 export interface TrainingContext {
-  readonly plan: TrainingPlan;
+  readonly recipe: TrainingRecipe;
   readonly trainTasks: readonly Task[];
   readonly evalTasks: readonly Task[];
   readonly kit: EpisodeKit;
@@ -94,139 +73,101 @@ async function* loop(
   watch: StallWatch,
   channel: EventChannel<RunEvent>,
 ): AsyncGenerator<RunEvent> {
-  const { plan, store, signal } = ctx;
+  const { recipe, store, signal } = ctx;
+  const { train } = recipe;
+  const episodesPerStep = ctx.trainTasks.length === 0 ? 0 : train.tasks_per_step * groupSize(recipe);
   let policyVersion = ctx.startPolicyVersion;
-  // The version the engine serves, read at every engine request so each turn records who sampled it.
-  const served = policyClock(policyVersion);
   const journal = collectJournal(store.dir);
-  const collector = stepCollector({
-    collect: async (step, gate) => {
-      await journal.started(step, ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize);
-      return collectStep(ctx, step, () => served.served, channel, gate);
-    },
-    maxStaleness: plan.maxStaleness,
-    lastStep: plan.steps,
-    concurrency: plan.concurrency,
-    signal,
-  });
+  const scope: StepScope = {
+    ...ctx,
+    watch,
+    channel,
+    // The version the engine serves, read at every engine request so each turn records who sampled it.
+    served: servedPolicy(policyVersion),
+    collector: stepCollector({
+      collect: async (step, gate) => {
+        await journal.started(step, episodesPerStep);
+        return collectStep(scope, step, gate);
+      },
+      maxStaleness: recipe.rollout.max_staleness,
+      lastStep: train.steps,
+      concurrency: recipe.rollout.concurrency,
+      signal,
+    }),
+  };
+  const { collector } = scope;
   yield {
     type: 'runStarted',
     runDir: store.dir,
     startStep: ctx.startStep,
-    totalSteps: plan.steps,
+    totalSteps: train.steps,
     resumed: ctx.startStep > 0,
   };
   try {
-    if (ctx.startStep === 0 && plan.evalBefore) {
+    if (ctx.startStep === 0 && train.eval_before) {
       // The eval before training reads the weights the first step samples from: collect that step
       // alongside it, in the same slots, so each fills the engine's batch where the other tails off.
       collector.begin(1);
       yield* runEval(ctx, stepName(0), 0, policyVersion, collector.share);
     }
-    let sinceLastStep = performance.now();
-    // the step that ends training: plan.steps, or the one that spends the time budget
-    let lastStep = plan.steps;
+    let previousRecordedAt = performance.now();
+    // the step that ends training: train.steps, or the one that spends train.time_budget_s
+    let lastStep = train.steps;
     let trainingSeconds = 0;
 
     for (let step = ctx.startStep + 1; step <= lastStep; step++) {
       if (signal.aborted) return;
-      const stepStart = performance.now();
+      const startedAt = performance.now();
       watch.stepStarted(step);
-      yield {
-        type: 'stepStarted',
-        step,
-        episodes: ctx.trainTasks.length === 0 ? 0 : plan.tasksPerStep * plan.groupSize,
-      };
+      yield { type: 'stepStarted', step, episodes: episodesPerStep };
 
-      // collect + score (with max_staleness > 0 mostly done while earlier steps trained)
-      const taken = collector.take(step);
-      const groups: Rollout[][] = yield* channel.drainUntil(ctx.lost ? Promise.race([taken, ctx.lost]) : taken);
-      const generationSeconds = (performance.now() - stepStart) / 1000;
-      const fresh = filterStale(groups, policyVersion, plan.maxStaleness);
-
-      // advantage
-      const batch = assembleBatch(
-        fresh.kept.map((g) => g.map((r) => asGroupMember(r, plan.onFailure))),
-        plan.algorithm,
-      );
-
-      // update, while the engine collects the next max_staleness steps from the policy it serves
+      const collected = yield* collect(scope, step);
+      const { fresh, batch } = advantages(scope, collected.groups, policyVersion);
+      // the engine collects the next max_staleness steps from the policy it serves while this one trains
       collector.runAhead(step);
-      const trainStart = performance.now();
-      const trained =
-        batch.sequences.length > 0
-          ? yield* channel.drainUntil(watch.wait('trainer', `train step ${step}`, () => ctx.trainer.trainStep(batch)))
-          : undefined;
-      const trainSeconds = (performance.now() - trainStart) / 1000;
-      if (trained) policyVersion = trained.policyVersion;
-
-      // sync
-      const syncStart = performance.now();
-      const checkpointDir = store.checkpointDir(step);
-      if (trained)
-        yield* channel.drainUntil(
-          watch.wait('weight sync', `sync policy ${policyVersion}`, () =>
-            ctx.engine.sync(policyVersion, checkpointDir),
-          ),
-        );
-      served.advance(policyVersion);
-      const syncSeconds = (performance.now() - syncStart) / 1000;
-      const transfer = trained ? ctx.engine.lastTransfer : undefined;
-
-      // record
-      const now = performance.now();
-      const wallSeconds = (now - sinceLastStep) / 1000;
-      sinceLastStep = now;
-      trainingSeconds += (now - stepStart) / 1000;
-      if (plan.timeBudgetSeconds !== undefined && trainingSeconds >= plan.timeBudgetSeconds) lastStep = step;
-      const metrics: StepMetrics = stepMetrics({
+      const updated = yield* update(scope, step, batch);
+      if (updated.trained) policyVersion = updated.trained.policyVersion;
+      const synced = yield* sync(scope, step, policyVersion, updated.trained !== undefined);
+      const { metrics, recordedAt } = await record(scope, {
         step,
         policyVersion,
-        groups,
+        groups: collected.groups,
+        fresh,
         batch,
-        trainerMetrics: trained?.metrics ?? {},
-        seconds: {
-          generation: generationSeconds,
-          train: trainSeconds,
-          sync: syncSeconds,
-          step: (now - stepStart) / 1000,
-        },
-        overlap: overlapFigures(fresh, collector.activity().busySeconds, trainSeconds + syncSeconds, wallSeconds),
-        transfer,
+        trainerMetrics: updated.trained?.metrics ?? {},
+        transfer: synced.transfer,
+        seconds: { collect: collected.seconds, update: updated.seconds, sync: synced.seconds },
+        startedAt,
+        previousRecordedAt,
       });
-      const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
-      await store.writeTrajectories(
-        step,
-        groups
-          .flat()
-          .map((r) =>
-            trajectoryRecord(r, step, batch.advantages[batchIndex.get(groups[r.group]!) ?? -1]?.[r.sample] ?? null),
-          ),
-      );
-      await store.appendMetrics(metrics);
+      previousRecordedAt = recordedAt;
+      trainingSeconds += (recordedAt - startedAt) / 1000;
+      if (train.time_budget_s !== undefined && trainingSeconds >= train.time_budget_s) lastStep = step;
       watch.stepFinished();
       yield { type: 'stepFinished', step, metrics };
       if (fresh.dropped.length > 0)
         yield {
           type: 'warning',
-          message: `step ${step}: ${fresh.dropped.length} group(s) sampled more than ${plan.maxStaleness} policy version(s) back were dropped`,
+          message: `step ${step}: ${fresh.dropped.length} group(s) sampled more than ${recipe.rollout.max_staleness} policy version(s) back were dropped`,
         };
-      if (!trained) yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
+      if (!updated.trained)
+        yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
-      if (plan.evalEvery > 0 && step % plan.evalEvery === 0 && step < lastStep)
+      if (train.eval_every > 0 && step % train.eval_every === 0 && step < lastStep)
         yield* runEval(ctx, stepName(step), step, policyVersion);
-      if ((plan.saveEvery > 0 && step % plan.saveEvery === 0) || step === lastStep) {
+      if ((train.save_every > 0 && step % train.save_every === 0) || step === lastStep) {
+        const checkpointDir = store.checkpointDir(step);
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
-        await store.commitCheckpoint(step, plan.keepCheckpoints);
+        await store.commitCheckpoint(step, train.keep_checkpoints);
         yield { type: 'checkpointSaved', step, path: checkpointDir };
       }
     }
-    if (lastStep < plan.steps)
+    if (lastStep < train.steps)
       yield {
         type: 'warning',
-        message: `train.time_budget_s (${plan.timeBudgetSeconds} s) spent after step ${lastStep} of ${plan.steps}`,
+        message: `train.time_budget_s (${train.time_budget_s} s) spent after step ${lastStep} of ${train.steps}`,
       };
-    if (plan.evalAfter && !signal.aborted) yield* runEval(ctx, stepName(lastStep), lastStep, policyVersion);
+    if (train.eval_after && !signal.aborted) yield* runEval(ctx, stepName(lastStep), lastStep, policyVersion);
   } finally {
     const discarded = await collector.close();
     if (discarded > 0)
@@ -235,66 +176,6 @@ async function* loop(
         message: `${discarded} episode(s) collected ahead for steps that did not train were discarded`,
       };
   }
-}
-
-async function collectStep(
-  ctx: TrainingContext,
-  step: number,
-  servedVersion: () => number,
-  channel: EventChannel<RunEvent>,
-  gate: EpisodeGate,
-): Promise<Rollout[][]> {
-  const { plan } = ctx;
-  const tasks = tasksForStep(ctx.trainTasks, plan.seed, step - 1, plan.tasksPerStep);
-  if (plan.algorithm.name === 'sft')
-    return tasks.map((task, group) => [referenceRollout(ctx.kit, task, group, servedVersion())]);
-  const total = tasks.length * plan.groupSize;
-  const greedy: Sampling = { temperature: plan.eval.temperature, topP: plan.eval.topP, topK: plan.eval.topK };
-  let done = 0;
-  return runGroups(
-    tasks,
-    plan.groupSize,
-    plan.concurrency,
-    ({ task, group, sample }) =>
-      gate((signal) =>
-        collectRollout(ctx.kit, {
-          task,
-          group,
-          sample,
-          seed: episodeSeed(plan.seed, step, group, sample),
-          ...(sample < plan.greedyPerGroup ? greedy : plan.sampling),
-          policyVersion: servedVersion,
-          signal,
-        }),
-      ),
-    (_slot, rollout) =>
-      channel.push({
-        type: 'episodeFinished',
-        step,
-        done: ++done,
-        total,
-        reward: rollout.reward,
-        failed: rollout.failed,
-      }),
-    (slot, error) => rolloutOnThrow(servedVersion())(slot, error),
-  );
-}
-
-function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): GroupMember {
-  const tokens = (t: TokenTrajectory): GroupMember['tokens'] => ({
-    token_ids: t.ids,
-    loss_mask: t.mask(),
-    logprobs: t.logprobsFull().map((l) => l ?? 0),
-  });
-  // A gateway episode whose agent rewrote its history has earlier segments; each is trained with the episode's advantage.
-  const prior = rollout.episode.priorSegments ?? [];
-  return {
-    reward: rollout.reward,
-    success: rollout.success,
-    excluded: rollout.failed && onFailure === 'exclude',
-    tokens: tokens(rollout.episode.trajectory),
-    ...(prior.length > 0 ? { priorTokens: prior.map((s) => tokens(s.trajectory)) } : {}),
-  };
 }
 
 async function* runEval(
@@ -306,10 +187,15 @@ async function* runEval(
 ): AsyncGenerator<RunEvent> {
   if (ctx.evalTasks.length === 0 || ctx.recordedEvals?.has(label)) return;
   yield { type: 'evalStarted', label, tasks: ctx.evalTasks.length };
+  const { recipe } = ctx;
   const channel = new EventChannel<RunEvent>();
   const summary = yield* channel.drainUntil(
     evaluate(ctx.kit, ctx.evalTasks, {
-      ...ctx.plan.eval,
+      ...EVAL_DECODING,
+      split: recipe.dataset.eval_split,
+      samples: 1,
+      concurrency: recipe.rollout.concurrency,
+      seed: recipe.seed,
       label,
       step,
       policyVersion,
