@@ -20,7 +20,7 @@ import { datasets } from '../src/datasets/index.js';
 import type { Task } from '../src/datasets/types.js';
 import { createVllmClient } from '../src/engines/vllm.js';
 import { loadRecipe } from '../src/recipe/load.js';
-import { collectRollout, type EpisodeKit, type Rollout } from '../src/rollout/collect.js';
+import { collectRollout, type EpisodeKit, type Rollout, workerEpisodes } from '../src/rollout/collect.js';
 import { packRollout } from '../src/run/rollout-transfer.js';
 import { type RolloutWorkerPool, startRolloutWorkers } from '../src/run/rollout-workers.js';
 import { buildEpisodeKit } from '../src/run/kit.js';
@@ -190,7 +190,7 @@ if (workerCount > 0) {
     engine,
     warn: () => undefined,
   });
-  const pooled: EpisodeKit = { ...kit, workers };
+  const pooled: EpisodeKit = { ...kit, runner: workerEpisodes(workers) };
   await collect(pooled, ids(1_000_000));
   const fanned = await timed(() => collect(pooled, ids(0)), workers);
   await workers.close();

@@ -1,7 +1,7 @@
 import type { Tool } from '@strands-agents/sdk';
 import { type PolicyClock, policyVersionNow } from '../agent/policy-clock.js';
 import type { Task } from '../datasets/types.js';
-import type { Engine } from '../engines/types.js';
+import type { Engine, EpisodeSampling } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
 import type { EpisodeEnv, EpisodeTools } from '../tools/types.js';
 import { describeFailure, errorMessage, toChatTools, type EpisodeErrorKind } from '../agent/index.js';
@@ -29,14 +29,26 @@ export interface EpisodeKit {
   readonly rewardTimeoutMs?: number;
   /** The simulated user of an episode (the recipe's `user` section); absent for single-turn tasks. */
   readonly user?: (task: Task, env: EpisodeEnv) => EpisodeUser | undefined;
-  /** The recipe's `agent.external`: its episodes run through the gateway instead of the built-in agent. */
-  readonly external?: ExternalEpisodes;
   /** Stops what the tools started for the run (MCP servers); call once when the run ends. */
   readonly close?: () => Promise<void>;
-  /** `rollout.workers`: built-in episodes run on these threads, each with a kit of its own. */
-  readonly workers?: RolloutWorkers;
-  /** Where the waits of episodes run on `workers` (tool calls, the simulated user, the reward) are registered. */
+  /**
+   * How its episodes run, chosen once when the kit is made: the built-in agent on this thread
+   * (`builtInEpisodes`), an agent atk did not build behind the gateway (`externalEpisodes`, the recipe's
+   * `agent.external`), or on rollout worker threads (`workerEpisodes`, `rollout.workers`).
+   */
+  readonly runner: EpisodeRunner;
+  /** Where the waits of episodes run on workers (tool calls, the simulated user, the reward) are registered. */
   readonly waits?: WaitRecorder;
+}
+
+/** Runs one episode of a kit and scores it. */
+export interface EpisodeRunner {
+  /**
+   * Never throws for what one episode does: anything thrown while it runs and its timeout become a
+   * failed rollout with reward 0 and the failing layer and message.
+   * @throws CancelledError when the request's signal aborts.
+   */
+  collect(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout>;
 }
 
 /** Episodes run on worker threads (`rollout.workers`, src/run/rollout-workers.ts). */
@@ -86,78 +98,116 @@ export interface EpisodeRequest {
 }
 
 /**
- * Run one episode and score it. Never throws for what one episode does: anything thrown while it
- * runs (tool set-up, the simulated user, the engine, the template, the parser, the SDK, the reward)
- * and its timeout become a failed rollout with reward 0 and the failing layer and message.
+ * Run one episode and score it, the way the kit runs its episodes. Never throws for what one episode
+ * does: anything thrown while it runs (tool set-up, the simulated user, the engine, the template, the
+ * parser, the SDK, the reward) and its timeout become a failed rollout with reward 0 and the failing
+ * layer and message.
  * @throws CancelledError when the request's signal aborts.
  */
-export async function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
-  const { task } = request;
-  const startVersion = policyVersionNow(request.policyVersion);
-  const base = { task, group: request.group, sample: request.sample, policyVersion: startVersion };
-  if (kit.workers)
-    // The worker runs this same function; what reaches here is its thread dying under the episode.
-    return kit.workers.collect(request, kit.engine, kit.waits).catch((error: unknown) => {
-      if (error instanceof CancelledError) throw error;
-      return failedRollout(base, failedEpisode('scheduler', errorMessage(error)));
+export function collectRollout(kit: EpisodeKit, request: EpisodeRequest): Promise<Rollout> {
+  return kit.runner.collect(kit, request);
+}
+
+/** Episodes of the built-in agent (a Strands agent speaking token ids) on this thread. */
+export const builtInEpisodes: EpisodeRunner = {
+  async collect(kit, request) {
+    const { task } = request;
+    const base = rolloutBase(request);
+    const env = episodeEnv(request);
+    const systemPrompt = kit.systemPrompt(task);
+    let tools: Tool[];
+    let user: EpisodeUser | undefined;
+    try {
+      tools = kit.tools.flatMap((make) => make(env));
+    } catch (error) {
+      return failedRollout(base, failedEpisode('tool', `tool set-up failed: ${errorMessage(error)}`));
+    }
+    try {
+      user = kit.user?.(task, env);
+    } catch (error) {
+      return failedRollout(base, failedEpisode('user', `user simulator set-up failed: ${errorMessage(error)}`));
+    }
+    const episode = await runEpisode({
+      task,
+      spec: {
+        ...kit.agent,
+        ...(systemPrompt === undefined ? {} : { systemPrompt }),
+        ...(user ? { maxSteps: user.maxSteps, maxToolErrors: user.maxToolErrors } : {}),
+        tools,
+        sampling: episodeSampling(request),
+      },
+      engine: kit.engine,
+      tokenizer: kit.tokenizer,
+      policyVersion: request.policyVersion,
+      timeoutMs: kit.timeoutMs,
+      env,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
     });
-  const env = {
+    return scoreRollout(kit, base, env, episode, user);
+  },
+};
+
+/** Episodes of an agent atk did not build (`agent.external`), each run behind the gateway. */
+export function externalEpisodes(agents: ExternalEpisodes): EpisodeRunner {
+  return {
+    async collect(kit, request) {
+      const base = rolloutBase(request);
+      const env = episodeEnv(request);
+      const systemPrompt = kit.systemPrompt(request.task);
+      let episode: EpisodeResult;
+      try {
+        episode = await agents.run({
+          task: request.task,
+          env,
+          ...(systemPrompt === undefined ? {} : { systemPrompt }),
+          policyVersion: request.policyVersion,
+          sampling: episodeSampling(request),
+          timeoutMs: kit.timeoutMs,
+          ...(request.signal ? { signal: request.signal } : {}),
+        });
+      } catch (error) {
+        if (error instanceof CancelledError) throw error;
+        const failure = describeFailure(error, 'agent');
+        return failedRollout(base, failedEpisode(failure.kind, failure.message));
+      }
+      return scoreRollout(kit, base, env, episode);
+    },
+  };
+}
+
+/**
+ * Episodes on rollout worker threads (`rollout.workers`): each worker runs `builtInEpisodes` with a kit
+ * of its own; engine requests go through the collecting kit's engine on this thread, and the episode's
+ * waits are registered in its `waits`.
+ */
+export function workerEpisodes(workers: RolloutWorkers): EpisodeRunner {
+  return {
+    collect: (kit, request) =>
+      // What reaches here is the worker's thread dying under the episode.
+      workers.collect(request, kit.engine, kit.waits).catch((error: unknown) => {
+        if (error instanceof CancelledError) throw error;
+        return failedRollout(rolloutBase(request), failedEpisode('scheduler', errorMessage(error)));
+      }),
+  };
+}
+
+function rolloutBase(request: EpisodeRequest): Pick<Rollout, 'task' | 'group' | 'sample' | 'policyVersion'> {
+  const { task, group, sample } = request;
+  return { task, group, sample, policyVersion: policyVersionNow(request.policyVersion) };
+}
+
+function episodeEnv(request: EpisodeRequest): EpisodeEnv {
+  return {
     episodeId: `${request.group}-${request.sample}`,
-    task,
+    task: request.task,
     state: new Map<string, unknown>(),
     signal: request.signal ?? new AbortController().signal,
   };
-  const systemPrompt = kit.systemPrompt(task);
-  const sampling = { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed };
-  if (kit.external) {
-    let external: EpisodeResult;
-    try {
-      external = await kit.external.run({
-        task,
-        env,
-        ...(systemPrompt === undefined ? {} : { systemPrompt }),
-        policyVersion: request.policyVersion,
-        sampling,
-        timeoutMs: kit.timeoutMs,
-        ...(request.signal ? { signal: request.signal } : {}),
-      });
-    } catch (error) {
-      if (error instanceof CancelledError) throw error;
-      const failure = describeFailure(error, 'agent');
-      return failedRollout(base, failedEpisode(failure.kind, failure.message));
-    }
-    return scoreRollout(kit, base, env, external);
-  }
-  let tools: Tool[];
-  let user: EpisodeUser | undefined;
-  try {
-    tools = kit.tools.flatMap((make) => make(env));
-  } catch (error) {
-    return failedRollout(base, failedEpisode('tool', `tool set-up failed: ${errorMessage(error)}`));
-  }
-  try {
-    user = kit.user?.(task, env);
-  } catch (error) {
-    return failedRollout(base, failedEpisode('user', `user simulator set-up failed: ${errorMessage(error)}`));
-  }
-  const episode = await runEpisode({
-    task,
-    spec: {
-      ...kit.agent,
-      ...(systemPrompt === undefined ? {} : { systemPrompt }),
-      ...(user ? { maxSteps: user.maxSteps, maxToolErrors: user.maxToolErrors } : {}),
-      tools,
-      sampling,
-    },
-    engine: kit.engine,
-    tokenizer: kit.tokenizer,
-    policyVersion: request.policyVersion,
-    timeoutMs: kit.timeoutMs,
-    env,
-    ...(request.signal ? { signal: request.signal } : {}),
-    ...(user ? { user: user.respond, ...(user.opening === undefined ? {} : { opening: user.opening }) } : {}),
-  });
-  return scoreRollout(kit, base, env, episode, user);
+}
+
+function episodeSampling(request: EpisodeRequest): EpisodeSampling {
+  return { temperature: request.temperature, topP: request.topP, topK: request.topK, seed: request.seed };
 }
 
 /** Scores a finished episode; an episode that failed, a simulated user or a reward that throws, is a failed rollout with reward 0. */

@@ -8,7 +8,7 @@ import { createVllmClient } from '../engines/vllm.js';
 import type { Engine } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
-import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
+import { builtInEpisodes, collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from './collect.js';
 import { runEpisode, type AgentSpec, type EpisodeResult, type RunEpisodeOptions } from './episode.js';
 import { runGroups } from './scheduler.js';
 import { overlapFigures, stepMetrics, trajectoryRecord } from '../run/step-record.js';
@@ -55,6 +55,7 @@ function kit(overrides: Partial<EpisodeKit> = {}): EpisodeKit {
     systemPrompt: () => undefined,
     successThreshold: 1,
     timeoutMs: 10_000,
+    runner: builtInEpisodes,
     ...overrides,
   };
 }

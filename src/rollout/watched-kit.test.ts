@@ -2,7 +2,7 @@ import { tool, type ToolContext } from '@strands-agents/sdk';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import type { Engine } from '../engines/types.js';
-import type { EpisodeKit } from './collect.js';
+import { builtInEpisodes, type EpisodeKit } from './collect.js';
 import { StallWatch } from './stall-watch.js';
 import { watchedKit } from './watched-kit.js';
 
@@ -36,6 +36,7 @@ describe('watchedKit', () => {
         systemPrompt: () => undefined,
         successThreshold: 1,
         timeoutMs: 1_000,
+        runner: builtInEpisodes,
       } satisfies EpisodeKit,
       watch,
     );

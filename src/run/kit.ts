@@ -12,7 +12,7 @@ import { toolComponent } from '../tools/components.js';
 import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
-import type { EpisodeKit } from '../rollout/collect.js';
+import { builtInEpisodes, type EpisodeKit, externalEpisodes } from '../rollout/collect.js';
 import { startUserSimulation, type UserSimulation } from '../rollout/user-simulation.js';
 
 export interface KitContext {
@@ -111,7 +111,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     timeoutMs: recipe.rollout.episode_timeout_s * 1000,
     rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),
-    ...(external ? { external } : {}),
+    runner: external ? externalEpisodes(external) : builtInEpisodes,
   };
 }
 

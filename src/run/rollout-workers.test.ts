@@ -11,7 +11,7 @@ import type { Engine } from '../engines/types.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { CancelledError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/load.js';
-import { collectRollout, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import { collectRollout, type EpisodeKit, type Rollout, workerEpisodes } from '../rollout/collect.js';
 import { openWait, StallWatch, type WaitRecorder } from '../rollout/stall-watch.js';
 import { watchedKit } from '../rollout/watched-kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
@@ -47,7 +47,7 @@ async function kits(
     () => workers.close(),
   );
   // Episodes make their engine requests with the collecting kit's engine (the run wraps it to watch for stalls).
-  return { local: kit, pooled: { ...kit, engine: wrap(kit.engine), workers }, double };
+  return { local: kit, pooled: { ...kit, engine: wrap(kit.engine), runner: workerEpisodes(workers) }, double };
 }
 
 /** A rollout as its trajectory line compares: everything but the clocks. */

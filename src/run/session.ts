@@ -6,7 +6,7 @@ import { datasets } from '../datasets/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer, type ModelTokenizer, type TokenizerOverrides } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
-import type { EpisodeKit } from '../rollout/collect.js';
+import { type EpisodeKit, workerEpisodes } from '../rollout/collect.js';
 import { startRolloutWorkers } from './rollout-workers.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
@@ -131,7 +131,7 @@ async function withRolloutWorkers(
   });
   return {
     ...kit,
-    workers,
+    runner: workerEpisodes(workers),
     close: async () => {
       await workers.close();
       await kit.close?.();
