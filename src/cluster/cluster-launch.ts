@@ -8,10 +8,9 @@
 import { cp, rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { ConfigError, ProviderError } from '../errors/index.js';
-import type { ReplicaPlace } from '../engines/launch/launch-engines.js';
 import { replicaGpus } from '../engines/launch/launch-engines.js';
+import type { PlacedListener, PolicyPlacement } from '../policy/index.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
-import type { LaunchTrainerOptions } from '../trainer/launch.js';
 import { freePort } from '../util/free-port.js';
 import { ensureRunToken, RUN_TOKEN_ENV } from '../util/run-token.js';
 import { readAllocation, type Allocation } from './allocation.js';
@@ -31,13 +30,9 @@ export interface PlacedProcess {
 }
 
 /** How the run's processes are placed on the cluster, and the means to watch and end them. */
-export interface ClusterLaunch {
+export interface ClusterLaunch extends PolicyPlacement {
   readonly allocation: Allocation;
   readonly placement: Placement;
-  /** Options for launchTrainer: the node address to bind and the command wrapper. */
-  readonly trainer: Pick<LaunchTrainerOptions, 'host' | 'wrap'>;
-  /** For launchEngines: each replica's address, GPUs and command wrapper. */
-  place(replica: number): ReplicaPlace;
   /**
    * Puts a written sync directory where replica `replica` reads it and returns that path (engine-sync's
    * stage): a copy in cluster.shared_dir, or without one a copy streamed to the replica's node (an srun
@@ -133,10 +128,11 @@ export async function startClusterLaunch(
             `/tmp/atk-sync-${process.pid}-r${replica}`,
             basename(dir),
           );
-  return {
+  const clusterLaunch: ClusterLaunch = {
     allocation,
     placement,
     stage,
+    guard: (policy, trainer, engines) => guardPlacedPolicy(policy, clusterLaunch, trainer, engines),
     trainer: {
       host: trainerHost,
       wrap: (command) =>
@@ -193,6 +189,7 @@ export async function startClusterLaunch(
         await launcher.cancel();
       })()),
   };
+  return clusterLaunch;
 }
 
 /** Copies a sync directory into the shared directory (emptied of the previous one first); returns the copy. */
@@ -292,7 +289,7 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
 }
 
 /** A placed process with the base URL its heartbeats go to. */
-type Listening = Pick<PlacedProcess, 'logFile' | 'exited'> & { readonly baseUrl: string };
+type Listening = PlacedListener;
 
 function pick(p: Pick<PlacedProcess, 'logFile' | 'exited'>): Pick<PlacedProcess, 'logFile' | 'exited'> {
   return { logFile: p.logFile, exited: p.exited };

@@ -3,6 +3,7 @@
  * engine replicas spread over the next `model.engine.nodes` (one node per replica by default). The
  * same plan is checked by `atk validate` and followed by the launchers, so what validates is what runs.
  */
+import { engineKindOf } from '../policy/index.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
 import type { Allocation } from './allocation.js';
 
@@ -39,7 +40,7 @@ export interface PlacementProblem {
 /** The nodes and GPUs the recipe needs. */
 export function placementDemand(recipe: PlacementRecipe): PlacementDemand {
   const { engine, trainer } = recipe.model;
-  const launched = engine.kind === 'vllm' || engine.kind === 'sglang';
+  const launched = engineKindOf(engine).launched;
   const replicas = launched ? engine.replicas : 0;
   const engineNodes = launched ? Math.min(engine.nodes ?? replicas, replicas) : 0;
   const replicasPerNode = engineNodes ? Math.ceil(replicas / engineNodes) : 0;
@@ -132,11 +133,7 @@ export function staticPlacementProblems(recipe: PlacementRecipe): PlacementProbl
         message: `${trainer.nodes} nodes: a trainer across nodes is started on slurm only (one srun step, one torchrun per node)`,
       });
   }
-  if (
-    engine.nodes !== undefined &&
-    (engine.kind === 'vllm' || engine.kind === 'sglang') &&
-    engine.nodes > engine.replicas
-  ) {
+  if (engine.nodes !== undefined && engineKindOf(engine).launched && engine.nodes > engine.replicas) {
     problems.push({
       path: 'model.engine.nodes',
       message: `${engine.nodes} nodes for ${engine.replicas} replica${engine.replicas > 1 ? 's' : ''}: a node would have none`,

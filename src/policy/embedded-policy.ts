@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { guardPlacedPolicy, startClusterLaunch } from '../cluster/cluster-launch.js';
 import { createVllmClient } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
@@ -41,7 +40,7 @@ export function trainerCalls(
 export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<RunningPolicy> {
   const { recipe } = options;
   const modelDir = resolveModelDir(recipe.model.path, options.recipeDir);
-  const cluster = await startClusterLaunch(recipe);
+  const cluster = await options.place?.(recipe);
   const trainerProcess: TrainerProcess = await launchTrainer({
     ...trainerLaunchOptions(recipe, options),
     ...cluster?.trainer,
@@ -84,7 +83,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       },
       close: () => stop(),
     };
-    return cluster ? guardPlacedPolicy(policy, cluster, trainerProcess, []) : policy;
+    return cluster ? cluster.guard(policy, trainerProcess, []) : policy;
   } catch (error) {
     await stop(1000);
     throw error;

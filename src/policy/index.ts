@@ -23,7 +23,14 @@ import {
 
 export type { EngineKindDefinition, EngineKindName, EngineProtocol } from './engine-kind.js';
 export type { EngineSettingProblem, EngineSettingsInput } from './engine-settings.js';
-export type { PolicySync, PolicyTrainer, RunningPolicy, StartPolicyOptions } from './policy.js';
+export type {
+  PlacedListener,
+  PolicyPlacement,
+  PolicySync,
+  PolicyTrainer,
+  RunningPolicy,
+  StartPolicyOptions,
+} from './policy.js';
 export type { FullWeightSync } from './weight-sync-mode.js';
 export { engineProgressLines } from './launched-policy.js';
 export { urlEngineNote } from './url.js';

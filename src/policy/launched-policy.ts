@@ -1,4 +1,3 @@
-import { guardPlacedPolicy, startClusterLaunch, type ClusterLaunch } from '../cluster/cluster-launch.js';
 import type { Engine } from '../engines/index.js';
 import {
   judgeEngineVersion,
@@ -15,7 +14,7 @@ import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../t
 import { localModelDir } from '../util/hub-cache.js';
 import { loadModelRequest, trainerCalls, trainerLaunchOptions } from './embedded-policy.js';
 import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
-import type { RunningPolicy, StartPolicyOptions } from './policy.js';
+import type { PolicyPlacement, RunningPolicy, StartPolicyOptions } from './policy.js';
 import { fullWeightSyncOver } from './weight-sync-mode.js';
 
 /** What the launched policy asks of its engine kind: whether to launch replicas, and the protocol to speak. */
@@ -36,7 +35,7 @@ export async function startLaunchedPolicy(options: StartPolicyOptions, kind: Lau
     throw new ProviderError(`startLaunchedPolicy: the ${kind.name} engine syncs no weights; it is not a launched one`);
   const lora = recipe.algorithm.lora;
   const modelDir = localModelDir(recipe.model.path);
-  const cluster = await startClusterLaunch(recipe);
+  const cluster = await options.place?.(recipe);
   const [trainerStart, enginesStart] = await Promise.allSettled([
     launchTrainer({ ...trainerLaunchOptions(recipe, options), ...cluster?.trainer }),
     kind.launched
@@ -66,7 +65,7 @@ export async function startLaunchedPolicy(options: StartPolicyOptions, kind: Lau
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
     const policy = await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll, cluster);
-    return cluster ? guardPlacedPolicy(policy, cluster, trainerStart.value, engines?.processes ?? []) : policy;
+    return cluster ? cluster.guard(policy, trainerStart.value, engines?.processes ?? []) : policy;
   } catch (error) {
     await stopAll();
     throw error;
@@ -80,7 +79,7 @@ async function assemble(
   trainerProcess: TrainerProcess,
   engines: LaunchedEngines | undefined,
   stopAll: () => Promise<void>,
-  cluster?: ClusterLaunch,
+  cluster?: PolicyPlacement,
 ): Promise<RunningPolicy> {
   const { recipe } = options;
   const config = recipe.model.engine;

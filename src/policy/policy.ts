@@ -1,8 +1,9 @@
 import type { AssembledBatch } from '../algorithms/batch.js';
 import type { Engine } from '../engines/index.js';
-import type { EngineStartProgress } from '../engines/launch/index.js';
+import type { EngineStartProgress, ReplicaPlace } from '../engines/launch/index.js';
 import type { SyncTransfer } from '../engines/sync/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
+import type { LaunchTrainerOptions } from '../trainer/index.js';
 
 /** A running policy: the trainer, the engine serving it, the sync between them, and how to stop both. */
 export interface RunningPolicy {
@@ -30,6 +31,35 @@ export interface StartPolicyOptions {
   readonly loadsWeights?: boolean;
   /** Called while launched engines load (minutes for a large model); the CLI shows it. */
   readonly onEngineProgress?: (progress: EngineStartProgress) => void;
+  /**
+   * Places the trainer and engine replicas the recipe's cluster launcher puts off this machine; resolves
+   * to undefined (or, absent, everything runs) on this machine on loopback.
+   */
+  readonly place?: (recipe: ResolvedRecipe) => Promise<PolicyPlacement | undefined>;
+}
+
+/** Where a policy's processes run off this machine (a cluster launcher), as starting a policy uses it. */
+export interface PolicyPlacement {
+  /** Options for launchTrainer: the node address to bind and the command wrapper. */
+  readonly trainer: Pick<LaunchTrainerOptions, 'host' | 'wrap'>;
+  /** For launchEngines: each replica's address, GPUs, run token and command wrapper. */
+  place(replica: number): ReplicaPlace;
+  /** Puts a written sync directory where replica `replica` reads it; returns that path. */
+  readonly stage: (replica: number, dir: string) => Promise<string>;
+  /**
+   * `policy` whose trainer calls and syncs fail, naming node and component, once a placed process is
+   * lost; the placement goes into its facts.
+   */
+  guard(policy: RunningPolicy, trainer: PlacedListener, engines: readonly PlacedListener[]): RunningPolicy;
+  /** Ends whatever the placement still runs; idempotent. */
+  close(): Promise<void>;
+}
+
+/** A placed process with its log, its end and the base URL its heartbeats go to. */
+export interface PlacedListener {
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+  readonly baseUrl: string;
 }
 
 /** The trainer as the run loop sees it: one update per step, checkpoints, resume. */

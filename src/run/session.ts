@@ -7,6 +7,7 @@ import type { ResolvedRecipe } from '../recipe/index.js';
 import { loadModelTokenizer, type ModelTokenizer, type TokenizerOverrides } from '../tokens/index.js';
 import { EventChannel } from '../util/event-channel.js';
 import { type EpisodeKit, workerEpisodes } from '../rollout/collect.js';
+import { startClusterLaunch } from '../cluster/cluster-launch.js';
 import { startRolloutWorkers } from './rollout-workers.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
@@ -63,6 +64,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
       runDir: options.runDir,
       signal,
       onEngineProgress,
+      place: (placed) => startClusterLaunch(placed),
       ...(options.loadsWeights === false ? { loadsWeights: false } : {}),
     }),
   );

@@ -15,7 +15,13 @@ export {
   type EngineStartProgress,
   type LaunchEngineOptions,
 } from './engine-process.js';
-export { launchEngines, replicaGpus, type LaunchEnginesOptions, type LaunchedEngines } from './launch-engines.js';
+export {
+  launchEngines,
+  replicaGpus,
+  type LaunchEnginesOptions,
+  type LaunchedEngines,
+  type ReplicaPlace,
+} from './launch-engines.js';
 export {
   ENGINE_VERSION_RANGES,
   compareVersions,
