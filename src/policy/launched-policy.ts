@@ -12,7 +12,7 @@ import { engineUrls, urlEngines } from '../engines/url-engines.js';
 import { ProviderError } from '../errors/index.js';
 import { launchTrainer, type LoadModelResponse, type TrainerProcess } from '../trainer/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { loadModelRequest, trainerCalls, trainerLaunchOptions } from './embedded-policy.js';
+import { loadModelRequest, trainerCalls, trainerFacts, trainerLaunchOptions } from './trainer-start.js';
 import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
 import type { PolicyPlacement, RunningPolicy, StartPolicyOptions } from './policy.js';
 import { fullWeightSyncOver } from './weight-sync-mode.js';
@@ -132,11 +132,7 @@ async function assemble(
       engine_version: version,
       engine_replicas: engines?.processes.length ?? urls.length,
       weight_sync: lora ? 'lora' : fullSync === 'broadcast' ? 'full (broadcast)' : 'full',
-      python: trainerProcess.python,
-      backend: loaded.backend,
-      device: loaded.device,
-      parameters: loaded.parameters,
-      trainable_parameters: loaded.trainable_parameters,
+      ...trainerFacts(trainerProcess, loaded),
     },
     close: stopAll,
   };

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { resolveRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
-import { loadModelRequest, trainerLaunchOptions } from './embedded-policy.js';
+import { loadModelRequest, trainerLaunchOptions } from './trainer-start.js';
 
 function recipe(trainer: Record<string, unknown>, engine: Record<string, unknown> = {}) {
   return resolveRecipe(
