@@ -1,11 +1,11 @@
-import yargs, { type CommandModule } from 'yargs';
+import yargs from 'yargs';
 import { describe, expect, test } from 'vitest';
 import { commands } from './commands.js';
 
 /** `atk <path> --help` as yargs prints it, parsed in this process. */
 async function help(path: readonly string[]): Promise<string> {
   const parser = yargs().scriptName('atk').strict().help().exitProcess(false);
-  for (const command of commands) parser.command(command as CommandModule);
+  for (const command of commands) parser.command(command);
   return new Promise((resolve, reject) => {
     void parser.parse([...path, '--help'], {}, (error, _argv, output) => (error ? reject(error) : resolve(output)));
   });

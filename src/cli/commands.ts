@@ -15,8 +15,7 @@ import { validateCommand } from './validate.js';
 import { viewCommand } from './view.js';
 
 /** Every command, one module per verb. */
-// biome-ignore lint/suspicious/noExplicitAny: each command has its own argument type; yargs takes them as one list
-export const commands: CommandModule<object, any>[] = [
+export const commands: readonly CommandModule[] = [
   runCommand,
   exportCommand,
   dataCommand,

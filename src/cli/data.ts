@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
-import type { Argv, CommandModule } from 'yargs';
 import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';
 import type { PinnedFilesStatus } from '../datasets/pinned-files.js';
 import { isFetched, shippedRecipeDataNames } from '../datasets/recipe-data.js';
 import { CancelledError, InputError } from '../errors/index.js';
+import { defineCommand } from './define-command.js';
 
 /** Options of `atk data fetch`. */
 export interface DataFetchOptions {
@@ -91,49 +91,44 @@ function formatListing(rows: readonly DataListing[]): string[] {
   });
 }
 
-interface FetchArgs {
-  names: string[];
-  manifest?: string;
-  out?: string;
-  limit?: number;
-  subset?: string[];
-  'base-url'?: string;
-}
-
-const fetchCommand: CommandModule<object, FetchArgs> = {
+const fetchCommand = defineCommand({
   command: 'fetch [names..]',
   describe:
     'Download datasets from their canonical source at a pinned revision (verified, resumable); no name: all the shipped recipes read',
-  builder: (yargs) =>
-    yargs
-      .positional('names', {
-        type: 'string',
-        array: true,
-        default: [],
-        describe: 'Datasets to fetch (see atk data ls); none: every one a shipped recipe reads',
-      })
-      .option('manifest', {
-        type: 'string',
-        describe: 'A manifest of your own (pinned files and sha256s) instead of the shipped one',
-      })
-      .option('out', { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' })
-      .option('limit', { type: 'number', describe: 'Keep at most N rows per split' })
-      .option('subset', {
-        type: 'string',
-        array: true,
-        describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)',
-      })
-      .option('base-url', { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' })
-      .example(
-        '$0 data fetch',
-        'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets',
-      )
-      .example('$0 data fetch tau2', 'tau2-bench airline and retail at the pinned commit')
-      .example('$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it')
-      .example(
-        '$0 data fetch deepcoder --subset lcbv5 --limit 200',
-        '200 LiveCodeBench problems per split, resumable if cut off',
-      ) as Argv<FetchArgs>,
+  positionals: {
+    names: {
+      type: 'string',
+      array: true,
+      default: [],
+      describe: 'Datasets to fetch (see atk data ls); none: every one a shipped recipe reads',
+    },
+  },
+  options: {
+    manifest: {
+      type: 'string',
+      describe: 'A manifest of your own (pinned files and sha256s) instead of the shipped one',
+    },
+    out: { type: 'string', describe: 'Directory to write into (default: where the dataset reads from)' },
+    limit: { type: 'number', describe: 'Keep at most N rows per split' },
+    subset: {
+      type: 'string',
+      array: true,
+      describe: 'Only these parts of the dataset (deepcoder: primeintellect, taco, lcbv5, codeforces)',
+    },
+    'base-url': { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' },
+  },
+  examples: [
+    [
+      '$0 data fetch',
+      'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets',
+    ],
+    ['$0 data fetch tau2', 'tau2-bench airline and retail at the pinned commit'],
+    ['$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it'],
+    [
+      '$0 data fetch deepcoder --subset lcbv5 --limit 200',
+      '200 LiveCodeBench problems per split, resumable if cut off',
+    ],
+  ],
   handler: async (args) => {
     if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0))
       throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
@@ -171,27 +166,26 @@ const fetchCommand: CommandModule<object, FetchArgs> = {
       process.off('SIGINT', interrupt);
     }
   },
-};
+});
 
-const lsCommand: CommandModule<object, object> = {
+const lsCommand = defineCommand({
   command: 'ls',
   describe: 'List datasets and whether their data has been fetched',
-  builder: (yargs) => yargs.example('$0 data ls', 'every dataset, whether it can be fetched and where its data is'),
+  examples: [['$0 data ls', 'every dataset, whether it can be fetched and where its data is']],
   handler: async () => {
     for (const line of formatListing(await runDataLs())) process.stdout.write(`${line}\n`);
   },
-};
+});
 
 /** `atk data <fetch|ls>`. */
-export const dataCommand: CommandModule<object, object> = {
+export const dataCommand = defineCommand({
   command: 'data <command>',
   describe: 'Fetch and list datasets',
-  builder: (yargs) =>
-    yargs
-      .command(fetchCommand as CommandModule<object, object>)
-      .command(lsCommand)
-      .demandCommand(1, 'Name a data command: fetch or ls.')
-      .example('$0 data ls', 'what can be fetched and what is present')
-      .example('$0 data fetch gsm8k', 'download GSM8K'),
+  commands: [fetchCommand, lsCommand],
+  demandCommand: 'Name a data command: fetch or ls.',
+  examples: [
+    ['$0 data ls', 'what can be fetched and what is present'],
+    ['$0 data fetch gsm8k', 'download GSM8K'],
+  ],
   handler: () => undefined,
-};
+});

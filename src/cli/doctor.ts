@@ -1,7 +1,7 @@
-import type { Argv, CommandModule } from 'yargs';
 import { paint, renderTable, type TableStyle } from '../ui/table.js';
+import { defineCommand } from './define-command.js';
 import { doctorChecks, type DoctorRow, type DoctorStatus } from './doctor-checks.js';
-import { setupFlags, setupFromArgs } from './setup.js';
+import { SETUP_FLAGS, setupFromArgs } from './setup.js';
 
 /** What `atk doctor` found: the rows, the table text, and whether any row failed. */
 export interface DoctorReport {
@@ -32,29 +32,21 @@ export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRo
   return { rows: found, text: `${table}\n${counts}\n`, failed };
 }
 
-interface DoctorArgs {
-  fix: boolean;
-  'dry-run': boolean;
-  yes: boolean;
-  dev: boolean;
-}
-
-export const doctorCommand: CommandModule<object, DoctorArgs> = {
+export const doctorCommand = defineCommand({
   command: 'doctor',
   describe: 'Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory',
-  builder: (yargs: Argv) =>
-    setupFlags(
-      yargs.option('fix', {
-        type: 'boolean',
-        default: false,
-        describe: 'Then install what is missing, as atk setup does (with --yes, --dry-run, --dev)',
-      }),
-    )
-      .example(
-        '$0 doctor',
-        'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails',
-      )
-      .example('$0 doctor --fix --yes', 'check, then install the missing Python side') as unknown as Argv<DoctorArgs>,
+  options: {
+    fix: {
+      type: 'boolean',
+      default: false,
+      describe: 'Then install what is missing, as atk setup does (with --yes, --dry-run, --dev)',
+    },
+    ...SETUP_FLAGS,
+  },
+  examples: [
+    ['$0 doctor', 'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails'],
+    ['$0 doctor --fix --yes', 'check, then install the missing Python side'],
+  ],
   handler: async (args) => {
     const report = await runDoctor();
     process.stdout.write(report.text);
@@ -69,4 +61,4 @@ export const doctorCommand: CommandModule<object, DoctorArgs> = {
     }
     if (report.failed) process.exitCode = 1;
   },
-};
+});

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { AtkError, CancelledError, InputError } from '../errors/index.js';
 import type { EvalSummary } from '../run/events.js';
 import { CHECKPOINT_MARKER, stepName, type RunDir } from '../runs/index.js';
 import { evalFigures, evalTable } from '../ui/eval-table.js';
+import { defineCommand } from './define-command.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 
 export interface EvalOptions {
@@ -27,59 +27,63 @@ export interface EvalOptions {
   readonly json: boolean;
 }
 
-export const evalCommand: CommandModule<object, EvalOptions> = {
+export const evalCommand = defineCommand({
   command: 'eval <target> [overrides..]',
   describe: "Score a model or a run's checkpoint on a split with the same agent loop, tools and reward as training",
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('target', { type: 'string', demandOption: true, describe: 'Recipe YAML file, or a run directory' })
-      .positional('overrides', { type: 'string', array: true, default: [], describe: 'key=value recipe overrides' })
-      .option('checkpoint', {
-        type: 'string',
-        describe: 'base | latest | step-N | <dir> (default: latest for a run, base for a recipe)',
-      })
-      .option('split', { type: 'string', describe: "Dataset split (default: the recipe's dataset.eval_split)" })
-      .option('limit', {
-        type: 'number',
-        describe: 'Evaluate only the first N tasks (default: dataset.eval_limit on the eval split)',
-      })
-      .option('samples', { type: 'number', default: 1, describe: 'Samples per task (k of pass@k)' })
-      .option('concurrency', { type: 'number', describe: 'Episodes at once (default: rollout.concurrency)' })
-      .option('temperature', { type: 'number', default: 0, describe: 'Sampling temperature; 0 = greedy' })
-      .option('min-score', { type: 'number', describe: 'Exit with code 1 when --metric is below this (a CI gate)' })
-      .option('metric', {
-        type: 'string',
-        default: 'accuracy',
-        describe:
-          'Figure --min-score checks: accuracy, reward, pass@k, tool_calls, tool_error_rate, turns, tokens, failed_episodes',
-      })
-      .option('baseline', { type: 'string', describe: 'An eval directory (eval/<label>) to compare with' })
-      .option('resume', {
-        type: 'boolean',
-        default: false,
-        describe: 'Keep finished episodes of the same eval and run only missing or errored ones',
-      })
-      .option('label', {
-        type: 'string',
-        describe: 'Name of the eval directory (default: from the checkpoint and split)',
-      })
-      .option('tui', {
-        type: 'boolean',
-        default: true,
-        describe: 'Live dashboard on a terminal (--no-tui for plain lines)',
-      })
-      .option('json', { type: 'boolean', default: false, describe: 'Print events and the summary as JSON lines' })
-      .example('$0 eval runs/quickstart/v001', "the run's newest checkpoint on the held-out split")
-      .example('$0 eval recipes/quickstart.yaml --limit 50 --samples 4', 'the base model, pass@1..4 on 50 tasks')
-      .example(
-        '$0 eval runs/quickstart/v001 --baseline runs/quickstart/v001/eval/base --min-score 0.6',
-        'gate CI on accuracy, against a baseline',
-      ) as unknown as Argv<EvalOptions>,
+  positionals: {
+    target: { type: 'string', demandOption: true, describe: 'Recipe YAML file, or a run directory' },
+    overrides: { type: 'string', array: true, default: [], describe: 'key=value recipe overrides' },
+  },
+  options: {
+    checkpoint: {
+      type: 'string',
+      describe: 'base | latest | step-N | <dir> (default: latest for a run, base for a recipe)',
+    },
+    split: { type: 'string', describe: "Dataset split (default: the recipe's dataset.eval_split)" },
+    limit: {
+      type: 'number',
+      describe: 'Evaluate only the first N tasks (default: dataset.eval_limit on the eval split)',
+    },
+    samples: { type: 'number', default: 1, describe: 'Samples per task (k of pass@k)' },
+    concurrency: { type: 'number', describe: 'Episodes at once (default: rollout.concurrency)' },
+    temperature: { type: 'number', default: 0, describe: 'Sampling temperature; 0 = greedy' },
+    'min-score': { type: 'number', describe: 'Exit with code 1 when --metric is below this (a CI gate)' },
+    metric: {
+      type: 'string',
+      default: 'accuracy',
+      describe:
+        'Figure --min-score checks: accuracy, reward, pass@k, tool_calls, tool_error_rate, turns, tokens, failed_episodes',
+    },
+    baseline: { type: 'string', describe: 'An eval directory (eval/<label>) to compare with' },
+    resume: {
+      type: 'boolean',
+      default: false,
+      describe: 'Keep finished episodes of the same eval and run only missing or errored ones',
+    },
+    label: {
+      type: 'string',
+      describe: 'Name of the eval directory (default: from the checkpoint and split)',
+    },
+    tui: {
+      type: 'boolean',
+      default: true,
+      describe: 'Live dashboard on a terminal (--no-tui for plain lines)',
+    },
+    json: { type: 'boolean', default: false, describe: 'Print events and the summary as JSON lines' },
+  },
+  examples: [
+    ['$0 eval runs/quickstart/v001', "the run's newest checkpoint on the held-out split"],
+    ['$0 eval recipes/quickstart.yaml --limit 50 --samples 4', 'the base model, pass@1..4 on 50 tasks'],
+    [
+      '$0 eval runs/quickstart/v001 --baseline runs/quickstart/v001/eval/base --min-score 0.6',
+      'gate CI on accuracy, against a baseline',
+    ],
+  ],
   handler: async (argv) => {
     const result = await runEval(argv);
     process.stdout.write(result.text);
   },
-};
+});
 
 /**
  * `atk eval`: resolve the target and checkpoint, evaluate (dashboard or plain lines), and return the

@@ -1,9 +1,9 @@
 import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
 import { findRun } from '../runs/index.js';
+import { defineCommand } from './define-command.js';
 import { runPositional, runsDirOption } from './run-options.js';
 
 export interface ExportOptions {
@@ -24,22 +24,19 @@ const TOKENIZER_FILES = [
 const MODEL_FILES =
   /^(config\.json|model.*\.safetensors(\.index\.json)?|adapter_config\.json|adapter_model\.safetensors)$/;
 
-export const exportCommand: CommandModule<object, ExportOptions> = {
+export const exportCommand = defineCommand({
   command: 'export <run> <out>',
   describe: "Write a run's newest checkpoint as a Hugging Face model directory (weights + the run's tokenizer)",
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('run', runPositional)
-      .positional('out', { type: 'string', demandOption: true, describe: 'Directory to write (created if missing)' })
-      .option('runs-dir', runsDirOption)
-      .example(
-        'atk export runs/quickstart/v001 ./my-model',
-        'A model vLLM, transformers and atk can load',
-      ) as unknown as Argv<ExportOptions>,
+  positionals: {
+    run: runPositional,
+    out: { type: 'string', demandOption: true, describe: 'Directory to write (created if missing)' },
+  },
+  options: { 'runs-dir': runsDirOption },
+  examples: [['atk export runs/quickstart/v001 ./my-model', 'A model vLLM, transformers and atk can load']],
   handler: async (argv) => {
     process.stdout.write(`${await runExport(argv)}\n`);
   },
-};
+});
 
 /**
  * Copy the newest complete checkpoint's weights and config, plus the tokenizer files of the run's

@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
 import { recipeJsonSchema } from '../recipe/index.js';
 import { closestName } from '../util/did-you-mean.js';
 import { projectRoot } from '../util/paths.js';
+import { defineCommand } from './define-command.js';
 
 /** The JSON Schema file `atk init` writes beside the recipe, for offline editor completion. */
 export const SCHEMA_FILE = 'recipe.schema.json';
@@ -105,32 +105,27 @@ async function isOurSchema(path: string): Promise<boolean> {
   }
 }
 
-interface InitArgs {
-  path?: string;
-  example: string;
-  force: boolean;
-}
-
-export const initCommand: CommandModule<object, InitArgs> = {
+export const initCommand = defineCommand({
   command: 'init [path]',
   describe: 'Write a commented starter recipe (and its JSON Schema, for editor completion)',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('path', {
-        type: 'string',
-        describe: 'Recipe file (.yaml/.yml), or a directory to create and write into (default: <example>.yaml here)',
-      })
-      .option('example', {
-        type: 'string',
-        default: 'quickstart',
-        describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)',
-      })
-      .option('force', { type: 'boolean', default: false, describe: 'Overwrite existing files' })
-      .example('$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU')
-      .example(
-        '$0 init my-gsm8k.yaml --example gsm8k',
-        'a GSM8K recipe for a GPU with vLLM',
-      ) as unknown as Argv<InitArgs>,
+  positionals: {
+    path: {
+      type: 'string',
+      describe: 'Recipe file (.yaml/.yml), or a directory to create and write into (default: <example>.yaml here)',
+    },
+  },
+  options: {
+    example: {
+      type: 'string',
+      default: 'quickstart',
+      describe: 'Starter: quickstart, gsm8k, deepcoder, tau2, or custom (your own tasks, tool and reward modules)',
+    },
+    force: { type: 'boolean', default: false, describe: 'Overwrite existing files' },
+  },
+  examples: [
+    ['$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU'],
+    ['$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for a GPU with vLLM'],
+  ],
   handler: async (args) => {
     const { recipePath, schemaPath, companions } = await runInit({
       example: args.example,
@@ -142,4 +137,4 @@ export const initCommand: CommandModule<object, InitArgs> = {
       `wrote ${recipePath}\n${also}wrote ${schemaPath} (editor completion)\nnext: atk validate ${recipePath}\n`,
     );
   },
-};
+});

@@ -1,5 +1,4 @@
 import { basename, dirname, relative } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
 import { loadModelTokenizer, TokenTrajectory, type ModelTokenizer } from '../tokens/index.js';
 import { painter, wantsColor, type Painter } from '../ui/ansi.js';
@@ -11,6 +10,7 @@ import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
 import { locateTrajectories, type TrajectorySource } from '../ui/trajectory/source.js';
 import { tokenRows, tokenViewLines } from '../ui/trajectory/token-view.js';
+import { defineCommand } from './define-command.js';
 import { viewHint } from './view.js';
 
 export interface InspectOptions {
@@ -32,52 +32,56 @@ export interface InspectOptions {
   readonly color?: boolean;
 }
 
-export const inspectTrajectoryCommand: CommandModule<object, InspectOptions> = {
+export const inspectTrajectoryCommand = defineCommand({
   command: 'inspect-trajectory <path>',
   describe: 'Show what the agent did in an episode: the conversation, rewards, stats, tokens and drift',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('path', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory',
-      })
-      .option('step', { type: 'number', describe: 'Training step to read (default: the newest)' })
-      .option('eval', {
-        type: 'string',
-        describe: 'Read eval/<label>/results.jsonl of the run instead (e.g. step-00010)',
-      })
-      .option('episode', { type: 'number', describe: 'Episode index within the file' })
-      .option('best', { type: 'boolean', describe: 'The episode with the highest reward' })
-      .option('worst', { type: 'boolean', describe: 'The episode with the lowest reward' })
-      .option('failed', { type: 'boolean', describe: 'The first episode that did not succeed' })
-      .conflicts({ episode: ['best', 'worst', 'failed'], best: ['worst', 'failed'], worst: ['failed'] })
-      .option('tokens', {
-        type: 'boolean',
-        describe: 'Token view: loss mask, logprobs, low-probability tokens, segment boundaries',
-      })
-      .option('drift', {
-        type: 'boolean',
-        describe: 'Drift audit: where re-rendering the conversation as text would give other tokens',
-      })
-      .option('json', { type: 'boolean', describe: 'Print JSON for scripts' })
-      .option('model', { type: 'string', describe: "Tokenizer directory to decode with (default: the run's model)" })
-      .option('low-prob', {
-        type: 'number',
-        default: 0.1,
-        describe: 'Highlight model tokens with probability below this',
-      })
-      .option('color', { type: 'boolean', describe: 'Force colour on or off (default: on for a terminal)' })
-      .example('$0 inspect-trajectory runs/quickstart/latest --worst', 'the lowest-reward episode of the newest step')
-      .example('$0 inspect-trajectory runs/quickstart/v001 --step 3 --episode 5 --tokens', 'one episode token by token')
-      .example(
-        '$0 inspect-trajectory runs/quickstart/v001 --eval step-00020 --failed --drift',
-        'a failed eval episode and its drift audit',
-      ) as unknown as Argv<InspectOptions>,
+  positionals: {
+    path: {
+      type: 'string',
+      demandOption: true,
+      describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory',
+    },
+  },
+  options: {
+    step: { type: 'number', describe: 'Training step to read (default: the newest)' },
+    eval: {
+      type: 'string',
+      describe: 'Read eval/<label>/results.jsonl of the run instead (e.g. step-00010)',
+    },
+    episode: { type: 'number', describe: 'Episode index within the file' },
+    best: { type: 'boolean', describe: 'The episode with the highest reward' },
+    worst: { type: 'boolean', describe: 'The episode with the lowest reward' },
+    failed: { type: 'boolean', describe: 'The first episode that did not succeed' },
+    tokens: {
+      type: 'boolean',
+      describe: 'Token view: loss mask, logprobs, low-probability tokens, segment boundaries',
+    },
+    drift: {
+      type: 'boolean',
+      describe: 'Drift audit: where re-rendering the conversation as text would give other tokens',
+    },
+    json: { type: 'boolean', describe: 'Print JSON for scripts' },
+    model: { type: 'string', describe: "Tokenizer directory to decode with (default: the run's model)" },
+    'low-prob': {
+      type: 'number',
+      default: 0.1,
+      describe: 'Highlight model tokens with probability below this',
+    },
+    color: { type: 'boolean', describe: 'Force colour on or off (default: on for a terminal)' },
+  },
+  conflicts: { episode: ['best', 'worst', 'failed'], best: ['worst', 'failed'], worst: ['failed'] },
+  examples: [
+    ['$0 inspect-trajectory runs/quickstart/latest --worst', 'the lowest-reward episode of the newest step'],
+    ['$0 inspect-trajectory runs/quickstart/v001 --step 3 --episode 5 --tokens', 'one episode token by token'],
+    [
+      '$0 inspect-trajectory runs/quickstart/v001 --eval step-00020 --failed --drift',
+      'a failed eval episode and its drift audit',
+    ],
+  ],
   handler: async (argv) => {
     process.stdout.write(await runInspectTrajectory({ ...argv, color: argv.color ?? wantsColor(process.stdout) }));
   },
-};
+});
 
 /**
  * `atk inspect-trajectory`: without a selector, one line per episode of the file; with one, the

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { placementDemand } from '../cluster/placement.js';
 import { sbatchScript, submitSbatch } from '../cluster/sbatch.js';
 import { ConfigError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/index.js';
+import { defineCommand } from './define-command.js';
 
 /** Options of `atk launch slurm`. */
 export interface LaunchSlurmOptions {
@@ -69,48 +69,39 @@ export async function runLaunchSlurm(options: LaunchSlurmOptions): Promise<strin
   return `submitted slurm job ${jobId}: ${script}\n  output: ${join(dir, `slurm-${jobId}.out`)}\n`;
 }
 
-interface LaunchArgs {
-  launcher: string;
-  recipe: string;
-  overrides?: string[];
-  nodes?: number;
-  time?: string;
-  partition?: string;
-  'dry-run': boolean;
-}
-
-export const launchCommand: CommandModule<object, LaunchArgs> = {
+export const launchCommand = defineCommand({
   command: 'launch <launcher> <recipe> [overrides..]',
   describe: 'Submit a recipe as a cluster job (slurm: an sbatch script running atk run on the first node)',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('launcher', { type: 'string', choices: ['slurm'], demandOption: true, describe: 'Cluster scheduler' })
-      .positional('recipe', {
-        type: 'string',
-        demandOption: true,
-        describe: 'Recipe YAML file (cluster.launcher: slurm)',
-      })
-      .positional('overrides', {
-        type: 'string',
-        array: true,
-        describe: 'key.path=value overrides, passed on to atk run',
-      })
-      .option('nodes', {
-        type: 'number',
-        describe: 'Nodes to allocate; default: what the recipe places (trainer + engine nodes)',
-      })
-      .option('time', { type: 'string', describe: 'sbatch --time, e.g. 12:00:00' })
-      .option('partition', { type: 'string', describe: 'sbatch --partition' })
-      .option('dry-run', { type: 'boolean', default: false, describe: 'Write the sbatch script without submitting it' })
-      .example(
-        '$0 launch slurm recipes/gsm8k-grpo-slurm.yaml --time 12:00:00 --partition gpu',
-        'submit the recipe on 3 nodes',
-      ) as unknown as Argv<LaunchArgs>,
+  positionals: {
+    launcher: { type: 'string', choices: ['slurm'], demandOption: true, describe: 'Cluster scheduler' },
+    recipe: {
+      type: 'string',
+      demandOption: true,
+      describe: 'Recipe YAML file (cluster.launcher: slurm)',
+    },
+    overrides: {
+      type: 'string',
+      array: true,
+      describe: 'key.path=value overrides, passed on to atk run',
+    },
+  },
+  options: {
+    nodes: {
+      type: 'number',
+      describe: 'Nodes to allocate; default: what the recipe places (trainer + engine nodes)',
+    },
+    time: { type: 'string', describe: 'sbatch --time, e.g. 12:00:00' },
+    partition: { type: 'string', describe: 'sbatch --partition' },
+    'dry-run': { type: 'boolean', default: false, describe: 'Write the sbatch script without submitting it' },
+  },
+  examples: [
+    ['$0 launch slurm recipes/gsm8k-grpo-slurm.yaml --time 12:00:00 --partition gpu', 'submit the recipe on 3 nodes'],
+  ],
   handler: async (args) => {
     process.stdout.write(
       await runLaunchSlurm({
         recipe: args.recipe,
-        overrides: (args.overrides ?? []).map(String),
+        overrides: args.overrides ?? [],
         ...(args.nodes === undefined ? {} : { nodes: args.nodes }),
         ...(args.time ? { time: args.time } : {}),
         ...(args.partition ? { partition: args.partition } : {}),
@@ -118,4 +109,4 @@ export const launchCommand: CommandModule<object, LaunchArgs> = {
       }),
     );
   },
-};
+});

@@ -1,11 +1,12 @@
 /**
  * The CLI entry point: the only place that catches errors and sets the exit code.
  */
-import yargs, { type CommandModule } from 'yargs';
+import yargs from 'yargs';
 import { registerBuiltins } from '../builtins.js';
 import { AtkError } from '../errors/index.js';
 import { atkVersion } from '../runs/index.js';
 import { commands } from './commands.js';
+import { usageError } from './define-command.js';
 
 /** Parse argv and run one command. Resolves after setting process.exitCode. */
 export async function main(argv: readonly string[]): Promise<void> {
@@ -29,9 +30,9 @@ export async function main(argv: readonly string[]): Promise<void> {
       .wrap(Math.min(110, process.stdout.columns || 100))
       .fail((message, error) => {
         if (error) throw error;
-        throw new AtkError('E_USAGE', message ?? 'bad command line', 2, { hint: 'see atk --help' });
+        throw usageError(message ?? 'bad command line');
       });
-    for (const command of commands) parser.command(command as CommandModule);
+    for (const command of commands) parser.command(command);
     await parser.parseAsync();
   } catch (error) {
     process.exitCode = report(error);

@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { findRun, writeFileAtomic } from '../runs/index.js';
 import { buildReportHtml } from '../ui/report/build-report.js';
 import { readRunReportData } from '../ui/report/run-data.js';
+import { defineCommand } from './define-command.js';
 import { viewHint } from './view.js';
 import { runPositional, runsDirOption } from './run-options.js';
 
@@ -13,19 +13,18 @@ export interface ReportOptions {
   readonly runsDir?: string;
 }
 
-export const reportCommand: CommandModule<object, ReportOptions> = {
+export const reportCommand = defineCommand({
   command: 'report <run>',
   describe: 'Write one self-contained HTML report of a run: curves, evals before/after, tool use, sample trajectories',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('run', runPositional)
-      .option('out', { type: 'string', describe: 'HTML file to write (default: <run-dir>/report.html)' })
-      .option('runs-dir', runsDirOption)
-      .example('$0 report runs/quickstart/v001', 'write runs/quickstart/v001/report.html')
-      .example(
-        '$0 report quickstart --out quickstart.html',
-        'the newest quickstart run, to a file of your choice',
-      ) as unknown as Argv<ReportOptions>,
+  positionals: { run: runPositional },
+  options: {
+    out: { type: 'string', describe: 'HTML file to write (default: <run-dir>/report.html)' },
+    'runs-dir': runsDirOption,
+  },
+  examples: [
+    ['$0 report runs/quickstart/v001', 'write runs/quickstart/v001/report.html'],
+    ['$0 report quickstart --out quickstart.html', 'the newest quickstart run, to a file of your choice'],
+  ],
   handler: async (argv) => {
     const file = await runReport({
       run: argv.run,
@@ -35,7 +34,7 @@ export const reportCommand: CommandModule<object, ReportOptions> = {
     const run = await findRun(argv.run, argv.runsDir ?? 'runs');
     process.stdout.write(`report written to ${file}\n${viewHint(run.dir, 'curves?runs={run}')}\n`);
   },
-};
+});
 
 /**
  * `atk report`: read the run and write the HTML file (atomically). Returns its path.

@@ -1,7 +1,7 @@
-import type { Argv, CommandModule } from 'yargs';
 import { CancelledError, InputError } from '../errors/index.js';
 import type { EvalSummary } from '../run/events.js';
 import { formatEvalSummary } from '../ui/progress-lines.js';
+import { defineCommand } from './define-command.js';
 import { newRecipeRun, reopenRecipeRun, type RecipeRun } from './recipe-run.js';
 import { askOnTerminal, isInteractive } from './setup.js';
 
@@ -17,44 +17,45 @@ export interface RunOptions {
   readonly fetch?: boolean;
 }
 
-export const runCommand: CommandModule<object, RunOptions> = {
+export const runCommand = defineCommand({
   command: 'run [recipe] [overrides..]',
   describe: 'Train a policy with reinforcement learning from a recipe',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('recipe', { type: 'string', describe: 'Recipe YAML file' })
-      .positional('overrides', {
-        type: 'string',
-        array: true,
-        default: [],
-        describe: 'key=value overrides, e.g. train.steps=50',
-      })
-      .option('resume', { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' })
-      .option('force', {
-        type: 'boolean',
-        default: false,
-        describe: 'With --resume: take over the run directory from an atk on another host that is gone',
-      })
-      .option('json', { type: 'boolean', default: false, describe: 'Print events as JSON lines' })
-      .option('fetch', {
-        type: 'boolean',
-        default: false,
-        describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing",
-      })
-      .option('tui', {
-        type: 'boolean',
-        default: true,
-        describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)',
-      })
-      .example('atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine')
-      .example('atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides')
-      .example('atk run --resume runs/quickstart/v003', 'Continue a killed run where its last checkpoint left off')
-      .check((argv) => {
-        if (!argv.recipe && !argv.resume) throw new Error('name a recipe, or --resume a run directory');
-        return true;
-      }) as unknown as Argv<RunOptions>,
+  positionals: {
+    recipe: { type: 'string', describe: 'Recipe YAML file' },
+    overrides: {
+      type: 'string',
+      array: true,
+      default: [],
+      describe: 'key=value overrides, e.g. train.steps=50',
+    },
+  },
+  options: {
+    resume: { type: 'string', describe: 'Continue an interrupted run directory from its last checkpoint' },
+    force: {
+      type: 'boolean',
+      default: false,
+      describe: 'With --resume: take over the run directory from an atk on another host that is gone',
+    },
+    json: { type: 'boolean', default: false, describe: 'Print events as JSON lines' },
+    fetch: {
+      type: 'boolean',
+      default: false,
+      describe: "Fetch the recipe's built-in data (atk data fetch) first if it is missing",
+    },
+    tui: {
+      type: 'boolean',
+      default: true,
+      describe: 'Live dashboard on a terminal (--no-tui, CI=true or a pipe give plain lines)',
+    },
+  },
+  examples: [
+    ['atk run recipes/quickstart.yaml', 'GRPO on arithmetic with the embedded CPU engine'],
+    ['atk run recipes/quickstart.yaml train.steps=20 seed=1', 'The same with overrides'],
+    ['atk run --resume runs/quickstart/v003', 'Continue a killed run where its last checkpoint left off'],
+  ],
+  check: (argv) => (!argv.recipe && !argv.resume ? 'name a recipe, or --resume a run directory' : undefined),
   handler: (argv) => runRun(argv),
-};
+});
 
 /**
  * Start or resume a run and print its progress; resolves when the run has finished.

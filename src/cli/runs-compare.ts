@@ -1,7 +1,7 @@
-import type { Argv, CommandModule } from 'yargs';
 import { findRun, overview, type MetricsLine } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
 import { figure, formatDuration } from '../ui/format.js';
+import { defineCommand } from './define-command.js';
 import { runsDirOption } from './run-options.js';
 
 /** The figures compared, by metrics.jsonl key: training lines, then evals. */
@@ -81,27 +81,24 @@ function passAtK(line: MetricsLine | undefined): Record<string, unknown> {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
 }
 
-interface CompareArgs {
-  readonly runs: string[];
-  readonly 'runs-dir': string;
-}
-
 /** The `compare` subcommand of `atk runs`. */
-export const compareCommand: CommandModule<object, CompareArgs> = {
+export const compareCommand = defineCommand({
   command: 'compare <runs..>',
   describe: 'Final and best figures of several runs side by side',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('runs', {
-        type: 'string',
-        array: true,
-        demandOption: true,
-        describe: 'Runs: directories, names (newest version) or name/v002',
-      })
-      .option('runs-dir', runsDirOption)
-      .example('$0 runs compare quickstart/v001 quickstart/v002', 'two versions of a recipe')
-      .example('$0 runs compare runs/a/v001 runs/b/v003', 'runs given by directory') as unknown as Argv<CompareArgs>,
+  positionals: {
+    runs: {
+      type: 'string',
+      array: true,
+      demandOption: true,
+      describe: 'Runs: directories, names (newest version) or name/v002',
+    },
+  },
+  options: { 'runs-dir': runsDirOption },
+  examples: [
+    ['$0 runs compare quickstart/v001 quickstart/v002', 'two versions of a recipe'],
+    ['$0 runs compare runs/a/v001 runs/b/v003', 'runs given by directory'],
+  ],
   handler: async (args) => {
     process.stdout.write(await runRunsCompare(args.runs, args['runs-dir']));
   },
-};
+});

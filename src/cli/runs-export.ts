@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { findRun } from '../runs/index.js';
 import { scalarsOf, TensorBoardWriter } from '../trackers/index.js';
+import { defineCommand } from './define-command.js';
 import { runPositional, runsDirOption } from './run-options.js';
 
 export interface RunsExportOptions {
@@ -41,27 +41,17 @@ export async function runRunsExport(
   return { dir, lines };
 }
 
-interface ExportArgs {
-  run: string;
-  to: 'tensorboard';
-  out?: string;
-  'runs-dir': string;
-}
-
 /** `atk runs export`. */
-export const runsExportCommand: CommandModule<object, ExportArgs> = {
+export const runsExportCommand = defineCommand({
   command: 'export <run>',
   describe: "Write a run's metrics for another tool (TensorBoard event files)",
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('run', runPositional)
-      .option('to', { choices: ['tensorboard'] as const, demandOption: true, describe: 'Format to write' })
-      .option('out', { type: 'string', describe: 'Directory for the event files (default <run>/tb)' })
-      .option('runs-dir', runsDirOption)
-      .example(
-        '$0 runs export quickstart --to tensorboard',
-        'then: tensorboard --logdir runs/quickstart/v001/tb',
-      ) as unknown as Argv<ExportArgs>,
+  positionals: { run: runPositional },
+  options: {
+    to: { choices: ['tensorboard'] as const, demandOption: true, describe: 'Format to write' },
+    out: { type: 'string', describe: 'Directory for the event files (default <run>/tb)' },
+    'runs-dir': runsDirOption,
+  },
+  examples: [['$0 runs export quickstart --to tensorboard', 'then: tensorboard --logdir runs/quickstart/v001/tb']],
   handler: async (args) => {
     const { dir, lines } = await runRunsExport({
       run: args.run,
@@ -71,4 +61,4 @@ export const runsExportCommand: CommandModule<object, ExportArgs> = {
     });
     process.stdout.write(`${lines} metrics lines -> ${dir}\ntensorboard --logdir ${dir}\n`);
   },
-};
+});

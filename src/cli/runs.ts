@@ -1,7 +1,7 @@
-import type { Argv, CommandModule } from 'yargs';
 import { findRun, listRuns, overview, type RunOverview } from '../runs/index.js';
 import { renderTable, type TableStyle } from '../ui/table.js';
 import { figure, formatDuration } from '../ui/format.js';
+import { defineCommand } from './define-command.js';
 import { compareCommand } from './runs-compare.js';
 import { runsExportCommand } from './runs-export.js';
 import { runsDirOption } from './run-options.js';
@@ -101,53 +101,47 @@ function localTime(iso: string): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
-interface RunsArgs {
-  'runs-dir': string;
-  run?: string;
-}
-
-const lsCommand: CommandModule<object, RunsArgs> = {
+const lsCommand = defineCommand({
   command: 'ls',
   describe: 'List runs: name, version, status, steps, last reward, start and duration',
-  builder: (yargs: Argv) =>
-    yargs
-      .option('runs-dir', runsDirOption)
-      .example('$0 runs ls', 'every run under ./runs')
-      .example('$0 runs ls --runs-dir /data/runs', 'runs elsewhere') as unknown as Argv<RunsArgs>,
+  options: { 'runs-dir': runsDirOption },
+  examples: [
+    ['$0 runs ls', 'every run under ./runs'],
+    ['$0 runs ls --runs-dir /data/runs', 'runs elsewhere'],
+  ],
   handler: async (args) => {
     process.stdout.write(await runRunsLs(args['runs-dir']));
   },
-};
+});
 
-const showCommand: CommandModule<object, RunsArgs> = {
+const showCommand = defineCommand({
   command: 'show <run>',
   describe: "Show one run's manifest and figures",
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('run', {
-        type: 'string',
-        demandOption: true,
-        describe: 'name (its newest version), name/v002, name/latest, or a run directory',
-      })
-      .option('runs-dir', runsDirOption)
-      .example('$0 runs show quickstart', 'the newest quickstart run')
-      .example('$0 runs show quickstart/v002', 'one version') as unknown as Argv<RunsArgs>,
-  handler: async (args) => {
-    process.stdout.write(await runRunsShow(args.run ?? '', args['runs-dir']));
+  positionals: {
+    run: {
+      type: 'string',
+      demandOption: true,
+      describe: 'name (its newest version), name/v002, name/latest, or a run directory',
+    },
   },
-};
+  options: { 'runs-dir': runsDirOption },
+  examples: [
+    ['$0 runs show quickstart', 'the newest quickstart run'],
+    ['$0 runs show quickstart/v002', 'one version'],
+  ],
+  handler: async (args) => {
+    process.stdout.write(await runRunsShow(args.run, args['runs-dir']));
+  },
+});
 
-export const runsCommand: CommandModule<object, object> = {
+export const runsCommand = defineCommand({
   command: 'runs <command>',
   describe: 'List and inspect run directories',
-  builder: (yargs: Argv) =>
-    yargs
-      .command(lsCommand as CommandModule)
-      .command(showCommand as CommandModule)
-      .command(compareCommand as CommandModule)
-      .command(runsExportCommand as unknown as CommandModule)
-      .demandCommand(1, 'Name a runs command: ls, show, compare or export')
-      .example('$0 runs ls', 'list runs')
-      .example('$0 runs show quickstart', 'show the newest quickstart run'),
+  commands: [lsCommand, showCommand, compareCommand, runsExportCommand],
+  demandCommand: 'Name a runs command: ls, show, compare or export',
+  examples: [
+    ['$0 runs ls', 'list runs'],
+    ['$0 runs show quickstart', 'show the newest quickstart run'],
+  ],
   handler: () => {},
-};
+});

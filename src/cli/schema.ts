@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
-import type { Argv, CommandModule } from 'yargs';
 import { recipeJsonSchema, referenceMarkdown } from '../recipe/index.js';
+import { defineCommand } from './define-command.js';
 
 /** Options of `atk schema`. */
 export interface SchemaOptions {
@@ -18,29 +18,23 @@ export async function runSchema(options: SchemaOptions): Promise<string> {
   return `wrote ${options.out}\n`;
 }
 
-interface SchemaArgs {
-  out?: string;
-  reference: boolean;
-}
-
-export const schemaCommand: CommandModule<object, SchemaArgs> = {
+export const schemaCommand = defineCommand({
   command: 'schema',
   describe: 'Print the recipe JSON Schema (generated from the zod schema) for editors and tools',
-  builder: (yargs: Argv) =>
-    yargs
-      .option('out', { type: 'string', describe: 'Write to this file' })
-      .option('reference', { type: 'boolean', default: false, describe: 'Print the Markdown recipe reference instead' })
-      .example(
-        '$0 schema --out recipe.schema.json',
-        'save the schema; point "# yaml-language-server: $schema=recipe.schema.json" at it',
-      )
-      .example(
-        '$0 schema --reference',
-        'every recipe key with type, default and meaning',
-      ) as unknown as Argv<SchemaArgs>,
+  options: {
+    out: { type: 'string', describe: 'Write to this file' },
+    reference: { type: 'boolean', default: false, describe: 'Print the Markdown recipe reference instead' },
+  },
+  examples: [
+    [
+      '$0 schema --out recipe.schema.json',
+      'save the schema; point "# yaml-language-server: $schema=recipe.schema.json" at it',
+    ],
+    ['$0 schema --reference', 'every recipe key with type, default and meaning'],
+  ],
   handler: async (args) => {
     process.stdout.write(
       await runSchema({ ...(args.out !== undefined && { out: args.out }), reference: args.reference }),
     );
   },
-};
+});

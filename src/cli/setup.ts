@@ -1,9 +1,10 @@
 import { createInterface } from 'node:readline/promises';
 import { execa } from 'execa';
-import type { Argv, CommandModule } from 'yargs';
+import type { InferredOptionTypes } from 'yargs';
 import { AtkError, InputError } from '../errors/index.js';
 import { commandLine, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
 import { probeMachine } from '../setup/probe.js';
+import { defineCommand } from './define-command.js';
 
 export interface SetupOptions {
   /** Print the commands, run nothing. */
@@ -84,31 +85,24 @@ export function isInteractive(env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(process.stdin.isTTY && process.stdout.isTTY) && !env.CI;
 }
 
-interface SetupArgs {
-  'dry-run': boolean;
-  yes: boolean;
-  dev: boolean;
-}
-
 /** The setup flags, shared with `atk doctor --fix`. */
-export function setupFlags<T>(yargs: Argv<T>): Argv<T & SetupArgs> {
-  return yargs
-    .option('dry-run', { type: 'boolean', default: false, describe: 'Print the commands, run nothing' })
-    .option('yes', {
-      alias: 'y',
-      type: 'boolean',
-      default: false,
-      describe: 'Run them without asking (needed in CI and scripts)',
-    })
-    .option('dev', {
-      type: 'boolean',
-      default: false,
-      describe: "Also what atk's tests need: pytest, tmux, chromium",
-    }) as Argv<T & SetupArgs>;
-}
+export const SETUP_FLAGS = {
+  'dry-run': { type: 'boolean', default: false, describe: 'Print the commands, run nothing' },
+  yes: {
+    alias: 'y',
+    type: 'boolean',
+    default: false,
+    describe: 'Run them without asking (needed in CI and scripts)',
+  },
+  dev: {
+    type: 'boolean',
+    default: false,
+    describe: "Also what atk's tests need: pytest, tmux, chromium",
+  },
+} as const;
 
 /** Runs setup from parsed flags, printing to stdout. */
-export function setupFromArgs(args: SetupArgs): Promise<readonly SetupCommand[]> {
+export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Promise<readonly SetupCommand[]> {
   return runSetup({
     dryRun: args['dry-run'],
     yes: args.yes,
@@ -119,14 +113,15 @@ export function setupFromArgs(args: SetupArgs): Promise<readonly SetupCommand[]>
   });
 }
 
-export const setupCommand: CommandModule<object, SetupArgs> = {
+export const setupCommand = defineCommand({
   command: 'setup',
   describe:
     "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
-  builder: (yargs: Argv) =>
-    setupFlags(yargs)
-      .example('$0 setup --dry-run', 'the commands it would run')
-      .example('$0 setup --yes', 'install without asking (CI)')
-      .example('$0 setup --yes --dev', 'also what npm test needs') as unknown as Argv<SetupArgs>,
+  options: SETUP_FLAGS,
+  examples: [
+    ['$0 setup --dry-run', 'the commands it would run'],
+    ['$0 setup --yes', 'install without asking (CI)'],
+    ['$0 setup --yes --dev', 'also what npm test needs'],
+  ],
   handler: async (args) => void (await setupFromArgs(args)),
-};
+});

@@ -1,7 +1,7 @@
-import type { Argv, CommandModule } from 'yargs';
 import { describePlacement, readAllocation } from '../cluster/index.js';
 import { urlEngineNote } from '../policy/index.js';
 import { loadRecipe, resolvedYaml } from '../recipe/index.js';
+import { defineCommand } from './define-command.js';
 
 /** Options of `atk validate`. */
 export interface ValidateOptions {
@@ -26,36 +26,34 @@ export async function runValidate(options: ValidateOptions): Promise<string> {
   return verdict + cluster + urlEngineNote(recipe.model.engine.kind, url, recipe.algorithm.lora !== undefined);
 }
 
-interface ValidateArgs {
-  recipe: string;
-  overrides?: string[];
-  resolved: boolean;
-}
-
-export const validateCommand: CommandModule<object, ValidateArgs> = {
+export const validateCommand = defineCommand({
   command: 'validate <recipe> [overrides..]',
   describe: 'Check a recipe (with key=value overrides) and report every problem at once',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('recipe', { type: 'string', demandOption: true, describe: 'Recipe YAML file' })
-      .positional('overrides', { type: 'string', array: true, describe: 'key.path=value overrides, parsed as YAML' })
-      .option('resolved', {
-        type: 'boolean',
-        default: false,
-        describe: 'Print the recipe with every default and preset setting filled in',
-      })
-      .example('$0 validate recipes/quickstart.yaml', 'check a recipe')
-      .example(
-        '$0 validate recipes/quickstart.yaml train.steps=5 algorithm.name=rloo --resolved',
-        'show the resolved recipe with two overrides',
-      ) as unknown as Argv<ValidateArgs>,
+  positionals: {
+    recipe: { type: 'string', demandOption: true, describe: 'Recipe YAML file' },
+    overrides: { type: 'string', array: true, describe: 'key.path=value overrides, parsed as YAML' },
+  },
+  options: {
+    resolved: {
+      type: 'boolean',
+      default: false,
+      describe: 'Print the recipe with every default and preset setting filled in',
+    },
+  },
+  examples: [
+    ['$0 validate recipes/quickstart.yaml', 'check a recipe'],
+    [
+      '$0 validate recipes/quickstart.yaml train.steps=5 algorithm.name=rloo --resolved',
+      'show the resolved recipe with two overrides',
+    ],
+  ],
   handler: async (args) => {
     process.stdout.write(
       await runValidate({
         recipe: args.recipe,
-        overrides: (args.overrides ?? []).map(String),
+        overrides: args.overrides ?? [],
         resolved: args.resolved,
       }),
     );
   },
-};
+});

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
-import type { Argv, CommandModule } from 'yargs';
 import { InputError } from '../errors/index.js';
 import { startViewServer, viewerAppDir, type ViewServer } from '../view/server.js';
+import { defineCommand } from './define-command.js';
 
 export interface ViewOptions {
   /** Runs directories or run directories (default: `runs`). */
@@ -17,35 +17,36 @@ export interface ViewOptions {
   readonly at?: string;
 }
 
-export const viewCommand: CommandModule<object, ViewOptions> = {
+export const viewCommand = defineCommand({
   command: 'view [paths..]',
   describe: 'Serve a local web viewer of runs (live while they train): runs, curves, episodes, tokens',
-  builder: (yargs: Argv) =>
-    yargs
-      .positional('paths', {
-        type: 'string',
-        array: true,
-        default: ['runs'],
-        describe: 'Runs directories (output.runs_dir) or run directories',
-      })
-      .option('port', { type: 'number', default: 0, describe: 'Port to listen on (default: a free one)' })
-      .option('host', {
-        type: 'string',
-        default: '127.0.0.1',
-        describe: 'Address to listen on; anything but loopback needs --token',
-      })
-      .option('token', {
-        type: 'string',
-        describe: 'Secret every request must carry (?token=, a cookie, or a Bearer header)',
-      })
-      .option('open', { type: 'boolean', default: false, describe: "Open the viewer in the desktop's browser" })
-      .option('at', { type: 'string', describe: 'The view to open, e.g. "episodes?run=quickstart/v001&only=failed"' })
-      .example('$0 view', 'every run under runs/')
-      .example('$0 view runs/quickstart/v001 runs/quickstart/v002 --open', 'two runs, in the browser')
-      .example(
-        '$0 view --host 0.0.0.0 --token "$(openssl rand -hex 16)"',
-        'reachable from other machines, with a token',
-      ) as unknown as Argv<ViewOptions>,
+  positionals: {
+    paths: {
+      type: 'string',
+      array: true,
+      default: ['runs'],
+      describe: 'Runs directories (output.runs_dir) or run directories',
+    },
+  },
+  options: {
+    port: { type: 'number', default: 0, describe: 'Port to listen on (default: a free one)' },
+    host: {
+      type: 'string',
+      default: '127.0.0.1',
+      describe: 'Address to listen on; anything but loopback needs --token',
+    },
+    token: {
+      type: 'string',
+      describe: 'Secret every request must carry (?token=, a cookie, or a Bearer header)',
+    },
+    open: { type: 'boolean', default: false, describe: "Open the viewer in the desktop's browser" },
+    at: { type: 'string', describe: 'The view to open, e.g. "episodes?run=quickstart/v001&only=failed"' },
+  },
+  examples: [
+    ['$0 view', 'every run under runs/'],
+    ['$0 view runs/quickstart/v001 runs/quickstart/v002 --open', 'two runs, in the browser'],
+    ['$0 view --host 0.0.0.0 --token "$(openssl rand -hex 16)"', 'reachable from other machines, with a token'],
+  ],
   handler: async (argv) => {
     const server = await runView(argv);
     const url = viewUrl(server, argv.at);
@@ -60,7 +61,7 @@ export const viewCommand: CommandModule<object, ViewOptions> = {
     });
     await server.close();
   },
-};
+});
 
 /**
  * `atk view`: start the viewer's server on the given runs.
