@@ -1,7 +1,7 @@
 // Episodes per second against an engine double that answers instantly, collected and scored as `atk run`
 // collects them (collectRollout: the Strands loop, rendering, tokenising, parsing, the calculator tool,
 // the math_answer reward): 256 concurrent episodes (ATK_BENCH_EPISODES) of 3 calculator calls each (4
-// model calls), Qwen3 tokenizer and template; plus the process's peak RSS. Then the same episodes on the
+// model calls), Qwen3 tokenizer and template, a system prompt ATK_BENCH_PROMPT_WORDS long; plus the process's peak RSS. Then the same episodes on the
 // run loop's rollout workers (`rollout.workers`: ATK_BENCH_WORKERS, default 2; 0 skips), checked to give
 // results and token trajectories identical to the run thread's. As in a run, the engine client stays on
 // the run thread (workers send it their requests). The double runs on a thread of its own: process CPU
@@ -31,6 +31,12 @@ const CONCURRENT = Number(process.env.ATK_BENCH_EPISODES ?? 256);
 if (!Number.isInteger(CONCURRENT) || CONCURRENT < 1) throw new Error('ATK_BENCH_EPISODES must be a whole number >= 1');
 const TURNS = CONCURRENT * 4;
 const workerCount = Number(process.env.ATK_BENCH_WORKERS ?? 2);
+// Words of padding in the system prompt (ATK_BENCH_PROMPT_WORDS, about a token each): long prompts show
+// what a turn costs that grows with the conversation, such as moving its ids between threads.
+const promptWords = Number(process.env.ATK_BENCH_PROMPT_WORDS ?? 0);
+if (!Number.isInteger(promptWords) || promptWords < 0)
+  throw new Error('ATK_BENCH_PROMPT_WORDS must be a whole number >= 0');
+const padding = promptWords > 0 ? ` Notes: ${'note '.repeat(promptWords).trim()}` : '';
 registerBuiltins();
 const tok = await qwen3();
 
@@ -56,7 +62,7 @@ writeFileSync(
     'tools: [{name: calculator}]',
     'reward: {name: math_answer, options: {formats: [answer], fallback_last_number: false}}',
     'agent:',
-    '  system_prompt: You are a careful calculator.',
+    `  system_prompt: You are a careful calculator.${padding}`,
     '  max_turns: 8',
     '  max_new_tokens: 256',
     '  chat_template_kwargs: {enable_thinking: false}',

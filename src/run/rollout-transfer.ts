@@ -9,7 +9,10 @@ import type { TokenizerOverrides } from '../tokens/index.js';
 // What the run's thread and its rollout workers say to each other (rollout-workers.ts, the run's side;
 // rollout-worker.ts, the worker). Episodes run in the workers; engine requests come back to the run's
 // thread, which owns the engine client (routing, adapter names, sync gating, the served policy version)
-// and hands the HTTP exchange itself back to the worker, so only small messages cross per turn.
+// and hands the HTTP exchange itself back to the worker. A turn is three small messages: `generate`
+// (the prompt's length, not its ids: the prompt stays where it is sent from), `exchange` (the request
+// as routed and named, with the policy version serving it) and `exchanged` (the reply, which the worker
+// already holds, so the episode goes on without waiting for the run thread again).
 
 /** What a worker is started with (workerData). */
 export interface RolloutWorkerSetup {
@@ -29,8 +32,9 @@ export type ToWorker =
   | { readonly t: 'abort'; readonly id: number }
   | { readonly t: 'close' }
   /** Send the call's request as described: the run thread routed and named it, the worker holds the prompt. */
-  | { readonly t: 'exchange'; readonly call: number; readonly request: ProtocolRequest }
-  | { readonly t: 'generated'; readonly call: number; readonly generations: Generation[]; readonly version: number }
+  /** `version`: the policy version the run served when the request reached it, stamped on the reply. */
+  | { readonly t: 'exchange'; readonly call: number; readonly request: ProtocolRequest; readonly version: number }
+  /** The run thread failed the call before handing its exchange over (routing, sync gating, a stall watch abort). */
   | { readonly t: 'generateFailed'; readonly call: number; readonly error: TransferredError };
 
 /** From a worker to the run's thread. */
@@ -43,7 +47,8 @@ export type FromWorker =
       readonly call: number;
       /** The episode whose agent asks (absent for the kit's own calls, e.g. a simulated user's). */
       readonly episode?: number;
-      readonly promptIds: readonly number[];
+      /** Prompt tokens (their ids stay on the worker, which sends the request). */
+      readonly promptLength: number;
       readonly params: SamplingParams;
       /** generateN rather than generate. */
       readonly many: boolean;

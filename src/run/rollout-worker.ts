@@ -3,7 +3,8 @@
  * reward, prompts, tokenizer) and runs the episodes the run's thread sends it, so the CPU work of an
  * episode (the agent loop, rendering, tokenising, parsing, tools, reward) spreads over cores. Engine
  * requests go back to the run's thread, which owns the engine client and hands each one back to be
- * sent from here (the HTTP exchange and the reply's parsing run on this core too).
+ * sent from here (the HTTP exchange and the reply's parsing run on this core too); the episode goes on
+ * as soon as the reply is here.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { registerBuiltins } from '../builtins.js';
@@ -50,7 +51,14 @@ function engineThroughRunThread(episode?: number): Engine {
     const call = nextCall++;
     const reply = engineCalls.wait(call, { promptIds, signal }, signal, () => post({ t: 'abortGenerate', call }));
     if (!signal?.aborted)
-      post({ t: 'generate', call, promptIds, params, many, ...(episode === undefined ? {} : { episode }) });
+      post({
+        t: 'generate',
+        call,
+        promptLength: promptIds.length,
+        params,
+        many,
+        ...(episode === undefined ? {} : { episode }),
+      });
     return reply;
   };
   const unavailable = (what: string): never => {
@@ -123,23 +131,24 @@ async function start(): Promise<void> {
         // The run thread routed and named the request; it is sent from here, where the prompt is.
         const pending = engineCalls.data(message.call);
         if (!pending) return; // the episode stopped waiting, and the run thread was told so
+        const { call, version } = message;
         sendProtocolRequest(message.request, pending.promptIds, pending.signal).then(
-          (generations) => post({ t: 'exchanged', call: message.call, generations }),
-          (error: unknown) =>
-            post({
-              t: 'exchangeFailed',
-              call: message.call,
-              error: packError(error, pending.signal?.aborted ?? false),
-            }),
+          (generations) => {
+            // The run thread's layers finish the call with the reply; the episode needs not wait for them.
+            post({ t: 'exchanged', call, generations });
+            engineCalls.resolve(
+              call,
+              generations.map((g) => ({ ...g, policyVersion: version })),
+            );
+          },
+          (error: unknown) => {
+            const aborted = pending.signal?.aborted ?? false;
+            post({ t: 'exchangeFailed', call, error: packError(error, aborted) });
+            engineCalls.reject(call, error);
+          },
         );
         return;
       }
-      case 'generated':
-        engineCalls.resolve(
-          message.call,
-          message.generations.map((g) => ({ ...g, policyVersion: message.version })),
-        );
-        return;
       case 'generateFailed':
         engineCalls.reject(message.call, unpackError(message.error));
         return;

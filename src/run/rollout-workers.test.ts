@@ -98,10 +98,15 @@ describe('rollout workers', () => {
     closers.push(() => adapterDouble.close());
     const adapterReplica = createVllmClient({ baseUrl: adapterDouble.url, model: 'policy@4' });
     let seenByRunThread = 0;
+    // The prompt lengths the run thread saw, and the ids among them: the ids stay on the worker.
+    const promptLengths: number[] = [];
+    let idsSeen = 0;
     const { pooled, double } = await kits(await writeFixtureRecipe(join(dir, 'routed')), 2, (engine) => {
       const router = createRouterEngine([engine, adapterReplica]);
       const generate: Engine['generate'] = (prompt, params, signal) => {
         seenByRunThread++;
+        promptLengths.push(prompt.length);
+        idsSeen += prompt.filter((id) => id !== undefined).length;
         return router.generate(prompt, params, signal);
       };
       return { ...router, generate };
@@ -125,6 +130,9 @@ describe('rollout workers', () => {
     expect(new Set(byReplica[0])).toStrictEqual(new Set(['policy']));
     expect(new Set(byReplica[1])).toStrictEqual(new Set(['policy@4']));
     expect(byReplica[0]!.length + byReplica[1]!.length).toBe(seenByRunThread);
+    const sentLengths = [...double.requests, ...adapterDouble.requests].map((r) => r.promptIds.length);
+    expect(promptLengths.toSorted((x, y) => x - y)).toStrictEqual(sentLengths.toSorted((x, y) => x - y));
+    expect(idsSeen).toBe(0);
   });
 
   it('fail an episode whose engine request the engine refuses, with the engine message', async () => {

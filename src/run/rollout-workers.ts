@@ -134,22 +134,37 @@ class RolloutWorker {
     }
   }
 
-  private generate({ call, promptIds, params, many }: Extract<FromWorker, { t: 'generate' }>, engine: Engine): void {
+  private generate({ call, promptLength, params, many }: Extract<FromWorker, { t: 'generate' }>, engine: Engine): void {
     const abort = new AbortController();
     this.engineCalls.set(call, abort);
     // Read when the request is sent, as the built-in agent reads it: a sync during generation does not change who sampled.
     const version = this.servedVersion();
+    let exchanged = false;
     const routed = {
       ...params,
-      exchange: (request: ProtocolRequest, signal: AbortSignal | undefined) =>
-        this.exchange(call, request, signal ?? abort.signal),
+      exchange: (request: ProtocolRequest, signal: AbortSignal | undefined) => {
+        exchanged = true;
+        return this.exchange(call, request, version, signal ?? abort.signal);
+      },
     };
-    const request = many
-      ? engine.generateN(promptIds, routed, abort.signal)
-      : engine.generate(promptIds, routed, abort.signal).then((g): Generation[] => [g]);
+    // The layers here (stall watch, sync gating, routing, the adapter name) read the prompt's length at
+    // most; its ids stay on the worker, which sends the request the protocol client describes.
+    const prompt = new Array<number>(promptLength);
+    const request = (
+      many
+        ? engine.generateN(prompt, routed, abort.signal)
+        : engine.generate(prompt, routed, abort.signal).then((g): Generation[] => [g])
+    ).then((generations) => {
+      if (!exchanged)
+        throw new Error(`the ${engine.kind} engine client answered without handing its request to the worker`);
+      return generations;
+    });
     request.then(
-      (generations) => this.post({ t: 'generated', call, generations, version }),
-      (error: unknown) => this.post({ t: 'generateFailed', call, error: packError(error, abort.signal.aborted) }),
+      () => undefined,
+      (error: unknown) => {
+        // After the exchange the worker has its reply (or its failure) already.
+        if (!exchanged) this.post({ t: 'generateFailed', call, error: packError(error, abort.signal.aborted) });
+      },
     );
     request.finally(() => this.engineCalls.delete(call)).catch(() => undefined);
   }
@@ -158,9 +173,14 @@ class RolloutWorker {
    * Has the worker send `request` (it holds the prompt): the HTTP, JSON and reply checks of every turn
    * run on the worker's core, and the run thread only routes, names and tracks the call.
    */
-  private exchange(call: number, request: ProtocolRequest, signal: AbortSignal): Promise<Generation[]> {
+  private exchange(
+    call: number,
+    request: ProtocolRequest,
+    version: number,
+    signal: AbortSignal,
+  ): Promise<Generation[]> {
     const reply = this.exchanges.wait(call, undefined, signal);
-    this.post({ t: 'exchange', call, request });
+    this.post({ t: 'exchange', call, request, version });
     return reply;
   }
 }
