@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import type { ConversationEnd, Task, UserSimulationHooks } from '../datasets/types.js';
 // The simulators were written for tau2 but speak plain conversations; every multi-turn dataset uses them.
 import {
@@ -10,14 +8,11 @@ import {
   transcriptOf,
   type UserSimulator,
 } from '../domains/tau2/index.js';
-import { engineProtocols, type Engine } from '../engines/index.js';
-import { launchEngines } from '../engines/launch/index.js';
-import { engineUrls } from '../engines/url-engines.js';
+import type { Engine } from '../engines/index.js';
 import { InputError } from '../errors/index.js';
 import type { UserSimulatorConfig } from '../recipe/schema.js';
-import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
+import type { ModelTokenizer } from '../tokens/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
-import { localModelDir } from '../util/hub-cache.js';
 
 /** One episode's simulated user, in the form collectRollout hands to runEpisode. */
 export interface EpisodeUser {
@@ -51,6 +46,8 @@ export interface UserSimulationContext {
   readonly runDir?: string;
   readonly seed: number;
   readonly requestTimeoutMs: number;
+  /** Starts the user's own engine for `kind: engine` (the policy layer's startUserEngine). */
+  readonly startEngine?: (config: UserSimulatorConfig) => Promise<UserEngine>;
 }
 
 const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = {
@@ -72,7 +69,7 @@ export async function startUserSimulation(
 ): Promise<UserSimulation> {
   const hooks = ctx.hooks ?? {};
   const sampling = { temperature: config.temperature, maxTokens: config.max_tokens };
-  const served = config.kind === 'engine' ? await startUserEngine(config, ctx) : undefined;
+  const served = config.kind === 'engine' ? await startEngine(config, ctx) : undefined;
   const simulator = (systemPrompt: string): UserSimulator => {
     if (config.kind === 'scripted') return new ScriptedUser(config.messages ?? []);
     if (config.kind === 'url')
@@ -130,47 +127,16 @@ export async function startUserSimulation(
   };
 }
 
-interface UserEngine {
+/** The user's own engine (`kind: engine`) and the tokenizer of the model it serves. */
+export interface UserEngine {
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
   stop(): Promise<void>;
 }
 
-/** The second engine of `kind: engine`: attached by URL, or vLLM/SGLang launched beside the policy's. */
-async function startUserEngine(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserEngine> {
-  const engineConfig = config.engine;
-  if (config.model === undefined || engineConfig === undefined) {
-    throw new InputError('user.kind engine needs user.model and user.engine', {
-      hint: 'e.g. user: {kind: engine, model: Qwen/Qwen3-8B, engine: {kind: vllm, gpus: [2]}}',
-    });
-  }
-  if (engineConfig.kind === 'embedded') {
-    throw new InputError('user.engine.kind embedded is not supported: one trainer serves the policy', {
-      hint: 'use user.kind: policy to let the policy play the user, or a vllm, sglang or url engine',
-    });
-  }
-  const local = resolve(ctx.recipeDir, config.model);
-  const modelDir = existsSync(join(local, 'config.json')) ? local : localModelDir(config.model);
-  const tokenizer = await loadModelTokenizer(modelDir);
-  if (engineConfig.kind === 'url') {
-    const engine = engineProtocols[engineConfig.protocol]({
-      baseUrl: engineUrls(engineConfig)[0] ?? '',
-      model: config.model,
-      timeoutMs: ctx.requestTimeoutMs,
-    });
-    return { engine, tokenizer, stop: () => Promise.resolve() };
-  }
-  const launched = await launchEngines({
-    kind: engineConfig.kind,
-    config: engineConfig,
-    model: modelDir,
-    servedModelName: 'user',
-    seed: ctx.seed,
-    logsDir: join(ctx.runDir ?? ctx.recipeDir, 'logs', 'user'),
-    requestTimeoutMs: ctx.requestTimeoutMs,
-    ...(ctx.runDir ? { cwd: ctx.runDir } : {}),
-  });
-  return { engine: launched.engine, tokenizer, stop: () => launched.stop() };
+function startEngine(config: UserSimulatorConfig, ctx: UserSimulationContext): Promise<UserEngine> {
+  if (!ctx.startEngine) throw new Error('startUserSimulation: a kind engine user needs ctx.startEngine');
+  return ctx.startEngine(config);
 }
 
 function stringField(value: unknown): string | undefined {

@@ -13,6 +13,7 @@ import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
 import { builtInEpisodes, type EpisodeKit, externalEpisodes } from '../rollout/collect.js';
+import { startUserEngine } from '../policy/user-engine.js';
 import { startUserSimulation, type UserSimulation } from '../rollout/user-simulation.js';
 
 export interface KitContext {
@@ -68,6 +69,13 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
         ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
         seed: recipe.seed,
         requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+        startEngine: (config) =>
+          startUserEngine(config, {
+            recipeDir: ctx.recipeDir,
+            ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
+            seed: recipe.seed,
+            requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+          }),
       });
       const started = user;
       closers.push(() => started.close());
