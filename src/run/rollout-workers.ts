@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { EventLoopUtilization } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
+import { policyVersionNow } from '../agent/policy-clock.js';
 import type { Engine, Generation, ProtocolRequest } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import { engineKindOf } from '../policy/index.js';
@@ -233,7 +234,7 @@ export async function startRolloutWorkers(options: RolloutWorkersOptions): Promi
       worker.post({
         t: 'collect',
         id,
-        request: { ...rest, policyVersion: typeof policyVersion === 'function' ? policyVersion() : policyVersion },
+        request: { ...rest, policyVersion: policyVersionNow(policyVersion) },
         watched: waits !== undefined,
       });
       try {
