@@ -37,6 +37,18 @@ describe('hermesParser', () => {
     expect(!call.ok && call.message).toMatch(/^the tool call is not valid JSON \(/);
   });
 
+  test('returns one-line reasons even where the JSON error or the name quotes text with line breaks', () => {
+    // V8's message quotes the broken JSON, line breaks and all, when it is short.
+    const [badJson, badArguments] = hermesParser.parse(
+      '<tool_call>{"name":\n\r\n x}</tool_call><tool_call>{"name": "a\\nb", "arguments": 1}</tool_call>',
+    ).calls;
+    const reasons = [badJson, badArguments].map((c) => (c && !c.ok ? c.message : ''));
+    expect(reasons).toStrictEqual([
+      expect.stringContaining('{"name":\\n\\r\\n x}'),
+      `"arguments" of the call to 'a\\nb' must be a JSON object`,
+    ]);
+  });
+
   test('returns bad_call for JSON that is not a call', () => {
     const calls = hermesParser.parse(
       '<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>',

@@ -86,7 +86,7 @@ function parseCall(body: string, raw: string): ParsedToolCall {
       kind: 'bad_json',
       ...salvageName(body),
       raw,
-      message: `the tool call is not valid JSON (${clipEcho((error as Error).message)})`,
+      message: `the tool call is not valid JSON (${echo((error as Error).message)})`,
     };
   }
   const call = value as { name?: unknown; arguments?: unknown } | null;
@@ -112,7 +112,7 @@ function parseCall(body: string, raw: string): ParsedToolCall {
       kind: 'bad_call',
       name: call.name,
       raw,
-      message: `"arguments" of the call to '${clipEcho(call.name)}' must be a JSON object`,
+      message: `"arguments" of the call to '${echo(call.name)}' must be a JSON object`,
     };
   }
   if (nestingDepth(args) > MAX_ARGUMENT_DEPTH) {
@@ -121,7 +121,7 @@ function parseCall(body: string, raw: string): ParsedToolCall {
       kind: 'bad_call',
       name: call.name,
       raw,
-      message: `the arguments of the call to '${clipEcho(call.name)}' nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
+      message: `the arguments of the call to '${echo(call.name)}' nest deeper than ${MAX_ARGUMENT_DEPTH} levels`,
     };
   }
   return { ok: true, name: call.name, arguments: args as Record<string, unknown>, raw };
@@ -149,6 +149,14 @@ function unterminated(body: string, raw: string): ParsedToolCall {
     raw,
     message: 'the tool call was not closed with </tool_call>',
   };
+}
+
+/**
+ * Text quoted in a reason, cut to size and on one line: the model reads the reason as one `Error:` line,
+ * and V8's JSON messages quote the broken text, line breaks included.
+ */
+function echo(text: string): string {
+  return clipEcho(text.replace(/\r/g, '\\r').replace(/\n/g, '\\n'));
 }
 
 function salvageName(body: string): { name?: string } {
