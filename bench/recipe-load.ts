@@ -57,9 +57,9 @@ console.log(`recipe load+validate: ${DEPTH}-file extends chain, 200 tools, ${DEP
 console.log(`  ${ms.toFixed(2)} ms per load, ${(1000 / ms).toFixed(0)} loads/s`);
 rmSync(dir, { recursive: true, force: true });
 
-const quickstart = join(projectRoot(), 'recipes', 'examples', 'quickstart.yaml');
+const quickstart = join(projectRoot(), 'recipes', 'quickstart.yaml');
 const small = performance.now();
 for (let i = 0; i < 200; i++) await loadRecipe(quickstart, ['train.steps=5']);
 const smallMs = (performance.now() - small) / 200;
-console.log(`recipe load+validate: recipes/examples/quickstart.yaml, 1 override`);
+console.log(`recipe load+validate: recipes/quickstart.yaml, 1 override`);
 console.log(`  ${smallMs.toFixed(2)} ms per load, ${(1000 / smallMs).toFixed(0)} loads/s`);

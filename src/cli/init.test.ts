@@ -4,15 +4,14 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { loadRecipe } from '../recipe/index.js';
-import { exampleNames, runInit } from './init.js';
+import { projectRoot } from '../util/paths.js';
+import { exampleNames, runInit, STARTERS } from './init.js';
 
 const tempDir = (): string => mkdtempSync(join(tmpdir(), 'atk-init-'));
 
 describe('runInit', () => {
-  test('returns the starters: quickstart, gsm8k, deepcoder, tau2 and the custom folder', async () => {
-    expect(await exampleNames()).toEqual(
-      expect.arrayContaining(['custom', 'deepcoder', 'gsm8k', 'quickstart', 'tau2']),
-    );
+  test('returns the starters: quickstart, gsm8k, deepcoder, tau2, external and the custom folder', () => {
+    expect(exampleNames()).toStrictEqual(['custom', 'deepcoder', 'external', 'gsm8k', 'quickstart', 'tau2']);
   });
 
   test.each(['quickstart', 'gsm8k', 'deepcoder', 'tau2'])(
@@ -21,15 +20,37 @@ describe('runInit', () => {
       const dir = tempDir();
       const { recipePath, schemaPath } = await runInit({ example, path: dir, force: false });
       expect(recipePath).toBe(join(dir, `${example}.yaml`));
-      const text = readFileSync(recipePath, 'utf8');
-      expect(text.split('\n').slice(0, 2)).toStrictEqual([
-        '# yaml-language-server: $schema=./recipe.schema.json',
-        `# atk run ${example}.yaml`,
-      ]);
+      const head = readFileSync(recipePath, 'utf8').split('\n');
+      expect(head[0]).toBe('# yaml-language-server: $schema=./recipe.schema.json');
+      expect(head.filter((line) => /^# (npx )?atk run /.test(line))).toStrictEqual([`# atk run ${example}.yaml`]);
       expect(JSON.parse(readFileSync(schemaPath, 'utf8')).title).toBe('atk recipe');
       expect((await loadRecipe(recipePath)).recipe.name).toBeTruthy();
     },
   );
+
+  test.each(['quickstart', 'gsm8k', 'deepcoder', 'tau2', 'external'])(
+    'returns the %s starter as its shipped recipe, which it is generated from, once both are loaded',
+    async (example) => {
+      const starter = STARTERS[example]!;
+      if (!('recipe' in starter)) throw new Error(`${example} is not generated from a shipped recipe`);
+      const { recipePath } = await runInit({ example, path: join(tempDir(), example), force: false });
+      const written = (await loadRecipe(recipePath)).recipe;
+      const shipped = (await loadRecipe(join(projectRoot(), 'recipes', starter.recipe))).recipe;
+      // The one documented difference: external's agent is copied beside the starter.
+      const external = { command: ['python3', 'agent.py'] };
+      expect(written).toStrictEqual(
+        example === 'external'
+          ? { ...shipped, agent: { ...shipped.agent, external: { ...shipped.agent.external, ...external } } }
+          : shipped,
+      );
+    },
+  );
+
+  test('returns the quickstart starter with the shipped 8-step quickstart schedule', async () => {
+    const { recipePath } = await runInit({ example: 'quickstart', path: tempDir(), force: false });
+    const { train, algorithm } = (await loadRecipe(recipePath)).recipe;
+    expect([train.steps, train.eval_every, train.save_every, algorithm.lr_schedule]).toStrictEqual([8, 0, 0, 'cosine']);
+  });
 
   test('returns the custom starter copied whole into its own directory', async () => {
     const cwd = tempDir();

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { InputError } from '../errors/index.js';
@@ -12,7 +11,7 @@ export const SCHEMA_FILE = 'recipe.schema.json';
 
 /** Options of `atk init`. */
 export interface InitOptions {
-  /** A starter from recipes/examples/ (quickstart, gsm8k, deepcoder, tau2). */
+  /** A starter: quickstart, gsm8k, deepcoder, tau2, external or custom (see STARTERS). */
   readonly example: string;
   /** Recipe file (`.yaml`/`.yml`) or directory to write into (any other path); default `<example>.yaml` in the current directory. */
   readonly path?: string;
@@ -23,15 +22,16 @@ export interface InitOptions {
  * `atk init`: write a commented starter recipe whose first line points editors at a copy of the
  * recipe JSON Schema written beside it (`# yaml-language-server: $schema=./recipe.schema.json`),
  * so key completion and checking work offline. A path without .yaml/.yml is a directory that gets
- * `<example>.yaml` and the schema. A starter that is a folder (recipes/examples/custom/: recipe,
- * tool and reward modules, data) is copied whole into a directory of that name.
+ * `<example>.yaml` and the schema. A starter with files beside it (external's agent.py; custom's
+ * tool and reward modules and data) goes into a directory of its own, named after it by default.
  * @throws InputError for an unknown example or when a file exists and `force` is not set.
  */
 export async function runInit(
   options: InitOptions,
 ): Promise<{ readonly recipePath: string; readonly schemaPath: string; readonly companions: readonly string[] }> {
-  const examples = await exampleNames();
-  if (!examples.includes(options.example)) {
+  const examples = exampleNames();
+  const starter = Object.hasOwn(STARTERS, options.example) ? STARTERS[options.example] : undefined;
+  if (!starter) {
     const near = closestName(options.example, examples);
     throw new InputError(
       `unknown example '${options.example}'${near ? ` (did you mean '${near}'?)` : ''}; examples: ${examples.join(', ')}`,
@@ -40,20 +40,17 @@ export async function runInit(
       },
     );
   }
-  const folder = join(examplesDir(), options.example);
-  const isFolder = (await stat(folder).catch(() => undefined))?.isDirectory() ?? false;
-  const source = isFolder ? join(folder, `${options.example}.yaml`) : `${folder}.yaml`;
-  const target = resolve(options.path ?? (isFolder ? options.example : `${options.example}.yaml`));
+  const sources = await starterFiles(options.example, starter);
+  const ownDir = sources.companions.length > 0;
+  const target = resolve(options.path ?? (ownDir ? options.example : `${options.example}.yaml`));
   // A path without .yaml/.yml is a directory for every starter (as `promptfoo init my-experiment`),
   // so the schema file lands inside it, never loose beside it.
   const intoDir =
-    isFolder || !/\.ya?ml$/i.test(target) || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
+    ownDir || !/\.ya?ml$/i.test(target) || ((await stat(target).catch(() => undefined))?.isDirectory() ?? false);
   const recipePath = intoDir ? join(target, `${options.example}.yaml`) : target;
   const dir = dirname(recipePath);
   const schemaPath = join(dir, SCHEMA_FILE);
-  const companions = isFolder
-    ? (await readdir(folder)).filter((f) => f !== basename(source)).map((f) => join(dir, f))
-    : [];
+  const companions = sources.companions.map((file) => join(dir, basename(file)));
   if (!options.force) {
     for (const path of [recipePath, ...companions]) {
       if (await exists(path))
@@ -68,29 +65,94 @@ export async function runInit(
     }
   }
   await mkdir(dir, { recursive: true });
-  await Promise.all(companions.map((path) => copyFile(join(folder, basename(path)), path)));
-  const example = await readFile(source, 'utf8');
+  await Promise.all(sources.companions.map((file, i) => copyFile(file, companions[i]!)));
   await writeFile(schemaPath, `${JSON.stringify(recipeJsonSchema(), null, 2)}\n`);
   await writeFile(
     recipePath,
-    `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${example.replace(/^# atk run \S+/m, `# atk run ${basename(recipePath)}`)}`,
+    `# yaml-language-server: $schema=./${SCHEMA_FILE}\n${starterRecipe(sources.recipe, basename(recipePath))}`,
   );
   return { recipePath, schemaPath, companions };
 }
 
-/** The starters `--example` accepts: recipes/examples/NAME.yaml, or a folder NAME/ holding NAME.yaml. */
-export async function exampleNames(): Promise<string[]> {
-  const entries = await readdir(examplesDir(), { withFileTypes: true });
-  const names = entries.flatMap((e) => {
-    if (e.isFile() && e.name.endsWith('.yaml')) return [e.name.slice(0, -'.yaml'.length)];
-    if (e.isDirectory() && existsSync(join(examplesDir(), e.name, `${e.name}.yaml`))) return [e.name];
-    return [];
-  });
-  return names.sort();
+/**
+ * A starter `--example` names: a shipped recipe under recipes/ and the edits that let a copy of it
+ * work away from recipes/, or a folder under recipes/ copied whole. Generating each starter from
+ * its shipped recipe keeps the two from drifting apart; an edit whose `from` text the recipe no
+ * longer holds fails (init.test.ts writes every starter).
+ */
+export type Starter =
+  | {
+      /** The shipped recipe, relative to recipes/. */
+      readonly recipe: string;
+      /** `[from, to]`: text of the recipe that occurs once, and its replacement in the starter. */
+      readonly edits?: readonly (readonly [from: string, to: string])[];
+      /** Files under recipes/ written beside the starter. */
+      readonly companions?: readonly string[];
+    }
+  | {
+      /** A folder under recipes/ holding `<name>.yaml` and the files it reads. */
+      readonly folder: string;
+    };
+
+/** `../models/tiny-arith` is relative to recipes/; a bare `models/...` is found beside the recipe, else in the atk package. */
+const TINY_MODEL_ANYWHERE = [
+  'path: ../models/tiny-arith           # relative to this file',
+  'path: models/tiny-arith              # beside this file, else the copy inside the atk package',
+] as const;
+
+/** Every starter, by the name `--example` takes. */
+export const STARTERS: Readonly<Record<string, Starter>> = {
+  quickstart: { recipe: 'quickstart.yaml', edits: [TINY_MODEL_ANYWHERE] },
+  gsm8k: { recipe: 'gsm8k-grpo.yaml' },
+  deepcoder: { recipe: 'deepcoder-grpo.yaml' },
+  tau2: { recipe: 'tau2-retail-grpo.yaml' },
+  external: {
+    recipe: 'external-agent.yaml',
+    edits: [
+      TINY_MODEL_ANYWHERE,
+      [
+        '(examples/external-python/agent.py, standard library only)',
+        '(agent.py beside this file, standard library only)',
+      ],
+      ['command: [python3, ../examples/external-python/agent.py]', 'command: [python3, agent.py]'],
+    ],
+    // The shipped copy of examples/external-python/agent.py (examples/ is not in the package).
+    companions: ['examples/external/agent.py'],
+  },
+  custom: { folder: 'examples/custom' },
+};
+
+/** The starters `--example` accepts. */
+export function exampleNames(): string[] {
+  return Object.keys(STARTERS).sort();
 }
 
-function examplesDir(): string {
-  return join(projectRoot(), 'recipes', 'examples');
+/** The starter's recipe text (with its edits made) and the files that go beside it. */
+async function starterFiles(
+  name: string,
+  starter: Starter,
+): Promise<{ readonly recipe: string; readonly companions: readonly string[] }> {
+  const recipes = join(projectRoot(), 'recipes');
+  if ('folder' in starter) {
+    const folder = join(recipes, starter.folder);
+    const others = (await readdir(folder)).filter((f) => f !== `${name}.yaml`);
+    return {
+      recipe: await readFile(join(folder, `${name}.yaml`), 'utf8'),
+      companions: others.map((f) => join(folder, f)),
+    };
+  }
+  let recipe = await readFile(join(recipes, starter.recipe), 'utf8');
+  for (const [from, to] of starter.edits ?? []) {
+    // An internal error, not the user's: the shipped recipe changed under the edit (init.test.ts says so first).
+    if (recipe.split(from).length !== 2) throw new Error(`recipes/${starter.recipe} holds '${from}' not exactly once`);
+    recipe = recipe.replace(from, to);
+  }
+  return { recipe, companions: (starter.companions ?? []).map((f) => join(recipes, f)) };
+}
+
+/** The recipe with its launch comment (`# atk run recipes/x.yaml`, `# npx atk run ...`) naming the file it is written to. */
+function starterRecipe(text: string, file: string): string {
+  return text.replace(/^# (?:npx )?atk run \S+/m, `# atk run ${file}`);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -124,7 +186,7 @@ export const initCommand = defineCommand({
   },
   examples: [
     ['$0 init', 'quickstart.yaml: the tiny embedded model learning arithmetic with a calculator, on CPU'],
-    ['$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for a GPU with vLLM'],
+    ['$0 init my-gsm8k.yaml --example gsm8k', 'a GSM8K recipe for vLLM on two GPUs'],
   ],
   handler: async (args) => {
     const { recipePath, schemaPath, companions } = await runInit({

@@ -62,12 +62,12 @@ describe('atk error classes', () => {
 
 describe('atk commands', () => {
   test('returns ok for a valid recipe and the resolved recipe with --resolved', async () => {
-    const ok = await atk(['validate', 'recipes/examples/quickstart.yaml']);
+    const ok = await atk(['validate', 'recipes/quickstart.yaml']);
     expect([ok.exitCode, ok.stdout]).toStrictEqual([
       0,
-      'recipes/examples/quickstart.yaml: ok (quickstart: grpo, 100 steps x 16 tasks x 8 episodes, engine embedded)',
+      'recipes/quickstart.yaml: ok (quickstart: grpo, 8 steps x 16 tasks x 8 episodes, engine embedded)',
     ]);
-    const resolved = await atk(['validate', 'recipes/examples/quickstart.yaml', 'algorithm.name=rloo', '--resolved']);
+    const resolved = await atk(['validate', 'recipes/quickstart.yaml', 'algorithm.name=rloo', '--resolved']);
     const recipe = parse(resolved.stdout) as { algorithm: Record<string, unknown>; model: { path: string } };
     expect([recipe.algorithm.baseline, recipe.algorithm.std_normalize, recipe.model.path]).toStrictEqual([
       'leave_one_out',
