@@ -163,7 +163,9 @@ def test_step_returns_mismatch_against_behaviour_logprobs():
         s["logprobs"] = [lp - 0.5 * m for lp, m in zip(s["logprobs"], s["loss_mask"])]
     metrics = t.step(shifted)
     assert metrics["mismatch_mean"] == pytest.approx(0.5, abs=1e-5)
-    assert metrics["clip_fraction"] > 0  # ratio exp(0.5) is outside [0.8, 1.28]
+    # Ratio exp(0.5) = 1.65 is past 1 + clip_high: the clipped branch is taken on the 12 trained tokens with
+    # A > 0 (5 + 3 + 4) and the unclipped one, smaller, on the 6 with A < 0.
+    assert metrics["clip_fraction"] == pytest.approx(12 / 18)
 
 
 def shifted_behaviour(batch, shift):

@@ -1,0 +1,176 @@
+"""The update as the Trainer assembles it: TIS applied to the gradient, the KL penalty's direction, gradient
+clipping and weight-decay groups, each checked against a hand-computed gradient or update rather than
+against the metrics computed beside the loss."""
+import functools
+
+import pytest
+import torch
+
+from atk_trainer.train.config import parse_config
+from atk_trainer.train.train import Trainer
+from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
+
+
+def trainer(overrides=None, seed=0):
+    return Trainer(tiny_policy(seed), parse_config({"learning_rate": 1e-2, **(overrides or {})}))
+
+
+def step_gradients(t, batch):
+    """One train step; returns (metrics, each trainable parameter's gradient as the optimizer stepped on it)."""
+    seen = []
+    step = t.optimizer.step
+
+    @functools.wraps(step)  # keeps the LR scheduler's mark on the step it wrapped
+    def spy(*args, **kwargs):
+        seen.append([p.grad.detach().clone() for p in t.params])
+        return step(*args, **kwargs)
+
+    t.optimizer.step = spy
+    metrics = t.step(batch)
+    assert len(seen) == 1
+    return metrics, seen[0]
+
+
+def sequence_logprobs(policy, token_ids):
+    """log p(token t | tokens < t) for t >= 1, with gradient: (T-1,)."""
+    ids = torch.tensor([token_ids])  # (1, T)
+    logits = policy.logits(ids)[0, :-1].float()  # (T-1, V)
+    return torch.log_softmax(logits, -1).gather(-1, ids[0, 1:, None])[:, 0]  # (T-1,)
+
+
+def hand_pg_gradient(policy, batch, tis_cap=None):
+    """The gradient of the token-mean policy-gradient loss, -A * w * logp per trained token over the batch's
+    trained tokens, at ratio 1 (the first update); w = min(exp(logp - behaviour), tis_cap), or 1 without a cap."""
+    policy.module.zero_grad(set_to_none=True)
+    tokens = sum(sum(s["loss_mask"]) for s in batch["sequences"])
+    loss = torch.zeros(())
+    for s in batch["sequences"]:
+        logp = sequence_logprobs(policy, s["token_ids"])  # (T-1,)
+        mask = torch.tensor(s["loss_mask"][1:], dtype=torch.float32)  # (T-1,)
+        behaviour = torch.tensor(s["logprobs"][1:], dtype=torch.float32)  # (T-1,)
+        w = torch.ones_like(logp) if tis_cap is None else torch.exp(logp.detach() - behaviour).clamp(max=tis_cap)
+        loss = loss - (s["advantage"] * w * logp * mask).sum() / tokens
+    loss.backward()
+    return [p.grad.detach().clone() for p in policy.module.parameters()]
+
+
+def close(xs, ys, atol=1e-7, rtol=1e-4):
+    return all(torch.allclose(x, y, atol=atol, rtol=rtol) for x, y in zip(xs, ys))
+
+
+def norm(grads):
+    return float(torch.sqrt(sum((g.double() ** 2).sum() for g in grads)))
+
+
+def zero_advantages(batch):
+    for s in batch["sequences"]:
+        s["advantage"] = 0.0
+    return batch
+
+
+# Behaviour logprob shifts, cycled over a sequence's trained tokens: TIS weights exp(-shift) of 0.82, 1.22
+# and 0.90 where A > 0 (all under 1 + clip_high = 1.28), and 1.82 (capped at 1.5), 0.82 and 1.22 where A < 0
+# (all over 1 - clip_low = 0.8), so every token stays inside the trust region and keeps its gradient.
+SHIFTS = {True: [0.2, -0.2, 0.1], False: [-0.6, 0.2, -0.2]}
+
+
+def mismatched(batch):
+    for s in batch["sequences"]:
+        shifts = SHIFTS[s["advantage"] > 0]
+        k = 0
+        for t, m in enumerate(s["loss_mask"]):
+            if m:
+                s["logprobs"][t] += shifts[k % len(shifts)]
+                k += 1
+    return batch
+
+
+def test_step_with_tis_returns_the_gradient_weighted_by_the_capped_importance_weight():
+    t = trainer({"tis_cap": 1.5, "grad_clip": 1e6})
+    batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
+    metrics, got = step_gradients(t, batch)
+    assert metrics["clip_fraction"] == 0.0
+    weighted, unweighted = hand_pg_gradient(tiny_policy(0), batch, 1.5), hand_pg_gradient(tiny_policy(0), batch)
+    assert close(got, weighted)
+    assert not close(got, unweighted)  # the weights are not all 1: TIS left out would show here
+
+
+@pytest.mark.parametrize("lora", [None, {"rank": 4}])
+@pytest.mark.parametrize("estimator", ["k1", "k3"])
+def test_step_with_kl_penalty_lowers_the_kl_it_penalises(estimator, lora):
+    t = trainer({"kl_coef": 1.0, "kl_estimator": estimator, "lora": lora, "learning_rate": 1e-3, "grad_clip": 1e6})
+    with torch.no_grad():
+        reference = [sequence_logprobs(t.policy, ids) for ids, _, _ in FIXED_SEQUENCES]  # (T-1,) each
+        # Away from the reference, where k3's gradient is not 0; the reference (a copy, or the base
+        # without adapters) stays where it was.
+        generator = torch.Generator().manual_seed(1)
+        for p in t.params:
+            p.add_(0.05 * torch.randn(p.shape, generator=generator))
+    # Advantages 0: the policy-gradient term has no gradient, so the KL penalty alone moves the weights.
+    batch = zero_advantages(pg_batch(t.policy, FIXED_SEQUENCES))
+
+    @torch.no_grad()
+    def penalised_kl():
+        total = 0.0
+        for (ids, prompt, _), ref in zip(FIXED_SEQUENCES, reference):
+            logp, trained = sequence_logprobs(t.policy, ids), slice(prompt - 1, None)
+            log_ratio = (ref - logp)[trained]
+            kl = -log_ratio if estimator == "k1" else torch.exp(log_ratio) - log_ratio - 1.0
+            total += float(kl.sum())
+        return total
+
+    before = penalised_kl()
+    assert abs(before) > 1e-3
+    t.step(batch)
+    assert penalised_kl() < before
+
+
+def test_step_updates_with_the_gradient_scaled_to_grad_clip():
+    # adam_eps 1 makes AdamW's first update about lr * g / (|g| + 1), close to linear in the gradient, so the
+    # clipped update differs from the unclipped one (with a tiny eps both are lr * sign(g)).
+    overrides = {"adam_eps": 1.0, "learning_rate": 1e-1}
+    free = trainer({**overrides, "grad_clip": 1e6})
+    batch = pg_batch(free.policy, FIXED_SEQUENCES)
+    metrics, raw = step_gradients(free, batch)
+    assert metrics["grad_norm"] == pytest.approx(norm(raw), rel=1e-5)
+    clip = 0.1 * norm(raw)
+    scaled = [g * (clip / (norm(raw) + 1e-6)) for g in raw]  # clip_grad_norm_'s coefficient
+
+    t = trainer({**overrides, "grad_clip": clip})
+    metrics, got = step_gradients(t, batch)
+    assert metrics["grad_norm"] == pytest.approx(norm(raw), rel=1e-5)  # the norm before clipping
+    assert norm(got) == pytest.approx(clip, rel=1e-5)
+    assert close(got, scaled)
+
+    # The same update from a plain AdamW given the scaled gradient, and not the unclipped one's.
+    def plain_update(grads):
+        policy = tiny_policy(0)
+        ps = list(policy.module.parameters())
+        optimizer = torch.optim.AdamW(ps, lr=1e-1, betas=(0.9, 0.999), eps=1.0, weight_decay=0.0)
+        for p, g in zip(ps, grads):
+            p.grad = g.clone()
+        optimizer.step()
+        return [p.detach() for p in ps]
+
+    trained = [p.detach() for p in t.policy.module.parameters()]
+    assert close(trained, plain_update(scaled), atol=1e-6, rtol=1e-5)
+    assert not close(trained, plain_update(raw), atol=1e-6, rtol=1e-5)
+
+
+def test_optimizer_decays_matrices_and_leaves_norms_and_biases_alone():
+    lr, decay = 0.1, 0.5
+    t = trainer({"weight_decay": decay, "learning_rate": lr})
+    named = dict(t.policy.module.named_parameters())
+    group_decay = {id(p): g["weight_decay"] for g in t.optimizer.param_groups for p in g["params"]}
+    assert {n: group_decay[id(p)] for n, p in named.items()} == {
+        n: (decay if p.dim() >= 2 else 0.0) for n, p in named.items()
+    }
+    assert {n for n, p in named.items() if p.dim() < 2} >= {"model.norm.weight", "model.layers.0.self_attn.q_proj.bias"}
+    # Through a step with zero gradients (advantages 0) AdamW moves a weight only by its decay: p *= 1 - lr * wd.
+    before = {n: p.detach().clone() for n, p in named.items()}
+    assert float(before["model.norm.weight"].abs().min()) > 0.1  # a decayed norm gain would show
+    _, grads = step_gradients(t, zero_advantages(pg_batch(t.policy, FIXED_SEQUENCES)))
+    assert all(float(g.abs().max()) == 0.0 for g in grads)
+    for n, p in named.items():
+        expected = before[n] * (1 - lr * decay) if p.dim() >= 2 else before[n]
+        assert torch.allclose(p.detach(), expected, rtol=0, atol=1e-7), n
