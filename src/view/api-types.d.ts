@@ -19,6 +19,7 @@ export interface ApiAnswers {
   readonly tools: ToolUseStats;
 }
 
+/** A route: the part of `/api/<route>` the server answers. */
 export type ApiRoute = keyof ApiAnswers;
 
 /** The body of a non-200 answer. */
@@ -153,6 +154,7 @@ export interface ConversationTurn {
   readonly parts: readonly ConversationPart[];
 }
 
+/** One block of a turn: text, reasoning, a tool call, or a tool's result. */
 export type ConversationPart =
   | { readonly kind: 'text'; readonly text: string }
   | { readonly kind: 'reasoning'; readonly text: string }
@@ -194,6 +196,7 @@ export interface DriftReport {
   readonly hunks: readonly DriftHunk[];
 }
 
+/** One place where the re-rendered text gives other tokens than the trajectory. */
 export interface DriftHunk {
   /** Token range in the trajectory, `[start, end)`. */
   readonly trajectory: { readonly start: number; readonly end: number; readonly text: string };

@@ -58,6 +58,14 @@ describe('atk error classes', () => {
     expect(result.stderr).toMatch(/Did you mean validate\?/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
   });
+
+  test("rejects a command line a command's check refuses (atk run with nothing to run) as a usage error", async () => {
+    const result = await atk(['run']);
+    expect([result.exitCode, result.stderr]).toStrictEqual([
+      2,
+      'name a recipe, or --resume a run directory\nhint: see atk --help',
+    ]);
+  });
 });
 
 describe('atk commands', () => {
