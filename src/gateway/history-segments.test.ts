@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
 import { TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
-import { assembleBatch } from '../algorithms/batch.js';
 import { resolveAlgorithm } from '../recipe/presets.js';
 import { runInspectTrajectory } from '../cli/inspect-trajectory.js';
-import { AlgorithmSchema } from '../recipe/schema.js';
+import { AlgorithmSchema, RolloutSchema } from '../recipe/schema.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { summarize } from '../run/evaluate.js';
+import { advantages, type StepScope } from '../run/step-phases.js';
 import { trajectoryRecord } from '../run/step-record.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
@@ -93,25 +93,20 @@ describe('history rewrites', () => {
     expect(view).toContain(`history rewrite 1: ${reason}; the trajectory shown is segment 2, every segment is trained`);
     expect(view).toContain('agent stderr (end):\n  warming up');
 
-    const batch = assembleBatch(
-      [
-        [
-          {
-            reward: 1,
-            success: true,
-            excluded: false,
-            tokens: toTokens(result.trajectory),
-            priorTokens: [toTokens(result.priorSegments![0]!.trajectory)],
-          },
-          { reward: 0, success: false, excluded: false, tokens: toTokens(result.trajectory) },
-        ],
-      ],
-      resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })),
-    );
-    expect(batch.sequences.map((s) => [s.token_ids.length, (s.advantage ?? 0) > 0])).toStrictEqual([
-      [result.priorSegments![0]!.trajectory.length, true],
-      [result.trajectory.length, true],
-      [result.trajectory.length, false],
+    // Training goes through the loop's own rollout-to-batch step; grpo gives the rewarded episode's segments
+    // its advantage (> 0) and an unrewarded episode without a rewrite one sequence (< 0).
+    const { priorSegments: _, ...unrewritten } = result;
+    const unrewarded = { ...rollout, sample: 1, reward: 0, success: false, episode: unrewritten };
+    const recipe = {
+      rollout: RolloutSchema.parse({}),
+      algorithm: resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })),
+    };
+    const { batch } = advantages({ recipe } as unknown as StepScope, [[rollout, unrewarded]], 0);
+    const prior = result.priorSegments![0]!.trajectory;
+    expect(batch.sequences.map((s) => [s.token_ids, s.loss_mask, (s.advantage ?? 0) > 0])).toStrictEqual([
+      [prior.ids, prior.mask(), true],
+      [result.trajectory.ids, result.trajectory.mask(), true],
+      [result.trajectory.ids, result.trajectory.mask(), false],
     ]);
   });
 });
@@ -158,11 +153,3 @@ describe('GatewayEpisode', () => {
     expect([episode.modelCalls, episode.segments.length]).toStrictEqual([0, 0]);
   });
 });
-
-function toTokens(t: import('../tokens/trajectory.js').TokenTrajectory): {
-  token_ids: number[];
-  loss_mask: number[];
-  logprobs: number[];
-} {
-  return { token_ids: t.ids, loss_mask: t.mask(), logprobs: t.logprobsFull().map((l) => l ?? 0) };
-}
