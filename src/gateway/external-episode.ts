@@ -114,17 +114,19 @@ export function externalEpisodeResult(
   const messages = episode.conversation;
   const error = outcome.error ?? (episode.modelCalls === 0 ? 'the agent never called the model' : undefined);
   const answer = outcome.result?.answer;
-  const lastReply = messages.filter((m) => m.role === 'assistant').at(-1)?.content ?? '';
+  // Trimmed as the built-in agent's final text is, so rewards read both alike (the API returned it untrimmed).
+  const lastReply = (messages.filter((m) => m.role === 'assistant').at(-1)?.content ?? '').trim();
   const toolCalls = toolCallRecords(messages);
+  // Every figure over every segment: an eval's tool error rate divides errors by calls of the same turns.
   const counters = segments.reduce(
     (sum, s) => ({
       turns: sum.turns + s.trajectory.counters.turns,
+      toolCalls: sum.toolCalls + s.trajectory.counters.toolCalls,
       toolErrors: sum.toolErrors + s.trajectory.counters.toolErrors,
       truncations: sum.truncations + s.trajectory.counters.truncations,
     }),
-    { turns: 0, toolErrors: 0, truncations: 0 },
+    { turns: 0, toolCalls: 0, toolErrors: 0, truncations: 0 },
   );
-  trajectory.counters.toolCalls = toolCalls.length;
   const finishReason =
     error !== undefined
       ? outcome.timedOut
@@ -144,10 +146,10 @@ export function externalEpisodeResult(
     finishReason,
     stats: {
       turns: counters.turns,
-      toolCalls: toolCalls.length,
+      toolCalls: counters.toolCalls,
       toolErrors: counters.toolErrors,
       toolErrorsByKind: { ...episode.toolErrorsByKind },
-      toolCallsByTool: countBy(toolCalls.map((c) => c.name)),
+      toolCallsByTool: { ...episode.toolCallsByTool },
       toolErrorsByTool: {},
       truncated: finishReason === 'truncated',
       promptTokens: episode.promptTokens,
@@ -182,10 +184,4 @@ function toolCallRecords(messages: readonly ChatMessage[]): ToolCallRecord[] {
       output: call.id ? (results.get(call.id) ?? '') : '',
     })),
   );
-}
-
-function countBy(names: readonly string[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const name of names) counts[name] = (counts[name] ?? 0) + 1;
-  return counts;
 }

@@ -22,6 +22,11 @@ export interface GatewayEpisodeOptions extends GenerationSettings {
   readonly policyVersion: PolicyClock;
   /** Most model calls in the episode (agent.max_turns). */
   readonly maxTurns: number;
+  /**
+   * Makes the reply ids (`call_<prefix>_<episode>_<turn>_<i>`) unique to the run: the gateway gives each
+   * run a random one, so clients that key on ids across runs never see one twice.
+   */
+  readonly idPrefix?: string;
   // GenerationSettings: a request's max_tokens may only lower maxNewTokens; its temperature and top_p
   // replace the recipe's sampling for that call; maxTotalTokens caps each trajectory segment.
 }
@@ -36,6 +41,7 @@ export interface GatewaySegment {
 /** One reply, in the pieces the response writers need. */
 export interface GatewayReply {
   readonly turn: number;
+  /** The content as the model generated it, untrimmed; with tool calls, the text before the first one. */
   readonly text: string;
   readonly reasoning: string;
   readonly toolCalls: readonly { readonly id: string; readonly name: string; readonly arguments: string }[];
@@ -66,6 +72,8 @@ export class GatewayEpisode {
   readonly segments: GatewaySegment[] = [];
   /** Malformed tool calls returned as text, by kind. */
   readonly toolErrorsByKind: Record<string, number> = {};
+  /** Calls returned to the agent, by tool, over every segment (calls of tools the request did not offer are counted by kind only). */
+  readonly toolCallsByTool: Record<string, number> = {};
   engineMs = 0;
   promptTokens = 0;
   generatedTokens = 0;
@@ -211,30 +219,44 @@ export class GatewayEpisode {
     request: ParsedCompletionRequest,
     trajectory: TokenTrajectory,
   ): GatewayReply {
-    const { tokenizer } = this.options;
+    const { tokenizer, idPrefix } = this.options;
     const { parsed, text: raw, ids, finishReason: finish } = result;
-    const malformed = parsed.calls.filter((c) => !c.ok);
+    // Calls are parsed only under tool_choice auto; then every call the model wrote counts, as in the built-in agent.
+    const calls = request.parseToolCalls ? parsed.calls : [];
+    trajectory.counters.toolCalls += calls.length;
+    const malformed = calls.filter((c) => !c.ok);
     for (const call of malformed) {
       if (!call.ok) this.toolErrorsByKind[call.kind] = (this.toolErrorsByKind[call.kind] ?? 0) + 1;
     }
     trajectory.counters.toolErrors += malformed.length;
     // As in the built-in agent, well-formed calls run and each malformed one is answered with an error the
-    // model sees next turn (withRejectedResults). A turn with no well-formed call goes back as text, ending with `stop`.
-    const asCalls = request.parseToolCalls && parsed.calls.some((c) => c.ok) && finish !== 'length';
-    const callId = (i: number): string => `call_${this.id}_${turn}_${i}`;
+    // model sees next turn (withRejectedResults). A turn with no well-formed call goes back as text, ending
+    // with `stop`. As vLLM does, complete calls go back even when max_tokens cut the reply after them.
+    const asCalls = calls.some((c) => c.ok);
+    const callId = (i: number): string => `call_${idPrefix ? `${idPrefix}_` : ''}${this.id}_${turn}_${i}`;
+    // parallel_tool_calls: false returns the first well-formed call only, as OpenAI and vLLM do; the model
+    // wrote the others, so it is told they did not run.
+    const first = calls.findIndex((c) => c.ok);
+    const returned = (i: number): boolean => calls[i]!.ok && (request.parallelToolCalls || i === first);
     const toolCalls = asCalls
-      ? parsed.calls.flatMap((c, i) =>
-          c.ok ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
+      ? calls.flatMap((c, i) =>
+          c.ok && returned(i) ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
         )
       : [];
     this.rejected = asCalls
-      ? parsed.calls.flatMap((c, index) => (c.ok ? [] : [{ index, id: callId(index), message: c.message }]))
+      ? calls.flatMap((c, index) =>
+          returned(index) ? [] : [{ index, id: callId(index), message: c.ok ? NOT_RUN : c.message }],
+        )
       : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
     const offered = new Set(request.tools.map((t) => t.function.name));
-    for (const call of toolCalls)
-      if (!offered.has(call.name)) this.toolErrorsByKind.unknown_tool = (this.toolErrorsByKind.unknown_tool ?? 0) + 1;
-    const text = asCalls ? parsed.text : afterReasoning(raw, parsed.reasoning).trim();
+    for (const call of toolCalls) {
+      if (offered.has(call.name)) this.toolCallsByTool[call.name] = (this.toolCallsByTool[call.name] ?? 0) + 1;
+      else this.toolErrorsByKind.unknown_tool = (this.toolErrorsByKind.unknown_tool ?? 0) + 1;
+    }
+    // The text exactly as generated (no trimming): with calls, the text before the first one, as vLLM returns it.
+    const visible = afterReasoning(raw, parsed.reasoning);
+    const text = asCalls ? visible.slice(0, Math.max(0, visible.indexOf(calls[0]!.raw))) : visible;
     return {
       turn,
       text,
@@ -256,6 +278,9 @@ export class GatewayEpisode {
     };
   }
 }
+
+/** What the model is told of a well-formed call that `parallel_tool_calls: false` kept from the agent. */
+const NOT_RUN = 'this call was not run: only one call per turn is allowed (parallel_tool_calls is false)';
 
 /** The text after a leading reasoning block, markup included (an unclosed block is all reasoning). */
 function afterReasoning(raw: string, reasoning: string): string {

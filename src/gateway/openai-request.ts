@@ -62,6 +62,7 @@ export const ChatCompletionRequest = z.looseObject({
   stream: z.boolean().nullable().optional(),
   stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
   seed: z.number().int().nullable().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
 });
 export type ChatCompletionRequest = z.infer<typeof ChatCompletionRequest>;
 
@@ -71,6 +72,8 @@ export interface ParsedCompletionRequest {
   readonly tools: ChatTool[];
   /** `tool_choice: none`: tools stay in the prompt (so it renders like every other turn) but no call is parsed. */
   readonly parseToolCalls: boolean;
+  /** `parallel_tool_calls: false`: at most one call goes back (the first), as OpenAI and vLLM return. */
+  readonly parallelToolCalls: boolean;
   readonly temperature?: number;
   readonly topP?: number;
   readonly maxTokens?: number;
@@ -86,7 +89,8 @@ export interface ParsedCompletionRequest {
 /**
  * Validates a Chat Completions body and turns it into chat-template messages.
  * @throws GatewayError (400) naming the field: a malformed body, `n` > 1, a non-text content part,
- * tool-call arguments that are not a JSON object, a `tool_choice` other than auto or none.
+ * tool-call arguments that are not a JSON object, a `tool_choice` other than auto or none, a
+ * `tool_choice` other than none without tools.
  */
 export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
   const parsed = ChatCompletionRequest.safeParse(body);
@@ -97,6 +101,9 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
   const request = parsed.data;
   if ((request.n ?? 1) !== 1)
     throw badRequest('n', `only n = 1 is supported (got ${request.n}); send one request per sample`);
+  // As vLLM: a tool_choice other than none needs tools to choose from (OpenAI refuses it too).
+  if (request.tool_choice != null && request.tool_choice !== 'none' && !request.tools?.length)
+    throw badRequest('tool_choice', 'When using `tool_choice`, `tools` must be set.');
   const choice = request.tool_choice ?? 'auto';
   if (choice !== 'auto' && choice !== 'none') {
     throw badRequest(
@@ -119,6 +126,7 @@ export function parseCompletionRequest(body: unknown): ParsedCompletionRequest {
       },
     })),
     parseToolCalls: choice === 'auto',
+    parallelToolCalls: request.parallel_tool_calls !== false,
     ...(request.temperature == null ? {} : { temperature: request.temperature }),
     ...(request.top_p == null ? {} : { topP: request.top_p }),
     ...(maxTokens === undefined ? {} : { maxTokens }),

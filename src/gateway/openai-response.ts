@@ -39,11 +39,14 @@ export function completionBody(reply: GatewayReply, meta: ReplyMeta, logprobs: b
   };
 }
 
-/** One Server-Sent Event in OpenAI's chunk shape. */
+/**
+ * One Server-Sent Event in OpenAI's chunk shape. With `include_usage`, every chunk has a `usage` field:
+ * null on all but the last, which has no choice and the usage (as OpenAI documents and sends).
+ */
 function sseChunk(
   meta: ReplyMeta,
   choice: Record<string, unknown> | null,
-  extra: Record<string, unknown> = {},
+  usageField: { usage?: Record<string, number> | null } = {},
 ): string {
   const body = {
     id: meta.id,
@@ -51,14 +54,14 @@ function sseChunk(
     created: meta.created,
     model: meta.model,
     choices: choice ? [{ index: 0, logprobs: null, finish_reason: null, ...choice }] : [],
-    ...extra,
+    ...usageField,
   };
   return `data: ${JSON.stringify(body)}\n\n`;
 }
 
 /** The first chunk of a streamed reply, sent as soon as the engine is asked: the assistant role. */
-export function roleChunk(meta: ReplyMeta): string {
-  return sseChunk(meta, { delta: { role: 'assistant', content: '' } });
+export function roleChunk(meta: ReplyMeta, includeUsage: boolean): string {
+  return sseChunk(meta, { delta: { role: 'assistant', content: '' } }, includeUsage ? { usage: null } : {});
 }
 
 /**
@@ -78,16 +81,17 @@ export function completionChunks(
     pendingLogprobs = {};
     return taken;
   };
+  const pending = includeUsage ? { usage: null } : {};
   let out = '';
-  if (reply.reasoning) out += sseChunk(meta, { delta: { reasoning_content: reply.reasoning } });
-  if (reply.text) out += sseChunk(meta, { delta: { content: reply.text }, ...take() });
+  if (reply.reasoning) out += sseChunk(meta, { delta: { reasoning_content: reply.reasoning } }, pending);
+  if (reply.text) out += sseChunk(meta, { delta: { content: reply.text }, ...take() }, pending);
   for (const [index, call] of reply.toolCalls.entries()) {
     const delta = {
       tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }],
     };
-    out += sseChunk(meta, { delta, ...take() });
+    out += sseChunk(meta, { delta, ...take() }, pending);
   }
-  out += sseChunk(meta, { delta: {}, finish_reason: reply.finishReason, ...take() });
+  out += sseChunk(meta, { delta: {}, finish_reason: reply.finishReason, ...take() }, pending);
   if (includeUsage) out += sseChunk(meta, null, { usage: usage(reply) });
   return `${out}data: [DONE]\n\n`;
 }

@@ -22,6 +22,8 @@ export interface EpisodeEndpoint {
 export interface Gateway {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string;
+  /** Random per gateway (one per run): in every completion and tool-call id, so ids never repeat across runs. */
+  readonly idPrefix: string;
   /** Registers an episode; its agent may call the gateway until `close()`. */
   open(id: string, options: GatewayEpisodeOptions): EpisodeEndpoint;
   stop(): Promise<void>;
@@ -46,8 +48,9 @@ export async function startGateway(options: {
   readonly port?: number;
 }): Promise<Gateway> {
   const episodes = new Map<string, OpenEpisode>();
+  const idPrefix = randomBytes(6).toString('hex');
   const server = createServer((req, res) => {
-    handle(req, res, episodes, options.modelName).catch((error: unknown) => sendError(res, error));
+    handle(req, res, episodes, options.modelName, idPrefix).catch((error: unknown) => sendError(res, error));
   });
   // Agents keep one connection per episode (keep-alive spares the accept and close of each call) and may
   // think or run tools for a while between calls; stop() closes idle connections itself.
@@ -59,10 +62,11 @@ export async function startGateway(options: {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
+    idPrefix,
     open(id, episodeOptions) {
       if (episodes.has(id)) throw new Error(`gateway: episode ${id} is already open`);
       const open: OpenEpisode = {
-        episode: new GatewayEpisode(id, episodeOptions),
+        episode: new GatewayEpisode(id, { ...episodeOptions, idPrefix: episodeOptions.idPrefix ?? idPrefix }),
         apiKey: `atk-${randomBytes(18).toString('hex')}`,
         abort: new AbortController(),
       };
@@ -92,6 +96,7 @@ async function handle(
   res: ServerResponse,
   episodes: Map<string, OpenEpisode>,
   modelName: () => string,
+  idPrefix: string,
 ): Promise<void> {
   const path = (req.url ?? '/').split('?')[0]!;
   const route = ROUTE.exec(path);
@@ -129,7 +134,7 @@ async function handle(
   }
   const request = parseCompletionRequest(body);
   const meta = (turn: number): ReplyMeta => ({
-    id: `chatcmpl-${id}-${turn}`,
+    id: `chatcmpl-${idPrefix}-${id}-${turn}`,
     created: Math.floor(Date.now() / 1000),
     model: modelName(),
   });
@@ -143,7 +148,7 @@ async function handle(
   const reply = await open.episode.complete(request, open.abort.signal, (turn) => {
     streamMeta = meta(turn);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.write(roleChunk(streamMeta));
+    res.write(roleChunk(streamMeta, request.includeUsage));
   });
   res.end(completionChunks(reply, streamMeta ?? meta(reply.turn), request.logprobs, request.includeUsage));
 }
