@@ -9,7 +9,7 @@ import { runInspectTrajectory } from '../cli/inspect-trajectory.js';
 import { AlgorithmSchema, RolloutSchema } from '../recipe/schema.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { summarize } from '../run/evaluate.js';
-import { advantages, type StepScope } from '../run/step-phases.js';
+import { advantages } from '../run/step-phases.js';
 import { trajectoryRecord } from '../run/step-record.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
@@ -101,7 +101,7 @@ describe('history rewrites', () => {
       rollout: RolloutSchema.parse({}),
       algorithm: resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo' })),
     };
-    const { batch } = advantages({ recipe } as unknown as StepScope, [[rollout, unrewarded]], 0);
+    const { batch } = advantages(recipe, [[rollout, unrewarded]], 0);
     const prior = result.priorSegments![0]!.trajectory;
     expect(batch.sequences.map((s) => [s.token_ids, s.loss_mask, (s.advantage ?? 0) > 0])).toStrictEqual([
       [prior.ids, prior.mask(), true],

@@ -4,15 +4,17 @@ import { AlgorithmSchema, RolloutSchema, type AlgorithmConfig, type RolloutConfi
 import type { Rollout } from '../rollout/collect.js';
 import type { EpisodeResult } from '../rollout/episode.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
-import { advantages, type StepScope } from './step-phases.js';
+import { advantages } from './step-phases.js';
 
-/** A scope for `advantages`, which reads only the recipe's rollout and algorithm sections. */
-function scope(rollout: Partial<RolloutConfig>, name: AlgorithmConfig['name'] = 'dr_grpo'): StepScope {
-  const recipe = {
+/** The recipe sections `advantages` reads: rollout and algorithm. */
+function scope(
+  rollout: Partial<RolloutConfig>,
+  name: AlgorithmConfig['name'] = 'dr_grpo',
+): Parameters<typeof advantages>[0] {
+  return {
     rollout: RolloutSchema.parse(rollout),
     algorithm: resolveAlgorithm(AlgorithmSchema.parse({ name })),
   };
-  return { recipe } as unknown as StepScope;
 }
 
 /** Prompt [t, t+1], model [t+2, t+3], tool [t+4], model [t+5]: masks 0 0 1 1 0 1, sampled by `version`. */

@@ -63,11 +63,10 @@ export async function* collect(
 
 /** advantage: groups sampled too many versions back are dropped, the rest become the token batch. */
 export function advantages(
-  scope: StepScope,
+  recipe: Pick<TrainingRecipe, 'rollout' | 'algorithm'>,
   groups: readonly Rollout[][],
   trainerVersion: number,
 ): { fresh: StalenessVerdict; batch: AssembledBatch } {
-  const { recipe } = scope;
   const fresh = filterStale(groups, trainerVersion, recipe.rollout.max_staleness);
   const members = fresh.kept.map((g) => g.map((r) => asGroupMember(r, recipe.rollout.on_failure)));
   return { fresh, batch: assembleBatch(members, recipe.algorithm) };

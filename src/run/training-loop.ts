@@ -122,7 +122,7 @@ async function* loop(
       yield { type: 'stepStarted', step, episodes: episodesPerStep };
 
       const collected = yield* collect(scope, step);
-      const { fresh, batch } = advantages(scope, collected.groups, policyVersion);
+      const { fresh, batch } = advantages(recipe, collected.groups, policyVersion);
       // the engine collects the next max_staleness steps from the policy it serves while this one trains
       collector.runAhead(step);
       const updated = yield* update(scope, step, batch);
