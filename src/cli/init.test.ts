@@ -35,7 +35,7 @@ describe('runInit', () => {
       if (!('recipe' in starter)) throw new Error(`${example} is not generated from a shipped recipe`);
       const { recipePath } = await runInit({ example, path: join(tempDir(), example), force: false });
       const written = (await loadRecipe(recipePath)).recipe;
-      const shipped = (await loadRecipe(join(projectRoot(), 'recipes', starter.recipe))).recipe;
+      const shipped = (await loadRecipe(join(projectRoot(), starter.recipe))).recipe;
       // The one documented difference: external's agent is copied beside the starter.
       const external = { command: ['python3', 'agent.py'] };
       expect(written).toStrictEqual(

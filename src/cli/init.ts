@@ -75,22 +75,22 @@ export async function runInit(
 }
 
 /**
- * A starter `--example` names: a shipped recipe under recipes/ and the edits that let a copy of it
- * work away from recipes/, or a folder under recipes/ copied whole. Generating each starter from
+ * A starter `--example` names: a shipped recipe and the edits that let a copy of it work away from
+ * recipes/, or a folder copied whole (paths are relative to the atk package). Generating each starter from
  * its shipped recipe keeps the two from drifting apart; an edit whose `from` text the recipe no
  * longer holds fails (init.test.ts writes every starter).
  */
 export type Starter =
   | {
-      /** The shipped recipe, relative to recipes/. */
+      /** The shipped recipe. */
       readonly recipe: string;
       /** `[from, to]`: text of the recipe that occurs once, and its replacement in the starter. */
       readonly edits?: readonly (readonly [from: string, to: string])[];
-      /** Files under recipes/ written beside the starter. */
+      /** Files written beside the starter. */
       readonly companions?: readonly string[];
     }
   | {
-      /** A folder under recipes/ holding `<name>.yaml` and the files it reads. */
+      /** A folder holding `<name>.yaml` and the files it reads. */
       readonly folder: string;
     };
 
@@ -102,12 +102,12 @@ const TINY_MODEL_ANYWHERE = [
 
 /** Every starter, by the name `--example` takes. */
 export const STARTERS: Readonly<Record<string, Starter>> = {
-  quickstart: { recipe: 'quickstart.yaml', edits: [TINY_MODEL_ANYWHERE] },
-  gsm8k: { recipe: 'gsm8k-grpo.yaml' },
-  deepcoder: { recipe: 'deepcoder-grpo.yaml' },
-  tau2: { recipe: 'tau2-retail-grpo.yaml' },
+  quickstart: { recipe: 'recipes/quickstart.yaml', edits: [TINY_MODEL_ANYWHERE] },
+  gsm8k: { recipe: 'recipes/gsm8k-grpo.yaml' },
+  deepcoder: { recipe: 'recipes/deepcoder-grpo.yaml' },
+  tau2: { recipe: 'recipes/tau2-retail-grpo.yaml' },
   external: {
-    recipe: 'external-agent.yaml',
+    recipe: 'recipes/external-agent.yaml',
     edits: [
       TINY_MODEL_ANYWHERE,
       [
@@ -116,10 +116,10 @@ export const STARTERS: Readonly<Record<string, Starter>> = {
       ],
       ['command: [python3, ../examples/external-python/agent.py]', 'command: [python3, agent.py]'],
     ],
-    // The shipped copy of examples/external-python/agent.py (examples/ is not in the package).
-    companions: ['examples/external/agent.py'],
+    // examples/external-python/agent.py links to it; examples/ is not in the package.
+    companions: ['recipes/examples/external/agent.py'],
   },
-  custom: { folder: 'examples/custom' },
+  custom: { folder: 'recipes/examples/custom' },
 };
 
 /** The starters `--example` accepts. */
@@ -132,22 +132,22 @@ async function starterFiles(
   name: string,
   starter: Starter,
 ): Promise<{ readonly recipe: string; readonly companions: readonly string[] }> {
-  const recipes = join(projectRoot(), 'recipes');
+  const root = projectRoot();
   if ('folder' in starter) {
-    const folder = join(recipes, starter.folder);
+    const folder = join(root, starter.folder);
     const others = (await readdir(folder)).filter((f) => f !== `${name}.yaml`);
     return {
       recipe: await readFile(join(folder, `${name}.yaml`), 'utf8'),
       companions: others.map((f) => join(folder, f)),
     };
   }
-  let recipe = await readFile(join(recipes, starter.recipe), 'utf8');
+  let recipe = await readFile(join(root, starter.recipe), 'utf8');
   for (const [from, to] of starter.edits ?? []) {
     // An internal error, not the user's: the shipped recipe changed under the edit (init.test.ts says so first).
-    if (recipe.split(from).length !== 2) throw new Error(`recipes/${starter.recipe} holds '${from}' not exactly once`);
+    if (recipe.split(from).length !== 2) throw new Error(`${starter.recipe} holds '${from}' not exactly once`);
     recipe = recipe.replace(from, to);
   }
-  return { recipe, companions: (starter.companions ?? []).map((f) => join(recipes, f)) };
+  return { recipe, companions: (starter.companions ?? []).map((f) => join(root, f)) };
 }
 
 /** The recipe with its launch comment (`# atk run recipes/x.yaml`, `# npx atk run ...`) naming the file it is written to. */
