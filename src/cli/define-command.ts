@@ -3,7 +3,7 @@ import { AtkError } from '../errors/index.js';
 
 /**
  * A yargs command from plain option objects: the handler's argv is typed from them (yargs'
- * `InferredOptionTypes`), so a command declares each option once and casts nothing. The options are
+ * `InferredOptionType`), so a command declares each option once and casts nothing. The options are
  * registered in the order given, which is the order `--help` lists them in.
  */
 export function defineCommand<
