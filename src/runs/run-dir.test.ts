@@ -1,9 +1,19 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readlinkSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { platform, release, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import {
@@ -19,8 +29,15 @@ import {
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
 function runsDir(): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), 'atk-runs-')));
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'atk-runs-')));
+  made.push(dir);
+  return dir;
 }
 
 function newRun(dir: string, name = 'demo', resolvedYaml = 'name: demo\ntrain:\n  steps: 4\n'): Promise<RunDir> {
@@ -175,34 +192,85 @@ describe('RunDir', () => {
     await run.setStatus('running');
     expect((await run.manifest()).finished_at).toBeUndefined();
   });
+});
 
-  test('never leaves a torn manifest, trajectory or metrics line when its writer is killed mid-write', async () => {
+describe('RunDir writers killed mid-write', () => {
+  // Big enough that a write takes many syscalls; the child kills itself at a chosen point (see dieAt in
+  // the fixture), so whether the kill lands mid-write never depends on timing.
+  const BYTES = 4 * 1024 * 1024;
+  const OLD = 'old';
+
+  /** A run whose manifest, summary, trajectories and metrics all hold old content; returns it and that content. */
+  async function oldRun(): Promise<{ run: RunDir; files: Record<string, string>; old: Record<string, string> }> {
     const run = await newRun(runsDir());
-    const size = 1024 * 1024;
-    // Three kills at arbitrary moments inside the write loop: a non-atomic writer is caught mid-write.
-    for (let kill = 0; kill < 3; kill++) {
-      const child = spawn('node', ['--import', 'tsx', CHILD, 'churn', run.dir, String(size)], {
-        cwd: projectRoot(),
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      await new Promise<void>((resolve) => {
-        let out = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          out += String(chunk);
-          if (/wrote 2\b/.test(out)) setTimeout(() => child.kill('SIGKILL'), Math.floor(Math.random() * 30));
-        });
-        child.on('exit', () => resolve());
-      });
-      const manifest = JSON.parse(readFileSync(run.paths.manifest, 'utf8')) as { churn: { padding: string } };
-      const records = (await run.readTrajectories(0)) as { round: number; padding: string }[];
-      expect(manifest.churn.padding).toHaveLength(size);
-      expect(records).toHaveLength(2);
-      expect(records.every((r) => r.padding.length === size && r.round === records[0]!.round)).toBe(true);
-      await run.truncateMetricsAfter(Number.MAX_SAFE_INTEGER); // what resume does first
-    }
-    const metrics = await run.readMetrics();
-    expect(metrics.length).toBeGreaterThan(0);
-    expect(metrics.every((m) => m.kind === 'train' && typeof m.step === 'number')).toBe(true);
+    await run.updateManifest({ padding: OLD });
+    await run.writeSummary({ padding: OLD });
+    await run.writeTrajectories(1, [{ padding: OLD }]);
+    // A long first line, so that the rewrite that keeps it is as big as the other files.
+    for (const step of [1, 2, 3])
+      await run.appendMetrics({ kind: 'train', step, padding: step === 1 ? OLD.repeat(BYTES) : OLD });
+    const files: Record<string, string> = {
+      manifest: run.paths.manifest,
+      summary: run.paths.summary,
+      trajectories: run.trajectoryPath(1),
+      'metrics-rewrite': run.paths.metrics,
+      'metrics-append': run.paths.metrics,
+    };
+    const old = Object.fromEntries(Object.entries(files).map(([k, path]) => [k, readFileSync(path, 'utf8')]));
+    return { run, files, old };
+  }
+
+  /** Run the fixture child that rewrites `file` with BYTES of new content and dies `at`; resolves with how it ended. */
+  async function rewriteAndDie(
+    run: RunDir,
+    file: string,
+    at: string,
+  ): Promise<{ code: number | null; signal: string | null }> {
+    const child = spawn('node', ['--import', 'tsx', CHILD, 'die', run.dir, file, at, String(BYTES)], {
+      cwd: projectRoot(),
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    return new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Temporary files (dot-prefixed) left beside `path`, with their sizes. */
+  function leftovers(path: string): number[] {
+    const dir = dirname(path);
+    return readdirSync(dir)
+      .filter((n) => n.startsWith(`.${basename(path)}.`) && n.endsWith('.tmp'))
+      .map((n) => statSync(join(dir, n)).size);
+  }
+
+  test.each(['manifest', 'summary', 'trajectories', 'metrics-rewrite'])(
+    'returns the old %s whole when its writer dies with half the new bytes written, and when it dies before the rename',
+    async (file) => {
+      const { run, files, old } = await oldRun();
+      const path = files[file]!;
+      expect(await rewriteAndDie(run, file, 'mid-write')).toStrictEqual({ code: null, signal: 'SIGKILL' });
+      expect(readFileSync(path, 'utf8')).toBe(old[file]);
+      // The kill landed mid-write: half of a multi-megabyte new file is on disk, only not at `path`.
+      expect(leftovers(path).length).toBe(1);
+      expect(leftovers(path)[0]).toBeGreaterThan(BYTES / 4);
+
+      expect(await rewriteAndDie(run, file, 'before-rename')).toStrictEqual({ code: null, signal: 'SIGKILL' });
+      expect(readFileSync(path, 'utf8')).toBe(old[file]);
+      // Directory listings skip the leftovers: the run still has exactly the trajectories it had.
+      expect(await run.trajectorySteps()).toStrictEqual([1]);
+
+      expect(await rewriteAndDie(run, file, 'never')).toStrictEqual({ code: 0, signal: null });
+      expect(readFileSync(path, 'utf8')).not.toBe(old[file]);
+      expect(readFileSync(path, 'utf8').length).toBeGreaterThan(BYTES);
+    },
+  );
+
+  test('returns the metrics lines appended before a writer that died mid-append, and the resume rewrite drops its torn line', async () => {
+    const { run, files, old } = await oldRun();
+    const before = await run.readMetrics();
+    expect(await rewriteAndDie(run, 'metrics-append', 'mid-write')).toStrictEqual({ code: null, signal: 'SIGKILL' });
+    expect(readFileSync(files['metrics-append']!, 'utf8').length).toBeGreaterThan(old['metrics-append']!.length);
+    expect(await run.readMetrics()).toStrictEqual(before);
+    await run.truncateMetricsAfter(Number.MAX_SAFE_INTEGER); // what resume does first
+    expect(readFileSync(files['metrics-append']!, 'utf8')).toBe(old['metrics-append']);
   });
 });
 
