@@ -111,12 +111,11 @@ export const STARTERS: Readonly<Record<string, Starter>> = {
     edits: [
       TINY_MODEL_ANYWHERE,
       [
-        '(examples/external-python/agent.py, standard library only)',
+        '(examples/external/agent.py beside this file, standard library only)',
         '(agent.py beside this file, standard library only)',
       ],
-      ['command: [python3, ../examples/external-python/agent.py]', 'command: [python3, agent.py]'],
+      ['command: [python3, examples/external/agent.py]', 'command: [python3, agent.py]'],
     ],
-    // examples/external-python/agent.py links to it; examples/ is not in the package.
     companions: ['recipes/examples/external/agent.py'],
   },
   custom: { folder: 'recipes/examples/custom' },
