@@ -1,9 +1,9 @@
 /**
  * The nodes atk may place processes on: this machine (local), the Slurm allocation it runs inside
- * (read from the environment salloc/sbatch set), or the recipe's host list.
+ * (read from the environment salloc/sbatch set), or the recipe's host list. Each launcher reads its own
+ * (launchers.ts, readAllocation).
  */
 import type { ClusterConfig } from '../recipe/cluster-schema.js';
-import { expandHostlist } from './hostlist.js';
 
 /** Nodes available to a run, in placement order. */
 export interface Allocation {
@@ -15,34 +15,6 @@ export interface Allocation {
   readonly jobId?: string;
   /** Where the node list came from, for messages: `SLURM_JOB_NODELIST=n[1-2]`, `cluster.hosts`. */
   readonly source: string;
-}
-
-/**
- * The allocation the recipe's launcher sees. For slurm, undefined outside an allocation (no
- * SLURM_JOB_ID/SLURM_JOB_NODELIST in `env`): `atk validate` then checks the recipe alone.
- * @throws InputError when a hostlist is malformed.
- */
-export function readAllocation(cluster: ClusterConfig, env: NodeJS.ProcessEnv = process.env): Allocation | undefined {
-  if (cluster.launcher === 'local')
-    return { launcher: 'local', nodes: ['localhost'], gpusPerNode: undefined, source: 'this machine' };
-  if (cluster.launcher === 'hosts') {
-    return {
-      launcher: 'hosts',
-      nodes: (cluster.hosts ?? []).flatMap((h) => expandHostlist(h)),
-      gpusPerNode: cluster.gpus_per_node,
-      source: 'cluster.hosts',
-    };
-  }
-  const nodelist = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
-  const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
-  if (!nodelist || !jobId) return undefined;
-  return {
-    launcher: 'slurm',
-    nodes: expandHostlist(nodelist),
-    gpusPerNode: slurmGpusPerNode(env),
-    jobId,
-    source: `SLURM_JOB_NODELIST=${nodelist}`,
-  };
 }
 
 /**

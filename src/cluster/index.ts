@@ -1,6 +1,7 @@
 /** Placing the trainer and engine replicas on a Slurm allocation or a host list. */
 export { expandHostlist } from './hostlist.js';
-export { readAllocation, slurmGpusPerNode, type Allocation } from './allocation.js';
+export { slurmGpusPerNode, type Allocation } from './allocation.js';
+export { readAllocation } from './launchers.js';
 export {
   describePlacement,
   placementDemand,

@@ -1,10 +1,11 @@
 /**
- * The ways a cluster launcher reaches its nodes, one object per `cluster.launcher`: how a node is
- * addressed, how a command runs there, how a directory is copied there, how its steps are watched and
- * ended. The local launcher places nothing (everything stays on loopback), so it has no nodes to reach.
+ * The cluster launchers, one object per `cluster.launcher`: the nodes each may place on, and how it
+ * reaches them (how a node is addressed, how a command runs there, how a directory is copied there, how
+ * its steps are watched and ended). The local launcher places nothing: everything stays on loopback.
  */
 import type { ClusterConfig } from '../recipe/cluster-schema.js';
-import type { Allocation } from './allocation.js';
+import { slurmGpusPerNode, type Allocation } from './allocation.js';
+import { expandHostlist } from './hostlist.js';
 import { uploadThroughTemplate } from './hosts-upload.js';
 import {
   cancelSteps,
@@ -15,7 +16,19 @@ import {
   type StepCommand,
 } from './slurm-steps.js';
 
-/** One launcher's way of reaching the nodes of an allocation. */
+/** One cluster launcher: the nodes it may place on, and how it reaches them. */
+export interface ClusterLauncher {
+  /**
+   * The allocation this launcher sees; undefined for slurm outside one (no SLURM_JOB_ID/SLURM_JOB_NODELIST
+   * in `env`): `atk validate` then checks the recipe alone.
+   * @throws InputError when a hostlist is malformed.
+   */
+  allocation(cluster: ClusterConfig, env: NodeJS.ProcessEnv): Allocation | undefined;
+  /** How it reaches the nodes of an allocation; absent for local, which places nothing. */
+  readonly reach?: LauncherFactory;
+}
+
+/** A launcher's way of reaching the nodes of one allocation. */
 export interface Launcher {
   /** The address other nodes reach `node` at. */
   address(node: string): Promise<string>;
@@ -38,21 +51,47 @@ export interface PlacedStep {
   readonly gpusPerNode?: number | undefined;
 }
 
-/**
- * How the recipe's `cluster.launcher` reaches the nodes of an allocation (`prefix` starts every step name
- * of this run); undefined for the local launcher, which places nothing.
- */
+/** The allocation the recipe's launcher sees (see {@link ClusterLauncher.allocation}). */
+export function readAllocation(cluster: ClusterConfig, env: NodeJS.ProcessEnv = process.env): Allocation | undefined {
+  return LAUNCHERS[cluster.launcher].allocation(cluster, env);
+}
+
+/** How the recipe's launcher reaches the nodes of an allocation; undefined for the local launcher. */
 export function launcherFor(cluster: ClusterConfig): LauncherFactory | undefined {
-  return LAUNCHERS[cluster.launcher];
+  return LAUNCHERS[cluster.launcher].reach;
 }
 
 /** A launcher for one allocation; `prefix` starts every step name of this run. */
 export type LauncherFactory = (allocation: Allocation, cluster: ClusterConfig, prefix: string) => Launcher;
 
-const LAUNCHERS: Readonly<Record<ClusterConfig['launcher'], LauncherFactory | undefined>> = {
-  local: undefined,
-  slurm: slurmLauncher,
-  hosts: hostsLauncher,
+const LAUNCHERS: Readonly<Record<ClusterConfig['launcher'], ClusterLauncher>> = {
+  local: {
+    allocation: () => ({ launcher: 'local', nodes: ['localhost'], gpusPerNode: undefined, source: 'this machine' }),
+  },
+  slurm: {
+    allocation: (_cluster, env) => {
+      const nodelist = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
+      const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
+      if (!nodelist || !jobId) return undefined;
+      return {
+        launcher: 'slurm',
+        nodes: expandHostlist(nodelist),
+        gpusPerNode: slurmGpusPerNode(env),
+        jobId,
+        source: `SLURM_JOB_NODELIST=${nodelist}`,
+      };
+    },
+    reach: slurmLauncher,
+  },
+  hosts: {
+    allocation: (cluster) => ({
+      launcher: 'hosts',
+      nodes: (cluster.hosts ?? []).flatMap((h) => expandHostlist(h)),
+      gpusPerNode: cluster.gpus_per_node,
+      source: 'cluster.hosts',
+    }),
+    reach: hostsLauncher,
+  },
 };
 
 /** `srun` steps inside the Slurm allocation atk runs in, found and cancelled by their name prefix. */

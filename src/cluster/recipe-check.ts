@@ -4,7 +4,7 @@
  */
 import { AtkError } from '../errors/index.js';
 import type { ResolvedRecipe } from '../recipe/resolve.js';
-import { readAllocation } from './allocation.js';
+import { readAllocation } from './launchers.js';
 import { planPlacement, staticPlacementProblems, type PlacementProblem } from './placement.js';
 
 /**

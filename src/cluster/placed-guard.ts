@@ -1,0 +1,136 @@
+/**
+ * Watching the processes a cluster launcher placed: a lost node or step (the process ended, or it stopped
+ * answering its heartbeats) fails the trainer call or weight sync it happens in, naming node and component.
+ */
+import type { ProviderError } from '../errors/index.js';
+import type { PlacedListener } from '../policy/index.js';
+import type { Allocation } from './allocation.js';
+import { watchLiveness } from './liveness.js';
+import type { Placement } from './placement.js';
+
+/** A placed process atk watches: it must not end before the run does. */
+export interface PlacedProcess {
+  /** `trainer` or `engine replica <i>`. */
+  readonly component: string;
+  readonly node: string;
+  readonly logFile: string;
+  readonly exited: Promise<number | null>;
+}
+
+/** What the guard asks of a cluster launch: the placement, and the processes it watches. */
+export interface WatchedPlacement {
+  readonly allocation: Allocation;
+  readonly placement: Placement;
+  /** Remembers processes whose end before close() is a lost node or step. */
+  watch(processes: readonly PlacedProcess[]): void;
+  /** The first watched process that ended before close(), as the error that fails the step. */
+  failure(): ProviderError | undefined;
+  /** Where `node` is, for messages: `node n2 (slurm job 7)` or `host gpu3`. */
+  where(node: string): string;
+}
+
+/** The parts of a running policy the guard wraps: the trainer's calls and the weight sync. */
+export interface GuardablePolicy {
+  readonly trainer: object;
+  readonly sync: object;
+  readonly facts: Readonly<Record<string, unknown>>;
+  /** Rejects once a placed process is lost (set here). */
+  readonly lost?: Promise<never>;
+  close(): Promise<void>;
+}
+
+/** How long a failed call waits for a lost process to be noticed, so the error names it rather than a refused connection. */
+const LOSS_GRACE_MS = 5000;
+
+/**
+ * Watches the placed trainer and engine replicas and makes every trainer call and weight sync fail
+ * with the named loss (component, node, log) once one of them has ended: a lost node or step fails the
+ * step it happens in rather than leaving atk waiting. The placement goes into the run manifest's facts.
+ */
+export function guardPlacedPolicy<P extends GuardablePolicy>(
+  policy: P,
+  cluster: WatchedPlacement,
+  trainer: Listening,
+  engines: readonly Listening[],
+): P {
+  const { placement } = cluster;
+  cluster.watch([
+    { component: 'trainer', node: placement.trainerNodes[0]!, ...pick(trainer) },
+    ...engines.map((p, i) => ({
+      component: `engine replica ${i}`,
+      node: placement.engineReplicas[i]?.node ?? '?',
+      ...pick(p),
+    })),
+  ]);
+  // Between calls too (the rollout phase): a lost process, or one that stopped answering, fails the step.
+  const liveness = watchLiveness({
+    failure: () => cluster.failure(),
+    heartbeats: [
+      {
+        component: 'trainer',
+        where: cluster.where(placement.trainerNodes[0]!),
+        url: trainer.baseUrl,
+        path: '/control/health',
+      },
+      ...engines.map((p, i) => ({
+        component: `engine replica ${i}`,
+        where: cluster.where(placement.engineReplicas[i]?.node ?? '?'),
+        url: p.baseUrl,
+        path: '/health',
+      })),
+    ],
+  });
+  const guard = async <R>(call: () => Promise<R>): Promise<R> => {
+    const lost = cluster.failure();
+    if (lost) throw lost;
+    try {
+      // A call to a lost component may wait out its whole timeout (a hung node answers nothing): the loss ends it.
+      return await Promise.race([call(), liveness.lost]);
+    } catch (error) {
+      for (
+        const end = performance.now() + LOSS_GRACE_MS;
+        performance.now() < end;
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
+        const named = cluster.failure();
+        if (named) throw named;
+      }
+      throw error;
+    }
+  };
+  return {
+    ...policy,
+    trainer: guardMethods(policy.trainer, guard),
+    sync: guardMethods(policy.sync, guard),
+    lost: liveness.lost,
+    close: async () => {
+      liveness.stop();
+      await policy.close();
+    },
+    facts: {
+      ...policy.facts,
+      cluster: cluster.allocation.launcher,
+      trainer_nodes: placement.trainerNodes,
+      engine_nodes: placement.engineReplicas.map((r) => r.node),
+    },
+  };
+}
+
+/** A placed process with the base URL its heartbeats go to. */
+type Listening = PlacedListener;
+
+function pick(p: Pick<PlacedProcess, 'logFile' | 'exited'>): Pick<PlacedProcess, 'logFile' | 'exited'> {
+  return { logFile: p.logFile, exited: p.exited };
+}
+
+/** `target` with each of its methods run through `guard` (the trainer calls and sync are async). */
+function guardMethods<T extends object>(target: T, guard: <R>(call: () => Promise<R>) => Promise<R>): T {
+  return new Proxy(target, {
+    get(object, key) {
+      const value: unknown = Reflect.get(object, key);
+      return typeof value === 'function'
+        ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(object, args))
+        : value;
+    },
+  });
+}
