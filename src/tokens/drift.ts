@@ -2,31 +2,10 @@ import type { ChatMessage, ChatTool } from './chat-types.js';
 import { probeTemplate } from './incremental-render.js';
 import type { ModelTokenizer } from './model-tokenizer.js';
 import { diffTokens } from './token-diff.js';
+import type { DriftReport } from './drift-report.js';
 import type { TokenTrajectory } from './trajectory.js';
 
-/** One place where the re-rendered conversation differs from the trajectory. */
-export interface DriftHunk {
-  /** Token range in the trajectory, `[start, end)`. */
-  readonly trajectory: { readonly start: number; readonly end: number; readonly text: string };
-  /** Token range in the re-rendered conversation. */
-  readonly rerendered: { readonly start: number; readonly end: number; readonly text: string };
-  /** Model (mask 1) tokens inside the trajectory range: what a text pipeline would train on wrongly. */
-  readonly modelTokens: number;
-}
-
-/** What a text-based pipeline would have trained on, compared with the exact tokens. */
-export interface DriftReport {
-  readonly identical: boolean;
-  readonly trajectoryTokens: number;
-  readonly rerenderedTokens: number;
-  /** First token index where the two differ, or null. */
-  readonly firstDivergence: number | null;
-  /** Model tokens the text pipeline would get wrong, summed over all hunks. */
-  readonly changedModelTokens: number;
-  readonly hunkCount: number;
-  /** The first `maxHunks` hunks. */
-  readonly hunks: readonly DriftHunk[];
-}
+export type { DriftHunk, DriftReport } from './drift-report.js';
 
 /** What the audit re-renders: the conversation the trajectory covers, as the template sees it. */
 export interface DriftAuditInput {

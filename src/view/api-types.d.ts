@@ -2,10 +2,15 @@
  * The JSON of the viewer's API (`GET /api/<route>`), declared once for both of its sides: the server
  * (src/view/api.ts) types every answer with `ApiAnswers`, and the browser bundle (viewer/, built by
  * viewer/tsconfig.json) reads the answers with the same types. A declaration file holds types only,
- * so neither build emits anything for it; it imports nothing, as the browser build has no Node types.
- * The server's own types (the drift report, tool-use figures, conversation turns, trajectory lines)
- * are checked against these where an answer is built, so a field renamed there fails to compile.
+ * so neither build emits anything for it; it imports only other declaration files (the drift report,
+ * conversation turns), as the browser build has no Node types. The server's other types (tool-use
+ * figures, trajectory lines) are checked against these where an answer is built, so a field renamed
+ * there fails to compile.
  */
+import type { DriftReport } from '../tokens/drift-report.js';
+import type { ConversationPart, ConversationTurn } from '../ui/trajectory/conversation-turn.js';
+
+export type { ConversationPart, ConversationTurn, DriftReport };
 
 /** Every route and what it answers; a failed request answers `ApiError` instead. */
 export interface ApiAnswers {
@@ -148,25 +153,6 @@ export interface EpisodeRecord {
   readonly messages: readonly unknown[];
 }
 
-/** A recorded message in one neutral shape, whichever form the trajectory line holds it in. */
-export interface ConversationTurn {
-  readonly role: 'system' | 'user' | 'assistant' | 'tool';
-  readonly parts: readonly ConversationPart[];
-}
-
-/** One block of a turn: text, reasoning, a tool call, or a tool's result. */
-export type ConversationPart =
-  | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'reasoning'; readonly text: string }
-  | { readonly kind: 'toolCall'; readonly id: string; readonly name: string; readonly input: unknown }
-  | {
-      readonly kind: 'toolResult';
-      readonly id: string;
-      readonly name: string;
-      readonly status: 'success' | 'error';
-      readonly text: string;
-    };
-
 /** `/api/tokens`: every token of an episode decoded, its segments, and the drift audit. Tokens are tuples to keep long episodes small on the wire. */
 export interface EpisodeTokens {
   readonly length: number;
@@ -181,29 +167,6 @@ export interface EpisodeTokens {
   /** `[id, text, mask, logprob]` per token; logprob null on environment tokens. */
   readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
   readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
-}
-
-/** What a text-based pipeline would have trained on, compared with the exact tokens. */
-export interface DriftReport {
-  readonly identical: boolean;
-  readonly trajectoryTokens: number;
-  readonly rerenderedTokens: number;
-  /** First token index where the two differ, or null. */
-  readonly firstDivergence: number | null;
-  /** Model tokens the text pipeline would get wrong, summed over all hunks. */
-  readonly changedModelTokens: number;
-  readonly hunkCount: number;
-  readonly hunks: readonly DriftHunk[];
-}
-
-/** One place where the re-rendered text gives other tokens than the trajectory. */
-export interface DriftHunk {
-  /** Token range in the trajectory, `[start, end)`. */
-  readonly trajectory: { readonly start: number; readonly end: number; readonly text: string };
-  /** Token range in the re-rendered conversation. */
-  readonly rerendered: { readonly start: number; readonly end: number; readonly text: string };
-  /** Model (mask 1) tokens inside the trajectory range. */
-  readonly modelTokens: number;
 }
 
 /** `/api/task`: every recorded episode of one task, training steps first, then evals. */

@@ -1,25 +1,12 @@
+import type { ConversationPart, ConversationTurn } from './conversation-turn.js';
+
 /**
  * The recorded conversation of an episode in one neutral shape for the viewers. Trajectory lines hold
  * Strands MessageData (`{role, content: [{text} | {toolUse} | {toolResult} | {reasoning}]}`) after an
  * optional `{role: 'system', content: [{text}]}`; sft reference episodes hold chat-template messages
  * (`{role, content: string, tool_calls?}`). Both read the same here.
  */
-export type ConversationPart =
-  | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'reasoning'; readonly text: string }
-  | { readonly kind: 'toolCall'; readonly id: string; readonly name: string; readonly input: unknown }
-  | {
-      readonly kind: 'toolResult';
-      readonly id: string;
-      readonly name: string;
-      readonly status: 'success' | 'error';
-      readonly text: string;
-    };
-
-export interface ConversationTurn {
-  readonly role: 'system' | 'user' | 'assistant' | 'tool';
-  readonly parts: readonly ConversationPart[];
-}
+export type { ConversationPart, ConversationTurn };
 
 /** Normalises recorded messages; unknown block kinds become a text part naming the kind. */
 export function conversationTurns(messages: readonly unknown[]): ConversationTurn[] {
