@@ -11,6 +11,7 @@ import { hermesParser } from '../tokens/tool-calls/hermes.js';
 import { externalEpisodeResult } from './external-episode.js';
 import type { GatewayEpisodeOptions } from './gateway-episode.js';
 import { startGateway, type Gateway } from './server.js';
+import { ADD_TOOL } from '../__fixtures__/openai-tools.js';
 
 // The official `openai` client against the gateway in front of the real embedded engine (the trainer
 // serving the warm-started models/tiny-arith, which writes Hermes calculator calls on arith prompts).
@@ -294,14 +295,7 @@ describe('gateway with the openai client', () => {
 
   test('returns a call of a tool the request did not offer as a tool call, counted as unknown_tool', async () => {
     const { client, endpoint } = episode();
-    const add = {
-      type: 'function' as const,
-      function: {
-        name: 'add',
-        description: 'Add two numbers',
-        parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
-      },
-    };
+    const add = ADD_TOOL;
     const completion = await client.chat.completions.create({
       model: 'policy',
       messages: [{ role: 'user', content: tasks[0]!.prompt }],

@@ -10,20 +10,14 @@ import { hermesParser } from '../tokens/tool-calls/hermes.js';
 import { externalEpisodeResult } from './external-episode.js';
 import type { GatewayEpisodeOptions } from './gateway-episode.js';
 import { startGateway, type Gateway } from './server.js';
+import { ADD_TOOL } from '../__fixtures__/openai-tools.js';
 
 // Where OpenAI and vLLM agree on what a Chat Completions server answers, the gateway answers the same:
 // the official `openai` client against the gateway, in front of an engine double whose "model" writes
 // exactly the text each test scripts.
 const CALL = (a: number, b: number): string =>
   `<tool_call>\n{"name": "add", "arguments": {"a": ${a}, "b": ${b}}}\n</tool_call>`;
-const add = {
-  type: 'function' as const,
-  function: {
-    name: 'add',
-    description: 'Add two numbers',
-    parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } } },
-  },
-};
+const add = ADD_TOOL;
 const ask = [{ role: 'user' as const, content: 'What is 2 + 3?' }];
 
 let tokenizer: ModelTokenizer;
