@@ -36,7 +36,7 @@ const workerCount = Number(process.env.ATK_BENCH_WORKERS ?? 2);
 const promptWords = Number(process.env.ATK_BENCH_PROMPT_WORDS ?? 0);
 if (!Number.isInteger(promptWords) || promptWords < 0)
   throw new Error('ATK_BENCH_PROMPT_WORDS must be a whole number >= 0');
-const padding = promptWords > 0 ? ` Notes: ${'note '.repeat(promptWords).trim()}` : '';
+const padding = promptWords > 0 ? ` Notes ${'note '.repeat(promptWords).trim()}` : '';
 registerBuiltins();
 const tok = await qwen3();
 
