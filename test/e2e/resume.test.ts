@@ -1,19 +1,21 @@
 /**
- * `atk run --resume` after SIGKILL at random moments: every resume finishes, no file is torn, and
- * each completed step is recorded exactly once.
+ * `atk run --resume` after SIGKILLs timed by what the run writes (a checkpoint committed, a step's
+ * trajectories, a step's rollouts started), never by the clock: every resume finishes, each completed
+ * step is recorded exactly once, and training goes on from the checkpoint's weights and optimizer state.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { datasetContext } from '../../src/datasets/context.js';
 import { datasets } from '../../src/datasets/index.js';
 import { loadRecipe } from '../../src/recipe/index.js';
 import { tasksForStep } from '../../src/rollout/task-stream.js';
+import { CHECKPOINT_MARKER, stepName } from '../../src/runs/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import '../../src/builtins.js';
-import { BIN, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
+import { BIN, python, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
 const STEPS = 6;
 const OVERRIDES = [
@@ -23,68 +25,129 @@ const OVERRIDES = [
   'algorithm.group_size=4',
   'dataset.eval_limit=4',
 ];
+const RECIPE = 'recipes/smoke/quickstart.yaml';
 
-/** Start `atk run`, SIGKILL it after `killAfterMs` (if still running); resolves when it is gone. */
-async function runAndKill(args: readonly string[], killAfterMs: number | (() => Promise<void>)): Promise<boolean> {
-  const child = execa('node', [BIN, 'run', ...args], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
-  const deadline = typeof killAfterMs === 'number' ? sleep(killAfterMs) : killAfterMs();
-  const finished = await Promise.race([child.then(() => true), deadline.then(() => false)]);
-  if (!finished) child.kill('SIGKILL');
-  await child;
-  return finished;
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh runs directory, removed after the tests. */
+function runsDir(): string {
+  const dir = tempRunsDir();
+  made.push(dir);
+  return dir;
 }
 
-/** The run's version directory under `runsDir` once `atk run` has made it (the CLI first checks torch, loads the recipe and data). */
-async function versionDir(runsDir: string): Promise<string> {
+/** What a run directory shows while its run goes on; the kill moments below are these. */
+type Sign = (dir: string) => boolean;
+
+/** The version directory has been created (the trainer is still starting). */
+const created: Sign = (dir) => existsSync(join(dir, 'manifest.json'));
+/** Step `step`'s trajectories are on disk (its checkpoint may not be). */
+const recorded =
+  (step: number): Sign =>
+  (dir) =>
+    existsSync(join(dir, 'trajectories', `${stepName(step)}.jsonl`));
+/** The checkpoint after `step` is committed (its marker is written last, atomically). */
+const committed =
+  (step: number): Sign =>
+  (dir) =>
+    existsSync(join(dir, 'checkpoints', stepName(step), CHECKPOINT_MARKER));
+/** Collection of step `step`'s rollouts has begun (logs/collect.jsonl has its line). */
+const collecting =
+  (step: number): Sign =>
+  (dir) =>
+    readJsonlSafe(join(dir, 'logs', 'collect.jsonl')).some((l) => l.step === step);
+
+/** The lines of a JSONL file that parse (a line being written may be torn). */
+function readJsonlSafe(path: string): Record<string, unknown>[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+}
+
+/** The single version directory under `runsDir` once `atk run` has made it. */
+function versionDir(runsDir: string): string | undefined {
   const root = join(runsDir, 'smoke-quickstart');
-  for (let waited = 0; waited < 120_000; waited += 100) {
-    const version = existsSync(root) ? readdirSync(root).find((v) => /^v\d+$/.test(v)) : undefined;
-    if (version) return join(root, version);
-    await sleep(100);
-  }
-  throw new Error(`no run directory under ${root} after 120 s`);
+  const version = existsSync(root) ? readdirSync(root).find((v) => /^v\d+$/.test(v)) : undefined;
+  return version === undefined ? undefined : join(root, version);
 }
 
 /**
- * A new smoke quickstart run with `overrides`, SIGKILLed `killTimes[0]` ms after its run directory
- * appears, then resumed and SIGKILLed after each later kill time, then resumed to the end.
+ * Run `atk run args` and SIGKILL it as soon as the run directory (found by `dir`) shows `sign`; resolves
+ * once the process is gone with whether it was killed (false: it ended first, the sign never showed).
  */
-async function killAndResume(overrides: readonly string[], killTimes: readonly number[]) {
-  const runsDir = tempRunsDir();
-  let dir = '';
-  await runAndKill(
-    ['recipes/smoke/quickstart.yaml', ...OVERRIDES, ...overrides, `output.runs_dir=${runsDir}`],
-    async () => {
-      dir = await versionDir(runsDir);
-      await sleep(killTimes[0]!);
-    },
-  );
-  dir ||= await versionDir(runsDir);
-  for (const ms of killTimes.slice(1)) await runAndKill(['--resume', dir], ms);
-  const final = await execa('node', [BIN, 'run', '--resume', dir], {
-    reject: false,
-    cwd: projectRoot(),
-    env: { CI: 'true' },
+async function runUntil(args: readonly string[], dir: () => string | undefined, sign: Sign): Promise<boolean> {
+  const child = execa('node', [BIN, 'run', ...args], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+  let ended = false;
+  void child.then(() => {
+    ended = true;
   });
-  return { dir, final };
+  for (;;) {
+    const at = dir();
+    if (at !== undefined && sign(at)) break;
+    if (ended) return false;
+    await sleep(20);
+  }
+  child.kill('SIGKILL');
+  await child;
+  return true;
+}
+
+/** `atk run --resume dir` to the end. */
+function resume(dir: string) {
+  return execa('node', [BIN, 'run', '--resume', dir], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
+}
+
+/**
+ * A new smoke quickstart run with `overrides`, SIGKILLed when its directory shows `signs[0]`, then
+ * resumed and SIGKILLed at each later sign, then resumed to the end. Fails if a sign never showed.
+ */
+async function killAndResume(overrides: readonly string[], signs: readonly Sign[]) {
+  const runs = runsDir();
+  const args = [RECIPE, ...OVERRIDES, ...overrides, `output.runs_dir=${runs}`];
+  expect(await runUntil(args, () => versionDir(runs), signs[0]!)).toBe(true);
+  const dir = versionDir(runs)!;
+  for (const sign of signs.slice(1)) expect(await runUntil(['--resume', dir], () => dir, sign)).toBe(true);
+  return { dir, final: await resume(dir) };
 }
 
 describe('atk run --resume', () => {
-  it('returns a complete run after repeated SIGKILLs, with every step recorded once', async () => {
-    // Deterministic "random" kill times, spread over trainer start-up, rollouts, training and checkpoints.
-    const { dir, final } = await killAndResume([], [1_000, 6_500, 5_200, 7_300]);
-    expect(final.stderr).toBe('');
-    expect(final.exitCode).toBe(0);
+  it('returns a complete run after SIGKILLs in start-up, between a step and its checkpoint, at a checkpoint and in rollouts, with every step recorded once', async () => {
+    const { dir, final } = await killAndResume([], [created, recorded(2), committed(3), collecting(5)]);
+    expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
     const metrics = readJsonl(join(dir, 'metrics.jsonl'));
-    expect(metrics.filter((l) => l.kind === 'train').map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
+    const train = metrics.filter((l) => l.kind === 'train');
+    expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
+    // Each step trained the policy the step before it left, across every resume: one version further
+    // when it trained (a step whose groups all tied trains nothing), and its episodes sampled by that policy.
+    let version = 0;
+    for (const line of train) {
+      const sampled = readJsonl(join(dir, 'trajectories', `${stepName(line.step as number)}.jsonl`));
+      expect(new Set(sampled.map((r) => r.policy_version))).toStrictEqual(new Set([version]));
+      if (line['train/policy_version'] !== undefined) version++;
+      expect([line.step, line.policy_version, line['train/policy_version'] ?? version]).toStrictEqual([
+        line.step,
+        version,
+        version,
+      ]);
+    }
     const evals = metrics.filter((l) => l.kind === 'eval').map((l) => l.step);
     expect(new Set(evals).size).toBe(evals.length);
     expect(evals).toContain(STEPS);
 
     const files = readdirSync(join(dir, 'trajectories'));
-    expect(files.sort()).toStrictEqual([1, 2, 3, 4, 5, 6].map((s) => `step-${String(s).padStart(5, '0')}.jsonl`));
+    expect(files.sort()).toStrictEqual([1, 2, 3, 4, 5, 6].map((s) => `${stepName(s)}.jsonl`));
     for (const file of files) {
       const records = readJsonl(join(dir, 'trajectories', file));
       const keys = records.map((r) => `${r.group}/${r.sample}`);
@@ -93,18 +156,17 @@ describe('atk run --resume', () => {
     }
 
     // Resuming a finished run repeats nothing: its evals (before and after training) are already recorded.
-    const again = await execa('node', [BIN, 'run', '--resume', dir], {
-      reject: false,
-      cwd: projectRoot(),
-      env: { CI: 'true' },
-    });
+    const again = await resume(dir);
     expect(again.exitCode).toBe(0);
     expect(readJsonl(join(dir, 'metrics.jsonl'))).toStrictEqual(metrics);
   }, 600_000);
 
   it('returns a complete run after SIGKILLs with rollouts collected ahead (max_staleness 1): steps once, episodes of untrained steps counted, the data order of the steps that trained', async () => {
-    // The first kill in the first step's rollouts, the others in rollouts and training of resumed runs.
-    const { dir, final } = await killAndResume(['rollout.max_staleness=1'], [5_000, 9_000, 11_000]);
+    // The first kill in the first step's rollouts, the others while a later step's rollouts run ahead of training.
+    const { dir, final } = await killAndResume(
+      ['rollout.max_staleness=1'],
+      [collecting(1), collecting(3), committed(4)],
+    );
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
@@ -113,7 +175,9 @@ describe('atk run --resume', () => {
     expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
     expect(train.every((l) => (l.staleness_max as number) <= 1)).toBe(true);
     // Each resume that found episodes of steps after its checkpoint counted them once.
-    for (const line of metrics.filter((l) => l.kind === 'resume')) expect(line.discarded_episodes).toBeGreaterThan(0);
+    const resumes = metrics.filter((l) => l.kind === 'resume');
+    expect(resumes.length).toBeGreaterThan(0);
+    for (const line of resumes) expect(line.discarded_episodes).toBeGreaterThan(0);
 
     // Whatever was killed and collected again, each step trained on the tasks the data order gives it.
     const { recipe } = await loadRecipe(join(dir, 'resolved.yaml'));
@@ -122,7 +186,7 @@ describe('atk run --resume', () => {
       datasetContext(recipe, dir),
     );
     for (const step of [1, 2, 3, 4, 5, 6]) {
-      const records = readJsonl(join(dir, 'trajectories', `step-${String(step).padStart(5, '0')}.jsonl`));
+      const records = readJsonl(join(dir, 'trajectories', `${stepName(step)}.jsonl`));
       expect(records.map((r) => `${r.group}/${r.sample}`).sort()).toStrictEqual([
         '0/0',
         '0/1',
@@ -137,4 +201,98 @@ describe('atk run --resume', () => {
       expect(byGroup).toStrictEqual(tasksForStep(tasks, recipe.seed, step - 1, 2).map((t) => [t.id]));
     }
   }, 600_000);
+
+  it('returns the weights and optimizer state of an uninterrupted run with the same seed when killed as its first checkpoint is committed', async () => {
+    const steps = 3;
+    const overrides = [...OVERRIDES, `train.steps=${steps}`, 'train.eval_before=false', 'train.eval_after=false'];
+    const [killedRuns, wholeRuns] = [runsDir(), runsDir()];
+    const whole = execa('node', [BIN, 'run', RECIPE, ...overrides, `output.runs_dir=${wholeRuns}`], {
+      reject: false,
+      cwd: projectRoot(),
+      env: { CI: 'true' },
+    });
+    expect(
+      await runUntil(
+        [RECIPE, ...overrides, `output.runs_dir=${killedRuns}`],
+        () => versionDir(killedRuns),
+        committed(1),
+      ),
+    ).toBe(true);
+    const dir = versionDir(killedRuns)!;
+    // The newest committed checkpoint when the kill landed: the resume must go on from it.
+    const from = Math.max(...[1, 2, 3].filter((s) => committed(s)(dir)));
+    expect(from).toBeLessThan(steps);
+    const resumed = await resume(dir);
+    expect([resumed.exitCode, resumed.stderr]).toStrictEqual([0, '']);
+    expect([(await whole).exitCode, (await whole).stderr]).toStrictEqual([0, '']);
+    const wholeDir = versionDir(wholeRuns)!;
+
+    // The first resumed step sampled with the checkpoint's policy and trained it into the next version,
+    // as the uninterrupted run's same step did, at the learning rate of that step of the schedule (the
+    // scheduler's state came back too).
+    const trainLines = (d: string) => readJsonl(join(d, 'metrics.jsonl')).filter((l) => l.kind === 'train');
+    const saved = trainLines(dir).find((l) => l.step === from)!.policy_version as number;
+    const first = trainLines(dir).find((l) => l.step === from + 1)!;
+    const expected = trainLines(wholeDir).find((l) => l.step === from + 1)!;
+    const facts = (l: Record<string, unknown>) => [l.policy_version, l['train/policy_version'], l['train/lr']];
+    expect(facts(first)).toStrictEqual([saved + 1, saved + 1, expected['train/lr']]);
+    expect(facts(first)).toStrictEqual(facts(expected));
+    const sampled = readJsonl(join(dir, 'trajectories', `${stepName(from + 1)}.jsonl`)).map((r) => r.policy_version);
+    expect(new Set(sampled)).toStrictEqual(new Set([saved]));
+
+    // The final checkpoints agree: counters exactly, the weights and Adam's moments up to the float
+    // noise of summing a batch in another order (a resume from the base weights is off by ~1e-4).
+    const diff = await compareCheckpoints(
+      join(dir, 'checkpoints', stepName(steps)),
+      join(wholeDir, 'checkpoints', stepName(steps)),
+    );
+    expect(diff.counters[0]).toStrictEqual(diff.counters[1]);
+    expect(diff.counters[0]).toStrictEqual({
+      step: steps,
+      policy_version: steps,
+      scheduler: steps,
+      adam_steps: [steps],
+    });
+    expect(diff.keys).toBe(true);
+    expect(diff.weights).toBeLessThan(2e-5);
+    expect(diff.optimizer).toBeLessThan(1e-6);
+  }, 600_000);
 });
+
+interface CheckpointDiff {
+  /** Both checkpoints hold the same weight tensors and optimizer state entries. */
+  readonly keys: boolean;
+  /** Largest absolute difference of any weight. */
+  readonly weights: number;
+  /** Largest absolute difference of any optimizer state tensor (Adam's moments). */
+  readonly optimizer: number;
+  /** The trainer's counters in each checkpoint. */
+  readonly counters: readonly {
+    step: number;
+    policy_version: number;
+    scheduler: number;
+    adam_steps: number[];
+  }[];
+}
+
+/** Compare two checkpoint directories written by the trainer, reading them with its own loader. */
+async function compareCheckpoints(a: string, b: string): Promise<CheckpointDiff> {
+  const code = `
+import json, sys, torch
+from atk_trainer.model.safetensors_io import load_dir
+from atk_trainer.train.checkpoint import STATE_FILE
+def read(d):
+    return load_dir(d), torch.load(d + "/" + STATE_FILE, map_location="cpu", weights_only=False)
+(wa, sa), (wb, sb) = read(sys.argv[1]), read(sys.argv[2])
+oa, ob = sa["optimizer"]["state"], sb["optimizer"]["state"]
+moments = lambda o: {(i, k) for i in o for k in o[i] if k != "step"}
+keys = set(wa) == set(wb) and moments(oa) == moments(ob)
+weights = max((wa[k].double() - wb[k].double()).abs().max().item() for k in wa) if keys else -1
+optimizer = max((oa[i][k].double() - ob[i][k].double()).abs().max().item() for i, k in moments(oa)) if keys else -1
+counters = lambda s: {"step": s["step"], "policy_version": s["policy_version"], "scheduler": s["scheduler"]["last_epoch"],
+                      "adam_steps": sorted({int(v["step"]) for v in s["optimizer"]["state"].values()})}
+print(json.dumps({"keys": keys, "weights": weights, "optimizer": optimizer, "counters": [counters(sa), counters(sb)]}))
+`;
+  const { stdout } = await execa(python(), ['-c', code, a, b], { env: { PYTHONPATH: join(projectRoot(), 'trainer') } });
+  return JSON.parse(stdout) as CheckpointDiff;
+}
