@@ -13,7 +13,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts'],
     // The CLI entry point registers the built-in components; tests get the same through this setup.
-    setupFiles: ['src/__fixtures__/register-builtins.ts'],
+    // The e2e tests run the built CLI: the second file fails each of them when dist/ is older than src/.
+    setupFiles: ['src/__fixtures__/register-builtins.ts', 'test/e2e/build-current.setup.ts'],
     // Generous: several tests start a real trainer and engine, and two files share two cores.
     testTimeout: 180_000,
     hookTimeout: 300_000,
