@@ -10,7 +10,10 @@ export interface RecipeRun {
   readonly run: RunDir;
 }
 
-/** What to check before the run directory is made: the recipe's built-in data (`atk run --fetch`), the trainer's Python. */
+/**
+ * What to check before the run directory is made, besides the model files (always checked): the
+ * recipe's built-in data (`atk run --fetch`), the trainer's Python.
+ */
 export interface RecipeDataOptions {
   /** Fetch it first (else refuse with the command that would). */
   readonly fetch?: boolean;
@@ -20,11 +23,12 @@ export interface RecipeDataOptions {
 }
 
 /**
- * Validates the recipe and checks its built-in data is there (or fetches it), then creates its run
- * directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for an invalid
- * recipe or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
+ * Validates the recipe, checks its model files and built-in data are there (or fetches the data), then
+ * creates its run directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for
+ * an invalid recipe, a missing model or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
  * directories record the same facts.
- * @throws ConfigError for an invalid recipe or override; InputError naming `atk data fetch ...` for missing data.
+ * @throws ConfigError for an invalid recipe or override; InputError/TrainerError naming model.path for
+ * missing model files; InputError naming `atk data fetch ...` for missing data.
  */
 export async function newRecipeRun(
   recipeFile: string,
@@ -33,6 +37,9 @@ export async function newRecipeRun(
   data: RecipeDataOptions = {},
 ): Promise<RecipeRun> {
   const loaded = await loadRecipe(recipeFile, overrides);
+  // Imported here so commands that never start a run do not load the engine kinds.
+  const { preflightRecipe } = await import('../run/preflight.js');
+  preflightRecipe(loaded.recipe, loaded.dir);
   await ensureRecipeData(loaded.recipe, data);
   if (data.trainerPython) await ensureTrainerPython(loaded.recipe.model.trainer.python, data.trainerPython);
   const run = await createRunDir({

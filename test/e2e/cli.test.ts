@@ -2,7 +2,7 @@
  * The built CLI through execa: exit code and first stderr line for each error class, and the
  * commands of the foundation working end to end.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -50,6 +50,21 @@ describe('atk error classes', () => {
       2,
       `no run 'quickstrat' in ${runs} (did you mean 'quickstart'?)`,
     ]);
+  });
+
+  test('rejects a run whose model files are missing before it makes a run directory', async () => {
+    const runs = mkdtempSync(join(tmpdir(), 'atk-e2e-runs-'));
+    try {
+      const missing = join(runs, 'no-model');
+      const result = await atk(['run', 'recipes/quickstart.yaml', `model.path=${missing}`, `output.runs_dir=${runs}`]);
+      expect([result.exitCode, firstLine(result.stderr), existsSync(join(runs, 'quickstart'))]).toStrictEqual([
+        1,
+        `model.path: no config.json in ${missing}`,
+        false,
+      ]);
+    } finally {
+      rmSync(runs, { recursive: true, force: true });
+    }
   });
 
   test('rejects a bad command line (usage error) with exit code 2 and no stack', async () => {
