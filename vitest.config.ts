@@ -14,7 +14,10 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'src/**/*.test.tsx', 'test/**/*.test.ts'],
     // The CLI entry point registers the built-in components; tests get the same through this setup.
     // The e2e tests run the built CLI: the second file fails each of them when dist/ is older than src/.
-    setupFiles: ['src/__fixtures__/register-builtins.ts', 'test/e2e/build-current.setup.ts'],
+    // The third points $TMPDIR, for the test and every process it starts, at the run's temporary root,
+    // which the global setup makes and removes: no test leaves files in the host's temporary directory.
+    setupFiles: ['src/__fixtures__/register-builtins.ts', 'test/e2e/build-current.setup.ts', 'test/temp-root.setup.ts'],
+    globalSetup: ['test/temp-root.global.ts'],
     // Generous: several tests start a real trainer and engine, and two files share two cores.
     testTimeout: 180_000,
     hookTimeout: 300_000,

@@ -7,6 +7,9 @@ import { embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
+// A node's /tmp, where an upload to it lands (the path is literal, not $TMPDIR); here the node is this machine.
+const NODE_TMP = '/tmp';
+
 // The hosts launcher with a command template that runs locally ([env, "ATK_HOST={host}"] in place of
 // [ssh, "{host}"]): the trainer on "host" 127.0.0.1, the engine replica bound to 127.0.0.2, both
 // requiring the run's token, which every atk client must then send. Without cluster.shared_dir each
@@ -56,9 +59,9 @@ describe('atk run with the hosts launcher', () => {
     ]).toStrictEqual([true, true, true]);
     expect(readFileSync(join(run, 'logs', 'trainer.log'), 'utf8')).toContain('requests need the per-run token');
     // The engine host's copy (its /tmp, here this machine's): the last step's adapter, the previous copy removed.
-    const copies = readdirSync(tmpdir())
+    const copies = readdirSync(NODE_TMP)
       .filter((d) => /^atk-sync-\d+-r0$/.test(d))
-      .map((d) => join(tmpdir(), d))
+      .map((d) => join(NODE_TMP, d))
       .filter((d) => statSync(d).mtimeMs >= started);
     try {
       expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);

@@ -9,6 +9,9 @@ import { missingSlurmBinaries, startLocalSlurm, type LocalSlurm } from '../__fix
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
+// A node's /tmp, where an upload to it lands (the path is literal, not $TMPDIR); here the node is this machine.
+const NODE_TMP = '/tmp';
+
 // `atk run` inside a real allocation of the two-node local Slurm cluster: the CPU twin of
 // recipes/gsm8k-grpo-slurm.yaml, with the trainer placed on n1 and one engine replica (the embedded
 // engine behind a `vllm serve` command line) on n2, each an srun step.
@@ -113,9 +116,9 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
   afterAll(async () => {
     await slurm?.stop();
     // The engine nodes' copies of the last synced adapter (node-local /tmp, here this machine's).
-    for (const d of readdirSync(tmpdir())
+    for (const d of readdirSync(NODE_TMP)
       .filter((name) => /^atk-sync-\d+-r\d+$/.test(name))
-      .map((name) => join(tmpdir(), name))) {
+      .map((name) => join(NODE_TMP, name))) {
       if (statSync(d).mtimeMs >= suiteStart) rmSync(d, { recursive: true, force: true });
     }
   }, 30_000);
@@ -161,9 +164,9 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
     const [onN1, onN2] = [stepsOn('n1').slice(before.n1), stepsOn('n2').slice(before.n2)];
     expect([onN1.length, onN2.length, onN2.includes(onN1[0]!)]).toStrictEqual([1, 3, false]);
     // No shared directory: each step's adapter went to n2 through an srun step, the previous copy removed.
-    const copies = readdirSync(tmpdir())
+    const copies = readdirSync(NODE_TMP)
       .filter((d) => /^atk-sync-\d+-r0$/.test(d))
-      .map((d) => join(tmpdir(), d))
+      .map((d) => join(NODE_TMP, d))
       .filter((d) => statSync(d).mtimeMs >= started);
     expect(copies.map((d) => readdirSync(d))).toStrictEqual([['step-00002']]);
     expect(readdirSync(join(copies[0]!, 'step-00002')).sort()).toStrictEqual([
