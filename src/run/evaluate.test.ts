@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EngineDouble } from '../__fixtures__/engine-double.js';
 import { RECORDED_TASKS, scriptedKit, writeFixtureRecipe } from '../__fixtures__/recorded-run.js';
-import type { EpisodeKit } from '../rollout/collect.js';
-import { evaluate, PARTIAL_RESULTS, type EvalOptions } from './evaluate.js';
+import { EpisodeFailure, type EpisodeErrorKind } from '../agent/episode-failure.js';
+import { rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import { evaluate, PARTIAL_RESULTS, summarize, type EvalOptions } from './evaluate.js';
 
 let root: string;
 let kit: EpisodeKit;
@@ -86,5 +87,28 @@ describe('evaluate', () => {
     });
     expect(again.map(strip)).toStrictEqual(first.map(strip));
     await expect(stat(join(out, PARTIAL_RESULTS))).rejects.toThrow();
+  });
+});
+
+describe('summarize', () => {
+  test('returns failed/<kind> counts beside failed_episodes, as a training step reports them', () => {
+    const fail = rolloutOnThrow(0);
+    const task = RECORDED_TASKS[0]!;
+    const failed = (kind: EpisodeErrorKind, group: number, sample: number): Rollout =>
+      fail({ task, group, sample }, new EpisodeFailure(kind, new Error(`${kind} broke`)));
+    const passed: Rollout = { ...failed('engine', 1, 1), failed: false, success: true, reward: 1 };
+    const { failed_episodes, ...rest } = summarize(
+      [
+        [failed('engine', 0, 0), failed('engine', 0, 1)],
+        [failed('tool', 1, 0), passed],
+      ],
+      { label: 'e', split: 'test', samples: 2 },
+    );
+    expect([failed_episodes, rest['failed/engine'], rest['failed/tool'], rest['failed/reward']]).toStrictEqual([
+      3,
+      2,
+      1,
+      undefined,
+    ]);
   });
 });

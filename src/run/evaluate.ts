@@ -7,7 +7,7 @@ import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '.
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
 import { runGroups } from '../rollout/scheduler.js';
-import { gatewayFigures, rolloutFigures, trajectoryRecord } from './step-record.js';
+import { failuresByKind, gatewayFigures, rolloutFigures, trajectoryRecord } from './step-record.js';
 import { episodeSeed } from '../rollout/task-stream.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 
@@ -130,6 +130,7 @@ export function summarize(
     mean_turns: figures.mean_turns,
     mean_tokens: figures.response_tokens_mean,
     failed_episodes: figures.failed_episodes,
+    ...failuresByKind(rollouts),
     ...gatewayFigures(rollouts),
   };
 }

@@ -99,6 +99,8 @@ export interface EvalSummary {
   readonly mean_turns: number;
   readonly mean_tokens: number;
   readonly failed_episodes: number;
+  /** Failed episodes by the layer that failed, as a training step counts them (only kinds that occurred). */
+  readonly [failedByKind: `failed/${string}`]: number;
   /** External agents only: history rewrites per episode (see src/gateway). */
   readonly 'gateway/history_rewrites'?: number;
 }

@@ -12,6 +12,7 @@ export function evalFigures(summary: EvalSummary): [label: string, value: number
     ['turns', summary.mean_turns, 'turns'],
     ['generated tokens', summary.mean_tokens, 'tokens'],
     ['failed episodes', summary.failed_episodes, 'failed_episodes'],
+    ...failedKinds(summary).map(([kind, n]): [string, number, string] => [`  failed: ${kind}`, n, `failed/${kind}`]),
     ...(summary['gateway/history_rewrites'] === undefined
       ? []
       : [
@@ -39,6 +40,14 @@ export function evalTable(summary: EvalSummary, baseline: EvalSummary | undefine
     ];
   });
   return renderTable(head, rows, style);
+}
+
+/** The summary's `failed/<kind>` counts as (kind, count), in a stable order. */
+function failedKinds(summary: EvalSummary): [kind: string, count: number][] {
+  return Object.entries(summary)
+    .filter((e): e is [`failed/${string}`, number] => e[0].startsWith('failed/') && typeof e[1] === 'number')
+    .map(([key, n]): [string, number] => [key.slice('failed/'.length), n])
+    .sort(([a], [b]) => a.localeCompare(b));
 }
 
 function fmt(v: number): string {
