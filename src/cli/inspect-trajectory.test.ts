@@ -202,6 +202,39 @@ describe('runInspectTrajectory', () => {
     );
   });
 
+  test('returns failed episodes with their failed/<kind> in the listing, its JSON and the episode header', async () => {
+    const records = await lines(stepFile(1));
+    const failed = (i: number, kind: string): Record<string, unknown> => ({
+      ...records[i],
+      success: false,
+      failed: true,
+      error: `${kind} broke`,
+      error_kind: kind,
+    });
+    const file = join(root, 'failures.jsonl');
+    const edited = [failed(0, 'engine'), failed(1, 'tool'), failed(2, 'engine'), ...records.slice(3)];
+    await writeFile(file, `${edited.map((r) => JSON.stringify(r)).join('\n')}\n`);
+    const listing = (await runInspectTrajectory({ path: file })).split('\n');
+    expect(listing[0]).toBe(`${file}: 8 episodes  failed/engine 2  failed/tool 1`);
+    expect(listing.slice(1, 5).map((r) => r.split(/\s+/).slice(-2).join(' '))).toStrictEqual([
+      'add-1 failed/engine',
+      'add-1 failed/tool',
+      'mul-1 failed/engine',
+      'endTurn mul-1',
+    ]);
+    const json = JSON.parse(await runInspectTrajectory({ path: file, json: true })) as {
+      failures: unknown;
+      episodes: { error_kind?: string }[];
+    };
+    expect([json.failures, json.episodes[1]!.error_kind]).toStrictEqual([
+      { 'failed/engine': 2, 'failed/tool': 1 },
+      'tool',
+    ]);
+    expect((await runInspectTrajectory({ path: file, failed: true })).split('\n')).toContain(
+      'error (failed/engine): engine broke',
+    );
+  });
+
   test('rejects unknown steps, evals and episodes, and lines that are not trajectories, with what exists', async () => {
     await expect(runInspectTrajectory({ path: run, step: 7 })).rejects.toMatchObject({
       message: `${run}: no trajectories for step 7`,

@@ -4,7 +4,7 @@ import { loadModelTokenizer, TokenTrajectory, type ModelTokenizer } from '../tok
 import { painter, wantsColor, type Painter } from '../ui/ansi.js';
 import { recordedDrift } from '../ui/trajectory/drift-audit.js';
 import { driftLines } from '../ui/trajectory/drift-view.js';
-import { conversationLines, episodeHeader, episodeListing } from '../ui/trajectory/episode-view.js';
+import { conversationLines, episodeHeader, episodeListing, failuresByKind } from '../ui/trajectory/episode-view.js';
 import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/record.js';
 import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-context.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
@@ -103,10 +103,14 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
     selectorOf(options) ??
     (records.length === 1 || options.tokens || options.drift ? { kind: 'index', index: 0 } : undefined);
   if (!selector) {
-    if (options.json) return `${JSON.stringify({ file: source.file, episodes: records.map(listEntry) }, null, 2)}\n`;
+    const failures = failuresByKind(records);
+    if (options.json)
+      return `${JSON.stringify({ file: source.file, failures, episodes: records.map(listEntry) }, null, 2)}\n`;
+    const failed = Object.entries(failures).map(([kind, n]) => `${kind} ${n}`);
     return (
       [
-        paint(`${source.file}: ${records.length} episodes`, 'bold'),
+        paint(`${source.file}: ${records.length} episodes`, 'bold') +
+          (failed.length ? paint(`  ${failed.join('  ')}`, 'red') : ''),
         ...episodeListing(records, paint),
         paint('show one with --episode i, --best, --worst or --failed', 'dim'),
         ...viewHintLines(source, 'episodes', paint),

@@ -31,7 +31,10 @@ export function episodeHeader(record: TrajectoryRecord, at: EpisodePosition, pai
       (errorKinds.length ? ` (${errorKinds.join(', ')})` : ''),
     `tokens ${s.promptTokens} environment + ${s.generatedTokens} generated  time ${(s.wallMs / 1000).toFixed(2)} s (engine ${(s.engineMs / 1000).toFixed(2)} s)`,
   ];
-  if (record.error) lines.push(paint(`error: ${record.error}`, 'red'));
+  if (record.error || record.error_kind)
+    lines.push(
+      paint(`error${record.error_kind ? ` (failed/${record.error_kind})` : ''}: ${record.error ?? ''}`, 'red'),
+    );
   for (const [i, segment] of (record.prior_segments ?? []).entries()) {
     lines.push(
       paint(
@@ -72,9 +75,20 @@ export function episodeListing(records: readonly TrajectoryRecord[], paint: Pain
         : paint('no     ', 'yellow');
     return (
       `${String(i).padStart(width)}  ${outcome} reward ${fmt(r.reward).padStart(7)}  turns ${String(r.stats.turns).padStart(2)}  tools ${String(r.stats.toolCalls).padStart(2)}` +
-      `  err ${String(r.stats.toolErrors).padStart(2)}  ${r.finish_reason.padEnd(10)} ${r.task_id}`
+      `  err ${String(r.stats.toolErrors).padStart(2)}  ${r.finish_reason.padEnd(10)} ${r.task_id}` +
+      (r.failed ? paint(`  failed/${r.error_kind ?? 'unknown'}`, 'red') : '')
     );
   });
+}
+
+/** `failed/<kind>`: a file's failed episodes by the layer that failed, as the step and eval metrics count them. */
+export function failuresByKind(records: readonly TrajectoryRecord[]): Record<`failed/${string}`, number> {
+  const counts: Record<`failed/${string}`, number> = {};
+  for (const r of records.filter((x) => x.failed)) {
+    const key = `failed/${r.error_kind ?? 'unknown'}` as const;
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
 }
 
 function turnHeader(turn: ConversationTurn, paint: Painter): string {

@@ -35,6 +35,8 @@ export const TrajectoryRecordSchema = z.object({
   advantage: z.number().nullable().default(null),
   failed: z.boolean().default(false),
   error: z.string().optional(),
+  /** The layer a failed episode broke in (see EpisodeErrorKind), counted as `failed/<kind>` in the metrics. */
+  error_kind: z.string().optional(),
   finish_reason: z.string(),
   stats: StatsSchema,
   messages: z.array(z.unknown()),
