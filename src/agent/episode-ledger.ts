@@ -2,8 +2,19 @@ import type { ToolCallRecord } from '../rewards/types.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 import type { ToolCallErrorKind } from '../tokens/tool-calls/types.js';
 
-/** Error kinds counted per episode: the parse/validation kinds plus a tool that ran and failed. */
-export type ToolErrorKind = ToolCallErrorKind | 'tool_failed';
+/**
+ * Error kinds counted per episode: the parse/validation kinds, a tool that ran and failed, and a call
+ * past agent.max_tool_calls_per_turn (not run).
+ */
+export type ToolErrorKind = ToolCallErrorKind | 'tool_failed' | 'too_many_calls';
+
+/** The error result of a call past agent.max_tool_calls_per_turn, whatever the call was. */
+export function tooManyCalls(cap: number): { kind: 'too_many_calls'; message: string } {
+  return {
+    kind: 'too_many_calls',
+    message: `this call was not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`,
+  };
+}
 
 /**
  * Everything one episode records besides the Strands messages: the token trajectory, tool calls and
@@ -17,7 +28,7 @@ export class EpisodeLedger {
   readonly toolCallsByTool: Record<string, number> = {};
   /** Error results of each of the agent's tools, whatever the kind. */
   readonly toolErrorsByTool: Record<string, number> = {};
-  /** Calls the provider could not parse, by toolUseId: the guard turns them into error results. */
+  /** Calls the provider could not parse or will not run (past the per-turn cap), by toolUseId: the guard turns them into error results. */
   readonly rejectedCalls = new Map<string, { kind: ToolErrorKind; message: string }>();
   /** Tool names the agent has, for "unknown tool" messages. */
   toolNames: readonly string[] = [];

@@ -10,6 +10,8 @@ export interface GenerationSettings {
   readonly maxNewTokens: number;
   /** Cap on prompt + generated tokens of one trajectory; generation is clamped to the room left. */
   readonly maxTotalTokens?: number;
+  /** Most tool calls one reply may make (agent.max_tool_calls_per_turn); the calls past it are not run. Default: no cap. */
+  readonly maxToolCallsPerTurn?: number;
   readonly sampling: EpisodeSampling;
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
 }

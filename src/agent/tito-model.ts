@@ -13,7 +13,7 @@ import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../token
 import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
 import { blame } from './episode-failure.js';
-import type { EpisodeLedger } from './episode-ledger.js';
+import { tooManyCalls, type EpisodeLedger, type ToolErrorKind } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
 import type { PolicyClock } from './policy-clock.js';
 import { type TitoTurnContext, type TitoTurnResult, titoTurn } from './tito-turn.js';
@@ -141,10 +141,12 @@ export class TitoModel extends Model<BaseModelConfig> {
       yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'textDelta', text: parsed.text } };
       yield { type: 'modelContentBlockStopEvent' };
     }
+    const cap = this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
     for (const [i, call] of parsed.calls.entries()) {
       const toolUseId = `call_${this.turn}_${i}`;
       const input = toolInput(call);
-      const problem = call.ok ? input.problem : { kind: call.kind, message: call.message };
+      const problem: { kind: ToolErrorKind; message: string } | undefined =
+        i >= cap ? tooManyCalls(cap) : call.ok ? input.problem : { kind: call.kind, message: call.message };
       if (problem) ledger.rejectedCalls.set(toolUseId, problem);
       yield* toolUseEvents(call, toolUseId, input.json);
     }

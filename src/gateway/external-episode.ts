@@ -25,6 +25,7 @@ export interface ExternalAgentsOptions {
   readonly maxTurns: number;
   readonly maxNewTokens: number;
   readonly maxTotalTokens?: number;
+  readonly maxToolCallsPerTurn?: number;
   readonly chatTemplateKwargs?: Readonly<Record<string, unknown>>;
   readonly toolCallFormat: string;
 }
@@ -57,6 +58,7 @@ export async function startExternalAgents(options: ExternalAgentsOptions): Promi
         maxTurns: options.maxTurns,
         maxNewTokens: options.maxNewTokens,
         ...(options.maxTotalTokens === undefined ? {} : { maxTotalTokens: options.maxTotalTokens }),
+        ...(options.maxToolCallsPerTurn === undefined ? {} : { maxToolCallsPerTurn: options.maxToolCallsPerTurn }),
         sampling: request.sampling,
         ...(options.chatTemplateKwargs ? { chatTemplateKwargs: options.chatTemplateKwargs } : {}),
       });

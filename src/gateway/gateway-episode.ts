@@ -1,4 +1,5 @@
 import { EpisodeFailure } from '../agent/episode-failure.js';
+import { tooManyCalls } from '../agent/episode-ledger.js';
 import type { GenerationSettings } from '../agent/generation-settings.js';
 import type { PolicyClock } from '../agent/policy-clock.js';
 import { type TitoTurnContext, type TitoTurnResult, titoTurn } from '../agent/tito-turn.js';
@@ -224,20 +225,24 @@ export class GatewayEpisode {
     // Calls are parsed only under tool_choice auto; then every call the model wrote counts, as in the built-in agent.
     const calls = request.parseToolCalls ? parsed.calls : [];
     trajectory.counters.toolCalls += calls.length;
-    const malformed = calls.filter((c) => !c.ok);
-    for (const call of malformed) {
-      if (!call.ok) this.toolErrorsByKind[call.kind] = (this.toolErrorsByKind[call.kind] ?? 0) + 1;
+    // The agent runs the calls it is given, so calls past agent.max_tool_calls_per_turn are never given:
+    // as in the built-in agent, each is answered with an error and counted, whatever it was.
+    const cap = this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
+    const overCap = tooManyCalls(cap);
+    for (const [i, call] of calls.entries()) {
+      const kind = i >= cap ? overCap.kind : call.ok ? undefined : call.kind;
+      if (kind) this.toolErrorsByKind[kind] = (this.toolErrorsByKind[kind] ?? 0) + 1;
     }
-    trajectory.counters.toolErrors += malformed.length;
+    trajectory.counters.toolErrors += calls.filter((c, i) => i >= cap || !c.ok).length;
     // As in the built-in agent, well-formed calls run and each malformed one is answered with an error the
     // model sees next turn (withRejectedResults). A turn with no well-formed call goes back as text, ending
     // with `stop`. As vLLM does, complete calls go back even when max_tokens cut the reply after them.
-    const asCalls = calls.some((c) => c.ok);
+    const asCalls = calls.some((c, i) => c.ok && i < cap);
     const callId = (i: number): string => `call_${idPrefix ? `${idPrefix}_` : ''}${this.id}_${turn}_${i}`;
     // parallel_tool_calls: false returns the first well-formed call only, as OpenAI and vLLM do; the model
     // wrote the others, so it is told they did not run.
     const first = calls.findIndex((c) => c.ok);
-    const returned = (i: number): boolean => calls[i]!.ok && (request.parallelToolCalls || i === first);
+    const returned = (i: number): boolean => i < cap && calls[i]!.ok && (request.parallelToolCalls || i === first);
     const toolCalls = asCalls
       ? calls.flatMap((c, i) =>
           c.ok && returned(i) ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
@@ -245,7 +250,9 @@ export class GatewayEpisode {
       : [];
     this.rejected = asCalls
       ? calls.flatMap((c, index) =>
-          returned(index) ? [] : [{ index, id: callId(index), message: c.ok ? NOT_RUN : c.message }],
+          returned(index)
+            ? []
+            : [{ index, id: callId(index), message: index >= cap ? overCap.message : c.ok ? NOT_RUN : c.message }],
         )
       : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.

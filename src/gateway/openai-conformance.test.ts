@@ -50,6 +50,7 @@ function writes(...texts: string[]): void {
 function episode(
   on: Gateway = gateway,
   id = `c-${++opened}`,
+  settings: Partial<GatewayEpisodeOptions> = {},
 ): { client: OpenAI; endpoint: ReturnType<Gateway['open']>; from: number } {
   const options: GatewayEpisodeOptions = {
     engine: createVllmClient({ baseUrl: double.url, model: 'policy' }),
@@ -59,6 +60,7 @@ function episode(
     maxTurns: 6,
     maxNewTokens: 256,
     sampling: { temperature: 1, topP: 1, topK: -1 },
+    ...settings,
   };
   const endpoint = on.open(id, options);
   return {
@@ -118,6 +120,36 @@ describe('gateway conformance with the openai client', () => {
     expect(chunks.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []).map((c) => c.index)).toStrictEqual([0]);
     const both = await episode().client.chat.completions.create({ model: 'policy', messages: ask, tools: [add] });
     expect(both.choices[0]!.message.tool_calls).toHaveLength(2);
+  });
+
+  test('returns at most agent.max_tool_calls_per_turn calls, and answers and counts the others for the model', async () => {
+    writes(`${[1, 2, 3, 4, 5].map((a) => CALL(a, 1)).join('\n')}<|im_end|>`, 'Done.<|im_end|>');
+    const { client, endpoint, from } = episode(gateway, undefined, { maxToolCallsPerTurn: 2 });
+    const body = { model: 'policy', messages: ask, tools: [add] };
+    const reply = (await client.chat.completions.create(body)).choices[0]!;
+    expect([
+      reply.finish_reason,
+      reply.message.tool_calls?.map((c) => c.type === 'function' && c.function),
+    ]).toStrictEqual([
+      'tool_calls',
+      [
+        { name: 'add', arguments: '{"a":1,"b":1}' },
+        { name: 'add', arguments: '{"a":2,"b":1}' },
+      ],
+    ]);
+    const results = reply.message.tool_calls!.map((c, i) => ({
+      role: 'tool' as const,
+      tool_call_id: c.id,
+      content: String(i + 2),
+    }));
+    await client.chat.completions.create({ ...body, messages: [...ask, reply.message, ...results] });
+    const result = externalEpisodeResult(endpoint.episode, { timedOut: false, log: '' }, undefined, 0);
+    expectTitoInvariants(result, doubleExchanges(double).slice(from));
+    const [first, second] = [double.requests[from]!, double.requests[from + 1]!];
+    const continuation = tokenizer.decode(second.promptIds.slice(first.promptIds.length + first.outputs[0]!.length));
+    const capped = 'Error: this call was not run: at most 2 tool calls per turn (agent.max_tool_calls_per_turn)';
+    expect(continuation.split(capped)).toHaveLength(4);
+    expect(result.stats).toMatchObject({ toolCalls: 5, toolErrors: 3, toolErrorsByKind: { too_many_calls: 3 } });
   });
 
   test('returns the text the model generated, whitespace included, streamed and not', async () => {

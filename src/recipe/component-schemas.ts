@@ -174,6 +174,11 @@ export const AgentSchema = z
     ),
     max_turns: positiveInt.default(4).describe('Most model calls per episode.'),
     max_new_tokens: positiveInt.default(512).describe('Most tokens generated per model call.'),
+    max_tool_calls_per_turn: positiveInt
+      .default(8)
+      .describe(
+        'Most tool calls one model reply may make; the calls past it are not run and each gets an error result (counted as too_many_calls). 8 leaves room for a turn of parallel lookups while a reply of hundreds of calls cannot run hundreds of tools or swell the next prompt.',
+      ),
     max_total_tokens: positiveInt
       .optional()
       .describe('Most tokens in a whole episode (prompt included); default: the engine max_model_len.'),

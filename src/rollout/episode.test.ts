@@ -210,6 +210,46 @@ describe('runEpisode', () => {
     expect(result.toolCalls.map((c) => c.output)).toStrictEqual(['{"sum": 2}', '{"sum": 4}']);
   });
 
+  test('returns the calls past agent.max_tool_calls_per_turn as counted error results, not run', async () => {
+    let ran = 0;
+    const count = tool({
+      name: 'add',
+      description: 'Add two numbers, counting the calls that ran',
+      inputSchema: z.object({ a: z.number(), b: z.number() }),
+      callback: ({ a, b }) => {
+        ran++;
+        return { sum: a + b };
+      },
+    });
+    const calls = Array.from({ length: 5 }, (_, i) => call('add', `{"a": ${i}, "b": 1}`)).join('\n');
+    const d = await scripted(tiny, [`${calls}<|im_end|>`, 'Done.<|im_end|>']);
+    const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), {
+      spec: { ...spec, tools: [count], maxToolCallsPerTurn: 2 },
+    });
+    expectTitoInvariants(result, doubleExchanges(d));
+    const capped = 'Error: this call was not run: at most 2 tool calls per turn (agent.max_tool_calls_per_turn)';
+    expect(ran).toBe(2);
+    expect(result.toolCalls.map((c) => [c.status, c.output])).toStrictEqual([
+      ['success', '{"sum": 1}'],
+      ['success', '{"sum": 2}'],
+      ['error', capped],
+      ['error', capped],
+      ['error', capped],
+    ]);
+    const results = result.messages.flatMap((m) =>
+      ((m as { content: { toolResult?: unknown }[] }).content ?? []).filter((b) => b.toolResult !== undefined),
+    );
+    expect(results).toHaveLength(5);
+    expect(tiny.decode(d.requests[1].promptIds).split(`<tool_response>\n${capped}\n</tool_response>`)).toHaveLength(4);
+    expect(result.stats).toMatchObject({
+      toolCalls: 5,
+      toolErrors: 3,
+      toolErrorsByKind: { too_many_calls: 3 },
+      toolCallsByTool: { add: 5 },
+      toolErrorsByTool: { add: 3 },
+    });
+  });
+
   test('returns malformed calls of every kind as counted error results the model sees', async () => {
     const turn1 = [
       '<tool_call>{"name": "add", "arguments": {"a": 2,}}</tool_call>',

@@ -160,6 +160,7 @@ function buildAgent(options: RunEpisodeOptions): TitoAgent {
       policyVersion: options.policyVersion,
       maxNewTokens: spec.maxNewTokens,
       ...(spec.maxTotalTokens === undefined ? {} : { maxTotalTokens: spec.maxTotalTokens }),
+      ...(spec.maxToolCallsPerTurn === undefined ? {} : { maxToolCallsPerTurn: spec.maxToolCallsPerTurn }),
       sampling: spec.sampling,
       ...(spec.chatTemplateKwargs ? { chatTemplateKwargs: spec.chatTemplateKwargs } : {}),
       tools: spec.tools,

@@ -91,6 +91,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
         maxTurns: agent.max_turns,
         maxNewTokens: agent.max_new_tokens,
         ...(maxTotalTokens === undefined ? {} : { maxTotalTokens }),
+        maxToolCallsPerTurn: agent.max_tool_calls_per_turn,
         chatTemplateKwargs: agent.chat_template_kwargs,
         toolCallFormat: agent.tool_call_format,
       }));
@@ -111,6 +112,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       maxTurns: recipe.agent.max_turns,
       maxNewTokens: recipe.agent.max_new_tokens,
       maxTotalTokens: recipe.agent.max_total_tokens ?? recipe.model.engine.max_model_len,
+      maxToolCallsPerTurn: recipe.agent.max_tool_calls_per_turn,
       chatTemplateKwargs: recipe.agent.chat_template_kwargs,
       toolCallFormat: recipe.agent.tool_call_format,
     },
