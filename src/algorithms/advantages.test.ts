@@ -42,4 +42,34 @@ describe('groupAdvantages', () => {
     expect(advantages).toStrictEqual([1, 0]);
     expect(batchBaseline([1, 0, 1, 0])).toStrictEqual([0.5, -0.5, 0.5, -0.5]);
   });
+
+  it('returns raw rewards under baseline none, as under batch_mean', () => {
+    expect(groupAdvantages(episodes([1, 0]), { ...PRESETS.reinforce, baseline: 'none' }).advantages).toStrictEqual([
+      1, 0,
+    ]);
+  });
+
+  it('returns no signal for a group with one included episode, whatever its reward', () => {
+    const { advantages, hasSignal } = groupAdvantages(episodes([1, 0, 0], [1, 2]), PRESETS.dr_grpo);
+    expect(hasSignal).toBe(false);
+    expect(advantages[0]).toBe(0);
+  });
+
+  it('returns 0 under leave_one_out for an episode with no other included episode to compare with', () => {
+    expect(groupAdvantages(episodes([1, 0], [1]), PRESETS.rloo).advantages[0]).toBe(0);
+  });
+
+  it('returns advantages divided by the std plus epsilon under std_normalize', () => {
+    // rewards 1 and 0: mean 0.5, population std 0.5
+    expect(groupAdvantages(episodes([1, 0]), PRESETS.grpo).advantages).toStrictEqual([
+      0.5 / (0.5 + 1e-6),
+      -0.5 / (0.5 + 1e-6),
+    ]);
+  });
+});
+
+describe('batchBaseline', () => {
+  it('returns the advantages less the mean of the kept ones, leaving excluded ones NaN', () => {
+    expect(batchBaseline([1, Number.NaN, 3])).toStrictEqual([-1, Number.NaN, 1]);
+  });
 });

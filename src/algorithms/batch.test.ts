@@ -61,6 +61,23 @@ describe('assembleBatch', () => {
     expect(batch.sequences.map((s) => s.advantage)).toStrictEqual([0.5, 0.5, -0.5, -0.5]);
   });
 
+  it('returns the raw rewards as advantages for plain REINFORCE (baseline none): no batch mean subtracted', () => {
+    const plain = resolveAlgorithm(AlgorithmSchema.parse({ name: 'reinforce', baseline: 'none' }));
+    const batch = assembleBatch([[member(1), member(1)], [member(0)]], plain);
+    expect(batch.sequences.map((s) => s.advantage)).toStrictEqual([1, 1, 0]);
+  });
+
+  it('returns a sequence for each earlier segment with model tokens, leaving out one without', () => {
+    const prior = (mask: number[]) => ({ token_ids: [7, 8], loss_mask: mask, logprobs: [0, -0.3] });
+    const rewritten: GroupMember = { ...member(1), priorTokens: [prior([0, 1]), prior([0, 0])] };
+    const batch = assembleBatch([[rewritten, member(0)]], algorithm('dr_grpo'));
+    expect(batch.sequences.map((s) => [s.loss_mask, s.advantage])).toStrictEqual([
+      [[0, 1], 0.5],
+      [[0, 1, 1], 0.5],
+      [[0, 1, 1], -0.5],
+    ]);
+  });
+
   it('rejects episodes with no generated tokens from the batch', () => {
     const batch = assembleBatch([[member(1), member(0, { masked: false })]], {
       ...PRESETS.dr_grpo,
