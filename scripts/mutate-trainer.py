@@ -1,0 +1,184 @@
+"""Mutation testing of the trainer's update (trainer/atk_trainer/train/), run by `npm run mutate`.
+
+Plants one small, plausible bug at a time in a copy of the trainer -- an operator swapped (+ -, * /,
+< <=, == !=, and or), a term dropped from a sum, a sign flipped, a number off by one, min for max -- runs
+the trainer's pytest files that cover the module against it, and counts the mutant killed when they fail
+(or time out). Prints the score per file and every surviving mutant: a survivor is a change to what is
+trained that no test notices. Results are cached by file, mutant and test-file contents, so a rerun
+only runs mutants whose code or tests changed (reports/mutation/trainer.json).
+
+usage: python3 scripts/mutate-trainer.py [FILE ...] [--tests TEST ...] [--max N] [--timeout S]
+  FILE: modules under trainer/atk_trainer/train/ (default: loss.py train.py batch.py)
+"""
+
+import argparse
+import ast
+import copy
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = ROOT / "trainer" / "atk_trainer" / "train"
+CACHE = ROOT / "reports" / "mutation" / "trainer.json"
+DEFAULT_FILES = ["loss.py", "train.py", "batch.py"]
+# The tests that exercise the update as the trainer assembles it.
+DEFAULT_TESTS = ["test_loss.py", "test_train.py", "test_train_update.py", "test_batch.py"]
+
+SWAPS = {
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+    ast.Mult: ast.Div,
+    ast.Div: ast.Mult,
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.And: ast.Or,
+    ast.Or: ast.And,
+}
+
+
+def mutants(source: str):
+    """Every (line, col, end_line, end_col, replacement, description) of one small bug in `source`."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if not hasattr(node, "lineno") or isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        for replacement, what in variants(node):
+            yield node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, replacement, what
+
+
+def variants(node):
+    """The mutated forms of one node, as source text, with what was changed."""
+    if isinstance(node, ast.BinOp) and type(node.op) in SWAPS:
+        yield swapped(node, "op", SWAPS[type(node.op)]()), f"{op_name(node.op)} -> {op_name(SWAPS[type(node.op)]())}"
+        if isinstance(node.op, (ast.Add, ast.Sub)):
+            yield f"({ast.unparse(node.left)})", f"dropped term {ast.unparse(node.right)[:40]}"
+    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in SWAPS:
+        new = copy.deepcopy(node)
+        new.ops = [SWAPS[type(node.ops[0])]()]
+        yield f"({ast.unparse(new)})", f"{op_name(node.ops[0])} -> {op_name(new.ops[0])}"
+    elif isinstance(node, ast.BoolOp):
+        yield swapped(node, "op", SWAPS[type(node.op)]()), f"{op_name(node.op)} -> {op_name(SWAPS[type(node.op)]())}"
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        yield f"({ast.unparse(node.operand)})", "sign flipped"
+    elif isinstance(node, ast.Constant) and type(node.value) is int and not isinstance(node.value, bool):
+        yield str(node.value + 1), f"{node.value} -> {node.value + 1}"
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+        other = "max" if node.func.id == "min" else "min"
+        yield f"{other}({', '.join(ast.unparse(a) for a in node.args)})", f"{node.func.id} -> {other}"
+
+
+def swapped(node, field, value) -> str:
+    new = copy.deepcopy(node)
+    setattr(new, field, value)
+    return f"({ast.unparse(new)})"
+
+
+def op_name(op) -> str:
+    return type(op).__name__
+
+
+def apply(source: str, line: int, col: int, end_line: int, end_col: int, replacement: str) -> str:
+    """`source` with the node at (line, col)-(end_line, end_col) replaced (columns are UTF-8 byte offsets)."""
+    lines = source.splitlines(keepends=True)
+    start = sum(len(x.encode()) for x in lines[: line - 1]) + col
+    end = sum(len(x.encode()) for x in lines[: end_line - 1]) + end_col
+    data = source.encode()
+    return (data[:start] + replacement.encode() + data[end:]).decode()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("files", nargs="*", default=DEFAULT_FILES)
+    parser.add_argument("--tests", nargs="*", default=DEFAULT_TESTS)
+    parser.add_argument("--max", type=int, default=0, help="at most N mutants per file (0: all)")
+    parser.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x the clean run)")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="atk-mutate-"))
+    try:
+        shutil.copytree(ROOT / "trainer", work / "trainer", ignore=shutil.ignore_patterns("__pycache__"))
+        tests = [str(work / "trainer" / "tests" / t) for t in args.tests]
+        clean, seconds = run_tests(work, tests, timeout=None)
+        if not clean:
+            print("mutate-trainer: the tests fail on the unmutated trainer; fix them first", file=sys.stderr)
+            return 1
+        timeout = args.timeout or max(30.0, 4 * seconds)
+        tests_hash = digest(*(Path(t).read_text() for t in tests))
+        cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
+        totals = {"killed": 0, "total": 0}
+        for name in args.files:
+            target = work / "trainer" / "atk_trainer" / "train" / name
+            source = (TRAIN / name).read_text()
+            found = list(mutants(source))
+            if args.max:
+                found = found[: args.max]
+            killed, survivors = 0, []
+            for line, col, end_line, end_col, replacement, what in found:
+                key = digest(name, source, str((line, col, end_line, end_col, replacement)), tests_hash)
+                if key not in cache:
+                    mutated = apply(source, line, col, end_line, end_col, replacement)
+                    try:
+                        ast.parse(mutated)
+                    except SyntaxError:
+                        continue
+                    target.write_text(mutated)
+                    passed, _ = run_tests(work, tests, timeout)
+                    target.write_text(source)
+                    cache[key] = "survived" if passed else "killed"
+                if cache[key] == "killed":
+                    killed += 1
+                else:
+                    survivors.append(f"trainer/atk_trainer/train/{name}:{line}:{col + 1}  {what}")
+            total = killed + len(survivors)
+            totals["killed"] += killed
+            totals["total"] += total
+            print(f"train/{name}: {score(killed, total)} ({killed} of {total} mutants killed)")
+            for s in survivors:
+                print(f"  survived: {s}")
+        CACHE.parent.mkdir(parents=True, exist_ok=True)
+        CACHE.write_text(json.dumps(cache))
+        print(f"trainer/atk_trainer/train: {score(totals['killed'], totals['total'])} mutation score")
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run_tests(work: Path, tests, timeout):
+    """(passed, seconds) of pytest over `tests` against the trainer copy in `work`; a timeout is a failure."""
+    env = {**os.environ, "PYTHONPATH": str(work / "trainer"), "PYTHONDONTWRITEBYTECODE": "1"}
+    started = time.monotonic()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+            cwd=work,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return False, time.monotonic() - started
+    return result.returncode == 0, time.monotonic() - started
+
+
+def digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+def score(killed: int, total: int) -> str:
+    return f"{100 * killed / total:.0f}%" if total else "n/a"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
