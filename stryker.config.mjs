@@ -7,8 +7,9 @@ export default {
   testRunner: 'vitest',
   vitest: { configFile: 'vitest.mutate.config.ts' },
   plugins: ['@stryker-mutator/vitest-runner'],
+  // A folder, or a file with an optional line range (src/run/step-phases.ts:60-90).
   mutate: targets.flatMap((t) =>
-    t.endsWith('.ts') ? [t] : [`${t}/**/*.ts`, `!${t}/**/*.test.ts`, `!${t}/**/*.d.ts`],
+    /\.ts(:[\d-]+)?$/.test(t) ? [t] : [`${t}/**/*.ts`, `!${t}/**/*.test.ts`, `!${t}/**/*.d.ts`],
   ),
   // Stryker rewrites the tsconfig's outside paths with TypeScript's JavaScript API, which TypeScript 7
   // does not have; ours names nothing outside the sandbox, so it is pointed at no file.
