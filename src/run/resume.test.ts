@@ -60,6 +60,9 @@ describe('resumeRun', () => {
       await dir.writeTrajectories(step, [{ step }]);
     }
     await dir.appendMetrics({ kind: 'eval', step: 2, label: 'step-00002', accuracy: 0.5 });
+    // Lines that are no eval summary of the run's own: another kind with a label, an eval without one.
+    await dir.appendMetrics({ kind: 'note', step: 2, label: 'not-an-eval' });
+    await dir.appendMetrics({ kind: 'eval', step: 2, accuracy: 0.1 });
     await dir.commitCheckpoint(1, 3);
     await dir.commitCheckpoint(2, 3);
     // Step 3's checkpoint was being written when the run was killed: no marker, so not complete.
@@ -76,6 +79,8 @@ describe('resumeRun', () => {
     expect((await dir.readMetrics()).map((l) => [l.kind, l.step])).toStrictEqual([
       ['train', 1],
       ['train', 2],
+      ['eval', 2],
+      ['note', 2],
       ['eval', 2],
       ['resume', 2],
     ]);

@@ -47,9 +47,9 @@ export async function* resumeRun(run: RunDir, trainer: PolicyTrainer): AsyncGene
   const evals: Record<string, unknown> = {};
   let lastMetrics: StepMetrics | undefined;
   for (const line of await run.readMetrics()) {
-    if (line.kind === 'eval' && typeof line.step === 'number') {
+    if (line.kind === 'eval' && typeof line.label === 'string') {
       const { kind: _kind, step: _step, at: _at, ...summary } = line;
-      if (typeof summary.label === 'string') evals[summary.label] = summary;
+      evals[line.label] = summary;
     }
     if (line.kind === 'train') lastMetrics = line as unknown as StepMetrics;
   }

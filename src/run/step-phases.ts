@@ -216,7 +216,7 @@ export function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): 
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
     tokens: tokens(rollout.episode.trajectory),
-    ...(prior.length > 0 ? { priorTokens: prior.map((s) => tokens(s.trajectory)) } : {}),
+    priorTokens: prior.map((s) => tokens(s.trajectory)),
   };
 }
 
