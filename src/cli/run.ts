@@ -69,7 +69,10 @@ export async function runRun(options: RunOptions): Promise<void> {
       '\ninterrupting: stopping episodes and children, the run stays resumable (Ctrl-C again to force)\n',
     );
     controller.abort(new CancelledError());
+    // A listener must stay for each signal: execa's exit hook re-raises a signal nobody else listens
+    // for, which would kill atk before the run is stopped and marked interrupted.
     process.once('SIGINT', () => process.exit(130));
+    process.once('SIGTERM', () => process.exit(143));
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
