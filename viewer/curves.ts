@@ -6,6 +6,7 @@
 import uPlot from 'uplot';
 import type { MetricsAnswer, SourceInfo } from '../src/view/api-types.js';
 import { api, link, setParams } from './api.js';
+import { tickLabels, valueLabel } from './axis-labels.js';
 import { fmt, h } from './dom.js';
 import { smooth } from './smoothing.js';
 import type { View } from './view.js';
@@ -155,7 +156,7 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
         width: 1,
         dash,
         spanGaps: true,
-        value: (_u, v) => fmt(v, 4),
+        value: (_u, v) => valueLabel(v),
       });
     config.push({
       label: s.name,
@@ -164,7 +165,7 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
       dash,
       spanGaps: true,
       points: { show: points },
-      value: (_u, v) => fmt(v, 4),
+      value: (_u, v) => valueLabel(v),
     });
   });
   const width = 470;
@@ -176,7 +177,17 @@ function drawChart(title: string, series: readonly Series[], weight: number, poi
         height: 220,
         series: config,
         scales: { x: { time: false } },
-        axes: [{ incrs: STEP_TICKS }, {}],
+        axes: [
+          { incrs: STEP_TICKS },
+          {
+            // The labels drawn last are kept on the element, for tests (the canvas holds only pixels).
+            values: (_u, splits) => {
+              const labels = tickLabels(splits);
+              box.dataset.yTicks = labels.join('|');
+              return labels;
+            },
+          },
+        ],
         cursor: { sync: { key: 'atk-steps' } },
         legend: { live: true },
       },

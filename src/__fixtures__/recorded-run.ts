@@ -220,7 +220,8 @@ function syntheticStep(step: number, shift: number): Record<string, number | str
     trainer_busy_share: 0.7,
     'train/entropy': 1.2 - 0.7 * progress,
     'train/kl': 0.002 * step,
-    'train/mismatch_mean': 0.001 + 0.0002 * Math.cos(step),
+    // The size real runs record (bf16 engine vs fp32 trainer on the same weights): charts must label it.
+    'train/mismatch_mean': 1e-7 * (1 + 0.2 * Math.cos(step)),
     'train/loss': 0.1 * Math.cos(step / 3),
   };
 }

@@ -274,6 +274,18 @@ describe('atk view in Chromium', () => {
     await shot('compare');
   }, 300_000);
 
+  test('returns distinct y-axis labels on the mismatch chart of a run whose mismatch is about 1e-7', async () => {
+    // Loads the page when run alone (-t), without the live run's test that opens it.
+    if (!page.url().startsWith(url)) await page.goto(url, { waitUntil: 'load' });
+    await go(`#/curves?runs=${RECORDED}`, 'curves');
+    const chart = '.chart[data-chart^="Train/inference mismatch"]';
+    await page.waitForFunction((c) => (document.querySelector(c) as HTMLElement | null)?.dataset.yTicks, WAIT, chart);
+    const ticks = (await page.$eval(chart, (e) => (e as HTMLElement).dataset.yTicks!)).split('|').filter(Boolean);
+    expect(ticks.length).toBeGreaterThan(1);
+    expect(new Set(ticks).size).toBe(ticks.length);
+    for (const tick of ticks) expect(tick).toMatch(/^(0|-?\d(\.\d+)?e-[78])$/);
+  }, 300_000);
+
   test('returns no console error, failed request or uncaught exception on any page', () => {
     expect(consoleErrors).toStrictEqual([]);
   });
