@@ -3,14 +3,38 @@
  * before `atk run` (or `atk eval` of a recipe file) makes a run directory, so a run that cannot start
  * leaves none behind.
  */
-import type { ResolvedRecipe } from '../recipe/index.js';
+import { isAbsolute } from 'node:path';
+import { InputError } from '../errors/index.js';
 import { engineKind } from '../policy/index.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import { findExecutable } from '../tools/sandbox/capabilities.js';
 
 /**
  * Refuses a recipe whose model files are not where its engine kind loads them from (a local
- * directory, or a hub id in the Hugging Face cache), with the error the session would give.
- * @throws TrainerError/InputError naming model.path and where it was looked for.
+ * directory, or a hub id in the Hugging Face cache), with the error the session would give, and one
+ * whose launched engine (vLLM, SGLang) has no command to start it on this machine.
+ * @throws TrainerError/InputError naming model.path and where it was looked for; InputError naming the engine command.
  */
 export function preflightRecipe(recipe: ResolvedRecipe, recipeDir: string): void {
-  engineKind(recipe).modelDir(recipe, recipeDir);
+  const kind = engineKind(recipe);
+  kind.modelDir(recipe, recipeDir);
+  // Replicas a cluster launcher places run on other nodes, whose PATH this machine cannot see.
+  if (kind.launched && recipe.cluster.launcher === 'local') engineCommandPresent(recipe);
+}
+
+/** The executable that starts the engine: model.engine.command's, else `vllm` or the SGLang Python. */
+function engineCommandPresent(recipe: ResolvedRecipe): void {
+  const { engine, trainer } = recipe.model;
+  const file = engine.command?.[0] ?? (engine.kind === 'vllm' ? 'vllm' : (trainer.python ?? 'python3'));
+  // A relative path is run from the run directory, which does not exist yet.
+  if (file.includes('/') && !isAbsolute(file)) return;
+  if (findExecutable(file, isAbsolute(file) ? file : undefined)) return;
+  throw new InputError(
+    `${engine.kind}: cannot start the ${engine.kind} engine: no executable ${file}${isAbsolute(file) ? '' : ' on PATH'}`,
+    {
+      hint: engine.command
+        ? 'model.engine.command names the command that starts the engine'
+        : `install it (pip install ${engine.kind}; atk doctor shows the versions atk supports), or set model.engine.command`,
+    },
+  );
 }

@@ -67,6 +67,22 @@ describe('atk error classes', () => {
     }
   });
 
+  test('rejects a run whose engine cannot be started before it makes a run directory', async () => {
+    const runs = mkdtempSync(join(tmpdir(), 'atk-e2e-runs-'));
+    try {
+      const missing = join(runs, 'no-vllm');
+      const engine = ['model.engine.kind=vllm', `model.engine.command=[${missing}, serve]`];
+      const result = await atk(['run', 'recipes/quickstart.yaml', ...engine, `output.runs_dir=${runs}`]);
+      expect([result.exitCode, firstLine(result.stderr), existsSync(join(runs, 'quickstart'))]).toStrictEqual([
+        2,
+        `vllm: cannot start the vllm engine: no executable ${missing}`,
+        false,
+      ]);
+    } finally {
+      rmSync(runs, { recursive: true, force: true });
+    }
+  });
+
   test('rejects a bad command line (usage error) with exit code 2 and no stack', async () => {
     const result = await atk(['valdate', 'x.yaml']);
     expect(result.exitCode).toBe(2);
