@@ -36,6 +36,14 @@ def test_token_entropy_returns_the_predicting_distributions_entropy():
     assert torch.allclose(token_entropy(logits), torch.tensor([expected]))
 
 
+def test_token_entropy_normalises_over_the_vocabulary_not_the_positions():
+    # Three tokens in the vocabulary, two predicting positions: a softmax over the wrong axis differs.
+    logits = torch.tensor([[[0.0, 0.0, LOG(2)], [LOG(3), 0.0, 0.0], [9.0, 9.0, 9.0]]])
+    first = -(2 * 0.25 * LOG(0.25) + 0.5 * LOG(0.5))
+    second = -(0.6 * LOG(0.6) + 2 * 0.2 * LOG(0.2))
+    assert torch.allclose(token_entropy(logits), torch.tensor([[0.0, first, second]]))
+
+
 def test_policy_gradient_loss_returns_clipped_surrogate_and_its_gradient():
     # token 1: r = 0.5/0.4 = 1.25, A = +1 -> clipped at 1 + 0.2: loss -1.2, no gradient.
     # token 2: r = 0.2/0.25 = 0.8, A = -1, inside [1 - 0.25, 1.2]: loss 0.8, d/dlogp = -A r = 0.8.
@@ -76,6 +84,12 @@ def test_behaviour_trust_region_returns_the_ppo_clip_condition_against_the_sampl
     assert outside.tolist() == [[True, False, True, False]]
     # A raised token with a negative advantage (or a lowered one with a positive) is PPO's unclipped side.
     assert not behaviour_trust_region(logp, behaviour, -advantages, 0.2, 0.28).any()
+    # The side is the advantage's sign, whatever its size: a small positive one on a lowered token stays in.
+    assert not behaviour_trust_region(logp, behaviour, torch.tensor([[0.0, 0.0, 0.5, 0.5]]), 0.2, 0.28).any()
+    # A zero advantage is on neither side; a ratio exactly at the bound (here exp(0) = 1) is still inside.
+    assert not behaviour_trust_region(logp, behaviour, torch.zeros(1, 4), 0.2, 0.28).any()
+    same = torch.tensor([[LOG(0.4), LOG(0.4)]])
+    assert not behaviour_trust_region(same, same, torch.tensor([[1.0, -1.0]]), clip_low=0.0, clip_high=0.0).any()
 
 
 def test_kl_penalty_returns_k1_and_k3_with_their_gradients():
