@@ -19,6 +19,8 @@ import ast
 import os
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+import pytest
+
 PACKAGE = "atk_trainer"
 TRAINER_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -64,6 +66,17 @@ def test_the_trainer_graph_holds_its_deferred_imports():
     assert "atk_trainer.train.train" in graph["atk_trainer.serve.control"]  # inside ControlApi.load_model
     assert "atk_trainer.serve.vllm_worker" in graph["atk_trainer.serve.engine_api"]  # inside a method
     assert "atk_trainer.model.attention_cache" in graph["atk_trainer.model.qwen2"]
+
+
+def test_the_development_page_draws_the_layers_in_this_order():
+    """docs/development.md shows the trainer's layers top to bottom; the picture follows LAYERS."""
+    page = os.path.join(os.path.dirname(TRAINER_DIR), "docs", "development.md")
+    if not os.path.exists(page):
+        pytest.skip("no docs/ beside the trainer (an installed package)")
+    text = open(page, encoding="utf8").read()
+    picture = text.split("## Trainer layers", 1)[1].split("```", 2)[1]
+    drawn = [line.split()[0] for line in picture.strip().splitlines()]
+    assert drawn == [name for name, _ in reversed(LAYERS)]
 
 
 def test_reading_finds_every_kind_of_import(tmp_path):
