@@ -6,6 +6,7 @@ import functools
 import pytest
 import torch
 
+from atk_trainer.train.batch import TrainBatch
 from atk_trainer.train.config import parse_config
 from atk_trainer.train.train import Trainer
 from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
@@ -174,3 +175,32 @@ def test_optimizer_decays_matrices_and_leaves_norms_and_biases_alone():
     for n, p in named.items():
         expected = before[n] * (1 - lr * decay) if p.dim() >= 2 else before[n]
         assert torch.allclose(p.detach(), expected, rtol=0, atol=1e-7), n
+
+
+def test_metrics_are_means_over_trained_tokens_and_updates():
+    # Two updates over 10 trained tokens: per-token sums divide by 20, per-update ones by 2, and the
+    # mismatch (measured on the first update only) by 10. updates_per_step: 1 would hide each of these.
+    t = Trainer(tiny_policy(0), parse_config({"updates_per_step": 2}))
+    batch = TrainBatch(loss="pg", micro_batches=[], tokens=10, sequences=3, padded_tokens=16)
+    totals = {
+        "loss": 3.0,
+        "entropy_sum": 8.0,
+        "grad_norm": 5.0,
+        "clipped_tokens": 4.0,
+        "mismatch_sum": 2.0,
+        "tis_weight_sum": 22.0,
+        "kl_sum": 1.0,
+    }
+    metrics = t._metrics(batch, totals, mismatch_max=0.5, lr=0.1, seconds=4.0)
+    expected = {
+        "loss": 1.5,
+        "entropy": 0.4,
+        "grad_norm": 2.5,
+        "tokens_per_s": 5.0,
+        "clip_fraction": 0.2,
+        "mismatch_mean": 0.2,
+        "mismatch_max": 0.5,
+        "tis_weight_mean": 1.1,
+        "kl": 0.05,
+    }
+    assert {k: metrics[k] for k in expected} == pytest.approx(expected)
