@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
+import { alive } from '../../src/__fixtures__/engine-processes.js';
 import { projectRoot } from '../../src/util/paths.js';
 import { BIN, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
 
@@ -79,14 +80,5 @@ async function until<T>(probe: () => T | undefined, ms: number): Promise<T> {
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`nothing after ${ms} ms`);
     await sleep(50);
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
