@@ -1,6 +1,6 @@
 import type { ToolCallRecord } from '../rewards/types.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
-import type { ToolCallErrorKind } from '../tokens/tool-calls/types.js';
+import type { ParsedToolCall, ToolCallErrorKind } from '../tokens/tool-calls/types.js';
 
 /**
  * Error kinds counted per episode: the parse/validation kinds, a tool that ran and failed, and a call
@@ -8,12 +8,24 @@ import type { ToolCallErrorKind } from '../tokens/tool-calls/types.js';
  */
 export type ToolErrorKind = ToolCallErrorKind | 'tool_failed' | 'too_many_calls';
 
-/** The error result of a call past agent.max_tool_calls_per_turn, whatever the call was. */
-export function tooManyCalls(cap: number): { kind: 'too_many_calls'; message: string } {
-  return {
-    kind: 'too_many_calls',
-    message: `this call was not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`,
-  };
+/** Why a call the model wrote is answered with an error instead of run. */
+export interface CallProblem {
+  readonly kind: ToolErrorKind;
+  readonly message: string;
+}
+
+/**
+ * The problem of the `index`-th call of a reply, or undefined when it may run: past
+ * agent.max_tool_calls_per_turn (`cap`) whatever it was, else its parse error when malformed. The built-in
+ * agent and the gateway answer both the same way.
+ */
+export function callProblem(call: ParsedToolCall, index: number, cap: number): CallProblem | undefined {
+  if (index >= cap)
+    return {
+      kind: 'too_many_calls',
+      message: `this call was not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`,
+    };
+  return call.ok ? undefined : { kind: call.kind, message: call.message };
 }
 
 /**

@@ -13,7 +13,7 @@ import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../token
 import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
 import { blame } from './episode-failure.js';
-import { tooManyCalls, type EpisodeLedger, type ToolErrorKind } from './episode-ledger.js';
+import { callProblem, type EpisodeLedger } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
 import type { PolicyClock } from './policy-clock.js';
 import { type TitoTurnContext, type TitoTurnResult, titoTurn } from './tito-turn.js';
@@ -145,8 +145,7 @@ export class TitoModel extends Model<BaseModelConfig> {
     for (const [i, call] of parsed.calls.entries()) {
       const toolUseId = `call_${this.turn}_${i}`;
       const input = toolInput(call);
-      const problem: { kind: ToolErrorKind; message: string } | undefined =
-        i >= cap ? tooManyCalls(cap) : call.ok ? input.problem : { kind: call.kind, message: call.message };
+      const problem = callProblem(call, i, cap) ?? input.problem;
       if (problem) ledger.rejectedCalls.set(toolUseId, problem);
       yield* toolUseEvents(call, toolUseId, input.json);
     }

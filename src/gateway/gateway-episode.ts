@@ -1,5 +1,5 @@
 import { EpisodeFailure } from '../agent/episode-failure.js';
-import { tooManyCalls } from '../agent/episode-ledger.js';
+import { callProblem } from '../agent/episode-ledger.js';
 import type { GenerationSettings } from '../agent/generation-settings.js';
 import type { PolicyClock } from '../agent/policy-clock.js';
 import { type TitoTurnContext, type TitoTurnResult, titoTurn } from '../agent/tito-turn.js';
@@ -225,35 +225,35 @@ export class GatewayEpisode {
     // Calls are parsed only under tool_choice auto; then every call the model wrote counts, as in the built-in agent.
     const calls = request.parseToolCalls ? parsed.calls : [];
     trajectory.counters.toolCalls += calls.length;
-    // The agent runs the calls it is given, so calls past agent.max_tool_calls_per_turn are never given:
-    // as in the built-in agent, each is answered with an error and counted, whatever it was.
+    // As in the built-in agent, a malformed call and one past agent.max_tool_calls_per_turn (the agent runs
+    // whatever it is given, so those are never given) are answered with an error and counted.
     const cap = this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
-    const overCap = tooManyCalls(cap);
-    for (const [i, call] of calls.entries()) {
-      const kind = i >= cap ? overCap.kind : call.ok ? undefined : call.kind;
-      if (kind) this.toolErrorsByKind[kind] = (this.toolErrorsByKind[kind] ?? 0) + 1;
+    const problems = calls.map((call, i) => callProblem(call, i, cap));
+    for (const problem of problems) {
+      if (!problem) continue;
+      this.toolErrorsByKind[problem.kind] = (this.toolErrorsByKind[problem.kind] ?? 0) + 1;
+      trajectory.counters.toolErrors++;
     }
-    trajectory.counters.toolErrors += calls.filter((c, i) => i >= cap || !c.ok).length;
-    // As in the built-in agent, well-formed calls run and each malformed one is answered with an error the
-    // model sees next turn (withRejectedResults). A turn with no well-formed call goes back as text, ending
-    // with `stop`. As vLLM does, complete calls go back even when max_tokens cut the reply after them.
-    const asCalls = calls.some((c, i) => c.ok && i < cap);
-    const callId = (i: number): string => `call_${idPrefix ? `${idPrefix}_` : ''}${this.id}_${turn}_${i}`;
     // parallel_tool_calls: false returns the first well-formed call only, as OpenAI and vLLM do; the model
-    // wrote the others, so it is told they did not run.
-    const first = calls.findIndex((c) => c.ok);
-    const returned = (i: number): boolean => i < cap && calls[i]!.ok && (request.parallelToolCalls || i === first);
+    // wrote the others, so it is told they did not run (not counted: nothing was wrong with them).
+    const first = problems.indexOf(undefined);
+    const answers = problems.map(
+      (p, i) => p?.message ?? (request.parallelToolCalls || i === first ? undefined : NOT_RUN),
+    );
+    // Every call gets its error result the next turn (withRejectedResults) when any call goes back; a turn with
+    // none goes back as text, ending with `stop`. As vLLM does, complete calls go back even when max_tokens
+    // cut the reply after them.
+    const asCalls = first >= 0;
+    const callId = (i: number): string => `call_${idPrefix ? `${idPrefix}_` : ''}${this.id}_${turn}_${i}`;
     const toolCalls = asCalls
       ? calls.flatMap((c, i) =>
-          c.ok && returned(i) ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }] : [],
+          c.ok && answers[i] === undefined
+            ? [{ id: callId(i), name: c.name, arguments: JSON.stringify(c.arguments) }]
+            : [],
         )
       : [];
     this.rejected = asCalls
-      ? calls.flatMap((c, index) =>
-          returned(index)
-            ? []
-            : [{ index, id: callId(index), message: index >= cap ? overCap.message : c.ok ? NOT_RUN : c.message }],
-        )
+      ? answers.flatMap((message, index) => (message === undefined ? [] : [{ index, id: callId(index), message }]))
       : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
     const offered = new Set(request.tools.map((t) => t.function.name));
