@@ -20,6 +20,8 @@ export interface EngineKindDefinition {
   readonly name: EngineKindName;
   /** Whether atk launches this kind's server processes (vLLM/SGLang replicas on GPUs of their own). */
   readonly launched: boolean;
+  /** A launched kind's executable when `model.engine.command` names none (`vllm`, the SGLang Python). */
+  defaultExecutable?(recipe: ResolvedRecipe): string;
   /**
    * The protocol atk syncs weights over into this kind's server; undefined when nothing is sent (the
    * embedded engine serves the trainer's own weights).

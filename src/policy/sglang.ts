@@ -8,6 +8,7 @@ import { startLaunchedPolicy } from './launched-policy.js';
 export const sglangEngine: EngineKindDefinition = {
   name: 'sglang',
   launched: true,
+  defaultExecutable: (recipe) => recipe.model.trainer.python ?? 'python3',
   syncProtocol: () => 'sglang',
   checkSettings: (recipe) => [...launchedEngineProblems(recipe), ...randomInitProblems(recipe)],
   checkUserSettings: () => [],

@@ -8,6 +8,7 @@ import { startLaunchedPolicy } from './launched-policy.js';
 export const vllmEngine: EngineKindDefinition = {
   name: 'vllm',
   launched: true,
+  defaultExecutable: () => 'vllm',
   syncProtocol: () => 'vllm',
   checkSettings: (recipe) => [
     ...launchedEngineProblems(recipe),

@@ -19,13 +19,14 @@ export function preflightRecipe(recipe: ResolvedRecipe, recipeDir: string): void
   const kind = engineKind(recipe);
   kind.modelDir(recipe, recipeDir);
   // Replicas a cluster launcher places run on other nodes, whose PATH this machine cannot see.
-  if (kind.launched && recipe.cluster.launcher === 'local') engineCommandPresent(recipe);
+  if (kind.defaultExecutable && recipe.cluster.launcher === 'local')
+    engineCommandPresent(recipe, kind.defaultExecutable(recipe));
 }
 
-/** The executable that starts the engine: model.engine.command's, else `vllm` or the SGLang Python. */
-function engineCommandPresent(recipe: ResolvedRecipe): void {
-  const { engine, trainer } = recipe.model;
-  const file = engine.command?.[0] ?? (engine.kind === 'vllm' ? 'vllm' : (trainer.python ?? 'python3'));
+/** The executable that starts the engine: model.engine.command's, else the kind's own. */
+function engineCommandPresent(recipe: ResolvedRecipe, defaultExecutable: string): void {
+  const { engine } = recipe.model;
+  const file = engine.command?.[0] ?? defaultExecutable;
   // A relative path is run from the run directory, which does not exist yet.
   if (file.includes('/') && !isAbsolute(file)) return;
   if (findExecutable(file, isAbsolute(file) ? file : undefined)) return;
