@@ -1,5 +1,8 @@
 import type { Message, SystemPrompt, ToolResultBlock, ToolSpec } from '@strands-agents/sdk';
 import type { ChatMessage, ChatTool, ChatToolCall } from '../tokens/chat-types.js';
+import { pythonJson } from '../tokens/python-json.js';
+
+export { pythonJson };
 
 /**
  * A Strands message as chat-template messages: tool results become one `tool` message each (in call
@@ -64,15 +67,4 @@ export function toChatTools(specs: readonly ToolSpec[] | undefined): ChatTool[] 
     >;
     return { type: 'function', function: { name: spec.name, description: spec.description, parameters } };
   });
-}
-
-/**
- * JSON with Python `json.dumps` separators (`{"a": 1, "b": [1, 2]}`), as Python pipelines and Jinja's
- * `tojson` write it, so tool output reads the same as in training data made there.
- */
-export function pythonJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(pythonJson).join(', ')}]`;
-  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}: ${pythonJson(v)}`).join(', ')}}`;
 }

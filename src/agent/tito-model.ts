@@ -97,7 +97,7 @@ export class TitoModel extends Model<BaseModelConfig> {
       trajectory: ledger.trajectory,
       fresh,
       messages: chat,
-      tools: fresh ? toChatTools(streamOptions.toolSpecs) : [],
+      tools: toChatTools(streamOptions.toolSpecs),
       turn: this.turn,
       sampling: this.options.sampling,
       maxNewTokens: this.options.maxNewTokens,

@@ -36,7 +36,7 @@ export interface TitoTurnRequest {
   readonly fresh: boolean;
   /** The whole conversation when `fresh`, else only the messages added since the model's last reply. */
   readonly messages: readonly ChatMessage[];
-  /** The tools the template lists (read only when `fresh`). */
+  /** The tools offered: the template lists them when `fresh`; the parser reads their schemas every turn. */
   readonly tools: readonly ChatTool[];
   /** The model turn number, stamped on both the prompt and the reply segments. */
   readonly turn: number;
@@ -135,7 +135,7 @@ export async function titoTurn(context: TitoTurnContext, request: TitoTurnReques
   // Decoded and parsed once the tokens are recorded: a decoder or parser that throws keeps them.
   const { text, parsed } = blame('parser', () => {
     const decoded = cut.text ?? tokenizer.decode(withoutStopToken(tokenizer, ids));
-    return { text: decoded, parsed: context.parser.parse(decoded) };
+    return { text: decoded, parsed: context.parser.parse(decoded, { tools: request.tools }) };
   });
   return {
     status: 'generated',

@@ -28,4 +28,7 @@ export {
   type ParsedTurn,
   type ToolCallErrorKind,
   type ToolCallParser,
+  type ToolCallParseContext,
+  type ToolCallToRender,
 } from './tool-calls/index.js';
+export { pythonJson } from './python-json.js';

@@ -103,4 +103,18 @@ describe('hermesParser', () => {
       },
     ]);
   });
+
+  test('returns the calls renderCalls writes, as the Qwen template writes them', () => {
+    const calls = [
+      { name: 'add', arguments: { a: 2, b: [1, 'x'] } },
+      { name: 'now', arguments: {} },
+    ];
+    const rendered = hermesParser.renderCalls(calls);
+    expect(rendered).toBe(
+      '<tool_call>\n{"name": "add", "arguments": {"a": 2, "b": [1, "x"]}}\n</tool_call>\n<tool_call>\n{"name": "now", "arguments": {}}\n</tool_call>',
+    );
+    expect(hermesParser.parse(rendered).calls.map((c) => c.ok && [c.name, c.arguments])).toStrictEqual(
+      calls.map((c) => [c.name, c.arguments]),
+    );
+  });
 });

@@ -1,4 +1,5 @@
 import { clipEcho } from '../../util/clip.js';
+import { pythonJson } from '../python-json.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
 
 const THINK_OPEN = '<think>';
@@ -29,6 +30,8 @@ export const hermesParser: ToolCallParser = {
     }
     return { reasoning, text: rest.replace(CALL, '').trim(), calls };
   },
+  renderCalls: (calls) =>
+    calls.map((c) => `${CALL_OPEN}\n${pythonJson({ name: c.name, arguments: c.arguments })}\n${CALL_CLOSE}`).join('\n'),
 };
 
 /**

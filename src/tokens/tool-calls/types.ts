@@ -1,3 +1,5 @@
+import type { ChatTool } from '../chat-types.js';
+
 /** Why a tool call in the model output could not be used; each kind is counted separately. */
 export type ToolCallErrorKind = 'bad_json' | 'bad_call' | 'unterminated' | 'unknown_tool' | 'bad_arguments';
 
@@ -21,15 +23,35 @@ export type ParsedToolCall =
 
 /** Generated text split into reasoning, visible text and tool calls. */
 export interface ParsedTurn {
-  /** Text inside a leading `<think>` block ('' when none). */
+  /** The model's reasoning: a leading `<think>` block, or harmony's `analysis` channel ('' when none). */
   readonly reasoning: string;
   /** Text outside reasoning and tool-call markup, trimmed. */
   readonly text: string;
   readonly calls: readonly ParsedToolCall[];
 }
 
+/** What a parser may read besides the text. */
+export interface ToolCallParseContext {
+  /**
+   * The tools offered this turn. Formats that write every argument as text (`qwen3_coder`) convert each
+   * value by its parameter's JSON-schema type; the others ignore them.
+   */
+  readonly tools?: readonly ChatTool[];
+}
+
+/** One call to write out in a format (`ToolCallParser.renderCalls`). */
+export interface ToolCallToRender {
+  readonly name: string;
+  readonly arguments: Readonly<Record<string, unknown>>;
+}
+
 /** A tool-call format: how calls are written in model output. One module per format. */
 export interface ToolCallParser {
   readonly format: string;
-  parse(text: string): ParsedTurn;
+  parse(text: string, context?: ToolCallParseContext): ParsedTurn;
+  /**
+   * The calls as a model of this family writes them in its reply (the call markup only, no text around
+   * it), so that parsing the result gives them back; tests and fixtures build model outputs with it.
+   */
+  renderCalls(calls: readonly ToolCallToRender[]): string;
 }
