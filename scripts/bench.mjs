@@ -4,10 +4,16 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const only = process.argv.slice(2);
-const files = readdirSync('bench')
+const stem = (f) => f.replace(/\.(ts|mjs|js|py)$/, '');
+const all = readdirSync('bench')
   .filter((f) => /\.(ts|mjs|js|py)$/.test(f))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
+// A name picks its bench exactly (`gpu` is bench/gpu.py, not gpu-run too), else every bench containing it.
+// Without a name every bench runs once: gpu-all is left out, it only reruns gpu and gpu-run.
+const files =
+  only.length === 0
+    ? all.filter((f) => stem(f) !== 'gpu-all')
+    : all.filter((f) => only.some((o) => stem(f) === o || (!all.some((g) => stem(g) === o) && f.includes(o))));
 let crashed = 0;
 for (const file of files) {
   console.log(`\n== bench/${file}`);
