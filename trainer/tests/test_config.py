@@ -1,6 +1,6 @@
 import pytest
 
-from atk_trainer.train.config import ConfigError, LoraConfig, TrainConfig, parse_config
+from atk_trainer.train.config import ConfigError, LoraConfig, MismatchConfig, TrainConfig, parse_config
 
 
 def test_parse_config_returns_defaults_for_no_overrides():
@@ -10,7 +10,7 @@ def test_parse_config_returns_defaults_for_no_overrides():
 def test_parse_config_returns_typed_values_and_nested_lora():
     config = parse_config({"learning_rate": 1, "tis_cap": 2, "lora": {"rank": 4, "target_modules": ["q_proj"]}})
     assert config.learning_rate == 1.0 and isinstance(config.learning_rate, float)
-    assert config.tis_cap == 2.0
+    assert config.mismatch == MismatchConfig(mode="tis", level="token", low=0.0, high=2.0)  # tis_cap's meaning
     assert config.lora == LoraConfig(rank=4, target_modules=["q_proj"])
 
 
@@ -28,6 +28,11 @@ def test_parse_config_returns_typed_values_and_nested_lora():
         ({"learning_rate": 0}, "learning_rate: must be > 0"),
         ({"lr_schedule": "cosine", "warmup_steps": 5, "total_steps": 5}, "total_steps: cosine needs"),
         ({"__class__": 1}, "unknown key __class__"),
+        ({"policy_loss": "grpo"}, "policy_loss: expected one of ppo, gspo, cispo"),
+        ({"mismatch": {"mode": "clip"}}, "mismatch: mode must be one of tis, mask"),
+        ({"mismatch": {"mode": "mask", "low": 2.0, "high": 2.0}}, "mismatch: needs 0 <= low < high"),
+        ({"tis_cap": 2.0, "mismatch": {"mode": "mask"}}, "tis_cap: give mismatch or tis_cap, not both"),
+        ({"tis_cap": 0}, "tis_cap: must be a number > 0"),
     ],
 )
 def test_parse_config_rejects_unknown_keys_wrong_types_and_values(overrides, message):

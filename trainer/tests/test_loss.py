@@ -10,7 +10,6 @@ from atk_trainer.train.loss import (
     kl_penalty,
     policy_gradient_loss,
     sft_loss,
-    tis_weights,
     token_entropy,
     token_logprobs,
 )
@@ -65,14 +64,6 @@ def test_policy_gradient_loss_clips_low_side_for_negative_advantages():
     assert clipped.tolist() == [[True]]
     loss.sum().backward()
     assert logp.grad.item() == 0.0
-
-
-def test_tis_weights_returns_capped_detached_ratios():
-    train = torch.tensor([[LOG(0.5), LOG(0.1)]], requires_grad=True)
-    behaviour = torch.tensor([[LOG(0.1), LOG(0.2)]])
-    w = tis_weights(train, behaviour, cap=2.0)
-    assert torch.allclose(w, torch.tensor([[2.0, 0.5]]))  # 5 capped to 2; 0.5 kept
-    assert not w.requires_grad
 
 
 def test_behaviour_trust_region_returns_the_ppo_clip_condition_against_the_sampling_policy():

@@ -204,3 +204,85 @@ def test_metrics_are_means_over_trained_tokens_and_updates():
         "kl": 0.05,
     }
     assert {k: metrics[k] for k in expected} == pytest.approx(expected)
+
+
+def hand_gradient(policy, batch, sequence_loss):
+    """The gradient of sum over the batch's sequences of sequence_loss(logp, behaviour, advantage, tokens, count):
+    logp (k,) with gradient and behaviour (k,) on the sequence's k trained tokens, `tokens` trained in the
+    batch, `count` sequences."""
+    policy.module.zero_grad(set_to_none=True)
+    tokens = sum(sum(s["loss_mask"]) for s in batch["sequences"])
+    count = len(batch["sequences"])
+    loss = torch.zeros(())
+    for s in batch["sequences"]:
+        trained = torch.tensor(s["loss_mask"][1:], dtype=torch.bool)  # (T-1,)
+        logp = sequence_logprobs(policy, s["token_ids"])[trained]  # (k,)
+        behaviour = torch.tensor(s["logprobs"][1:], dtype=torch.float32)[trained]  # (k,)
+        loss = loss + sequence_loss(logp, behaviour, s["advantage"], tokens, count)
+    loss.backward()
+    return [p.grad.detach().clone() for p in policy.module.parameters()]
+
+
+def test_step_with_gspo_returns_the_sequence_objective_s_gradient_with_the_trainer_s_own_old_policy():
+    # At the first update s_i = 1, so GSPO's gradient is -(1/G) sum_i A_i mean_t grad log pi_t (paper eq. 10).
+    # The engine's logprobs are far off (mismatched): taken as the old policy, every s_i would leave GSPO's
+    # 3e-4 clip range and the gradient would be 0; GSPO's old policy is the trainer's own pre-update logprobs.
+    t = trainer({"policy_loss": "gspo", "clip_low": 3e-4, "clip_high": 4e-4, "loss_aggregation": "seq-mean-token-mean"})
+    t.config.grad_clip = 1e6
+    batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
+    metrics, got = step_gradients(t, batch)
+    want = hand_gradient(tiny_policy(0), batch, lambda logp, _b, a, _n, count: -a * logp.mean() / count)
+    assert close(got, want)
+    assert norm(got) > 1e-3
+    assert metrics["clip_fraction"] == 0.0
+
+
+def test_step_with_cispo_returns_the_gradient_weighted_by_the_clipped_detached_ratio_to_the_engine():
+    # ratios pi / mu of the mismatched batch: 0.82, 1.22, 0.90 (A > 0) and 1.82, 0.82, 1.22 (A < 0); with
+    # clip_high 0.1 the weights over 1.1 are clipped, and no lower clip (clip_low 1): every token has a gradient.
+    t = trainer({"policy_loss": "cispo", "clip_low": 1.0, "clip_high": 0.1, "grad_clip": 1e6})
+    batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
+    metrics, got = step_gradients(t, batch)
+
+    def cispo(logp, behaviour, a, tokens, _count):
+        w = torch.exp(logp.detach() - behaviour).clamp(0.0, 1.1)
+        return -(w * a * logp).sum() / tokens
+
+    assert close(got, hand_gradient(tiny_policy(0), batch, cispo))
+    assert not close(got, hand_pg_gradient(tiny_policy(0), batch))  # the weights matter
+    assert 0 < metrics["clip_fraction"] < 1
+
+
+def test_step_with_token_mismatch_masking_drops_the_tokens_whose_ratio_leaves_the_range():
+    # rho = trainer / engine: 0.82 (out), 1.22, 0.90 (A > 0); 1.82 (out), 0.82 (out), 1.22 (A < 0) in [0.85, 1.25].
+    mismatch = {"mode": "mask", "level": "token", "low": 0.85, "high": 1.25}
+    t = trainer({"mismatch": mismatch, "grad_clip": 1e6})
+    batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
+    metrics, got = step_gradients(t, batch)
+    outside = []
+
+    def masked(logp, behaviour, a, tokens, _count):
+        rho = torch.exp(logp.detach() - behaviour)
+        keep = ((rho >= 0.85) & (rho <= 1.25)).float()
+        outside.append(float((1 - keep).sum()))
+        return -(keep * a * logp).sum() / tokens
+
+    assert close(got, hand_gradient(tiny_policy(0), batch, masked))
+    assert not close(got, hand_pg_gradient(tiny_policy(0), batch))
+    tokens = sum(sum(s["loss_mask"]) for s in batch["sequences"])
+    assert metrics["mismatch_masked_fraction"] == pytest.approx(sum(outside) / tokens)
+    assert 0 < metrics["mismatch_masked_fraction"] < 1
+
+
+def test_step_with_sequence_tis_weights_each_sequence_by_its_capped_likelihood_ratio():
+    mismatch = {"mode": "tis", "level": "sequence", "low": 0.0, "high": 1.5}
+    t = trainer({"mismatch": mismatch, "grad_clip": 1e6})
+    batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
+    _, got = step_gradients(t, batch)
+
+    def sequence_tis(logp, behaviour, a, tokens, _count):
+        w = torch.exp((logp.detach() - behaviour).sum()).clamp(max=1.5)
+        return -(w * a * logp).sum() / tokens
+
+    assert close(got, hand_gradient(tiny_policy(0), batch, sequence_tis))
+    assert not close(got, hand_pg_gradient(tiny_policy(0), batch, tis_cap=1.5))  # not the token-level weights

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 LOSSES = ("pg", "sft")
+POLICY_LOSSES = ("ppo", "gspo", "cispo")
+MISMATCH_MODES = ("tis", "mask")
+MISMATCH_LEVELS = ("token", "sequence")
 AGGREGATIONS = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
 LR_SCHEDULES = ("constant", "cosine")
 KL_ESTIMATORS = ("k1", "k3")
@@ -34,6 +37,16 @@ class LoraConfig:
 
 
 @dataclass
+class MismatchConfig:
+    """Correction by the trainer/engine probability ratio rho = exp(trainer - engine logp) (loss.mismatch_weights)."""
+
+    mode: str = "tis"  # tis: weight clip(rho, low, high); mask: drop the token or sequence when rho leaves [low, high]
+    level: str = "token"  # token: rho per token; sequence: the product over a sequence's trained tokens
+    low: float = 0.0  # lower bound of rho (tis: 0 = no lower clip)
+    high: float = 2.0  # upper bound of rho
+
+
+@dataclass
 class TrainConfig:
     # what to optimise
     loss: str = "pg"  # default loss when a batch names none: "pg" (policy gradient) or "sft" (masked cross-entropy)
@@ -43,7 +56,11 @@ class TrainConfig:
     loss_norm_constant: Optional[int] = None
     clip_low: float = 0.2  # PPO epsilon below 1 for the importance ratio
     clip_high: float = 0.28  # PPO epsilon above 1 (clip-higher keeps exploration)
-    tis_cap: Optional[float] = None  # truncated IS cap on exp(trainer - engine logprob); None = off
+    # the pg loss: ppo (clipped token ratio), gspo (clipped sequence ratio), cispo (clipped, detached weight)
+    policy_loss: str = "ppo"
+    # trainer/engine mismatch correction; None = the engine's logprobs are the PPO ratio's old policy.
+    # The override key tis_cap: C is the same as mismatch {mode: tis, level: token, low: 0, high: C}.
+    mismatch: Optional[MismatchConfig] = None
     kl_coef: float = 0.0  # weight of the KL penalty to the frozen initial policy; 0 = no reference model kept
     kl_estimator: str = "k3"  # k1 (log ratio) or k3 (Schulman's unbiased, non-negative estimator)
     # optimiser
@@ -78,9 +95,24 @@ class TrainConfig:
 
 def parse_config(overrides: Optional[Mapping[str, Any]] = None) -> TrainConfig:
     """Build a TrainConfig from JSON overrides; raises ConfigError on unknown keys, wrong types or values."""
-    config = _build(TrainConfig, overrides or {}, "")
+    config = _build(TrainConfig, _tis_cap_as_mismatch(overrides or {}), "")
     _check_values(config)
     return config
+
+
+def _tis_cap_as_mismatch(overrides: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The older key tis_cap: C is token-level truncated importance sampling at C."""
+    if not isinstance(overrides, Mapping) or "tis_cap" not in overrides:
+        return overrides
+    rest = {k: v for k, v in overrides.items() if k != "tis_cap"}
+    cap = overrides["tis_cap"]
+    if cap is None:
+        return rest
+    if rest.get("mismatch") is not None:
+        raise ConfigError("tis_cap: give mismatch or tis_cap, not both (tis_cap C is mismatch tis, token, 0, C)")
+    if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0:
+        raise ConfigError(f"tis_cap: must be a number > 0, got {cap!r}")
+    return {**rest, "mismatch": {"mode": "tis", "level": "token", "low": 0.0, "high": float(cap)}}
 
 
 def config_dict(config: TrainConfig) -> Dict[str, Any]:
@@ -137,6 +169,7 @@ def _check_values(c: TrainConfig) -> None:
     choices = {
         "loss": LOSSES,
         "loss_aggregation": AGGREGATIONS,
+        "policy_loss": POLICY_LOSSES,
         "lr_schedule": LR_SCHEDULES,
         "kl_estimator": KL_ESTIMATORS,
         "device": DEVICES,
@@ -156,8 +189,15 @@ def _check_values(c: TrainConfig) -> None:
     for key in non_negative:
         if getattr(c, key) < 0:
             raise ConfigError(f"{key}: must be >= 0, got {getattr(c, key)!r}")
-    if c.tis_cap is not None and c.tis_cap <= 0:
-        raise ConfigError(f"tis_cap: must be > 0, got {c.tis_cap!r}")
+    m = c.mismatch
+    if m is not None:
+        if m.mode not in MISMATCH_MODES or m.level not in MISMATCH_LEVELS:
+            raise ConfigError(
+                f"mismatch: mode must be one of {', '.join(MISMATCH_MODES)} and level one of "
+                f"{', '.join(MISMATCH_LEVELS)}, got {m.mode!r}, {m.level!r}"
+            )
+        if not 0 <= m.low < m.high:
+            raise ConfigError(f"mismatch: needs 0 <= low < high, got low {m.low!r}, high {m.high!r}")
     if c.loss_norm_constant is not None and c.loss_norm_constant <= 0:
         raise ConfigError(f"loss_norm_constant: must be > 0, got {c.loss_norm_constant!r}")
     if c.lr_schedule == "cosine" and c.total_steps <= c.warmup_steps:

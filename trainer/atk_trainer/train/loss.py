@@ -57,10 +57,96 @@ def behaviour_trust_region(
     return ((advantages > 0) & (ratio > 1.0 + clip_high)) | ((advantages < 0) & (ratio < 1.0 - clip_low))
 
 
-def tis_weights(train_logp: torch.Tensor, behaviour_logp: torch.Tensor, cap: float) -> torch.Tensor:
-    """Truncated importance weights min(exp(train - behaviour), cap), detached: they correct for the
-    engine sampling from a slightly different distribution than the trainer computes (kernels, dtype)."""
-    return torch.exp(train_logp.detach() - behaviour_logp).clamp(max=cap)  # (B, T)
+def gspo_loss(
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    mask: torch.Tensor,
+    sequence_ids: torch.Tensor,
+    clip_low: float,
+    clip_high: float,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """GSPO-token (Zheng et al. 2025, arXiv 2507.18071, eq. 11-12), per token:
+    -min(s_it A, clip(s_it, 1 - clip_low, 1 + clip_high) A) with s_it = sg[s_i] * pi_t / sg[pi_t] and
+    s_i = exp(mean over the sequence's trained tokens of (logp - old_logp)), the length-normalised sequence
+    ratio. s_it equals s_i in value, so the clip is decided per sequence; its gradient is s_i * grad log pi_t.
+    With seq-mean-token-mean aggregation and one advantage per sequence this is the paper's GSPO objective.
+    `sequence_ids` (B, T) numbers the sequences of the micro-batch (see sequence_sums).
+
+    Returns (loss (B, T), clipped (B, T) bool: the clipped branch was taken, so the token has no gradient).
+    """
+    log_ratio = (logp.detach() - old_logp) * mask  # (B, T)
+    log_s = sequence_sums(log_ratio, sequence_ids) / sequence_sums(mask, sequence_ids).clamp(min=1.0)  # (B, T)
+    ratio = torch.exp(logp - logp.detach() + log_s)  # (B, T): value s_i, gradient s_i * d logp
+    unclipped = ratio * advantages  # (B, T)
+    clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages  # (B, T)
+    return -torch.minimum(unclipped, clipped), clipped < unclipped
+
+
+def cispo_loss(
+    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip_low: float, clip_high: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """CISPO (MiniMax-M1, arXiv 2506.13585, eq. 4-5), per token: -sg[clip(r, 1 - clip_low, 1 + clip_high)] A log pi,
+    r = exp(logp - old_logp). The importance weight is clipped and detached, so every token keeps a gradient
+    (PPO's clip zeroes it): what is bounded is the weight, not the update.
+
+    Returns (loss (B, T), clipped (B, T) bool: the weight was clipped; the token still has its gradient).
+    """
+    ratio = torch.exp(logp.detach() - old_logp)  # (B, T)
+    weight = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high)  # (B, T)
+    return -weight * advantages * logp, weight != ratio
+
+
+def mismatch_weights(
+    train_logp: torch.Tensor,
+    behaviour_logp: torch.Tensor,
+    mask: torch.Tensor,
+    sequence_ids: torch.Tensor,
+    mode: str,
+    level: str,
+    low: float,
+    high: float,
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Correction for the engine having sampled from another distribution than the trainer computes (kernels,
+    dtype, and with stale rollouts older weights), from the ratio rho = exp(train - behaviour): per token, or per
+    sequence (the product over its trained tokens, exp of the summed log ratio; every token of the sequence
+    gets it). mode tis: weights clip(rho, low, high) (truncated importance sampling, Yao et al. 2025);
+    mode mask: weight 1 where low <= rho <= high and 0 outside (the token or sequence leaves the loss).
+
+    Returns (weights (B, T) detached, masked (B, T) bool: outside [low, high] under mode mask, else all False).
+    """
+    log_ratio = (train_logp.detach() - behaviour_logp) * mask  # (B, T)
+    if level == "sequence":
+        log_ratio = sequence_sums(log_ratio, sequence_ids)  # (B, T)
+    elif level != "token":
+        raise ValueError(f"unknown mismatch level {level!r}")
+    ratio = torch.exp(log_ratio)  # (B, T)
+    if mode == "tis":
+        return ratio.clamp(min=low, max=high), torch.zeros_like(ratio, dtype=torch.bool)
+    if mode == "mask":
+        outside = (ratio < low) | (ratio > high)  # (B, T)
+        return (~outside).to(ratio.dtype), outside
+    raise ValueError(f"unknown mismatch mode {mode!r}")
+
+
+def sequence_sums(values: torch.Tensor, sequence_ids: torch.Tensor) -> torch.Tensor:
+    """Each token's value replaced by the sum over the tokens of its sequence: (B, T) -> (B, T).
+    `sequence_ids` (B, T) int64 gives each token's sequence, numbered from 0 within the micro-batch
+    (a row per sequence, or several sequences packed in a row)."""
+    flat = sequence_ids.reshape(-1)  # (B*T,)
+    sums = torch.zeros(int(flat.max()) + 1, dtype=values.dtype, device=values.device)  # (S,)
+    sums = sums.index_add(0, flat, values.reshape(-1))
+    return sums[sequence_ids]  # (B, T)
+
+
+def sequence_ids(shape: Tuple[int, int], segments: Optional[torch.Tensor], device: torch.device) -> torch.Tensor:
+    """Which sequence each token of a micro-batch belongs to, numbered from 0: (B, T) int64. One sequence per
+    row without `segments`; packed rows number theirs by row and segment (padding gets an id of its own)."""
+    rows, width = shape
+    row = torch.arange(rows, device=device).unsqueeze(1).expand(rows, width)  # (B, T)
+    if segments is None:
+        return row
+    return row * (int(segments.max()) + 1) + segments  # (B, T)
 
 
 def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str) -> torch.Tensor:

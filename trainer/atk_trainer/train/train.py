@@ -31,10 +31,13 @@ from .distributed import clean_name
 from .grad_checkpoint import decoder_layers, enable_gradient_checkpointing
 from .loss import (
     behaviour_trust_region,
+    cispo_loss,
+    gspo_loss,
     kl_penalty,
+    mismatch_weights,
     policy_gradient_loss,
+    sequence_ids,
     sft_loss,
-    tis_weights,
     token_entropy,
     token_logprobs,
 )
@@ -254,21 +257,33 @@ class Trainer:
             per_token = sft_loss(logp)  # (B, T)
         else:
             behaviour = mb.behaviour_logprobs.to(self.device)  # (B, T)
-            if c.tis_cap is None:
-                # On-policy data: the behaviour policy is the old policy of the PPO ratio.
-                old, tis = behaviour, None
-            else:
-                # TIS: ratio against the trainer's own pre-update logprobs, and the engine/trainer gap
-                # corrected by a capped importance weight instead.
-                old, tis = first_logp[i], tis_weights(first_logp[i], behaviour, c.tis_cap)
             advantages = mb.advantages.to(self.device)  # (B, T)
-            per_token, clipped = policy_gradient_loss(logp, old, advantages, c.clip_low, c.clip_high)
-            if tis is not None:
-                # The trust region stays anchored at the behaviour policy (stale rollouts: see behaviour_trust_region).
-                outside = behaviour_trust_region(logp, behaviour, advantages, c.clip_low, c.clip_high)
-                per_token = torch.where(outside, torch.zeros_like(per_token), per_token * tis)
-                clipped = clipped | outside
-                stats["tis_weight_sum"] = float((tis * mask).sum())
+            seq = sequence_ids((ids.shape[0], ids.shape[1]), segments, self.device)  # (B, T)
+            # The ratio's old policy: the engine's logprobs for on-policy data; the trainer's own pre-update
+            # logprobs when a mismatch correction handles the engine/trainer gap instead (decoupled PPO), and
+            # always for GSPO, whose clip range (~3e-4) is narrower than a bf16 engine's gap to the trainer.
+            old = first_logp[i] if c.mismatch is not None or c.policy_loss == "gspo" else behaviour
+            if c.policy_loss == "gspo":
+                per_token, clipped = gspo_loss(logp, old, advantages, mask, seq, c.clip_low, c.clip_high)
+            elif c.policy_loss == "cispo":
+                per_token, clipped = cispo_loss(logp, old, advantages, c.clip_low, c.clip_high)
+            else:
+                per_token, clipped = policy_gradient_loss(logp, old, advantages, c.clip_low, c.clip_high)
+            m = c.mismatch
+            if m is not None:
+                correction, masked = mismatch_weights(
+                    first_logp[i], behaviour, mask, seq, m.mode, m.level, m.low, m.high
+                )  # (B, T) each
+                per_token = per_token * correction
+                if c.policy_loss == "ppo":
+                    # The trust region stays anchored at the behaviour policy (see behaviour_trust_region).
+                    outside = behaviour_trust_region(logp, behaviour, advantages, c.clip_low, c.clip_high)
+                    per_token = torch.where(outside, torch.zeros_like(per_token), per_token)
+                    clipped = clipped | outside
+                if m.mode == "tis":
+                    stats["tis_weight_sum"] = float((correction * mask).sum())
+                else:
+                    stats["mismatch_masked_tokens"] = float((masked.float() * mask).sum())
             stats["clipped_tokens"] = float((clipped.float() * mask).sum())
             if update == 0:
                 gap = (first_logp[i] - behaviour).abs() * mask  # (B, T)
@@ -332,6 +347,9 @@ class Trainer:
             metrics["mismatch_max"] = mismatch_max
         if "tis_weight_sum" in totals:
             metrics["tis_weight_mean"] = totals["tis_weight_sum"] / per_token
+        if "mismatch_masked_tokens" in totals:
+            # share of trained tokens left out because their trainer/engine ratio left [low, high]
+            metrics["mismatch_masked_fraction"] = totals["mismatch_masked_tokens"] / per_token
         if "kl_sum" in totals:
             metrics["kl"] = totals["kl_sum"] / per_token
         return metrics
