@@ -5,7 +5,13 @@ full and LoRA r16), decode tokens/s at batch 1, 64 and 256 with the decode step 
 (capture time included) and with the eager (dynamic) step, and the largest Qwen2.5 shape whose LoRA
 step at 32 x 2048 tokens fits in the card's memory. Each figure is printed with its ratio to the baseline.
 
-    /usr/bin/python3 bench/gpu.py [train] [decode] [fit]      (or: npm run bench gpu; default: all three)
+    /usr/bin/python3 bench/gpu.py [train] [decode] [fit] [parts] [--profile] [--json FILE]
+                                                   (or: npm run bench gpu; default: train decode fit)
+
+`--profile` adds where a training step's GPU time goes (torch.profiler: matmul, attention, elementwise and
+normalisation, optimizer, idle gaps between kernels); `parts` measures one train step and one decode batch
+alone at the shapes in $ATK_GPU_PARTS (bench/gpu-run.ts uses it for its predicted step time); tables print
+as markdown, so docs/gpu.md can take them as they are.
 
 On a machine without CUDA it says so and exits 0. Settings match the baseline's: 32 sequences x 1024
 tokens (512 prompt + 512 trained), micro_batch_tokens 8192, bf16 autocast; MFU counts 6 x matmul
@@ -13,6 +19,7 @@ parameters (lm_head included) per position plus causal attention.
 """
 import contextlib
 import gc
+import json
 import os
 import sys
 import time
@@ -33,24 +40,24 @@ BASELINE_TRAIN = {
 BASELINE_DECODE = {1: 14, 64: 808, 256: 2_780}  # sampled tokens/s, 0.5B, prompt 256
 BASELINE_MATMUL_TFLOPS = 790  # bf16 8192^3 on the H200
 
-QWEN = {  # Qwen2.5 config.json fields that set the shape
-    "0.5B": dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24, num_attention_heads=14, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
-    "1.5B": dict(hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
-    "3B": dict(hidden_size=2048, intermediate_size=11008, num_hidden_layers=36, num_attention_heads=16, num_key_value_heads=2, vocab_size=151936, tie_word_embeddings=True),
-    "7B": dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28, num_attention_heads=28, num_key_value_heads=4, vocab_size=152064, tie_word_embeddings=False),
-}
-COMMON = {"model_type": "qwen2", "architectures": ["Qwen2ForCausalLM"], "max_position_embeddings": 32768,
-          "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "torch_dtype": "bfloat16", "eos_token_id": 151645}
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib", "qwen-shapes.json")) as _f:
+    _SHAPES = json.load(_f)
+QWEN = _SHAPES["sizes"]  # Qwen2.5 config.json fields that set the shape (shared with bench/gpu-run.ts)
+COMMON = _SHAPES["common"]
 
 
-SECTIONS = ("train", "decode", "fit")
+SECTIONS = ("train", "decode", "fit", "parts")
+DEFAULT_SECTIONS = ("train", "decode", "fit")  # parts measures one run's shapes: bench/gpu-run.ts asks for it
 
 
 def main(argv: list) -> int:
-    sections = argv or list(SECTIONS)
+    profile = "--profile" in argv
+    json_out = argv[argv.index("--json") + 1] if "--json" in argv else None
+    sections = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] != "--json")]
+    sections = sections or list(DEFAULT_SECTIONS)
     unknown = [s for s in sections if s not in SECTIONS]
     if unknown:
-        print(f"bench/gpu.py: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)} (default: all)")
+        print(f"bench/gpu.py: unknown section {unknown[0]!r}; sections are {', '.join(SECTIONS)} (default: train, decode, fit)")
         return 2
     if not torch.cuda.is_available():
         print("bench/gpu.py needs a CUDA GPU; this machine has none (torch sees no CUDA device). Nothing measured.")
@@ -62,8 +69,10 @@ def main(argv: list) -> int:
     print(f"{name}, torch {torch.__version__}: bf16 matmul {peak:.0f} TFLOP/s (baseline H200: {BASELINE_MATMUL_TFLOPS})")
     print("ratios are to the first measurement on an H200 (docs/gpu.md); compare like cards only\n")
     failed = 0
+    figures_out: dict = {"device": name, "matmul_tflops": peak}
     if "train" in sections:
-        print(f"{'model':6} {'backend':13} {'mode':5} {'positions/s':>12} {'x':>6} {'MFU':>6} {'x':>6} {'peak GiB':>9} {'x':>6}")
+        print("| model | backend | mode | positions/s | x first | MFU | x first | peak GiB | x first |")
+        print("|---|---|---|---|---|---|---|---|---|")
         backends = ["builtin"] + (["transformers"] if transformers_available() else [])
         for size in ("0.5B", "1.5B"):
             for backend in backends:
@@ -75,21 +84,43 @@ def main(argv: list) -> int:
                     rate, mfu, gib = figures
                     base = BASELINE_TRAIN.get((size, backend, mode))
                     ratios = ["-"] * 3 if base is None else [f"{rate / base[0]:.2f}", f"{mfu / base[1]:.2f}", f"{gib / base[2]:.2f}"]
-                    print(f"{size:6} {backend:13} {mode:5} {rate:>12,.0f} {ratios[0]:>6} {mfu:>6.1%} {ratios[1]:>6} {gib:>9.1f} {ratios[2]:>6}")
+                    print(f"| {size} | {backend} | {mode} | {rate:,.0f} | {ratios[0]} | {mfu:.1%} | {ratios[1]} | {gib:.1f} | {ratios[2]} |")
         print()
+    if profile:
+        for size in ("0.5B", "1.5B"):
+            shares = measured(f"profile {size}", profile_train_step, size)
+            if shares is None:
+                failed += 1
+                continue
+            print(f"where a {size} builtin full training step's GPU time goes (torch.profiler, 32 x 1024 tokens):\n")
+            print("| " + " | ".join(shares) + " |")
+            print("|" + "---|" * len(shares))
+            print("| " + " | ".join(f"{v:.1%}" for v in shares.values()) + " |\n")
     if "decode" in sections:
+        print("| embedded engine, 0.5B, prompt 256 | decode step | batch 1 | batch 64 | batch 256 |")
+        print("|---|---|---|---|---|")
         for decode_step in ("graphs", "dynamic"):  # CUDA graphs (the default on CUDA), then the eager step
             rates = measured(f"decode {decode_step}", decode_figures, decode_step=decode_step)
             if rates is None:
                 failed += 1
                 continue
-            for rows, rate in rates.items():
-                print(f"decode 0.5B builtin {decode_step:7} batch {rows:>3}: {rate:>9,.0f} sampled tokens/s  x{rate / BASELINE_DECODE[rows]:.1f}")
+            cells = [f"{rate:,.0f} (x{rate / BASELINE_DECODE[rows]:.1f})" for rows, rate in rates.items()]
+            print(f"| sampled tokens/s (x first) | {decode_step} | " + " | ".join(cells) + " |")
         print()
     if "fit" in sections:
         fits = measured("largest LoRA fit", largest_lora_fit)
         failed += fits is None
         print(f"largest Qwen2.5 shape whose LoRA step (32 x 2048 tokens) fits: {fits or 'none'}")
+    if "parts" in sections:
+        shape = json.loads(os.environ.get("ATK_GPU_PARTS", "{}"))
+        parts = measured("parts", parts_figures, **shape)
+        failed += parts is None
+        if parts is not None:
+            figures_out["parts"] = parts
+            print(f"parts alone at {shape}: " + ", ".join(f"{k} {v:.3g}" for k, v in parts.items()))
+    if json_out:
+        with open(json_out, "w") as f:
+            json.dump(figures_out, f)
     return 1 if failed else 0
 
 
@@ -233,6 +264,93 @@ def largest_lora_fit():
         finally:
             trainer = policy = None
     return fits or "none"
+
+
+def parts_figures(size: str = "1.5B", lora_rank: int = 32, train_rows: int = 256, train_length: int = 768,
+                  decode_batch: int = 256, prompt: int = 256, new_tokens: int = 512, device: str = "cuda"):
+    """The parts of one `atk run` step measured alone, at that run's shapes (bench/gpu-run.ts passes them):
+    one LoRA train step over `train_rows` x `train_length` tokens, and `decode_batch` rows of `prompt`
+    tokens sampling `new_tokens` each on the embedded engine (CUDA graphs). Seconds, not rates."""
+    from atk_trainer.train.config import parse_config
+    from atk_trainer.train.train import Trainer
+
+    release()
+    policy = cuda_policy(size, "builtin", device)
+    trainer = Trainer(policy, parse_config({"learning_rate": 1e-6, "lora": {"rank": lora_rank, "alpha": 2 * lora_rank}}))
+    data = batch(train_rows, train_length, policy.config["vocab_size"])
+    trainer.step(data)  # warm-up: allocator, kernels
+    synchronize()
+    start = time.perf_counter()
+    trainer.step(data)
+    synchronize()
+    train_s = time.perf_counter() - start
+    del trainer, policy
+    rate = decode_figures(runs=((decode_batch, new_tokens),), size=size, prompt=prompt, device=device)[decode_batch]
+    return {"train_s": train_s, "decode_s": decode_batch * new_tokens / rate, "peak_gib": peak_gib()}
+
+
+# torch.profiler kernel and op names -> where a training step's GPU time goes. CUDA kernel names (cutlass,
+# sm90_xmma_gemm, flash_fwd, vectorized_elementwise_kernel, multi_tensor_apply) and, on CPU, aten op names.
+KERNEL_CATEGORIES = (
+    ("optimizer", ("adam", "multi_tensor_apply", "foreach")),
+    ("attention", ("flash", "fmha", "attention", "sdpa", "softmax")),
+    ("matmul", ("gemm", "cutlass", "cublas", "xmma", "matmul", "aten::mm", "aten::addmm", "aten::bmm", "aten::linear")),
+    ("elementwise/norm", ("elementwise", "vectorized", "reduce", "norm", "rms", "aten::", "triton", "cat", "copy")),
+)
+
+
+def kernel_category(name: str) -> str:
+    lowered = name.lower()
+    for category, needles in KERNEL_CATEGORIES:
+        if any(n in lowered for n in needles):
+            return category
+    return "other"
+
+
+def time_shares(kernels, wall_us: float) -> dict:
+    """Shares of `wall_us` per category from (name, start_us, duration_us) kernels, plus "idle": the time no
+    kernel ran (the union of kernel intervals, so overlapping kernels are not counted twice)."""
+    shares = {c: 0.0 for c, _ in KERNEL_CATEGORIES}
+    shares["other"] = 0.0
+    for name, _, duration in kernels:
+        shares[kernel_category(name)] += duration
+    busy, end = 0.0, float("-inf")
+    for _, start, duration in sorted(kernels, key=lambda k: k[1]):
+        busy += max(0.0, start + duration - max(start, end))
+        end = max(end, start + duration)
+    total = sum(shares.values()) or 1.0
+    result = {c: (v / total) * (busy / wall_us) for c, v in shares.items()} if wall_us > 0 else shares
+    result["idle"] = max(0.0, 1.0 - busy / wall_us) if wall_us > 0 else 0.0
+    return result
+
+
+def profile_train_step(size: str, device: str = "cuda", sequences: int = 32, length: int = 1024) -> dict:
+    """One full fine-tuning step (after a warm-up) under torch.profiler: its kernels by category."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from atk_trainer.train.config import parse_config
+    from atk_trainer.train.train import Trainer
+
+    release()
+    policy = cuda_policy(size, "builtin", device)
+    trainer = Trainer(policy, parse_config({"micro_batch_tokens": 8192, "learning_rate": 1e-6}))
+    data = batch(sequences, length, policy.config["vocab_size"])
+    trainer.step(data)
+    synchronize()
+    activity = ProfilerActivity.CUDA if device == "cuda" else ProfilerActivity.CPU
+    start = time.perf_counter()
+    with profile(activities=[activity]) as prof:
+        trainer.step(data)
+        synchronize()
+    wall_us = (time.perf_counter() - start) * 1e6
+    del trainer, policy
+    wanted = "cuda" if device == "cuda" else "cpu"
+    kernels = [
+        (e.name, e.time_range.start, e.time_range.elapsed_us())
+        for e in prof.events()
+        if str(e.device_type).lower().endswith(wanted) and (device != "cpu" or e.cpu_parent is None)
+    ]
+    return time_shares(kernels, wall_us)
 
 
 def release() -> None:
