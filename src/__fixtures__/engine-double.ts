@@ -254,6 +254,14 @@ export async function startEngineDouble(options: EngineDoubleOptions): Promise<E
         weight_version: 'default',
         e2e_latency: 0.001,
         output_token_logprobs: s.ids.map((id, k) => [s.logprobs[k], id, null]),
+        // the prompt scored from logprob_start_len on (-1: not at all); nothing predicts position 0
+        ...(body.return_logprob === true && Number(body.logprob_start_len ?? -1) >= 0
+          ? {
+              input_token_logprobs: request.promptIds
+                .slice(Number(body.logprob_start_len))
+                .map((id, k) => [k + Number(body.logprob_start_len) === 0 ? null : doubleLogprob(id), id, null]),
+            }
+          : {}),
         ...(Number(body.top_logprobs_num ?? 0) > 0
           ? {
               output_top_logprobs: s.tops.map((top) =>

@@ -398,3 +398,24 @@ def test_a_weights_only_save_writes_what_an_engine_loads_and_is_no_checkpoint(se
     assert json.loads((tmp_path / "bf16" / "config.json").read_text())["torch_dtype"] == "bfloat16"
     status, reply = call(url, "/control/save", {"dir": str(tmp_path / "y"), "dtype": "bfloat16"})
     assert status == 400 and "with weights_only true" in reply["error"]  # a resumable checkpoint keeps fp32 weights
+
+
+def test_completions_prompt_logprobs_score_each_prompt_token_as_the_trainer_recomputes(server, tmp_path):
+    url = server[0]
+    assert call(url, "/control/save", {"dir": str(tmp_path / "ckpt")})[0] == 200
+    policy = load_policy(str(tmp_path / "ckpt"), backend="builtin")
+    prompt = [5, 9, 11, 2, 40, 7]
+    status, reply = completion(url, prompt, max_tokens=1, prompt_logprobs=0)
+    assert status == 200, reply
+    scored = reply["choices"][0]["prompt_logprobs"]
+    assert scored[0] is None and [list(entry) for entry in scored[1:]] == [[str(t)] for t in prompt[1:]]
+    ids = torch.tensor([prompt])
+    with torch.no_grad():
+        expected = token_logprobs(policy.logits(ids), ids)[0, 1:].tolist()
+    got = [entry[str(t)]["logprob"] for entry, t in zip(scored[1:], prompt[1:])]
+    assert max(abs(a - b) for a, b in zip(got, expected)) < 1e-5
+    assert scored[1][str(prompt[1])]["decoded_token"] == f"token_id:{prompt[1]}"
+    status, reply = completion(url, prompt, max_tokens=1, prompt_logprobs=2)
+    assert status == 400 and "prompt_logprobs" in reply["error"]["message"]
+    status, reply = completion(url, prompt, max_tokens=1)
+    assert reply["choices"][0]["prompt_logprobs"] is None

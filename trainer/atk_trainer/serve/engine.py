@@ -136,6 +136,17 @@ class Engine:
     def generate(self, prompt: List[int], params: SamplingParams, timeout: Optional[float] = None) -> List[Completion]:
         return self.submit(prompt, params).wait(timeout)
 
+    def prompt_logprobs(self, prompt: List[int]) -> List[Optional[float]]:
+        """log p(prompt[t] | prompt[:t]) for each position under the served weights (None at t = 0, which
+        nothing predicts): what vLLM's `prompt_logprobs` reports, e.g. for a teacher scoring a student's
+        tokens. One forward pass beside the decode loop; the model lock keeps weights from changing under it."""
+        if self.policy is None:
+            raise RuntimeError("no model loaded: POST /control/load_model first")
+        with self._model_lock, torch.no_grad(), self._autocast():
+            ids = torch.tensor([prompt], device=self.policy.device)  # (1, T)
+            logp, _ = self.policy.token_stats(ids)  # (1, T) float32, 0 at t = 0
+        return [None] + logp[0, 1:].tolist()
+
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
         """Hold the model with no generation running: admissions stop, running sequences finish first."""

@@ -47,7 +47,6 @@ UNSUPPORTED_UNLESS = {
     "stream": False,
     "echo": False,
     "stop": None,
-    "prompt_logprobs": None,
     "min_tokens": 0,
     "min_p": 0.0,
     "repetition_penalty": 1.0,
@@ -131,6 +130,7 @@ class EngineApi:
                 raise bad_request(f"{key}: not supported by the embedded engine (send {unused!r} or leave it out)")
         prompts = self._prompts(body.get("prompt"))
         params = _sampling_params(body)
+        scored = _prompt_logprobs_asked(body)
         for prompt in prompts:
             total = len(prompt) + params.max_tokens
             if total > self.max_model_len:
@@ -145,8 +145,9 @@ class EngineApi:
                 raise HttpError(404, f"The model `{model}` does not exist.", "NotFoundError")
             engine = self.engine if adapter is None else adapter.engine
             requests = [engine.submit(prompt, params) for prompt in prompts]
+        scores = [engine.prompt_logprobs(prompt) for prompt in prompts] if scored else None
         results = [r.wait() for r in requests]
-        return self._response(model, body, prompts, results)
+        return self._response(model, body, prompts, results, scores)
 
     def load_lora_adapter(self, body: Body) -> str:
         body = expect_object(body)
@@ -253,13 +254,18 @@ class EngineApi:
         return batch
 
     def _response(
-        self, model: str, body: JsonObject, prompts: List[List[int]], results: List[List[Completion]]
+        self,
+        model: str,
+        body: JsonObject,
+        prompts: List[List[int]],
+        results: List[List[Completion]],
+        scores: Optional[List[List[Optional[float]]]] = None,
     ) -> CompletionReply:
         with_ids = bool(body.get("return_token_ids"))
         with_logprobs = body.get("logprobs") is not None
         choices: List[CompletionChoice] = []
         completion_tokens = 0
-        for prompt, completions in zip(prompts, results):
+        for p, (prompt, completions) in enumerate(zip(prompts, results)):
             for c in completions:
                 completion_tokens += len(c.token_ids)
                 choices.append(
@@ -269,7 +275,7 @@ class EngineApi:
                         "logprobs": _logprobs(c) if with_logprobs else None,
                         "finish_reason": c.finish_reason,
                         "stop_reason": c.stop_reason,
-                        "prompt_logprobs": None,
+                        "prompt_logprobs": None if scores is None else _prompt_logprobs(prompt, scores[p]),
                         "prompt_token_ids": list(prompt) if with_ids else None,
                         "token_ids": c.token_ids if with_ids else None,
                     }
@@ -300,6 +306,28 @@ def _logprobs(c: Completion) -> ChoiceLogprobs:
         "tokens": [f"token_id:{t}" for t in c.token_ids],
         "top_logprobs": [{f"token_id:{t}": lp for t, lp in top.items()} for top in c.top_logprobs],
     }
+
+
+def _prompt_logprobs_asked(body: JsonObject) -> bool:
+    """vLLM's `prompt_logprobs: k`: the prompt tokens' own logprobs (k = 0) plus the k most likely tokens at
+    each position. Only k = 0 is served here: scoring a sequence needs no alternatives, and top-k would need
+    the full (T, V) logits the chunked computation avoids."""
+    k = body.get("prompt_logprobs")
+    if k is None:
+        return False
+    if k != 0 or not _is_int(k):
+        raise bad_request(f"prompt_logprobs: the embedded engine serves 0 (the prompt tokens' own), got {k!r}")
+    return True
+
+
+def _prompt_logprobs(prompt: List[int], scores: List[Optional[float]]) -> List[Optional[Dict[str, Json]]]:
+    """vLLM's shape: None for the first token, then {token id: {logprob, rank, decoded_token}} per position
+    (rank needs the full logits, so it is null; there is no tokenizer, so the token is `token_id:N`).
+    -inf is clamped to -9999 as vLLM does: JSON has no infinity."""
+    return [None] + [
+        {str(t): {"logprob": max(lp, -9999.0), "rank": None, "decoded_token": f"token_id:{t}"}}
+        for t, lp in zip(prompt[1:], scores[1:])
+    ]
 
 
 def _sampling_params(body: JsonObject) -> SamplingParams:

@@ -78,7 +78,8 @@ class CompletionChoice(TypedDict):
     logprobs: Optional[ChoiceLogprobs]
     finish_reason: str
     stop_reason: Optional[int]
-    prompt_logprobs: None
+    # with prompt_logprobs 0: None for the first token, then {"<id>": {logprob, rank, decoded_token}} per position
+    prompt_logprobs: Optional[List[Optional[Dict[str, Json]]]]
     prompt_token_ids: Optional[List[int]]
     token_ids: Optional[List[int]]
 
