@@ -3,6 +3,7 @@ import type { EpisodeSampling, Generation, TokenLogprob } from '../engines/types
 import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import type { IncrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { parseReply } from '../tokens/reply-markers.js';
 import type { ParsedTurn, ToolCallParser } from '../tokens/tool-calls/types.js';
 import type { SegmentSource, TokenTrajectory } from '../tokens/trajectory.js';
 import type { Engine } from '../engines/types.js';
@@ -134,8 +135,12 @@ export async function titoTurn(context: TitoTurnContext, request: TitoTurnReques
 
   // Decoded and parsed once the tokens are recorded: a decoder or parser that throws keeps them.
   const { text, parsed } = blame('parser', () => {
-    const decoded = cut.text ?? tokenizer.decode(withoutStopToken(tokenizer, ids));
-    return { text: decoded, parsed: context.parser.parse(decoded, { tools: request.tools }) };
+    const replyIds = withoutStopToken(tokenizer, ids);
+    const decoded = cut.text ?? tokenizer.decode(replyIds);
+    return {
+      text: decoded,
+      parsed: parseReply(tokenizer, context.parser, replyIds, decoded, { tools: request.tools }),
+    };
   });
   return {
     status: 'generated',

@@ -32,3 +32,4 @@ export {
   type ToolCallToRender,
 } from './tool-calls/index.js';
 export { pythonJson } from './python-json.js';
+export { parseReply } from './reply-markers.js';

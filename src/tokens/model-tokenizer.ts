@@ -24,6 +24,13 @@ export interface ModelTokenizer {
   readonly eosTokenIds: readonly number[];
   /** Ids of tokens flagged `special` (dropped by `decode(..., {skipSpecial: true})`). */
   readonly specialTokenIds: ReadonlySet<number>;
+  /**
+   * Every added token (special or not, e.g. Qwen's `<tool_call>`) by its text: the tokens encoding never
+   * splits, which the tool-call parsers' markers are matched as (`parseReply`).
+   */
+  readonly addedTokens: ReadonlyMap<string, number>;
+  /** The chat template's Jinja source by name (`default`, and `tool_use` where the model has one). */
+  readonly chatTemplates: Readonly<Record<string, string>>;
   /** sha256 of tokenizer.json and of the chat template, for run manifests. */
   readonly hashes: { readonly tokenizer: string; readonly chatTemplate: string };
   /** Text to ids; special tokens written in the text (`<|im_start|>`) become their single ids; no BOS is added. */
@@ -86,8 +93,10 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
 
   const tokenizer = new Tokenizer(tokenizerJson, config);
   const specialTokenIds = new Set<number>();
-  for (const token of (tokenizerJson.added_tokens ?? []) as { id: number; special?: boolean }[]) {
+  const addedTokens = new Map<string, number>();
+  for (const token of (tokenizerJson.added_tokens ?? []) as { id: number; content: string; special?: boolean }[]) {
     if (token.special) specialTokenIds.add(token.id);
+    addedTokens.set(token.content, token.id);
   }
   const tokenString = (value: unknown): string | undefined =>
     typeof value === 'string'
@@ -111,6 +120,8 @@ async function load(modelDir: string, overrides: TokenizerOverrides): Promise<Mo
     dir,
     eosTokenIds,
     specialTokenIds,
+    addedTokens,
+    chatTemplates: Object.fromEntries(templateEntries(templateSource).map((t) => [t.name, t.template])),
     hashes: { tokenizer: sha(tokenizerText), chatTemplate: sha(JSON.stringify(templateSource)) },
     encode: (text) => tokenizer.encode(text, { add_special_tokens: false }).ids,
     decode: (ids, options = {}) =>
@@ -147,11 +158,15 @@ async function defaultTemplates(
   });
 }
 
+function templateEntries(source: string | { name: string; template: string }[]): { name: string; template: string }[] {
+  return typeof source === 'string' ? [{ name: 'default', template: source }] : source;
+}
+
 function compileTemplates(
   source: string | { name: string; template: string }[],
   origin: string,
 ): Map<string, Template> {
-  const entries = typeof source === 'string' ? [{ name: 'default', template: source }] : source;
+  const entries = templateEntries(source);
   const compiled = new Map<string, Template>();
   for (const { name, template } of entries) {
     try {
