@@ -96,3 +96,41 @@ test('bench gpu-run says it needs CUDA and exits 0 on a machine without one', as
     'bench/gpu-run.ts needs a CUDA GPU; this machine has none (torch sees no CUDA device). Nothing measured.',
   );
 });
+
+test("gpu-all's report keeps each table whole and apart, and the rest in a fenced block", async () => {
+  const { markdownOf } = await import('../bench/lib/gpu-run-figures.js');
+  const output = [
+    'NVIDIA H200, torch 2.11: bf16 matmul 660 TFLOP/s',
+    '| a | b |',
+    '|---|---|',
+    '| 1 | 2 |',
+    '',
+    'where the time goes:',
+    '| c |',
+    '|---|',
+    '| 3 |',
+    'done',
+  ].join('\n');
+  expect(markdownOf(output)).toEqual([
+    '| a | b |',
+    '|---|---|',
+    '| 1 | 2 |',
+    '',
+    '| c |',
+    '|---|',
+    '| 3 |',
+    '',
+    '```',
+    'NVIDIA H200, torch 2.11: bf16 matmul 660 TFLOP/s',
+    'where the time goes:',
+    'done',
+    '```',
+  ]);
+});
+
+test('bench gpu-all says it needs CUDA and exits 0 on a machine without one', async () => {
+  const { execa } = await import('execa');
+  const done = await execa('npx', ['tsx', 'bench/gpu-all.ts'], { env: { CUDA_VISIBLE_DEVICES: '' }, reject: false });
+  expect(done.exitCode).toBe(0);
+  expect(done.stdout).toMatch(/^bench\/gpu-all.ts needs a CUDA GPU; .* Nothing measured.$/);
+});

@@ -119,3 +119,18 @@ export function stepTable(rows: readonly StepRow[], parts?: StepParts): string {
   });
   return [...head, ...body].join('\n');
 }
+
+/** Each markdown table as it is (a blank line after each, so two tables never run together); everything
+ * else (figure lines, logs, progress) after them in a fenced block, its last 40 lines. */
+export function markdownOf(output: string): string[] {
+  const tables: string[] = [];
+  const rest: string[] = [];
+  for (const line of output.split('\n')) {
+    if (line.startsWith('|')) tables.push(line);
+    else {
+      if (tables.length && tables.at(-1) !== '') tables.push('');
+      if (line.trim() !== '') rest.push(line);
+    }
+  }
+  return [...tables, '```', ...rest.slice(-40), '```'];
+}
