@@ -159,6 +159,16 @@ export const TrainSchema = z
     eval_after: z.boolean().default(true).describe('Evaluate the final policy after the last step.'),
     save_every: nonNegativeInt.default(0).describe('Checkpoint every N steps; 0 = only at the end.'),
     keep_checkpoints: positiveInt.default(3).describe('Checkpoints kept on disk (oldest are deleted).'),
+    keep_trajectories: z
+      .union([
+        z.literal('all'),
+        z.strictObject({ last: positiveInt.describe('Keep the newest N steps.') }),
+        z.strictObject({ every: positiveInt.describe('Keep steps that are multiples of N.') }),
+      ])
+      .default({ last: 100 })
+      .describe(
+        'Training-step trajectory files kept on disk (trajectories/step-NNNNN.jsonl): all, {last: N} or {every: N}; the latest step is always kept, evals and metrics.jsonl always are. The default bounds a long run at 100 step files.',
+      ),
   })
   .describe('The training schedule.');
 

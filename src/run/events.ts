@@ -82,6 +82,8 @@ export interface StepMetrics {
   readonly [rewardPart: `reward/${string}`]: number;
   /** What the step's weight sync moved into launched engines: `sync/bytes` (once, whatever the replicas), `sync/tensors` (a broadcast). */
   readonly [syncFigure: `sync/${string}`]: number;
+  /** atk's own memory when the step was recorded: `atk/rss_mb` (resident) and `atk/heap_used_mb` (the JS heap); a long run's leak shows here. */
+  readonly [processFigure: `atk/${string}`]: number;
 }
 
 /** Figures of one evaluation. */

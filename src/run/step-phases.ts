@@ -155,6 +155,7 @@ export async function record(
     groups.flat().map((r) => trajectoryRecord(r, step, advantage(r))),
   );
   await scope.store.appendMetrics(metrics);
+  await scope.store.pruneTrajectories(step, scope.recipe.train.keep_trajectories);
   return { metrics, recordedAt: now };
 }
 

@@ -124,7 +124,15 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...syncFigures(facts.transfer),
     ...parts,
     ...trainer,
+    ...processMemory(),
   };
+}
+
+/** atk's resident memory and JS heap in MiB (process.memoryUsage(): microseconds, so every step can afford it). */
+export function processMemory(): { 'atk/rss_mb': number; 'atk/heap_used_mb': number } {
+  const { rss, heapUsed } = process.memoryUsage();
+  const mib = (bytes: number): number => Math.round((bytes / 2 ** 20) * 10) / 10;
+  return { 'atk/rss_mb': mib(rss), 'atk/heap_used_mb': mib(heapUsed) };
 }
 
 /** `failed/<kind>`: the step's failed episodes by the layer that failed (only kinds that occurred). */

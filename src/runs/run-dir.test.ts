@@ -166,6 +166,63 @@ describe('RunDir', () => {
     expect(JSON.parse(readFileSync(join(run.checkpointDir(40), CHECKPOINT_MARKER), 'utf8')).step).toBe(40);
   });
 
+  test('returns only the newest N step files under keep_trajectories last, the latest always among them', async () => {
+    const run = await newRun(runsDir());
+    const deleted: number[][] = [];
+    for (let step = 1; step <= 7; step++) {
+      await run.writeTrajectories(step, [{ step }]);
+      deleted.push(await run.pruneTrajectories(step, { last: 3 }));
+    }
+    expect(deleted).toStrictEqual([[], [], [], [1], [2], [3], [4]]);
+    expect(await run.trajectorySteps()).toStrictEqual([5, 6, 7]);
+    await run.writeTrajectories(8, [{ step: 8 }]);
+    expect(await run.pruneTrajectories(8, { last: 1 })).toStrictEqual([5, 6, 7]);
+    expect(await run.readTrajectories(8)).toStrictEqual([{ step: 8 }]);
+  });
+
+  test('returns multiples of N and the latest step under keep_trajectories every, and everything under all', async () => {
+    const run = await newRun(runsDir());
+    for (let step = 1; step <= 11; step++) {
+      await run.writeTrajectories(step, [{ step }]);
+      await run.pruneTrajectories(step, { every: 5 });
+    }
+    expect(await run.trajectorySteps()).toStrictEqual([5, 10, 11]);
+    await run.writeTrajectories(12, []);
+    expect(await run.pruneTrajectories(12, 'all')).toStrictEqual([]);
+    expect(await run.trajectorySteps()).toStrictEqual([5, 10, 11, 12]);
+  });
+
+  test('returns trajectory files of steps after the resumed one untouched until the resumed run rewrites them', async () => {
+    // A run killed after step 9 with its newest checkpoint at step 6 resumes at step 7: the files of
+    // steps 7-9 are the old run's and are rewritten as the resumed run reaches them.
+    const run = await newRun(runsDir());
+    for (let step = 1; step <= 9; step++) {
+      await run.writeTrajectories(step, [{ step, run: 'first' }]);
+      await run.pruneTrajectories(step, { last: 4 });
+    }
+    expect(await run.trajectorySteps()).toStrictEqual([6, 7, 8, 9]);
+    await run.writeTrajectories(7, [{ step: 7, run: 'resumed' }]);
+    expect(await run.pruneTrajectories(7, { last: 1 })).toStrictEqual([6]);
+    expect(await run.trajectorySteps()).toStrictEqual([7, 8, 9]);
+    expect(await run.readTrajectories(7)).toStrictEqual([{ step: 7, run: 'resumed' }]);
+    expect(await run.readTrajectories(9)).toStrictEqual([{ step: 9, run: 'first' }]);
+  });
+
+  test('returns the checkpoint resume needs after pruning: the newest complete one, never an incomplete newer one', async () => {
+    const run = await newRun(runsDir());
+    for (const step of [10, 20]) {
+      mkdirSync(run.checkpointDir(step), { recursive: true });
+      await run.commitCheckpoint(step, 1);
+    }
+    mkdirSync(run.checkpointDir(30)); // a save killed half-way: resume must not pick it, and it is not pruned yet
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual(['step-00020', 'step-00030']);
+    expect(await run.latestCheckpoint()).toStrictEqual({ step: 20, dir: join(run.checkpointsDir, 'step-00020') });
+    // The resumed run saves step 30 again, completes it, and only then is step 20 deleted.
+    await run.commitCheckpoint(30, 1);
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual(['step-00030']);
+    expect(await run.latestCheckpoint()).toStrictEqual({ step: 30, dir: join(run.checkpointsDir, 'step-00030') });
+  });
+
   test('returns a manifest with merged facts and a finished status after updates', async () => {
     const run = await newRun(runsDir());
     await Promise.all([

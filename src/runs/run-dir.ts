@@ -13,6 +13,7 @@ import { InputError } from '../errors/index.js';
 import { writeFileAtomic, writeJsonAtomic } from './atomic.js';
 import { buildManifest, type Manifest, type RunStatus } from './manifest.js';
 import { readMetricsFile, type MetricsLine } from './metrics.js';
+import { trajectoryStepsToDelete, type TrajectoryRetention } from './retention.js';
 import { lockRunDir, type LockOptions, type RunLock } from './run-lock.js';
 import { allocateVersion, updateLatest } from './versions.js';
 
@@ -222,6 +223,16 @@ export class RunDir {
   /** Write one step's trajectory records as `trajectories/step-NNNNN.jsonl`, whole and atomically. */
   async writeTrajectories(step: number, records: readonly unknown[]): Promise<void> {
     await writeFileAtomic(this.trajectoryPath(step), records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  }
+
+  /**
+   * Delete the trajectory files that `keep` no longer keeps once step `latest` is written (see
+   * retention.ts: the latest step and steps after it always stay). Returns the steps deleted.
+   */
+  async pruneTrajectories(latest: number, keep: TrajectoryRetention): Promise<number[]> {
+    const gone = trajectoryStepsToDelete(await this.trajectorySteps(), latest, keep);
+    await Promise.all(gone.map((s) => rm(this.trajectoryPath(s), { force: true })));
+    return gone;
   }
 
   /** One step's trajectory records. */

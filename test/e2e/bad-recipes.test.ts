@@ -45,7 +45,7 @@ const CORPUS: readonly (readonly [string, readonly string[], readonly string[]])
     'unknown-key-no-suggestion.yaml',
     [],
     [
-      'unknown-key-no-suggestion.yaml:3:3  train.banana: unknown key; known keys here: steps, tasks_per_step, time_budget_s, eval_every, eval_before, eval_after, save_every, keep_checkpoints',
+      'unknown-key-no-suggestion.yaml:3:3  train.banana: unknown key; known keys here: steps, tasks_per_step, time_budget_s, eval_every, eval_before, eval_after, save_every, keep_checkpoints, keep_trajectories',
     ],
   ],
   ['misspelled-section.yaml', [], ["misspelled-section.yaml:2:1  algoritm: unknown key (did you mean 'algorithm'?)"]],
