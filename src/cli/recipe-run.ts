@@ -23,12 +23,14 @@ export interface RecipeDataOptions {
 }
 
 /**
- * Validates the recipe, checks its model files and built-in data are there (or fetches the data), then
+ * Validates the recipe, checks its model files and built-in data are there (or fetches the data), reads
+ * `agent.tool_call_format: auto` off the model's chat template, then
  * creates its run directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for
  * an invalid recipe, a missing model or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
  * directories record the same facts.
  * @throws ConfigError for an invalid recipe or override; InputError/TrainerError naming model.path for
- * missing model files; InputError naming `atk data fetch ...` for missing data.
+ * missing model files; InputError naming agent.tool_call_format for a chat template in no format atk
+ * parses; InputError naming `atk data fetch ...` for missing data.
  */
 export async function newRecipeRun(
   recipeFile: string,
@@ -36,10 +38,12 @@ export async function newRecipeRun(
   suffix = '',
   data: RecipeDataOptions = {},
 ): Promise<RecipeRun> {
-  const loaded = await loadRecipe(recipeFile, overrides);
+  const validated = await loadRecipe(recipeFile, overrides);
   // Imported here so commands that never start a run do not load the engine kinds.
   const { preflightRecipe } = await import('../run/preflight.js');
-  preflightRecipe(loaded.recipe, loaded.dir);
+  preflightRecipe(validated.recipe, validated.dir);
+  const { withToolCallFormat } = await import('../run/recipe-tokenizer.js');
+  const loaded = { ...validated, recipe: await withToolCallFormat(validated.recipe, validated.dir) };
   await ensureRecipeData(loaded.recipe, data);
   if (data.trainerPython) await ensureTrainerPython(loaded.recipe.model.trainer.python, data.trainerPython);
   const run = await createRunDir({

@@ -12,14 +12,18 @@ export interface ValidateOptions {
 }
 
 /**
- * `atk validate`: load, validate and resolve a recipe; return what to print.
- * @throws ConfigError listing every problem (exit code 2).
+ * `atk validate`: load, validate and resolve a recipe; return what to print. `agent.tool_call_format:
+ * auto` is read off the model's chat template when the model is on this machine.
+ * @throws ConfigError listing every problem (exit code 2); InputError naming agent.tool_call_format for
+ * a chat template in no format atk parses.
  */
 export async function runValidate(options: ValidateOptions): Promise<string> {
   const loaded = await loadRecipe(options.recipe, options.overrides);
-  if (options.resolved) return resolvedYaml(loaded.recipe);
-  const { recipe } = loaded;
-  const verdict = `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind})\n`;
+  // Imported here so that loading a recipe does not load the engine kinds.
+  const { withToolCallFormatIfPresent } = await import('../run/recipe-tokenizer.js');
+  const recipe = await withToolCallFormatIfPresent(loaded.recipe, loaded.dir);
+  if (options.resolved) return resolvedYaml(recipe);
+  const verdict = `${options.recipe}: ok (${recipe.name}: ${recipe.algorithm.name}, ${recipe.train.steps} steps x ${recipe.train.tasks_per_step} tasks x ${recipe.algorithm.group_size} episodes, engine ${recipe.model.engine.kind}, tool calls ${recipe.agent.tool_call_format})\n`;
   const cluster =
     recipe.cluster.launcher === 'local' ? '' : `${describePlacement(recipe, readAllocation(recipe.cluster))}\n`;
   const url = recipe.model.engine.url === undefined ? undefined : [recipe.model.engine.url].flat().join(', ');

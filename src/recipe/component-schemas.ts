@@ -1,5 +1,7 @@
 /** The recipe's component sections: dataset, tools, agent and reward. */
 import { z } from 'zod';
+import { AUTO_TOOL_CALL_FORMAT } from '../tokens/tool-call-format.js';
+import { toolCallParsers } from '../tokens/tool-calls/index.js';
 import { componentOptions, exactlyOne, positiveInt, positiveNumber } from './schema-parts.js';
 
 const DatasetFieldsSchema = z.strictObject({
@@ -166,6 +168,8 @@ export const ExternalAgentSchema = z
     "Your own agent instead of the built-in one: it reaches the model through atk's OpenAI-compatible gateway, which records the exact tokens.",
   );
 
+const toolCallFormats = Object.keys(toolCallParsers) as [string, ...string[]];
+
 export const AgentSchema = z
   .strictObject({
     external: ExternalAgentSchema.optional(),
@@ -182,7 +186,12 @@ export const AgentSchema = z
     max_total_tokens: positiveInt
       .optional()
       .describe('Most tokens in a whole episode (prompt included); default: the engine max_model_len.'),
-    tool_call_format: z.enum(['hermes']).default('hermes').describe('How tool calls are written in the model output.'),
+    tool_call_format: z
+      .enum([AUTO_TOOL_CALL_FORMAT, ...toolCallFormats])
+      .default(AUTO_TOOL_CALL_FORMAT)
+      .describe(
+        "How tool calls are written in the model output; auto reads it off the model's chat template (resolved.yaml names the format found) and refuses a template it does not recognise.",
+      ),
     chat_template_kwargs: componentOptions
       .default({})
       .describe('Extra chat template variables, e.g. {enable_thinking: false}.'),

@@ -22,7 +22,8 @@ export interface AgentSpec extends GenerationSettings {
   readonly tools: readonly Tool[];
   /** Most model calls in the episode, user turns included. */
   readonly maxTurns: number;
-  readonly toolCallFormat: 'hermes';
+  /** A format of `toolCallParsers` (`agent.tool_call_format` with `auto` resolved). */
+  readonly toolCallFormat: string;
   /** Most conversation steps (model messages, tool results and user messages, each one step); reaching it ends the episode with `maxSteps`. */
   readonly maxSteps?: number;
   /** Most error tool results; reaching it ends the episode with `maxToolErrors`. */

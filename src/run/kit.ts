@@ -6,7 +6,7 @@ import { InputError } from '../errors/index.js';
 import type { Recipe } from '../recipe/schema.js';
 import { startExternalAgents, type ExternalAgents } from '../gateway/external-episode.js';
 import { composeReward, type ComposedReward } from '../rewards/compose.js';
-import type { ModelTokenizer } from '../tokens/index.js';
+import { type ModelTokenizer, resolveToolCallFormat } from '../tokens/index.js';
 import { tools as toolRegistry } from '../tools/index.js';
 import { toolComponent } from '../tools/components.js';
 import { guardEpisodeTools } from '../tools/guard.js';
@@ -37,6 +37,7 @@ export interface KitContext {
  */
 export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const { recipe } = ctx;
+  const toolCallFormat = resolveToolCallFormat(recipe.agent.tool_call_format, ctx.tokenizer);
   const template = await systemPromptTemplate(recipe, ctx.recipeDir, ctx.dataset);
   const tools: EpisodeTools[] = [];
   const closers: (() => Promise<void>)[] = [];
@@ -93,7 +94,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
         ...(maxTotalTokens === undefined ? {} : { maxTotalTokens }),
         maxToolCallsPerTurn: agent.max_tool_calls_per_turn,
         chatTemplateKwargs: agent.chat_template_kwargs,
-        toolCallFormat: agent.tool_call_format,
+        toolCallFormat,
       }));
       closers.push(() => gateway.close());
     }
@@ -114,10 +115,11 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       maxTotalTokens: recipe.agent.max_total_tokens ?? recipe.model.engine.max_model_len,
       maxToolCallsPerTurn: recipe.agent.max_tool_calls_per_turn,
       chatTemplateKwargs: recipe.agent.chat_template_kwargs,
-      toolCallFormat: recipe.agent.tool_call_format,
+      toolCallFormat,
     },
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
+    ...(recipe.reward.overlong ? { overlong: recipe.reward.overlong } : {}),
     timeoutMs: recipe.rollout.episode_timeout_s * 1000,
     rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),

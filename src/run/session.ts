@@ -11,6 +11,7 @@ import { startClusterLaunch } from '../cluster/cluster-launch.js';
 import { startRolloutWorkers } from './rollout-workers.js';
 import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
+import { tokenizerOverrides } from './recipe-tokenizer.js';
 import { engineKind, engineProgressLines, type RunningPolicy } from '../policy/index.js';
 
 export interface SessionOptions {
@@ -46,11 +47,8 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   const dataset = await datasets.get(recipe.dataset.name);
   const kind = engineKind(recipe);
   const modelDir = kind.modelDir(recipe, options.recipeDir);
-  const tokenizerOverrides: TokenizerOverrides = {
-    ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
-    ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
-  };
-  const tokenizer = await loadModelTokenizer(modelDir, tokenizerOverrides);
+  const overrides = tokenizerOverrides(recipe);
+  const tokenizer = await loadModelTokenizer(modelDir, overrides);
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
   const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) =>
@@ -87,7 +85,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   if (recipe.rollout.workers > 0) {
     yield { type: 'phase', message: `starting ${recipe.rollout.workers} rollout worker(s)` };
     try {
-      kit = await withRolloutWorkers(kit, options, modelDir, tokenizerOverrides, warn);
+      kit = await withRolloutWorkers(kit, options, modelDir, overrides, warn);
     } catch (error) {
       await kit.close?.();
       await policy.close();

@@ -33,3 +33,8 @@ export {
 } from './tool-calls/index.js';
 export { pythonJson } from './python-json.js';
 export { parseReply } from './reply-markers.js';
+export {
+  AUTO_TOOL_CALL_FORMAT,
+  detectToolCallFormat,
+  resolveToolCallFormat,
+} from './tool-call-format.js';

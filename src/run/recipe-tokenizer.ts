@@ -1,0 +1,58 @@
+/**
+ * The model's tokenizer and chat template as a recipe names them, and what the recipe needs of them
+ * before a run starts: `agent.tool_call_format: auto` read off the template.
+ */
+import { engineKind } from '../policy/index.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import {
+  AUTO_TOOL_CALL_FORMAT,
+  loadModelTokenizer,
+  type ModelTokenizer,
+  resolveToolCallFormat,
+  type TokenizerOverrides,
+} from '../tokens/index.js';
+
+/** `model.tokenizer` and `model.chat_template` as the tokenizer loader takes them. */
+export function tokenizerOverrides(recipe: ResolvedRecipe): TokenizerOverrides {
+  return {
+    ...(recipe.model.tokenizer ? { tokenizerDir: recipe.model.tokenizer } : {}),
+    ...(recipe.model.chat_template ? { chatTemplatePath: recipe.model.chat_template } : {}),
+  };
+}
+
+/**
+ * The recipe's tokenizer, from where its engine kind finds the model (a local directory, or a hub id
+ * in the Hugging Face cache). Memoised by the loader, so the session's later load costs nothing.
+ * @throws TrainerError/InputError naming model.path when the model files are missing.
+ */
+export function recipeTokenizer(recipe: ResolvedRecipe, recipeDir: string): Promise<ModelTokenizer> {
+  return loadModelTokenizer(engineKind(recipe).modelDir(recipe, recipeDir), tokenizerOverrides(recipe));
+}
+
+/**
+ * The recipe with `agent.tool_call_format: auto` replaced by the format the model's chat template
+ * writes, as resolved.yaml records it; any other setting is kept.
+ * @throws InputError naming agent.tool_call_format when the template writes no format atk parses.
+ */
+export async function withToolCallFormat(recipe: ResolvedRecipe, recipeDir: string): Promise<ResolvedRecipe> {
+  if (recipe.agent.tool_call_format !== AUTO_TOOL_CALL_FORMAT) return recipe;
+  const format = resolveToolCallFormat(AUTO_TOOL_CALL_FORMAT, await recipeTokenizer(recipe, recipeDir));
+  return { ...recipe, agent: { ...recipe.agent, tool_call_format: format } };
+}
+
+/**
+ * `withToolCallFormat` where the model files are on this machine; elsewhere (a hub id not yet
+ * downloaded) the recipe is returned with `auto` as written, for `atk run` to resolve where it runs.
+ * @throws InputError naming agent.tool_call_format when the template writes no format atk parses.
+ */
+export async function withToolCallFormatIfPresent(recipe: ResolvedRecipe, recipeDir: string): Promise<ResolvedRecipe> {
+  if (recipe.agent.tool_call_format !== AUTO_TOOL_CALL_FORMAT) return recipe;
+  let tokenizer: ModelTokenizer;
+  try {
+    tokenizer = await recipeTokenizer(recipe, recipeDir);
+  } catch {
+    return recipe;
+  }
+  const format = resolveToolCallFormat(AUTO_TOOL_CALL_FORMAT, tokenizer);
+  return { ...recipe, agent: { ...recipe.agent, tool_call_format: format } };
+}

