@@ -5,13 +5,13 @@ import torch
 
 from atk_trainer.model.modeling import random_policy
 from atk_trainer.serve.decoders import BuiltinDecoder
-from test_decoders import CONFIG, SLIDING, check
+from test_decoders import CONFIG, LLAMA, MISTRAL, QWEN3, SLIDING, check
 from test_row_sampling import counting_host_reads
 
 
 @torch.no_grad()
 def test_decode_steps_write_in_place_without_host_reads():
-    for config in (CONFIG, SLIDING):
+    for config in (CONFIG, SLIDING, QWEN3, LLAMA, MISTRAL):
         policy = random_policy(config, seed=3)
         decoder = BuiltinDecoder(policy.module)
         prompts = [[1, 2, 3, 4, 5, 6, 7], [8, 9], [10, 11, 12, 13]]

@@ -26,7 +26,24 @@ CONFIG = {
 # Layer 1 attends to its last 5 tokens only: the window has to follow each row through joins, masked gaps
 # and compaction.
 SLIDING = {**CONFIG, "use_sliding_window": True, "sliding_window": 5, "max_window_layers": 1}
-CONFIGS = pytest.mark.parametrize("config", [CONFIG, SLIDING], ids=["full", "sliding-window"])
+# The other built-in architectures: qwen3's per-head q/k norms, llama's Llama 3 rope, mistral's every-layer window.
+QWEN3 = {**CONFIG, "model_type": "qwen3", "head_dim": 16}
+LLAMA = {
+    **CONFIG,
+    "model_type": "llama",
+    "rope_theta": 5e5,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 32,
+    },
+}
+MISTRAL = {**CONFIG, "model_type": "mistral", "sliding_window": 5}
+CONFIGS = pytest.mark.parametrize(
+    "config", [CONFIG, SLIDING, QWEN3, LLAMA, MISTRAL], ids=["full", "sliding-window", "qwen3", "llama", "mistral"]
+)
 
 
 def recording(module):

@@ -1,4 +1,5 @@
-"""The built-in qwen2 against a loop-by-loop reference, its KV cache, and checkpoints in HF layout."""
+"""The built-in qwen2 (and qwen3, llama, mistral) against a loop-by-loop reference, its KV cache, and
+checkpoints in HF layout."""
 import json
 import math
 
@@ -25,6 +26,27 @@ GQA_UNTIED = {
 MHA_TIED = {**GQA_UNTIED, "num_key_value_heads": 6, "tie_word_embeddings": True, "rope_theta": 1e6}
 # Layer 0 attends fully, layer 1 to its last 3 tokens (transformers: layers from max_window_layers on slide).
 SLIDING = {**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 3, "max_window_layers": 1}
+# qwen3: q/k normed per head, no biases, head_dim 8 where hidden_size / heads is 4.
+QWEN3 = {**GQA_UNTIED, "model_type": "qwen3", "num_attention_heads": 4, "head_dim": 8, "rope_theta": 1e4}
+# Llama 3.1's rope: with head_dim 8 and theta 500, the 4 wavelengths are 6.3, 30, 140 and 664 tokens;
+# against an original context of 32 (low/high wavelength bounds 32 and 8) one is kept, one smoothed, two scaled.
+LLAMA = {
+    **GQA_UNTIED,
+    "model_type": "llama",
+    "num_attention_heads": 3,
+    "num_key_value_heads": 1,
+    "max_position_embeddings": 256,
+    "rope_scaling": {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 32,
+    },
+}
+LLAMA_BIASED = {**LLAMA, "attention_bias": True, "mlp_bias": True}
+MISTRAL = {**GQA_UNTIED, "model_type": "mistral", "sliding_window": 3}  # every layer slides
+ARCHITECTURES = {"qwen3": QWEN3, "llama": LLAMA, "llama-biased": LLAMA_BIASED, "mistral": MISTRAL}
 YARN = {
     **GQA_UNTIED,
     "rope_theta": 1e4,
@@ -42,17 +64,21 @@ def perturbed(policy, seed=1):
     return policy
 
 
-def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
+def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0, sliding_layers=None):
     """Qwen2 written out per head and per rotary pair, in float64. `inv_freq` (D/2 numbers) and `scale`
-    (cos and sin multiplied by it) stand for a scaled rope; a sliding layer attends to its last
-    `sliding_window` tokens."""
+    (cos and sin multiplied by it) stand for a scaled rope; a sliding layer (qwen2's rule, or the
+    `sliding_layers` given) attends to its last `sliding_window` tokens. A bias or per-head q/k norm
+    weight in `sd` is applied (the other architectures' differences)."""
     sd = {k: v.double() for k, v in sd.items()}
     H, Hkv, C = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["hidden_size"]
-    D = C // H
+    D = cfg.get("head_dim") or C // H
     T = len(ids)
 
     def rms(x, w):
         return w * x / torch.sqrt((x * x).mean(-1, keepdim=True) + cfg["rms_norm_eps"])
+
+    def linear(x, name):
+        return x @ sd[name + ".weight"].T + sd.get(name + ".bias", 0)
 
     def rotate(v, pos):  # v (D,): pairs (i, i + D/2) rotate by pos * theta^(-2i/D)
         out = v.clone()
@@ -66,16 +92,22 @@ def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
     x = sd["model.embed_tokens.weight"][ids]  # (T, C)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
-        sliding = cfg.get("use_sliding_window") and layer >= cfg["max_window_layers"]
+        if sliding_layers is None:
+            sliding = cfg.get("use_sliding_window") and layer >= cfg["max_window_layers"]
+        else:
+            sliding = sliding_layers[layer]
         h = rms(x, sd[p + "input_layernorm.weight"])
-        q = h @ sd[p + "self_attn.q_proj.weight"].T + sd[p + "self_attn.q_proj.bias"]
-        k = h @ sd[p + "self_attn.k_proj.weight"].T + sd[p + "self_attn.k_proj.bias"]
-        v = h @ sd[p + "self_attn.v_proj.weight"].T + sd[p + "self_attn.v_proj.bias"]
+        q, k, v = (linear(h, p + f"self_attn.{n}_proj") for n in "qkv")
+
+        def head_of(x, i, name):  # (D,) the i-th head, RMS-normed per head when the model has q/k norms
+            w = sd.get(p + f"self_attn.{name}_norm.weight")
+            return x[i * D : (i + 1) * D] if w is None else rms(x[i * D : (i + 1) * D], w)
+
         heads = []
         for head in range(H):
             kv = head // (H // Hkv)
-            qs = torch.stack([rotate(q[t, head * D : (head + 1) * D], t) for t in range(T)])
-            ks = torch.stack([rotate(k[t, kv * D : (kv + 1) * D], t) for t in range(T)])
+            qs = torch.stack([rotate(head_of(q[t], head, "q"), t) for t in range(T)])
+            ks = torch.stack([rotate(head_of(k[t], kv, "k"), t) for t in range(T)])
             vs = v[:, kv * D : (kv + 1) * D]
             out = torch.zeros(T, D, dtype=torch.float64)
             for t in range(T):
@@ -83,30 +115,35 @@ def reference_logits(sd, cfg, ids, inv_freq=None, scale=1.0):
                 scores = torch.stack([qs[t] @ ks[s] / math.sqrt(D) for s in range(first, t + 1)])
                 out[t] = torch.softmax(scores, 0) @ vs[first : t + 1]
             heads.append(out)
-        x = x + torch.cat(heads, -1) @ sd[p + "self_attn.o_proj.weight"].T
+        x = x + linear(torch.cat(heads, -1), p + "self_attn.o_proj")
         h = rms(x, sd[p + "post_attention_layernorm.weight"])
-        gate, up = h @ sd[p + "mlp.gate_proj.weight"].T, h @ sd[p + "mlp.up_proj.weight"].T
-        x = x + (gate * torch.sigmoid(gate) * up) @ sd[p + "mlp.down_proj.weight"].T
+        gate, up = linear(h, p + "mlp.gate_proj"), linear(h, p + "mlp.up_proj")
+        x = x + linear(gate * torch.sigmoid(gate) * up, p + "mlp.down_proj")
     x = rms(x, sd["model.norm.weight"])
     head = sd["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else sd["lm_head.weight"]
     return x @ head.T
 
 
 @pytest.mark.parametrize(
-    "cfg", [GQA_UNTIED, MHA_TIED, SLIDING, YARN], ids=["gqa-untied", "mha-tied", "sliding-window", "yarn"]
+    "cfg",
+    [GQA_UNTIED, MHA_TIED, SLIDING, YARN, *ARCHITECTURES.values()],
+    ids=["gqa-untied", "mha-tied", "sliding-window", "yarn", *ARCHITECTURES],
 )
 def test_logits_returns_the_reference_computation(cfg):
     policy = perturbed(random_policy(cfg, seed=3))
     rotary = policy.module.model.rotary
+    sliding = policy.module.config.sliding_layers
     ids = [5, 0, 39, 7, 7, 12, 1, 30, 2]
     with torch.no_grad():
         got = policy.logits(torch.tensor([ids, ids[::-1]]))  # (2, T, V)
     for row, seq in zip(got, (ids, ids[::-1])):
-        want = reference_logits(policy.module.state_dict(), cfg, seq, rotary.inv_freq.tolist(), rotary.scale)
+        want = reference_logits(policy.module.state_dict(), cfg, seq, rotary.inv_freq.tolist(), rotary.scale, sliding)
         assert (row.double() - want).abs().max().item() < 1e-4
 
 
-@pytest.mark.parametrize("cfg", [GQA_UNTIED, SLIDING], ids=["full", "sliding-window"])
+@pytest.mark.parametrize(
+    "cfg", [GQA_UNTIED, SLIDING, QWEN3, LLAMA, MISTRAL], ids=["full", "sliding-window", "qwen3", "llama", "mistral"]
+)
 def test_kv_cache_returns_the_full_forward_logits_for_rows_of_different_lengths(cfg):
     policy = perturbed(random_policy(cfg, seed=4))
     module = policy.module
@@ -159,7 +196,11 @@ def test_save_pretrained_then_load_policy_returns_the_same_logits(tmp_path):
 
 
 def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
-    with pytest.raises(ValueError, match="rope_scaling type 'llama3' is not a qwen2 rope type.*backend: transformers"):
+    with pytest.raises(
+        ValueError, match="rope_scaling type 'longrope' is not a built-in rope type.*backend: transformers"
+    ):
+        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "longrope", "factor": 8.0}})
+    with pytest.raises(ValueError, match="type 'llama3' needs a number for 'high_freq_factor'"):
         Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})
     with pytest.raises(ValueError, match="rope_scaling key 'mscale' does not apply to rope type 'yarn'"):
         Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0, "mscale": 0.7}})
@@ -169,8 +210,10 @@ def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
         Qwen2Config.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 0})
     with pytest.raises(ValueError, match="layer_types must list 2"):
         Qwen2Config.from_dict({**SLIDING, "layer_types": ["sliding_attention"]})
-    with pytest.raises(ValueError, match="qwen2 only"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "llama"})
+    with pytest.raises(
+        ValueError, match=r"model_type 'gemma2' is not built in \(qwen2, qwen3, llama, mistral\); it runs on"
+    ):
+        Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "gemma2"})
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_policy(str(tmp_path), backend="builtin")
     with pytest.raises(ValueError, match="backend"):
@@ -322,3 +365,53 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
         assert torch.allclose(qwen2.attention(q, k, v, mask), grouped, atol=1e-6)
         monkeypatch.undo()
     assert seen == [Hkv, H]  # the decode step saw the cache as it is; the 4-token step saw it repeated
+
+
+def test_llama3_rope_returns_kept_smoothed_and_scaled_frequencies():
+    """LLAMA's 4 frequencies: wavelength 6.3 is under 32 / high_freq_factor and kept; 140 and 664 are over
+    32 / low_freq_factor and divided by the factor; 30 lies between and is interpolated by 32 / wavelength."""
+    config = Qwen2Config.from_dict(LLAMA)
+    inv_freq, scale = config.rope_scaling.frequencies(config.head_dim, config.rope_theta)
+    plain, _ = RopeScaling().frequencies(8, 500.0)
+    wavelength = 2 * math.pi / plain
+    assert [round(w) for w in wavelength.tolist()] == [6, 30, 140, 664] and scale == 1.0
+    smooth = (32 / wavelength[1] - 1.0) / (4.0 - 1.0)
+    assert inv_freq[0] == plain[0] and torch.allclose(inv_freq[2:], plain[2:] / 8)
+    assert inv_freq[1].item() == pytest.approx(((1 - smooth) * plain[1] / 8 + smooth * plain[1]).item(), rel=1e-6)
+
+
+def test_architectures_returns_each_families_parameters_under_transformers_names():
+    def names(cfg):
+        return {n.replace("model.layers.0.", "") for n in random_policy(cfg).module.state_dict() if ".layers.0." in n}
+
+    common = (
+        {f"{m}.weight" for m in ("input_layernorm", "post_attention_layernorm")}
+        | {
+            f"{m}_proj.weight"
+            for m in ("self_attn.q", "self_attn.k", "self_attn.v", "self_attn.o", "mlp.gate", "mlp.up")
+        }
+        | {"mlp.down_proj.weight"}
+    )
+    qkv_bias = {f"self_attn.{m}_proj.bias" for m in "qkv"}
+    assert names(GQA_UNTIED) == common | qkv_bias
+    assert names(QWEN3) == common | {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}
+    assert names(LLAMA) == names(MISTRAL) == common
+    assert names(LLAMA_BIASED) == common | qkv_bias | {"self_attn.o_proj.bias"} | {
+        f"mlp.{m}_proj.bias" for m in ("gate", "up", "down")
+    }
+    assert names({**QWEN3, "attention_bias": True}) - names(QWEN3) == qkv_bias | {"self_attn.o_proj.bias"}
+    assert names({**MISTRAL, "mlp_bias": True}) == common  # only llama reads mlp_bias
+
+
+def test_architectures_returns_transformers_defaults_and_sliding_layers():
+    qwen3 = {k: v for k, v in QWEN3.items() if k != "head_dim"}
+    assert Qwen2Config.from_dict(qwen3).head_dim == 128  # Qwen3Config's default, not hidden_size / heads
+    assert Qwen2Config.from_dict({**LLAMA, "head_dim": 16}).head_dim == 16
+    assert Qwen2Config.from_dict(MISTRAL).sliding_layers == (True, True)
+    assert Qwen2Config.from_dict({**MISTRAL, "sliding_window": None}).sliding_window is None
+    # llama has no sliding window; qwen3 slides by qwen2's rule
+    assert Qwen2Config.from_dict({**LLAMA, "sliding_window": 3, "use_sliding_window": True}).sliding_window is None
+    assert Qwen2Config.from_dict({**QWEN3, **{k: SLIDING[k] for k in SLIDING if "window" in k}}).sliding_layers == (
+        False,
+        True,
+    )

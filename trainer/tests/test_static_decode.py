@@ -136,8 +136,8 @@ def test_static_step_has_fixed_shapes_and_reads_no_host_state(config, monkeypatc
         with counting_host_reads() as reads:
             logits = decoder.decode(tokens)
         assert reads == {}, reads
-    capacity = decoder.cache.capacity
-    assert set(shapes.seen) == {((4, 4, 1, 8), (4, 2, capacity, 8), (4, 1, 1, capacity))}  # one shape for 25 steps
+    capacity, D = decoder.cache.capacity, policy.module.config.head_dim
+    assert set(shapes.seen) == {((4, 4, 1, D), (4, 2, capacity, D), (4, 1, 1, capacity))}  # one shape for 25 steps
     check(policy, logits, seqs)
     # The step proper sees keys, values and valid only: no slot count, no row count (what a graph replays).
     cache = decoder.cache
@@ -214,9 +214,10 @@ def test_torch_without_cuda_graphs_logs_one_line_and_keeps_the_dynamic_step(monk
     assert "has no torch.cuda.graph" in capsys.readouterr().out
 
 
+@CONFIGS
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a CUDA device")
-def test_cuda_graph_engine_gives_the_dynamic_engines_greedy_tokens():
-    policy = random_policy(CONFIG, seed=10, device="cuda")
+def test_cuda_graph_engine_gives_the_dynamic_engines_greedy_tokens(config):
+    policy = random_policy(config, seed=10, device="cuda")
     requests = [(p, SamplingParams(max_tokens=16, temperature=0, ignore_eos=True)) for p in PROMPTS]
     dynamic = run_engine(policy, "dynamic", requests)
     engines = []

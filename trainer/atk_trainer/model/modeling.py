@@ -4,10 +4,10 @@
     policy.logits(input_ids)          # (B, T) -> (B, T, V), right-padded batches, causal
     policy.save_pretrained(out_dir)   # config.json + model.safetensors (HF layout)
 
-backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.qwen2 (no dependencies);
-"auto" picks transformers when it is importable. Both read and write the same directory layout and
-parameter names. The Trainer updates `policy.module` in place (or replaces it with a PeftModel), so
-code that samples must read `policy.module` on every use.
+backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.qwen2 (model_type qwen2, qwen3,
+llama or mistral; no dependencies); "auto" picks transformers when it is importable. Both read and write
+the same directory layout and parameter names. The Trainer updates `policy.module` in place (or replaces
+it with a PeftModel), so code that samples must read `policy.module` on every use.
 """
 from __future__ import annotations
 

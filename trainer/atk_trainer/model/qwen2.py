@@ -1,4 +1,6 @@
-"""A minimal qwen2 (Qwen2ForCausalLM) for machines without `transformers`.
+"""A minimal qwen2 (Qwen2ForCausalLM) for machines without `transformers`, and the decoders that differ
+from it only by a flag (ARCHITECTURES): qwen3 (per-head q/k RMSNorm, no qkv bias), llama (optional
+attention and MLP biases, Llama 3 rope scaling) and mistral (no biases, every layer sliding).
 
 Same config.json keys and the same parameter names as transformers
 (`model.embed_tokens.weight`, `model.layers.N.self_attn.q_proj.weight`, ..., `lm_head.weight`), so
@@ -31,9 +33,11 @@ class RopeScaling:
     `factor` x max_position_embeddings, at every length, as vLLM does; transformers raises it only past
     max_position_embeddings, so its short-sequence logits differ. yarn: frequencies whose wavelength
     fits `beta_fast` rotations into the original context kept, those under `beta_slow` rotations
-    divided by `factor`, a ramp between, and cos/sin scaled by the attention factor."""
+    divided by `factor`, a ramp between, and cos/sin scaled by the attention factor. llama3 (Llama 3.1+):
+    wavelengths longer than original context / low_freq_factor divided by `factor`, those shorter than
+    original context / high_freq_factor kept, a ramp in context / wavelength between."""
 
-    type: str = "default"  # default | linear | dynamic | yarn
+    type: str = "default"  # default | linear | dynamic | yarn | llama3
     factor: float = 1.0
     original_max_position: int = 0  # yarn: the context the model was trained with
     beta_fast: float = 32.0
@@ -41,6 +45,8 @@ class RopeScaling:
     attention_factor: Optional[float] = None  # yarn, transformers' key: replaces 0.1 ln(factor) + 1
     attn_factor: float = 1.0  # yarn, vLLM's key: multiplies it
     truncate: bool = True  # yarn: round the correction range outwards to whole dimensions
+    low_freq_factor: float = 1.0  # llama3: wavelengths over original context / this are scaled
+    high_freq_factor: float = 4.0  # llama3: wavelengths under original context / this are kept
 
     KEYS = {
         "default": set(),
@@ -56,6 +62,7 @@ class RopeScaling:
             "attn_factor",
             "truncate",
         },
+        "llama3": {"factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"},
     }
 
     @staticmethod
@@ -64,8 +71,8 @@ class RopeScaling:
         rope_type = scaling.pop("rope_type", scaling.pop("type", "default"))
         if rope_type not in RopeScaling.KEYS:
             raise ValueError(
-                f"config.json: rope_scaling type {rope_type!r} is not a qwen2 rope type (default, linear, dynamic, "
-                "yarn); load it with model.trainer.backend: transformers"
+                f"config.json: rope_scaling type {rope_type!r} is not a built-in rope type ("
+                f"{', '.join(RopeScaling.KEYS)}); load it with model.trainer.backend: transformers"
             )
         unknown = sorted(set(scaling) - RopeScaling.KEYS[rope_type])
         if unknown:
@@ -79,6 +86,12 @@ class RopeScaling:
         if not isinstance(scaling.get("factor"), (int, float)) or scaling["factor"] < 1:
             raise ValueError(f"config.json: rope_scaling factor must be a number >= 1, got {scaling.get('factor')!r}")
         max_position = int(config.get("max_position_embeddings", 32768))
+        if rope_type == "llama3":
+            absent = [k for k in sorted(RopeScaling.KEYS["llama3"]) if not isinstance(scaling.get(k), (int, float))]
+            if absent:
+                raise ValueError(f"config.json: rope_scaling type 'llama3' needs a number for {absent[0]!r}")
+            if scaling["high_freq_factor"] <= scaling["low_freq_factor"]:
+                raise ValueError("config.json: rope_scaling high_freq_factor must be greater than low_freq_factor")
         return RopeScaling(
             type=rope_type,
             factor=float(scaling["factor"]),
@@ -88,6 +101,8 @@ class RopeScaling:
             attention_factor=None if scaling.get("attention_factor") is None else float(scaling["attention_factor"]),
             attn_factor=float(scaling.get("attn_factor", 1.0)),
             truncate=bool(scaling.get("truncate", True)),
+            low_freq_factor=float(scaling.get("low_freq_factor", 1.0)),
+            high_freq_factor=float(scaling.get("high_freq_factor", 4.0)),
         )
 
     def frequencies(self, head_dim: int, theta: float) -> "tuple[torch.Tensor, float]":
@@ -98,6 +113,8 @@ class RopeScaling:
         inv_freq = 1.0 / theta**exponents  # (D/2,)
         if self.type == "linear":
             return inv_freq / self.factor, 1.0
+        if self.type == "llama3":
+            return self._llama3(inv_freq), 1.0
         if self.type != "yarn":
             return inv_freq, 1.0
         low, high = self._yarn_correction_range(head_dim, theta)
@@ -106,6 +123,16 @@ class RopeScaling:
         inv_freq = inv_freq / self.factor * ramp + inv_freq * (1 - ramp)
         scale = self.attention_factor if self.attention_factor is not None else 0.1 * math.log(self.factor) + 1.0
         return inv_freq, scale * self.attn_factor
+
+    def _llama3(self, inv_freq: torch.Tensor) -> torch.Tensor:
+        context = self.original_max_position
+        wavelength = 2 * math.pi / inv_freq  # (D/2,)
+        # 0 at wavelength context / low_freq_factor (scaled), 1 at context / high_freq_factor (kept)
+        ramp = (context / wavelength - self.low_freq_factor) / (self.high_freq_factor - self.low_freq_factor)
+        smoothed = (1 - ramp) * inv_freq / self.factor + ramp * inv_freq
+        out = torch.where(wavelength > context / self.low_freq_factor, inv_freq / self.factor, inv_freq)
+        medium = (wavelength >= context / self.high_freq_factor) & (wavelength <= context / self.low_freq_factor)
+        return torch.where(medium, smoothed, out)
 
     def _yarn_correction_range(self, head_dim: int, theta: float) -> "tuple[float, float]":
         def dim_with(rotations: float) -> float:
@@ -116,6 +143,27 @@ class RopeScaling:
         if self.truncate:
             low, high = math.floor(low), math.ceil(high)
         return max(low, 0), min(high, head_dim - 1)
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """What a built-in model_type changes in the qwen2 decoder, as transformers builds it."""
+
+    qkv_bias: Optional[bool]  # q/k/v projections biased; None: config.json's attention_bias, o_proj too
+    qk_norm: bool = False  # an RMSNorm over each head of q and k before rope
+    mlp_bias: bool = False  # the MLP's projections follow config.json's mlp_bias
+    default_head_dim: Optional[int] = None  # without config.json's head_dim; None: hidden_size / heads
+    # which layers slide: "qwen2" (use_sliding_window, then layer_types or max_window_layers),
+    # "all" (every layer, whenever sliding_window is set), "none"
+    sliding: str = "qwen2"
+
+
+ARCHITECTURES = {
+    "qwen2": Architecture(qkv_bias=True),
+    "qwen3": Architecture(qkv_bias=None, qk_norm=True, default_head_dim=128),
+    "llama": Architecture(qkv_bias=None, mlp_bias=True, sliding="none"),
+    "mistral": Architecture(qkv_bias=False, sliding="all"),
+}
 
 
 @dataclass
@@ -135,18 +183,23 @@ class Qwen2Config:
     pad_token_id: Optional[int] = None
     sliding_window: Optional[int] = None  # tokens a sliding layer attends to, itself included; None: no layer slides
     sliding_layers: Tuple[bool, ...] = ()  # per layer: attends to the last sliding_window tokens only
+    qkv_bias: bool = True  # q_proj, k_proj and v_proj have biases
+    o_bias: bool = False  # o_proj has a bias
+    mlp_bias: bool = False  # gate_proj, up_proj and down_proj have biases
+    qk_norm: bool = False  # q_norm and k_norm: RMSNorm over each head of q and k, before rope
 
     @staticmethod
     def from_dict(config: Mapping[str, Any]) -> "Qwen2Config":
         """The fields this implementation uses; refuses configs of other architectures."""
         model_type = config.get("model_type", "qwen2")
-        if model_type != "qwen2":
+        if model_type not in ARCHITECTURES:
             raise ValueError(
-                f"config.json: model_type {model_type!r}; "
-                "the built-in model implements qwen2 only (install transformers)"
+                f"config.json: model_type {model_type!r} is not built in ({', '.join(ARCHITECTURES)}); "
+                "it runs on the transformers backend (pip install transformers; model.trainer.backend: transformers)"
             )
+        arch = ARCHITECTURES[model_type]
         if config.get("hidden_act", "silu") != "silu":
-            raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; qwen2 uses silu")
+            raise ValueError(f"config.json: hidden_act {config['hidden_act']!r}; {model_type} uses silu")
         heads = int(config["num_attention_heads"])
         kv_heads = int(config.get("num_key_value_heads") or heads)
         if heads % kv_heads:
@@ -155,7 +208,8 @@ class Qwen2Config:
             )
         hidden = int(config["hidden_size"])
         layers = int(config["num_hidden_layers"])
-        window, sliding = _sliding_window(config, layers)
+        window, sliding = _sliding_window(config, layers, arch.sliding)
+        attention_bias = bool(config.get("attention_bias", False)) if arch.qkv_bias is None else arch.qkv_bias
         return Qwen2Config(
             vocab_size=int(config["vocab_size"]),
             hidden_size=hidden,
@@ -163,7 +217,7 @@ class Qwen2Config:
             num_hidden_layers=layers,
             num_attention_heads=heads,
             num_key_value_heads=kv_heads,
-            head_dim=int(config.get("head_dim") or hidden // heads),
+            head_dim=int(config.get("head_dim") or arch.default_head_dim or hidden // heads),
             rms_norm_eps=float(config.get("rms_norm_eps", 1e-6)),
             rope_theta=float(config.get("rope_theta", 10000.0)),
             tie_word_embeddings=bool(config.get("tie_word_embeddings", False)),
@@ -171,17 +225,24 @@ class Qwen2Config:
             pad_token_id=_pad_token_id(config),
             sliding_window=window,
             sliding_layers=sliding,
+            qkv_bias=attention_bias,
+            o_bias=attention_bias and arch.qkv_bias is None,
+            mlp_bias=arch.mlp_bias and bool(config.get("mlp_bias", False)),
+            qk_norm=arch.qk_norm,
         )
 
 
-def _sliding_window(config: Mapping[str, Any], layers: int) -> "tuple[Optional[int], Tuple[bool, ...]]":
-    """Which layers slide, as transformers and vLLM decide it: `layer_types` when config.json lists
-    them, else layers from `max_window_layers` on (default 28), and none without use_sliding_window."""
+def _sliding_window(config: Mapping[str, Any], layers: int, rule: str) -> "tuple[Optional[int], Tuple[bool, ...]]":
+    """Which layers slide, as transformers and vLLM decide it. qwen2/qwen3: `layer_types` when config.json
+    lists them, else layers from `max_window_layers` on (default 28), and none without use_sliding_window;
+    mistral: every layer whenever sliding_window is set; llama: none."""
     window = config.get("sliding_window")
-    if not config.get("use_sliding_window") or window is None:
+    if rule == "none" or window is None or (rule == "qwen2" and not config.get("use_sliding_window")):
         return None, (False,) * layers
     if not isinstance(window, int) or window < 1:
         raise ValueError(f"config.json: sliding_window must be a positive integer, got {window!r}")
+    if rule == "all":
+        return window, (True,) * layers
     types = config.get("layer_types")
     if types is not None:
         if len(types) != layers or set(types) - {"sliding_attention", "full_attention"}:
@@ -288,7 +349,8 @@ class Qwen2DecoderLayer(nn.Module):
 
 
 class Qwen2Attention(nn.Module):
-    """Grouped-query attention with rotary positions; q/k/v have biases, o does not (as in qwen2)."""
+    """Grouped-query attention with rotary positions; biases and the per-head q/k norm as the config says
+    (qwen2: q/k/v biased, o not; qwen3: q/k normed per head before rope)."""
 
     def __init__(self, config: Qwen2Config):
         super().__init__()
@@ -298,15 +360,22 @@ class Qwen2Attention(nn.Module):
             config.head_dim,
         )
         C = config.hidden_size
-        self.q_proj = nn.Linear(C, self.heads * self.head_dim, bias=True)
-        self.k_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
-        self.v_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=True)
-        self.o_proj = nn.Linear(self.heads * self.head_dim, C, bias=False)
+        self.q_proj = nn.Linear(C, self.heads * self.head_dim, bias=config.qkv_bias)
+        self.k_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
+        self.v_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
+        self.o_proj = nn.Linear(self.heads * self.head_dim, C, bias=config.o_bias)
+        self.qk_norm = config.qk_norm
+        if config.qk_norm:
+            self.q_norm = Qwen2RMSNorm(self.head_dim, config.rms_norm_eps)
+            self.k_norm = Qwen2RMSNorm(self.head_dim, config.rms_norm_eps)
 
     def forward(self, x, cos, sin, mask=None, layer_cache: Optional[LayerCache] = None):  # (B, T, C) -> (B, T, C)
         B, T, _ = x.shape
-        q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)  # (B, H, T, D)
-        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
+        q = self.q_proj(x).view(B, T, self.heads, self.head_dim)  # (B, T, H, D)
+        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim)  # (B, T, Hkv, D)
+        if self.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)  # (B, H, T, D), (B, Hkv, T, D)
         v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim).transpose(1, 2)  # (B, Hkv, T, D)
         q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
         if layer_cache is not None:
@@ -355,9 +424,9 @@ class Qwen2MLP(nn.Module):
 
     def __init__(self, config: Qwen2Config):
         super().__init__()
-        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
-        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
+        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
+        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
+        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.mlp_bias)
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
