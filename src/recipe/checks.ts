@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { KeyPath } from './located.js';
+import { trainsWithCrossEntropy } from './presets.js';
 import type { ResolvedRecipe } from './resolve.js';
 
 /** One problem a check found: a dotted key path (`tools.0.name`) and a one-line message. */
@@ -26,7 +27,7 @@ export type RecipeCheck = (
   context: RecipeCheckContext,
 ) => readonly RecipeProblem[] | Promise<readonly RecipeProblem[]>;
 
-const checks: RecipeCheck[] = [userSettings, scheduleLength, greedyEpisodes];
+const checks: RecipeCheck[] = [userSettings, scheduleLength, greedyEpisodes, dynamicSampling, curriculumReach];
 
 /**
  * Add a check that every loaded recipe must pass (e.g. an engine kind that needs a GPU setting).
@@ -117,6 +118,54 @@ function greedyEpisodes(recipe: ResolvedRecipe): RecipeProblem[] {
       {
         path: 'rollout.greedy_per_group',
         message: `must be fewer than algorithm.group_size (${group_size}): a group needs sampled episodes to compare`,
+      },
+    ];
+  return [];
+}
+
+/** Dynamic sampling keeps groups whose rewards differ: it needs groups of two or more episodes with advantages. */
+function dynamicSampling(recipe: ResolvedRecipe): RecipeProblem[] {
+  const { name, group_size, dynamic_sampling } = recipe.algorithm;
+  if (dynamic_sampling === undefined) return [];
+  if (trainsWithCrossEntropy(name))
+    return [
+      {
+        path: 'algorithm.dynamic_sampling',
+        message: `does nothing with algorithm ${name}, which trains with cross-entropy, not on advantages`,
+      },
+    ];
+  if (group_size < 2)
+    return [
+      {
+        path: 'algorithm.dynamic_sampling',
+        message: `needs algorithm.group_size of 2 or more (it is ${group_size}): a group of one episode never has a reward spread`,
+      },
+    ];
+  return [];
+}
+
+/**
+ * A curriculum acts from a task's (K+1)th draw on: with `sft` (every reference conversation counts as
+ * solved) or a run that reads at most K epochs of a limited dataset, it would skip nothing or everything.
+ */
+function curriculumReach(recipe: ResolvedRecipe): RecipeProblem[] {
+  const { curriculum, limit } = recipe.dataset;
+  if (curriculum === undefined) return [];
+  if (recipe.algorithm.name === 'sft')
+    return [
+      {
+        path: 'dataset.curriculum',
+        message: 'does nothing useful with algorithm sft: every reference conversation counts as solved',
+      },
+    ];
+  const k = Math.min(curriculum.skip_solved ?? Infinity, curriculum.skip_unsolved ?? Infinity);
+  const read = recipe.train.steps * recipe.train.tasks_per_step;
+  // Dynamic sampling reads more tasks than the steps' share; how many depends on the rewards.
+  if (limit !== undefined && recipe.algorithm.dynamic_sampling === undefined && read <= k * limit)
+    return [
+      {
+        path: 'dataset.curriculum',
+        message: `skips nothing: ${read} draws (train.steps x tasks_per_step) over ${limit} tasks (dataset.limit) reach no task more than ${k} times, and a task is skipped only after ${k} groups`,
       },
     ];
   return [];

@@ -32,6 +32,21 @@ export const DatasetSplitSchema = z.union([
   }),
 ]);
 
+export const CurriculumSchema = z
+  .strictObject({
+    skip_solved: positiveInt
+      .optional()
+      .describe(
+        'Skip a task once each of its last K groups was solved (every episode reached reward.success_threshold).',
+      ),
+    skip_unsolved: positiveInt
+      .optional()
+      .describe('Skip a task once none of the episodes of its last K groups reached reward.success_threshold.'),
+  })
+  .refine((c) => c.skip_solved !== undefined || c.skip_unsolved !== undefined, {
+    message: 'needs skip_solved or skip_unsolved',
+  });
+
 export const DatasetSchema = z
   .strictObject({
     name: z
@@ -50,6 +65,9 @@ export const DatasetSchema = z
     limit: positiveInt.optional().describe('Use at most this many training tasks (after seeded shuffling).'),
     eval_limit: positiveInt.optional().describe('Use at most this many evaluation tasks (a fixed, seeded subset).'),
     options: componentOptions.default({}).describe('Dataset-specific options (e.g. arith difficulty, tau2 domain).'),
+    curriculum: CurriculumSchema.optional().describe(
+      'Training tasks the data stream passes over from their outcomes: {skip_solved: K} drops a task whose last K groups were all solved, skip_unsolved: K one whose last K were all unsolved. Kept with each checkpoint, so a resume skips the same; metrics curriculum/skipped_solved and skipped_unsolved per step. Absent = every task, every epoch.',
+    ),
     format: z
       .enum(['jsonl', 'json', 'csv', 'parquet'])
       .optional()

@@ -42,6 +42,14 @@ export const LoraSchema = z.strictObject({
     .describe('Linear layers that get adapters.'),
 });
 
+export const DynamicSamplingSchema = z.strictObject({
+  max_rounds: positiveInt
+    .default(3)
+    .describe(
+      'Most sampling rounds per step, the first included; each refill round draws as many new tasks as the step still lacks groups with a reward spread.',
+    ),
+});
+
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
@@ -100,6 +108,9 @@ export const AlgorithmSchema = z
     updates_per_step: positiveInt
       .default(1)
       .describe("Optimizer passes over each step's batch (more = more off-policy)."),
+    dynamic_sampling: DynamicSamplingSchema.optional().describe(
+      "DAPO's dynamic sampling (arXiv 2503.14476): a group whose rewards are all equal has no advantage, so the step keeps drawing new tasks from the data stream and sampling their groups until train.tasks_per_step groups have a reward spread, or max_rounds rounds have run (then it trains on those it has and warns). Metrics dynamic_sampling/groups_sampled, groups_kept, rounds, ran_out. Absent = off.",
+    ),
     lora: LoraSchema.optional().describe('Train a LoRA adapter instead of all weights.'),
   })
   .describe('The RL algorithm and optimisation.');
