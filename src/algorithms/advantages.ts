@@ -25,11 +25,8 @@ const EPS = 1e-6;
  * - std_normalize divides by the group's std (GRPO), which Dr. GRPO drops because it up-weights easy/hard groups.
  */
 export function groupAdvantages(episodes: readonly ScoredEpisode[], settings: PresetSettings): GroupAdvantages {
-  const included = episodes.filter((e) => !e.excluded).map((e) => e.reward);
-  const n = included.length;
-  const mean = n ? included.reduce((a, b) => a + b, 0) / n : 0;
-  const variance = n ? included.reduce((a, r) => a + (r - mean) ** 2, 0) / n : 0;
-  const hasSignal = n >= 2 && variance > EPS * EPS;
+  const { n, mean, variance } = includedMoments(episodes);
+  const hasSignal = spread(n, variance);
   const std = Math.sqrt(variance);
   const sum = mean * n;
   const advantages = episodes.map((e) => {
@@ -50,6 +47,32 @@ export function groupAdvantages(episodes: readonly ScoredEpisode[], settings: Pr
     return settings.std_normalize ? a / (std + EPS) : a;
   });
   return { advantages, hasSignal };
+}
+
+/**
+ * Whether a group's included rewards differ (their variance is above EPS²): a group without a spread
+ * gives every episode a zero advantage. What dynamic sampling keeps a group for.
+ */
+export function hasRewardSpread(episodes: readonly Pick<ScoredEpisode, 'reward' | 'excluded'>[]): boolean {
+  const { n, variance } = includedMoments(episodes);
+  return spread(n, variance);
+}
+
+/** Count, mean and (population) variance of the rewards of the episodes not excluded. */
+function includedMoments(episodes: readonly Pick<ScoredEpisode, 'reward' | 'excluded'>[]): {
+  n: number;
+  mean: number;
+  variance: number;
+} {
+  const included = episodes.filter((e) => !e.excluded).map((e) => e.reward);
+  const n = included.length;
+  const mean = n ? included.reduce((a, b) => a + b, 0) / n : 0;
+  const variance = n ? included.reduce((a, r) => a + (r - mean) ** 2, 0) / n : 0;
+  return { n, mean, variance };
+}
+
+function spread(n: number, variance: number): boolean {
+  return n >= 2 && variance > EPS * EPS;
 }
 
 /** Subtract the mean advantage of all kept episodes in the batch (REINFORCE's batch-mean baseline). */

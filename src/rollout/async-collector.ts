@@ -13,9 +13,9 @@ import type { Rollout } from './collect.js';
 /** Runs one episode inside the shared pool of slots. */
 export type EpisodeGate = <R>(runEpisode: (signal: AbortSignal) => Promise<R>) => Promise<R>;
 
-export interface StepCollectorOptions {
-  /** Collects one step's groups, running each episode through `gate` (which also supplies the episode's abort signal). */
-  readonly collect: (step: number, gate: EpisodeGate) => Promise<Rollout[][]>;
+export interface StepCollectorOptions<T = Rollout[][]> {
+  /** Collects one step's groups (or what holds them), running each episode through `gate` (which also supplies the episode's abort signal). */
+  readonly collect: (step: number, gate: EpisodeGate) => Promise<T>;
   readonly maxStaleness: number;
   /** The run's last step: nothing is collected past it. */
   readonly lastStep: number;
@@ -30,9 +30,9 @@ export interface CollectorActivity {
   readonly busySeconds: number;
 }
 
-export interface StepCollector {
+export interface StepCollector<T = Rollout[][]> {
   /** The step's groups once all its episodes have finished (its collection starts now unless it ran ahead). */
-  take(step: number): Promise<Rollout[][]>;
+  take(step: number): Promise<T>;
   /** Starts collecting the steps after `step`, up to `step + maxStaleness`; called just before `step` trains. */
   runAhead(step: number): void;
   /**
@@ -52,13 +52,13 @@ export interface StepCollector {
 }
 
 /** A step collector over `options.collect`. */
-export function stepCollector(options: StepCollectorOptions): StepCollector {
+export function stepCollector<T = Rollout[][]>(options: StepCollectorOptions<T>): StepCollector<T> {
   const abort = new AbortController();
   const stopOnRunAbort = (): void => abort.abort(options.signal.reason);
   options.signal.addEventListener('abort', stopOnRunAbort, { once: true });
   const slots = slotPool(options.concurrency);
   const busy = busyClock();
-  const pending = new Map<number, { readonly groups: Promise<Rollout[][]>; started: number }>();
+  const pending = new Map<number, { readonly groups: Promise<T>; started: number }>();
 
   /** Runs an episode in a slot of the pool; `onStart` once it has one. */
   async function inPool<R>(runEpisode: (signal: AbortSignal) => Promise<R>, onStart?: () => void): Promise<R> {
@@ -80,7 +80,7 @@ export function stepCollector(options: StepCollectorOptions): StepCollector {
 
   function start(step: number): void {
     if (pending.has(step) || step > options.lastStep || abort.signal.aborted) return;
-    const entry = { groups: undefined as unknown as Promise<Rollout[][]>, started: 0 };
+    const entry = { groups: undefined as unknown as Promise<T>, started: 0 };
     const gate: EpisodeGate = (runEpisode) => inPool(runEpisode, () => entry.started++);
     entry.groups = options.collect(step, gate);
     // A collection that runs ahead and fails (cancelled at close) is reported by take or close, never as unhandled.
