@@ -1,0 +1,196 @@
+import { describe, expect, test } from 'vitest';
+import type { ChatTool } from '../chat-types.js';
+import { qwen3CoderParser } from './qwen3-coder.js';
+
+const tool = (name: string, properties: Record<string, unknown>): ChatTool => ({
+  type: 'function',
+  function: { name, description: '', parameters: { type: 'object', properties } },
+});
+const tools = [
+  tool('search', {
+    query: { type: 'string' },
+    limit: { type: 'integer' },
+    score: { type: 'number' },
+    exact: { type: 'boolean' },
+    filter: { type: 'object' },
+    tags: { type: 'array' },
+    page: { type: ['integer', 'null'] },
+  }),
+  tool('now', {}),
+];
+const parse = (text: string) => qwen3CoderParser.parse(text, { tools });
+const call = (name: string, parameters: string) =>
+  `<tool_call>\n<function=${name}>\n${parameters}</function>\n</tool_call>`;
+const param = (name: string, value: string) => `<parameter=${name}>\n${value}\n</parameter>\n`;
+
+describe('qwen3CoderParser', () => {
+  test('returns plain text with no calls', () => {
+    expect(parse('The answer is 5.')).toStrictEqual({ reasoning: '', text: 'The answer is 5.', calls: [] });
+  });
+
+  test('returns one call with its values typed by the schema, text before and after kept', () => {
+    const raw = call(
+      'search',
+      param('query', 'café "quoted" \\n not a break') +
+        param('limit', '10') +
+        param('score', '0.5') +
+        param('exact', 'True') +
+        param('filter', '{"lang": ["fr", "en"], "deep": {"x": null}}') +
+        param('tags', "['a', 'b']") +
+        param('page', 'null'),
+    );
+    expect(parse(`I will search.\n${raw}\nWaiting.`)).toStrictEqual({
+      reasoning: '',
+      text: 'I will search.\n\nWaiting.',
+      calls: [
+        {
+          ok: true,
+          name: 'search',
+          arguments: {
+            query: 'café "quoted" \\n not a break',
+            limit: 10,
+            score: 0.5,
+            exact: true,
+            filter: { lang: ['fr', 'en'], deep: { x: null } },
+            tags: ['a', 'b'],
+            page: null,
+          },
+          raw,
+        },
+      ],
+    });
+  });
+
+  test('returns parallel calls and a call with no parameters, after reasoning', () => {
+    const first = call('search', param('query', '東京 🌸'));
+    const second = '<tool_call><function=now></function></tool_call>';
+    expect(parse(`<think>two calls</think>\n${first}\n${second}`)).toStrictEqual({
+      reasoning: 'two calls',
+      text: '',
+      calls: [
+        { ok: true, name: 'search', arguments: { query: '東京 🌸' }, raw: first },
+        { ok: true, name: 'now', arguments: {}, raw: second },
+      ],
+    });
+  });
+
+  test('returns a value with only one leading and one trailing line break taken, as vLLM does', () => {
+    const raw = call('search', '<parameter=query>\n\n  two lines\nhere\n\n</parameter>\n');
+    expect(parse(raw).calls).toStrictEqual([
+      { ok: true, name: 'search', arguments: { query: '\n  two lines\nhere\n' }, raw },
+    ]);
+  });
+
+  test('returns the text of values that do not convert, of parameters outside the schema, and of every value without tools', () => {
+    const raw = call('search', param('limit', 'ten') + param('exact', 'maybe') + param('other', '5'));
+    expect(parse(raw).calls).toStrictEqual([
+      { ok: true, name: 'search', arguments: { limit: 'ten', exact: 'maybe', other: '5' }, raw },
+    ]);
+    const typed = call('search', param('limit', '10'));
+    expect(qwen3CoderParser.parse(typed).calls).toStrictEqual([
+      { ok: true, name: 'search', arguments: { limit: '10' }, raw: typed },
+    ]);
+  });
+
+  test('returns unterminated for a call, function or parameter left open', () => {
+    const noCallClose = '<tool_call>\n<function=now>\n</function>';
+    const noFunctionClose = '<tool_call>\n<function=now>\n</tool_call>';
+    const noParameterClose = call('search', '<parameter=query>\nx\n');
+    expect(parse(`${noFunctionClose}${noParameterClose}ok ${noCallClose}`)).toStrictEqual({
+      reasoning: '',
+      text: 'ok',
+      calls: [
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'now',
+          raw: noFunctionClose,
+          message: "the call to 'now' was not closed with </function>",
+        },
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'search',
+          raw: noParameterClose,
+          message: "the parameter 'query' of the call to 'search' was not closed with </parameter>",
+        },
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'now',
+          raw: noCallClose,
+          message: 'the tool call was not closed with </tool_call>',
+        },
+      ],
+    });
+  });
+
+  test('returns bad_call for a missing name, JSON inside the tags, stray text and a repeated parameter', () => {
+    const texts = [
+      '<tool_call><function=><parameter=a>1</parameter></function></tool_call>',
+      '<tool_call>{"name": "now", "arguments": {}}</tool_call>',
+      call('search', `${param('query', 'x')}stray`),
+      call('search', param('query', 'x') + param('query', 'y')),
+      '<tool_call><function=now></function> and more</tool_call>',
+    ];
+    expect(parse(texts.join('')).calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'bad_call',
+        raw: texts[0],
+        message:
+          'a tool call must be <function=NAME> with <parameter=NAME>value</parameter> for each argument, then </function>',
+      },
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'now',
+        raw: texts[1],
+        message:
+          'a tool call must be <function=NAME> with <parameter=NAME>value</parameter> for each argument, then </function>',
+      },
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'search',
+        raw: texts[2],
+        message: "the call to 'search' has text outside <parameter=NAME>...</parameter>: 'stray'",
+      },
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'search',
+        raw: texts[3],
+        message: "the call to 'search' has an unnamed or repeated parameter 'query'",
+      },
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'now',
+        raw: texts[4],
+        message: "text after </function> in the call to 'now'",
+      },
+    ]);
+  });
+
+  test('returns bad_call for an object value nested deeper than 64 levels', () => {
+    const deep = `${'['.repeat(64)}${']'.repeat(64)}`;
+    expect(parse(call('search', param('filter', `{"x": ${deep}}`))).calls).toMatchObject([
+      { ok: false, kind: 'bad_call', message: "the arguments of the call to 'search' nest deeper than 64 levels" },
+    ]);
+  });
+
+  test('returns the calls renderCalls writes, as the Qwen3-Coder template writes them', () => {
+    const calls = [
+      { name: 'search', arguments: { query: 'a\nb', limit: 3, filter: { k: [1, true] } } },
+      { name: 'now', arguments: {} },
+    ];
+    const rendered = qwen3CoderParser.renderCalls(calls);
+    expect(rendered).toBe(
+      `${call('search', param('query', 'a\nb') + param('limit', '3') + param('filter', '{"k": [1, true]}'))}\n${call('now', '')}`,
+    );
+    expect(parse(rendered).calls.map((c) => c.ok && [c.name, c.arguments])).toStrictEqual(
+      calls.map((c) => [c.name, c.arguments]),
+    );
+  });
+});
