@@ -35,6 +35,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
         (
             "atk_trainer",
             "atk_trainer.__main__",
+            "atk_trainer.merge_lora",
             "atk_trainer.vllm_worker",
             "atk_trainer.torchrun",
             "atk_trainer.wandb_logger",

@@ -12,7 +12,7 @@ import json
 import os
 import struct
 import sys
-from typing import Dict, Iterable, Iterator, Mapping, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 import torch
 
@@ -108,9 +108,16 @@ def load_dir(directory: str) -> Dict[str, torch.Tensor]:
 
 
 def iter_dir(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
-    """(name, tensor) for every weight of a Hugging Face model directory, one tensor at a time: the
+    """(name, tensor) for every weight of a Hugging Face model directory, one tensor at a time (see
+    weight_files). @raises FileNotFoundError (when iterated) if there is none."""
+    for file, names in weight_files(directory):
+        yield from iter_file(os.path.join(directory, file), names)
+
+
+def weight_files(directory: str) -> List[Tuple[str, Optional[List[str]]]]:
+    """(file name, the weights to read from it or None for all) of a Hugging Face model directory: the
     shards of model.safetensors.index.json, else model.safetensors, else every *.safetensors file.
-    @raises FileNotFoundError (when iterated) if there is none."""
+    @raises FileNotFoundError if there is none."""
     index = os.path.join(directory, INDEX_FILE)
     if os.path.exists(index):
         with open(index) as f:
@@ -118,19 +125,13 @@ def iter_dir(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
         by_file: Dict[str, list] = {}
         for name, file in weight_map.items():
             by_file.setdefault(file, []).append(name)
-        for file, names in sorted(by_file.items()):
-            yield from iter_file(os.path.join(directory, file), names)
-        return
-    single = os.path.join(directory, "model.safetensors")
-    files = (
-        [single]
-        if os.path.exists(single)
-        else sorted(os.path.join(directory, n) for n in os.listdir(directory) if n.endswith(".safetensors"))
-    )
+        return sorted(by_file.items())
+    if os.path.exists(os.path.join(directory, "model.safetensors")):
+        return [("model.safetensors", None)]
+    files = sorted(n for n in os.listdir(directory) if n.endswith(".safetensors"))
     if not files:
         raise FileNotFoundError(f"{directory}: no model.safetensors, {INDEX_FILE} or *.safetensors")
-    for path in files:
-        yield from iter_file(path)
+    return [(n, None) for n in files]
 
 
 def _read_header(f, path: str, keep_metadata: bool = False):

@@ -170,6 +170,27 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
     """W += (lora_alpha / r) * B @ A for every Linear the adapter names: the weights an engine serves
     under the adapter's name. Returns the merged module names.
     @raises ValueError for an adapter variant this does not implement or one that does not fit the model."""
+    rank, scaling, pairs = adapter_pairs(config, tensors)
+    with torch.no_grad():
+        for name, pair in sorted(pairs.items()):
+            try:
+                layer = module.get_submodule(name)
+            except AttributeError:
+                raise ValueError(f"adapter_model.safetensors: the model has no module {name!r}") from None
+            if type(layer) is not nn.Linear:
+                raise ValueError(
+                    f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer"
+                )
+            delta = lora_delta(name, pair, rank, scaling, tuple(layer.weight.shape), layer.weight.device)
+            layer.weight.add_(delta.to(layer.weight.dtype))
+    return sorted(pairs)
+
+
+def adapter_pairs(
+    config: dict, tensors: Dict[str, torch.Tensor]
+) -> Tuple[int, float, Dict[str, Dict[str, torch.Tensor]]]:
+    """(r, lora_alpha / r, {module name: {"A": lora_A (r, in), "B": lora_B (out, r)}}) of a peft adapter.
+    @raises ValueError for an adapter variant this does not implement, or a tensor not named as peft names them."""
     for flag in ("use_rslora", "use_dora"):
         if config.get(flag):
             raise ValueError(f"adapter_config.json: {flag} is not supported")
@@ -187,26 +208,25 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
                 f"(expected {PEFT_PREFIX}<module>.lora_{{A,B}}.weight)"
             )
         pairs.setdefault(name, {})[part[0]] = tensor
-    scaling = alpha / rank
-    with torch.no_grad():
-        for name, pair in sorted(pairs.items()):
-            try:
-                layer = module.get_submodule(name)
-            except AttributeError:
-                raise ValueError(f"adapter_model.safetensors: the model has no module {name!r}") from None
-            if type(layer) is not nn.Linear or set(pair) != {"A", "B"}:
-                raise ValueError(
-                    f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer"
-                )
-            a, b = pair["A"], pair["B"]  # (r, in), (out, r)
-            if a.shape != (rank, layer.in_features) or b.shape != (layer.out_features, rank):
-                raise ValueError(
-                    f"adapter_model.safetensors: {name!r} has lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)}; "
-                    f"with r={rank} the layer needs ({rank}, {layer.in_features}) and ({layer.out_features}, {rank})"
-                )
-            delta = b.to(layer.weight.device, torch.float32) @ a.to(layer.weight.device, torch.float32)
-            layer.weight.add_((delta * scaling).to(layer.weight.dtype))
-    return sorted(pairs)
+    return rank, alpha / rank, pairs
+
+
+def lora_delta(
+    name: str, pair: Dict[str, torch.Tensor], rank: int, scaling: float, shape: Tuple[int, ...], device=None
+) -> torch.Tensor:
+    """(out, in) float32 on `device`: scaling * B @ A, what the adapter adds to the weight of shape `shape`
+    of module `name`.
+    @raises ValueError when the pair is incomplete or does not fit that weight."""
+    if set(pair) != {"A", "B"}:
+        raise ValueError(f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer")
+    a, b = pair["A"], pair["B"]  # (r, in), (out, r)
+    out_features, in_features = shape
+    if a.shape != (rank, in_features) or b.shape != (out_features, rank):
+        raise ValueError(
+            f"adapter_model.safetensors: {name!r} has lora_A {tuple(a.shape)} and lora_B {tuple(b.shape)}; "
+            f"with r={rank} the layer needs ({rank}, {in_features}) and ({out_features}, {rank})"
+        )
+    return (b.to(device, torch.float32) @ a.to(device, torch.float32)) * scaling
 
 
 @contextlib.contextmanager
