@@ -5,7 +5,12 @@
  * setup.
  */
 import { checkClusterPlacement } from './cluster/recipe-check.js';
-import { componentNames, componentOptionsFailures, customComponents } from './components/recipe-checks.js';
+import {
+  componentNames,
+  componentOptionsFailures,
+  customComponents,
+  scriptedUserSource,
+} from './components/recipe-checks.js';
 import { fetchers } from './datasets/fetchers.js';
 import { externalAgentProblems } from './gateway/recipe-checks.js';
 import { datasets } from './datasets/index.js';
@@ -29,6 +34,7 @@ export function registerBuiltins(): void {
   tools.register('run_python', async () => (await import('./tools/run-python.js')).runPythonTools);
   datasets.register('arith', async () => (await import('./datasets/arith.js')).arithDataset);
   datasets.register('gsm8k', async () => (await import('./datasets/gsm8k.js')).gsm8kDataset);
+  datasets.register('helpdesk', async () => (await import('./datasets/helpdesk.js')).helpdeskDataset);
   tools.register('calculator', async () => (await import('./tools/calculator.js')).calculatorTools);
   rewards.register('math_answer', async () => (await import('./rewards/math-answer.js')).mathAnswerReward);
   datasets.register('file', async () => (await import('./datasets/file.js')).fileDataset);
@@ -47,6 +53,7 @@ export function registerBuiltins(): void {
   addRecipeCheck(checkUserEngine);
   addRecipeCheck(customComponents);
   addRecipeCheck(externalAgentProblems);
+  addRecipeCheck(scriptedUserSource);
   addRecipeCheck((recipe) => checkClusterPlacement(recipe));
   addRecipeCheck(weightSyncProblems);
   addRecipeCheck(rolloutWorkerProblems);

@@ -27,6 +27,16 @@ export function componentNames(recipe: ResolvedRecipe): RecipeProblem[] {
   return problems;
 }
 
+/** A scripted user plays `user.messages`, or else the dataset's own scripted user: one of them must exist. */
+export async function scriptedUserSource(recipe: ResolvedRecipe): Promise<RecipeProblem[]> {
+  const { user, dataset } = recipe;
+  if (user?.kind !== 'scripted' || user.messages !== undefined || !datasets.has(dataset.name)) return [];
+  if ((await datasets.get(dataset.name)).userSimulation?.scriptedUser) return [];
+  return [
+    { path: 'user.kind', message: `kind scripted needs user.messages (dataset ${dataset.name} has no scripted user)` },
+  ];
+}
+
 /**
  * The user's own modules, commands and data files (see validateCustomComponents), so `atk validate`
  * and `atk run` refuse a missing module or export, a command that cannot run or a missing column

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { GENERATED_DOMAINS } from '../domains/tau2/index.js';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import { fetchers, type DatasetFetcher, type FetchOptions } from './fetchers.js';
@@ -9,8 +10,14 @@ import { nonEmptyDir } from './pinned-files.js';
 /** The components of a recipe that may read built-in data (the names recipes give them). */
 export interface RecipeDataNeeds {
   readonly dataset?: { readonly name: string; readonly path?: string | undefined };
-  readonly tools?: ReadonlyArray<{ readonly name?: string | undefined }>;
-  readonly reward?: { readonly name?: string | undefined };
+  readonly tools?: ReadonlyArray<DataReader>;
+  readonly reward?: DataReader;
+}
+
+/** A tool or reward as a recipe names it: its options say which domain it reads. */
+interface DataReader {
+  readonly name?: string | undefined;
+  readonly options?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Built-in data a recipe reads that is not in the data directory, and the command that fetches it. */
@@ -22,13 +29,15 @@ export interface MissingData {
 /**
  * Names of the fetchable datasets a recipe reads: its dataset (unless `dataset.path` points at
  * the user's own file), and tools and rewards named like a fetchable dataset (tau2's tools and
- * reward read its database and tasks).
+ * reward read its database and tasks), unless their options name a domain atk generates (helpdesk).
  */
 export function recipeDataNames(recipe: RecipeDataNeeds): string[] {
   const names = new Set<string>();
   if (recipe.dataset && recipe.dataset.path === undefined) names.add(recipe.dataset.name);
-  for (const tool of recipe.tools ?? []) if (tool.name) names.add(tool.name);
-  if (recipe.reward?.name) names.add(recipe.reward.name);
+  const reads = (c: DataReader | undefined): c is DataReader & { name: string } =>
+    c?.name !== undefined && !GENERATED_DOMAINS.includes(c.options?.domain as never);
+  for (const tool of recipe.tools ?? []) if (reads(tool)) names.add(tool.name);
+  if (reads(recipe.reward)) names.add(recipe.reward.name);
   return [...names].filter((name) => fetchers.has(name)).sort();
 }
 

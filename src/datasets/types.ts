@@ -58,6 +58,16 @@ export interface UserSimulationHooks {
   isStop?(text: string): boolean;
   /** Told how the runner ended the conversation, to record it where the reward reads it (e.g. `env.state`). */
   onEnd?(end: ConversationEnd, env: EpisodeEnv): void;
+  /**
+   * The dataset's own scripted user for one episode, played by `user: {kind: scripted}` when the recipe
+   * gives no `messages`: deterministic given `seed` (the run seed and the episode). Default: none.
+   */
+  scriptedUser?(task: Task, seed: number): ScriptedUserSimulator;
+}
+
+/** A user simulator (tau2's interface): the next user message for the visible conversation so far. */
+export interface ScriptedUserSimulator {
+  respond(conversation: readonly { readonly role: 'user' | 'assistant'; readonly text: string }[]): Promise<string>;
 }
 
 /**

@@ -74,8 +74,6 @@ function userSettings(recipe: ResolvedRecipe): RecipeProblem[] {
   const { user } = recipe;
   if (user?.kind === 'url' && user.url === undefined)
     problems.push({ path: 'user.kind', message: 'kind url needs user.url' });
-  if (user?.kind === 'scripted' && user.messages === undefined)
-    problems.push({ path: 'user.kind', message: 'kind scripted needs user.messages' });
   if ((user?.kind === 'url' || user?.kind === 'engine') && user.model === undefined)
     problems.push({ path: 'user.kind', message: `kind ${user.kind} needs user.model` });
   if (user?.kind === 'engine' && user.engine === undefined)

@@ -220,7 +220,7 @@ export const UserSimulatorSchema = z
       .enum(['policy', 'engine', 'url', 'scripted'])
       .default('policy')
       .describe(
-        "Who plays the customer: policy (the policy's own engine), engine (a second engine), url (an OpenAI-compatible chat server), scripted (fixed messages, for tests).",
+        "Who plays the customer: policy (the policy's own engine), engine (a second engine), url (an OpenAI-compatible chat server), scripted (user.messages, else the dataset's own scripted user, e.g. helpdesk's).",
       ),
     url: z
       .string()

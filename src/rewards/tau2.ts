@@ -3,7 +3,7 @@ import {
   domainSpec,
   episodeDb,
   evaluateEpisode,
-  Tau2OptionsSchema,
+  Tau2EnvOptionsSchema,
   terminationOf,
   transcriptOf,
   type Tau2Task,
@@ -21,7 +21,7 @@ import type { RewardDefinition, RewardFn } from './types.js';
  * nonsense makes the episode fail with the reason (a failed rollout, not a 0). Parts and the
  * judge's verdicts are returned for the trajectory record.
  */
-const Tau2RewardOptions = Tau2OptionsSchema.extend({
+const Tau2RewardOptions = Tau2EnvOptionsSchema.extend({
   basis: z
     .enum(['task', 'judge_free'])
     .default('task')
@@ -61,10 +61,11 @@ export const tau2Reward: RewardDefinition = {
           `tau2: ${evaluation.dropped.join(', ')} needs an LLM judge and was left out of the reward (set reward.options.judge to grade it, or reward.options.basis: judge_free to silence this)`,
         );
       }
+      const violations = spec.policyViolations?.(outcome.messages);
       return {
         score: evaluation.reward,
         parts: evaluation.parts,
-        info: { basis: evaluation.basis, ...evaluation.info },
+        info: { basis: evaluation.basis, ...evaluation.info, ...(violations ? { policy_violations: violations } : {}) },
       };
     };
   },

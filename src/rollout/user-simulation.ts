@@ -13,6 +13,7 @@ import { InputError } from '../errors/index.js';
 import type { UserSimulatorConfig } from '../recipe/schema.js';
 import type { ModelTokenizer } from '../tokens/index.js';
 import type { EpisodeEnv } from '../tools/types.js';
+import { hash32 } from '../util/random.js';
 
 /** One episode's simulated user, in the form collectRollout hands to runEpisode. */
 export interface EpisodeUser {
@@ -57,8 +58,8 @@ const LIMIT_ENDINGS: Readonly<Record<string, ConversationEnd>> = {
 
 /**
  * Starts the user the recipe's `user` section names: the policy's own engine (`policy`), a second
- * engine launched or attached by atk (`engine`), an OpenAI-compatible chat server (`url`), or fixed
- * messages (`scripted`). Each episode's user then speaks only through the dataset's hooks: its system
+ * engine launched or attached by atk (`engine`), an OpenAI-compatible chat server (`url`), or a
+ * script (`scripted`: the recipe's fixed messages, else the dataset's own scripted user, if it has one). Each episode's user then speaks only through the dataset's hooks: its system
  * prompt, the opening line, the stop test and where the ending is recorded.
  * @throws InputError for an engine user without `model`/`engine`, or with an embedded engine;
  * EngineStartError when a launched user engine does not start.
@@ -70,7 +71,9 @@ export async function startUserSimulation(
   const hooks = ctx.hooks ?? {};
   const sampling = { temperature: config.temperature, maxTokens: config.max_tokens };
   const served = config.kind === 'engine' ? await startEngine(config, ctx) : undefined;
-  const simulator = (systemPrompt: string): UserSimulator => {
+  const simulator = (systemPrompt: string, task: Task, env: EpisodeEnv): UserSimulator => {
+    if (config.kind === 'scripted' && config.messages === undefined && hooks.scriptedUser)
+      return hooks.scriptedUser(task, hash32(ctx.seed, task.id, env.episodeId));
     if (config.kind === 'scripted') return new ScriptedUser(config.messages ?? []);
     if (config.kind === 'url')
       return new ChatUrlUser({
@@ -99,7 +102,7 @@ export async function startUserSimulation(
           hint: 'give each task data.user_system_prompt (a dataset column), or use user.kind: scripted',
         });
       }
-      const user = simulator(systemPrompt ?? '');
+      const user = simulator(systemPrompt ?? '', task, env);
       const opening = hooks.opening ? hooks.opening(task) : stringField(task.data.greeting);
       let ended = false;
       const end = (how: ConversationEnd): null => {

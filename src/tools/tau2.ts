@@ -1,11 +1,18 @@
 import { z } from 'zod';
-import { baseDb, domainSpec, EpisodeDb, strandsTools, TAU2_DB_KEY, Tau2OptionsSchema } from '../domains/tau2/index.js';
+import {
+  baseDb,
+  domainSpec,
+  EpisodeDb,
+  strandsTools,
+  TAU2_DB_KEY,
+  Tau2EnvOptionsSchema,
+} from '../domains/tau2/index.js';
 import { parseComponentOptions } from '../util/component-options.js';
 import { dataDir } from '../util/paths.js';
 import type { EpisodeTools, ToolDefinition } from './types.js';
 
 /** Options of the `tau2` tools: the domain and release, and `only`, names of the domain's tools the agent gets. */
-const Tau2ToolOptions = Tau2OptionsSchema.extend({
+const Tau2ToolOptions = Tau2EnvOptionsSchema.extend({
   only: z.array(z.string()).optional().describe("Names of the domain's tools the agent gets (default: all)."),
 }).superRefine(({ domain, release, only }, ctx) => {
   const names = domainSpec(domain, release).tools.map((t) => t.name);

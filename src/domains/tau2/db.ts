@@ -14,7 +14,8 @@ export type BaseTables = Readonly<Record<string, Readonly<Record<string, DbRecor
 
 /** How a domain's data model types its fields, for Python-identical dumps and hashes. */
 export interface DomainModel {
-  readonly domain: Tau2Domain;
+  /** A tau2 domain (its db.json is under `<dataDir>/tau2/domains/<domain>/`) or a domain atk generates. */
+  readonly domain: string;
   readonly tables: readonly string[];
   readonly isFloat: FloatField;
   /** Optional fields pydantic dumps as `null` when unset, per table, in declaration order. */
