@@ -8,7 +8,10 @@ import { doubleExchanges, expectTitoInvariants } from '../__fixtures__/tito-inva
 import { TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
+import type { ChatTool } from '../tokens/chat-types.js';
 import { hermesParser } from '../tokens/tool-calls/hermes.js';
+import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import type { ToolCallToRender } from '../tokens/tool-calls/types.js';
 import { runEpisode, type AgentSpec } from './episode.js';
 
 // Property-based fuzzing of the model-output path: whatever the policy writes, nothing escapes the
@@ -66,6 +69,58 @@ describe('model output (fuzz)', () => {
     );
   });
 
+  test.each(Object.values(toolCallParsers))(
+    'returns the calls $format renders, parsed back to the same names and arguments',
+    (parser) => {
+      fc.assert(
+        // One tool per name, as a request offers them (a schema per name).
+        fc.property(
+          fc.uniqueArray(renderableCall, { minLength: 1, maxLength: 4, selector: (c) => c.name }),
+          (calls) => {
+            const parsed = parser.parse(`Let me see.\n${parser.renderCalls(calls)}`, { tools: schemaTools(calls) });
+            expect(parsed.calls.map((c) => (c.ok ? [c.name, c.arguments] : c.message))).toStrictEqual(
+              // fast-check's dictionaries have no prototype; parsed objects do.
+              calls.map((c) => [c.name, JSON.parse(JSON.stringify(c.arguments))]),
+            );
+          },
+        ),
+        settings(100),
+      );
+    },
+  );
+
+  test.each(Object.values(toolCallParsers))(
+    'returns a $format parse of broken and spliced output without throwing, with one-line bounded messages',
+    (parser) => {
+      const spliced = fc
+        .tuple(
+          fc.array(renderableCall, { minLength: 1, maxLength: 3 }),
+          fc.array(fc.tuple(fc.nat(), fc.nat(), fc.oneof(fc.constantFrom(...MARKERS), adversarialText)), {
+            maxLength: 4,
+          }),
+        )
+        .map(([calls, cuts]) =>
+          cuts.reduce((text, [at, length, insert]) => {
+            const from = at % (text.length + 1);
+            return text.slice(0, from) + insert + text.slice(from + (length % 20));
+          }, parser.renderCalls(calls)),
+        );
+      fc.assert(
+        fc.property(fc.oneof(spliced, adversarialText), (text) => {
+          const parsed = parser.parse(text, { tools: [] });
+          for (const call of parsed.calls) {
+            if (call.ok) expect(typeof JSON.stringify(call.arguments)).toBe('string');
+            else {
+              expect(call.message.length).toBeLessThan(PER_CALL_BOUND);
+              expect(call.message).not.toMatch(/[\r\n]/);
+            }
+          }
+        }),
+        settings(150),
+      );
+    },
+  );
+
   test('returns an episode for any completion: no throw, every token kept with mask 1, every call answered, the next prompt bounded', async () => {
     const maxId = Math.max(...tiny.eosTokenIds, tiny.tokenToId('</think>') ?? 0);
     await fc.assert(
@@ -105,3 +160,78 @@ describe('model output (fuzz)', () => {
     );
   });
 });
+
+/** The markup of every format, spliced into rendered calls to break them in each format's own terms. */
+const MARKERS = [
+  '<tool_call>',
+  '</tool_call>',
+  '<function=',
+  '</function>',
+  '<parameter=',
+  '</parameter>',
+  '<|python_tag|>',
+  '<|python_start|>',
+  '<|python_end|>',
+  ';',
+  '[',
+  ']',
+  '(',
+  ')',
+  '=',
+  '"',
+  "'",
+  '[TOOL_CALLS]',
+  '[ARGS]',
+  '<|start|>assistant',
+  '<|channel|>',
+  'commentary to=functions.f',
+  '<|message|>',
+  '<|call|>',
+  '<|end|>',
+  '<think>',
+  '</think>',
+  '\n',
+];
+
+// Strings hold any character but '<', which opens the markup of most formats (a model writes its
+// markers as special tokens, never inside an argument); qwen3_coder reads a bare "null" as null.
+const text = fc
+  .string({ unit: 'grapheme', maxLength: 12 })
+  .filter((s) => !s.includes('<') && s.toLowerCase() !== 'null');
+const identifier = fc.stringMatching(/^[a-z_][a-z0-9_]{0,7}$/);
+const number = fc.oneof(
+  fc.integer({ min: -1e6, max: 1e6 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((n) => !Object.is(n, -0)),
+);
+const { value: argumentValue } = fc.letrec<{ value: unknown }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    text,
+    number,
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(tie('value'), { maxLength: 3 }),
+    fc.dictionary(text, tie('value'), { maxKeys: 3 }),
+  ),
+}));
+const renderableCall: fc.Arbitrary<ToolCallToRender> = fc.record({
+  name: identifier,
+  arguments: fc.dictionary(identifier, argumentValue, { maxKeys: 4 }),
+});
+
+/** Tools whose schemas type each argument as the call holds it, as a tool's schema would (qwen3_coder converts by them). */
+function schemaTools(calls: readonly ToolCallToRender[]): ChatTool[] {
+  const typeOf = (v: unknown): string =>
+    v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v;
+  return calls.map((c) => ({
+    type: 'function',
+    function: {
+      name: c.name,
+      description: '',
+      parameters: {
+        type: 'object',
+        properties: Object.fromEntries(Object.entries(c.arguments).map(([k, v]) => [k, { type: typeOf(v) }])),
+      },
+    },
+  }));
+}
