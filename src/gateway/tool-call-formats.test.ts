@@ -118,6 +118,38 @@ describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
     },
   );
 
+  test.skipIf(!registered || family.callMarker === undefined)(
+    'returns no call when the model spells the call marker out of ordinary tokens, and its text as the answer',
+    async () => {
+      const tok = await load();
+      const marker = family.callMarker!;
+      const written = toolCallParsers[family.format]!.renderCalls([{ name: 'add', arguments: { a: 2, b: 3 } }]);
+      expect(written.startsWith(marker)).toBe(true);
+      const spelled = [...tok.encode(marker[0]!), ...tok.encode(written.slice(1) + family.end)];
+      expect(spelled).not.toContain(tok.addedTokens.get(marker));
+      const d = await startEngineDouble({ script: () => ({ tokenIds: spelled }) });
+      double = d;
+      const result = await runEpisode({
+        task: { id: 't', prompt: QUESTION, data: {} },
+        spec: {
+          tools: [add],
+          maxTurns: 4,
+          maxNewTokens: 256,
+          sampling,
+          toolCallFormat: family.format,
+          ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+        },
+        engine: createVllmClient({ baseUrl: d.url, model: 'policy' }),
+        tokenizer: tok,
+        policyVersion: 0,
+        timeoutMs: 30_000,
+      });
+      expect([result.finishReason, result.toolCalls, result.stats.toolErrors]).toStrictEqual(['endTurn', [], 0]);
+      expect(result.finalText).toBe(written.trim());
+      expect(d.requests).toHaveLength(1);
+    },
+  );
+
   test.skipIf(!registered)(
     'returns the same engine prompts through the gateway as from the built-in agent',
     async () => {
