@@ -82,6 +82,20 @@ export interface StepMetrics {
   readonly [rewardPart: `reward/${string}`]: number;
   /** What the step's weight sync moved into launched engines: `sync/bytes` (once, whatever the replicas), `sync/tensors` (a broadcast). */
   readonly [syncFigure: `sync/${string}`]: number;
+  /**
+   * With `algorithm.dynamic_sampling`: `dynamic_sampling/groups_sampled`, `groups_kept` (with a reward spread,
+   * what the step trains on), `rounds`, `ran_out` (1 when the rounds ran out before `train.tasks_per_step` were kept).
+   */
+  readonly [dynamicSampling: `dynamic_sampling/${string}`]: number;
+  /**
+   * algorithm distill: `distill/reverse_kl`, the mean over trained tokens of log pi_student - log pi_teacher
+   * (the sampled-token estimate of KL(student || teacher), before the step's update), and `distill/tokens`.
+   */
+  readonly [distill: `distill/${string}`]: number;
+  /** With `dataset.curriculum`: `curriculum/skipped_solved` and `curriculum/skipped_unsolved`, tasks the step's draws passed over. */
+  readonly [curriculum: `curriculum/${string}`]: number;
+  /** With either: positions of the data stream read after the step (tasks drawn plus tasks skipped). */
+  readonly 'data/position'?: number;
   /** atk's own memory when the step was recorded: `atk/rss_mb` (resident) and `atk/heap_used_mb` (the JS heap); a long run's leak shows here. */
   readonly [processFigure: `atk/${string}`]: number;
 }

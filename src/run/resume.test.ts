@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import type { PolicyTrainer } from '../policy/policy.js';
 import { collectJournal } from '../rollout/collect-journal.js';
 import { createRunDir, type RunDir } from '../runs/index.js';
+import { writeDataState } from './data-state.js';
 import type { RunEvent } from './events.js';
 import { resumeRun, type ResumePoint } from './resume.js';
 
@@ -91,6 +92,34 @@ describe('resumeRun', () => {
         message: 'resuming after step 2: 16 episode(s) collected or in flight for later steps were discarded',
       },
     ]);
+  });
+
+  test("returns the data stream's cursor and curriculum saved with the checkpoint it resumes from, and none without one", async () => {
+    const dir = await run();
+    const state = (position: number) => ({ position, curriculum: { t3: 'ss', 't-7': 'mu' } });
+    await writeDataState(dir.checkpointDir(1), state(5));
+    await dir.commitCheckpoint(1, 3);
+    await writeDataState(dir.checkpointDir(2), state(11));
+    await dir.commitCheckpoint(2, 3);
+    // Step 3's state was written, its checkpoint never committed.
+    await writeDataState(dir.checkpointDir(3), state(17));
+    const { point } = await drain(
+      resumeRun(
+        dir,
+        recordingTrainer(() => 2),
+      ),
+    );
+    expect([point.startStep, point.dataState]).toStrictEqual([2, state(11)]);
+
+    const older = await run();
+    await older.commitCheckpoint(1, 3);
+    const { point: withoutState } = await drain(
+      resumeRun(
+        older,
+        recordingTrainer(() => 1),
+      ),
+    );
+    expect([withoutState.startStep, 'dataState' in withoutState]).toStrictEqual([1, false]);
   });
 
   test('returns step 0 and the starting weights untouched when the run saved no checkpoint', async () => {

@@ -1,7 +1,9 @@
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicyTrainer } from '../policy/policy.js';
 import { collectJournal } from '../rollout/collect-journal.js';
+import type { DataState } from '../rollout/data-stream.js';
 import type { RunDir } from '../runs/index.js';
+import { readDataState } from './data-state.js';
 import { rewindRun } from './rewind.js';
 
 /** Where a resumed run goes on from, and what its earlier sessions recorded. */
@@ -10,6 +12,8 @@ export interface ResumePoint {
   readonly startStep: number;
   /** Policy version of the checkpoint's weights, now loaded into the trainer. */
   readonly startPolicyVersion: number;
+  /** The data stream's cursor and curriculum saved with the checkpoint; absent for a fresh run or a checkpoint without them. */
+  readonly dataState?: DataState;
   /** Eval summaries by label, so a resume that runs no eval keeps them in summary.json. */
   readonly evals: Record<string, unknown>;
   /** The last training step's metrics line, for the same reason. */
@@ -28,6 +32,7 @@ export async function* resumeRun(run: RunDir, trainer: PolicyTrainer): AsyncGene
   const checkpoint = await run.latestCheckpoint();
   const startStep = checkpoint?.step ?? 0;
   const startPolicyVersion = checkpoint ? await trainer.load(checkpoint.dir) : 0;
+  const dataState = checkpoint ? await readDataState(checkpoint.dir) : undefined;
   await rewindRun(run, startStep);
   const discarded = await collectJournal(run.dir).discardAfter(startStep);
   if (discarded > 0) {
@@ -53,5 +58,11 @@ export async function* resumeRun(run: RunDir, trainer: PolicyTrainer): AsyncGene
     }
     if (line.kind === 'train') lastMetrics = line as unknown as StepMetrics;
   }
-  return { startStep, startPolicyVersion, evals, ...(lastMetrics ? { lastMetrics } : {}) };
+  return {
+    startStep,
+    startPolicyVersion,
+    evals,
+    ...(dataState ? { dataState } : {}),
+    ...(lastMetrics ? { lastMetrics } : {}),
+  };
 }

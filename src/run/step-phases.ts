@@ -11,16 +11,18 @@ import type { SyncTransfer } from '../engines/sync/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { StepCollector, EpisodeGate } from '../rollout/async-collector.js';
 import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
+import type { DataState, StepTurns } from '../rollout/data-stream.js';
+import { sampleStep, type SampledStep } from '../rollout/dynamic-sampling.js';
 import { runGroups } from '../rollout/scheduler.js';
 import type { StallWatch } from '../rollout/stall-watch.js';
 import { filterStale, type StalenessVerdict } from '../rollout/staleness.js';
-import { episodeSeed, tasksForStep } from '../rollout/task-stream.js';
+import { episodeSeed } from '../rollout/task-stream.js';
 import type { TokenTrajectory } from '../tokens/trajectory.js';
 import type { EventChannel } from '../util/event-channel.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
 import type { RunStore } from './run-store.js';
-import { overlapFigures, stepMetrics, trajectoryRecord } from './step-record.js';
+import { overlapFigures, samplingFigures, stepMetrics, trajectoryRecord } from './step-record.js';
 
 /** What the loop reads off the resolved recipe: its own sections, in its own keys. */
 export type TrainingRecipe = Pick<ResolvedRecipe, 'seed' | 'train' | 'rollout' | 'algorithm' | 'dataset'>;
@@ -44,21 +46,40 @@ export interface StepScope {
   readonly watch: StallWatch;
   /** Events from work in flight (episodes finishing, stall warnings), yielded while a phase waits. */
   readonly channel: EventChannel<RunEvent>;
-  readonly collector: StepCollector;
+  readonly collector: StepCollector<CollectedStep>;
+  /** The training data stream, handed to each step's collection in turn. */
+  readonly draws: StepTurns;
+  /** Where each round of a step's episodes is noted as it starts (logs/collect.jsonl), for a resume to count what it discards. */
+  readonly journal: { started(step: number, episodes: number): Promise<void> };
   readonly served: ServedPolicy;
   /** Rejects once a placed trainer or engine is lost: the step waiting on rollouts fails with it. */
   readonly lost?: Promise<never> | undefined;
 }
 
-/** collect + score: the step's groups, each episode scored as it ended (with max_staleness > 0, mostly run while earlier steps trained). */
+/** A step's collection: its sampled groups, what dynamic sampling and the curriculum did, and where the data stream stood after it. */
+export interface CollectedStep {
+  readonly sampled: SampledStep<Rollout>;
+  readonly dataState: DataState;
+}
+
+/**
+ * collect + score: the step's groups, each episode scored as it ended (with max_staleness > 0, mostly run
+ * while earlier steps trained); with dynamic sampling, refilled until enough have a reward spread.
+ */
 export async function* collect(
   scope: StepScope,
   step: number,
-): AsyncGenerator<RunEvent, { groups: Rollout[][]; seconds: number }> {
+): AsyncGenerator<RunEvent, CollectedStep & { seconds: number }> {
   const started = performance.now();
   const taken = scope.collector.take(step);
-  const groups = yield* scope.channel.drainUntil(scope.lost ? Promise.race([taken, scope.lost]) : taken);
-  return { groups, seconds: elapsed(started) };
+  const collected = yield* scope.channel.drainUntil(scope.lost ? Promise.race([taken, scope.lost]) : taken);
+  const { sampled } = collected;
+  if (sampled.ranOut)
+    yield {
+      type: 'warning',
+      message: `step ${step}: dynamic sampling found ${sampled.kept.length} of ${scope.recipe.train.tasks_per_step} groups with a reward spread in ${sampled.rounds} round(s) (algorithm.dynamic_sampling.max_rounds); training on those`,
+    };
+  return { ...collected, seconds: elapsed(started) };
 }
 
 /** advantage: groups sampled too many versions back are dropped, the rest become the token batch. */
@@ -109,7 +130,8 @@ export async function* sync(
 export interface StepOutcome {
   readonly step: number;
   readonly policyVersion: number;
-  readonly groups: readonly Rollout[][];
+  /** Every group the step sampled, kept or not, and what its sampling did. */
+  readonly collected: CollectedStep;
   readonly fresh: StalenessVerdict;
   readonly batch: AssembledBatch;
   readonly trainerMetrics: Readonly<Record<string, number>>;
@@ -126,7 +148,8 @@ export async function record(
   outcome: StepOutcome,
 ): Promise<{ metrics: StepMetrics; recordedAt: number }> {
   const now = performance.now();
-  const { step, groups, fresh, batch, seconds } = outcome;
+  const { step, fresh, batch, seconds } = outcome;
+  const { groups } = outcome.collected.sampled;
   const metrics = stepMetrics({
     step,
     policyVersion: outcome.policyVersion,
@@ -146,6 +169,7 @@ export async function record(
       (now - outcome.previousRecordedAt) / 1000,
     ),
     transfer: outcome.transfer,
+    sampling: samplingFigures(outcome.collected, scope.recipe),
   });
   const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));
   const advantage = (r: Rollout): number | null =>
@@ -159,45 +183,70 @@ export async function record(
   return { metrics, recordedAt: now };
 }
 
-/** Collects one step's groups (the step collector's `collect`): its tasks from the stream, each episode through `gate`. */
-export function collectStep(scope: StepScope, step: number, gate: EpisodeGate): Promise<Rollout[][]> {
+/**
+ * Collects one step (the step collector's `collect`): at its turn at the data stream, its tasks drawn and
+ * their groups sampled, each episode through `gate`, in rounds while dynamic sampling refills.
+ */
+export async function collectStep(scope: StepScope, step: number, gate: EpisodeGate): Promise<CollectedStep> {
+  const { recipe } = scope;
+  const { result: sampled, state } = await scope.draws.turn(step, (stream) =>
+    sampleStep({
+      batchSize: recipe.train.tasks_per_step,
+      maxRounds: recipe.algorithm.dynamic_sampling?.max_rounds,
+      onFailure: recipe.rollout.on_failure,
+      stream,
+      run: sampleRound(scope, step, gate),
+    }),
+  );
+  return { sampled, dataState: state };
+}
+
+/** Samples one round of a step's groups: a group per task, numbered on from `firstGroup`. */
+function sampleRound(
+  scope: StepScope,
+  step: number,
+  gate: EpisodeGate,
+): (tasks: readonly Task[], firstGroup: number) => Promise<Rollout[][]> {
   const { recipe, kit } = scope;
   const servedVersion = scope.served.clock;
-  const tasks = tasksForStep(scope.trainTasks, recipe.seed, step - 1, recipe.train.tasks_per_step);
-  if (recipe.algorithm.name === 'sft')
-    return Promise.resolve(tasks.map((task, group) => [referenceRollout(kit, task, group, servedVersion())]));
   const size = groupSize(recipe);
-  const total = tasks.length * size;
   const { rollout } = recipe;
   const sampling = { temperature: rollout.temperature, topP: rollout.top_p, topK: rollout.top_k };
   let done = 0;
-  return runGroups(
-    tasks,
-    size,
-    rollout.concurrency,
-    ({ task, group, sample }) =>
-      gate((signal) =>
-        collectRollout(kit, {
-          task,
-          group,
-          sample,
-          seed: episodeSeed(recipe.seed, step, group, sample),
-          ...(sample < rollout.greedy_per_group ? EVAL_DECODING : sampling),
-          policyVersion: servedVersion,
-          signal,
+  let total = 0;
+  return async (tasks, firstGroup) => {
+    total += tasks.length * size;
+    await scope.journal.started(step, tasks.length * size);
+    if (recipe.algorithm.name === 'sft')
+      return tasks.map((task, i) => [referenceRollout(kit, task, firstGroup + i, servedVersion())]);
+    return runGroups(
+      tasks,
+      size,
+      rollout.concurrency,
+      ({ task, group, sample }) =>
+        gate((signal) =>
+          collectRollout(kit, {
+            task,
+            group: firstGroup + group,
+            sample,
+            seed: episodeSeed(recipe.seed, step, firstGroup + group, sample),
+            ...(sample < rollout.greedy_per_group ? EVAL_DECODING : sampling),
+            policyVersion: servedVersion,
+            signal,
+          }),
+        ),
+      (_slot, finished) =>
+        scope.channel.push({
+          type: 'episodeFinished',
+          step,
+          done: ++done,
+          total,
+          reward: finished.reward,
+          failed: finished.failed,
         }),
-      ),
-    (_slot, finished) =>
-      scope.channel.push({
-        type: 'episodeFinished',
-        step,
-        done: ++done,
-        total,
-        reward: finished.reward,
-        failed: finished.failed,
-      }),
-    (slot, error) => rolloutOnThrow(servedVersion())(slot, error),
-  );
+      (slot, error) => rolloutOnThrow(servedVersion())({ ...slot, group: firstGroup + slot.group }, error),
+    );
+  };
 }
 
 /**

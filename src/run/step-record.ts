@@ -3,6 +3,9 @@ import type { Rollout } from '../rollout/collect.js';
 import type { StepMetrics } from './events.js';
 import type { StalenessVerdict } from '../rollout/staleness.js';
 import type { SyncTransfer } from '../engines/sync/index.js';
+import type { DataState } from '../rollout/data-stream.js';
+import type { SampledStep } from '../rollout/dynamic-sampling.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
 
 /** Figures shared by training steps and evals: means over a set of rollouts. */
 export function rolloutFigures(rollouts: readonly Rollout[]): {
@@ -48,6 +51,50 @@ export interface StepFacts {
   readonly overlap: OverlapFigures;
   /** What the step's weight sync moved, when it moved weights into launched engines. */
   readonly transfer?: SyncTransfer | undefined;
+  /** `dynamic_sampling/*`, `curriculum/*` and `data/position` (see samplingFigures). */
+  readonly sampling?: SamplingFigures;
+}
+
+/** The figures of dynamic sampling and the curriculum in a step's metrics line. */
+export interface SamplingFigures {
+  readonly [dynamicSampling: `dynamic_sampling/${string}`]: number;
+  readonly [curriculum: `curriculum/${string}`]: number;
+  readonly 'data/position'?: number;
+}
+
+/**
+ * What a step's sampling did, for the recipes that turn it on: with `algorithm.dynamic_sampling`, the
+ * groups sampled and kept (with a reward spread), the rounds run and whether they ran out (1) before
+ * `train.tasks_per_step` groups were kept; with `dataset.curriculum`, the tasks it skipped as solved and
+ * as unsolved; with either, where the data stream's cursor stands after the step (tasks read, skips included).
+ */
+export function samplingFigures(
+  collected: { readonly sampled: SampledStep<unknown>; readonly dataState: DataState },
+  recipe: {
+    readonly algorithm: Pick<ResolvedRecipe['algorithm'], 'dynamic_sampling'>;
+    readonly dataset: Pick<ResolvedRecipe['dataset'], 'curriculum'>;
+  },
+): SamplingFigures {
+  const { sampled } = collected;
+  const dynamic = recipe.algorithm.dynamic_sampling !== undefined;
+  const curriculum = recipe.dataset.curriculum !== undefined;
+  return {
+    ...(dynamic
+      ? {
+          'dynamic_sampling/groups_sampled': sampled.groups.length,
+          'dynamic_sampling/groups_kept': sampled.kept.length,
+          'dynamic_sampling/rounds': sampled.rounds,
+          'dynamic_sampling/ran_out': sampled.ranOut ? 1 : 0,
+        }
+      : {}),
+    ...(curriculum
+      ? {
+          'curriculum/skipped_solved': sampled.skippedSolved,
+          'curriculum/skipped_unsolved': sampled.skippedUnsolved,
+        }
+      : {}),
+    ...(dynamic || curriculum ? { 'data/position': collected.dataState.position } : {}),
+  };
 }
 
 /** How generation and training overlapped in one step, and how stale its episodes were. */
@@ -122,6 +169,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...toolErrors,
     ...gatewayFigures(rollouts),
     ...syncFigures(facts.transfer),
+    ...facts.sampling,
     ...parts,
     ...trainer,
     ...processMemory(),

@@ -64,6 +64,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       store: run,
       startStep: resumed.startStep,
       startPolicyVersion: resumed.startPolicyVersion,
+      ...(resumed.dataState ? { startDataState: resumed.dataState } : {}),
       // By label: `atk eval` of a checkpoint writes under another label (step-00010-2) and does not stand in for the run's own.
       recordedEvals: new Set(Object.keys(resumed.evals)),
       signal,

@@ -10,11 +10,13 @@ import type { Task } from '../datasets/types.js';
 import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
 import { stepCollector, type EpisodeGate } from '../rollout/async-collector.js';
 import { collectJournal } from '../rollout/collect-journal.js';
+import { type DataState, stepTurns } from '../rollout/data-stream.js';
 import type { EpisodeKit } from '../rollout/collect.js';
 import { formatStall, StallWatch } from '../rollout/stall-watch.js';
 import { watchedKit } from '../rollout/watched-kit.js';
 import { stepName } from '../runs/index.js';
 import { EventChannel } from '../util/event-channel.js';
+import { writeDataState } from './data-state.js';
 import { evaluate } from './evaluate.js';
 import type { RunEvent } from './events.js';
 import type { RunStore } from './run-store.js';
@@ -43,6 +45,8 @@ export interface TrainingContext {
   readonly startStep: number;
   /** Policy version of the starting weights (the checkpoint's on resume). */
   readonly startPolicyVersion: number;
+  /** Where the data stream stands (the checkpoint's on resume); absent: after `startStep` steps of `train.tasks_per_step` tasks, no curriculum. */
+  readonly startDataState?: DataState | undefined;
   /** Labels of the evals a resumed run already recorded (the eval before training, or after the last step), so they are not repeated. */
   readonly recordedEvals?: ReadonlySet<string>;
   readonly signal: AbortSignal;
@@ -77,18 +81,24 @@ async function* loop(
   const { train } = recipe;
   const episodesPerStep = ctx.trainTasks.length === 0 ? 0 : train.tasks_per_step * groupSize(recipe);
   let policyVersion = ctx.startPolicyVersion;
-  const journal = collectJournal(store.dir);
   const scope: StepScope = {
     ...ctx,
     watch,
     channel,
     // The version the engine serves, read at every engine request so each turn records who sampled it.
     served: servedPolicy(policyVersion),
+    journal: collectJournal(store.dir),
+    draws: stepTurns({
+      tasks: ctx.trainTasks,
+      seed: recipe.seed,
+      tasksPerStep: train.tasks_per_step,
+      startStep: ctx.startStep,
+      start: ctx.startDataState ?? { position: ctx.startStep * train.tasks_per_step, curriculum: {} },
+      curriculum: recipe.dataset.curriculum,
+      refills: recipe.algorithm.dynamic_sampling !== undefined,
+    }),
     collector: stepCollector({
-      collect: async (step, gate) => {
-        await journal.started(step, episodesPerStep);
-        return collectStep(scope, step, gate);
-      },
+      collect: (step, gate) => collectStep(scope, step, gate),
       maxStaleness: recipe.rollout.max_staleness,
       lastStep: train.steps,
       concurrency: recipe.rollout.concurrency,
@@ -122,7 +132,7 @@ async function* loop(
       yield { type: 'stepStarted', step, episodes: episodesPerStep };
 
       const collected = yield* collect(scope, step);
-      const { fresh, batch } = advantages(recipe, collected.groups, policyVersion);
+      const { fresh, batch } = advantages(recipe, collected.sampled.kept, policyVersion);
       // the engine collects the next max_staleness steps from the policy it serves while this one trains
       collector.runAhead(step);
       const updated = yield* update(scope, step, batch);
@@ -131,7 +141,7 @@ async function* loop(
       const { metrics, recordedAt } = await record(scope, {
         step,
         policyVersion,
-        groups: collected.groups,
+        collected,
         fresh,
         batch,
         trainerMetrics: updated.trained?.metrics ?? {},
@@ -158,6 +168,7 @@ async function* loop(
       if ((train.save_every > 0 && step % train.save_every === 0) || step === lastStep) {
         const checkpointDir = store.checkpointDir(step);
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
+        await writeDataState(checkpointDir, collected.dataState);
         await store.commitCheckpoint(step, train.keep_checkpoints);
         yield { type: 'checkpointSaved', step, path: checkpointDir };
       }
