@@ -1,7 +1,7 @@
 /** Run directories: versioning, manifest, metrics, trajectories, checkpoints, resume. */
 export { createRunDir, openRunDir, RunDir, stepName, CHECKPOINT_MARKER, type CreateRunOptions } from './run-dir.js';
 export { buildManifest, atkVersion, sha256, type Manifest, type ManifestFacts, type RunStatus } from './manifest.js';
-export { readMetricsFile, type MetricsLine } from './metrics.js';
+export { readMetricsFile, readMetricsTail, type MetricsLine } from './metrics.js';
 export { trajectoryStepsToDelete, type TrajectoryRetention } from './retention.js';
 export { listRuns, overview, findRun, processGone, type RunOverview } from './list.js';
 export { allocateVersion, listVersions, updateLatest, readLatest, formatVersion } from './versions.js';

@@ -51,8 +51,8 @@ const RUN_ROUTES: {
 } = {
   metrics: async (run) => ({
     run: run.row(),
-    train: metricColumns(run.metrics.filter((l) => l.kind === 'train' || l.kind === undefined)),
-    evals: run.metrics.filter((l) => l.kind === 'eval'),
+    train: metricColumns(run.metrics.train),
+    evals: run.metrics.evals,
   }),
   sources: async (run) => ({ run: run.row(), sources: run.sources.map(({ id, kind, step }) => ({ id, kind, step })) }),
   episodes: async (run, params) => {
@@ -85,10 +85,8 @@ export function metricColumns(lines: readonly MetricsLine[]): MetricColumns {
 /** Every recorded episode of one task, training steps first, then evals, for a side-by-side view. */
 async function taskAcrossSteps(run: RunIndex, taskId: string): Promise<ApiAnswers['task']> {
   const episodes: ApiAnswers['task']['episodes'][number][] = [];
-  for (const source of run.sources) {
-    const index = await run.episodes(source.id);
-    for (const e of index?.episodes ?? []) if (e.taskId === taskId) episodes.push({ ...e, source: source.id });
-  }
+  for (const source of run.sources)
+    for (const e of await run.taskEpisodes(source, taskId)) episodes.push({ ...e, source: source.id });
   return { taskId, episodes };
 }
 

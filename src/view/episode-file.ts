@@ -46,6 +46,36 @@ export async function indexEpisodeFile(file: string): Promise<EpisodeFileIndex> 
   return { file, size: info.size, mtimeMs: info.mtimeMs, episodes, lines };
 }
 
+/**
+ * The summaries of one task's episodes in a file, without indexing it: the file is searched for the task
+ * id as the run loop writes it (`"task_id":"..."`) and only the lines that hold it are parsed, so
+ * following a task across 1,000 step files reads them but parses about one line in each. Episodes are
+ * numbered by the file's non-empty lines, as the index numbers them in a file with no unreadable line
+ * (every file atk writes: whole, atomically).
+ */
+export async function taskEpisodes(file: string, taskId: string): Promise<EpisodeSummary[]> {
+  const buffer = await readFile(file);
+  const needle = Buffer.from(`"task_id":${JSON.stringify(taskId)}`);
+  const found: EpisodeSummary[] = [];
+  let episode = -1; // index of the line that starts at `lineStart`, once counted
+  let lineStart = 0;
+  let lineEnd = -1;
+  for (let hit = buffer.indexOf(needle); hit !== -1; hit = buffer.indexOf(needle, lineEnd + 1)) {
+    // Count the non-empty lines up to the one holding the hit.
+    while (lineEnd < hit) {
+      lineStart = lineEnd + 1;
+      lineEnd = buffer.indexOf(10, lineStart);
+      if (lineEnd === -1) lineEnd = buffer.length;
+      if (lineEnd > lineStart) episode++;
+    }
+    // A tool's input may hold a "task_id" key too: the record's own must match.
+    const record = tryParse(buffer.toString('utf8', lineStart, lineEnd), file);
+    if (record?.task_id === taskId) found.push(summarizeEpisode(record, episode));
+    if (lineEnd >= buffer.length) break;
+  }
+  return found;
+}
+
 /** Whether the file still has the size and mtime its index was built from. */
 export async function isCurrent(index: EpisodeFileIndex): Promise<boolean> {
   const info = await stat(index.file).catch(() => undefined);

@@ -23,7 +23,7 @@ describe('RunIndex', () => {
   test('returns metrics as they are appended, a torn last line only once it is whole', async () => {
     const index = new RunIndex('live/v001', run.dir);
     expect(await index.refresh()).toBe(true);
-    expect([index.row().status, index.row().stepsDone, index.row().stepsTotal, index.metrics]).toStrictEqual([
+    expect([index.row().status, index.row().stepsDone, index.row().stepsTotal, index.metrics.train]).toStrictEqual([
       'running',
       0,
       10,
@@ -33,7 +33,7 @@ describe('RunIndex', () => {
     await run.appendMetrics({ kind: 'train', step: 1, reward_mean: 0.25 });
     await appendFile(run.paths.metrics, '{"kind":"train","step":2,"rew');
     expect(await index.refresh()).toBe(true);
-    expect(index.metrics.map((m) => m.step)).toStrictEqual([1]);
+    expect(index.metrics.train.map((m) => m.step)).toStrictEqual([1]);
     await appendFile(run.paths.metrics, 'ard_mean":0.75}\n');
     expect(await index.refresh()).toBe(true);
     expect([index.row().stepsDone, index.row().lastReward, index.row().bestReward]).toStrictEqual([2, 0.75, 0.75]);
@@ -44,7 +44,44 @@ describe('RunIndex', () => {
     await index.refresh();
     await run.truncateMetricsAfter(1);
     expect(await index.refresh()).toBe(true);
-    expect(index.metrics.map((m) => m.step)).toStrictEqual([1]);
+    expect(index.metrics.train.map((m) => m.step)).toStrictEqual([1]);
+  });
+
+  test('returns a 100,000-step metrics file read in chunks as its headline figures, every eval and a chart of 2,000 points', async () => {
+    const big = await createRunDir({ runsDir: root, name: 'long', recipeText: '', resolvedYaml: '', seed: 0 });
+    const lines: string[] = [];
+    for (let step = 1; step <= 100_000; step++) {
+      // Rewards peak at step 61,803; a multi-byte label makes some 4 MiB chunk end inside a character.
+      const reward = 1 - Math.abs(step - 61_803) / 100_000;
+      lines.push(JSON.stringify({ kind: 'train', step, reward_mean: reward, note: 'é'.repeat(step % 50) }));
+      if (step % 1000 === 0)
+        lines.push(JSON.stringify({ kind: 'eval', step, label: `step-${step}`, accuracy: step / 1e5 }));
+    }
+    await writeFile(big.paths.metrics, `${lines.join('\n')}\n`);
+    const index = new RunIndex('long/v001', big.dir);
+    await index.refresh();
+    const row = index.row();
+    // 100,000 steps thinned to at most 2,000: the stride doubles from 1 to 64 (1,562 multiples of 64), and step 100,000.
+    const multiples = Array.from({ length: 1562 }, (_, i) => 64 * (i + 1));
+    expect({
+      stepsDone: row.stepsDone,
+      lastReward: row.lastReward,
+      bestReward: row.bestReward,
+      evalAfter: row.evalAfter,
+      evals: index.metrics.evals.length,
+      stride: index.metrics.stride,
+      train: index.metrics.train.map((l) => l.step),
+      notes: index.metrics.train.every((l) => l.note === 'é'.repeat((l.step as number) % 50)),
+    }).toStrictEqual({
+      stepsDone: 100_000,
+      lastReward: 1 - 38_197 / 100_000,
+      bestReward: 1,
+      evalAfter: { label: 'step-100000', accuracy: 1 },
+      evals: 100,
+      stride: 64,
+      train: [...multiples, 100_000],
+      notes: true,
+    });
   });
 
   test('returns new step files and evals as sources, and statuses of runs that ended or died', async () => {

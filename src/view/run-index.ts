@@ -1,14 +1,16 @@
 /**
- * What the viewer knows about one run directory, kept current by `refresh()`: the manifest, the
- * metrics read incrementally (metrics.jsonl is append-only, so only new bytes are read), the list of
- * episode files (training steps and evals) and, on demand, an index of each file.
+ * What the viewer knows about one run directory, kept current by `refresh()`: the manifest, a digest
+ * of the metrics read incrementally (metrics.jsonl is append-only, so only new bytes are read, a chunk
+ * at a time), the list of episode files (training steps and evals) and, on demand, an index of each
+ * file (the most recently used ones are kept).
  */
 import { open, readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { processGone, type Manifest, type MetricsLine } from '../runs/index.js';
-import type { RunRow } from './api-types.js';
-import { indexEpisodeFile, isCurrent, type EpisodeFileIndex } from './episode-file.js';
+import type { EpisodeSummary, RunRow } from './api-types.js';
+import { indexEpisodeFile, isCurrent, taskEpisodes, type EpisodeFileIndex } from './episode-file.js';
+import { MetricsDigest } from './metrics-digest.js';
 
 /** A file of episodes: `step-NNNNN` (training) or `eval/<label>`. */
 export interface EpisodeSource {
@@ -19,13 +21,17 @@ export interface EpisodeSource {
 }
 
 const STEP_FILE = /^step-(\d+)\.jsonl$/;
+/** Episode file indexes kept per run: a page of episodes or an episode opens from memory, a run of 10,000 steps does not fill it. */
+const FILE_INDEXES_KEPT = 64;
+/** Bytes of metrics.jsonl read at a time. */
+const METRICS_CHUNK = 1 << 22;
 
 export class RunIndex {
   private manifestStamp = '';
   private manifestData: Manifest | undefined;
   private stepsTotal: number | null = null;
   private metricsOffset = 0;
-  private readonly metricLines: MetricsLine[] = [];
+  private digestData = new MetricsDigest();
   private sourceList: EpisodeSource[] = [];
   private readonly files = new Map<string, EpisodeFileIndex>();
 
@@ -52,9 +58,9 @@ export class RunIndex {
     return this.manifestData;
   }
 
-  /** Every metrics line so far, training steps and evals, in file order. */
-  get metrics(): readonly MetricsLine[] {
-    return this.metricLines;
+  /** The metrics so far: every eval, training lines thinned to a chart's worth, the headline figures. */
+  get metrics(): MetricsDigest {
+    return this.digestData;
   }
 
   get sources(): readonly EpisodeSource[] {
@@ -64,9 +70,8 @@ export class RunIndex {
   /** The headline row of the runs table. */
   row(): RunRow {
     const m = this.manifest;
-    const train = this.metricLines.filter((l) => l.kind === 'train' || l.kind === undefined);
-    const evals = this.metricLines.filter((l) => l.kind === 'eval');
-    const rewards = train.flatMap((l) => (typeof l.reward_mean === 'number' ? [l.reward_mean] : []));
+    const digest = this.digestData;
+    const evals = digest.evals;
     const end = m.finished_at ?? (m.status === 'running' ? new Date().toISOString() : m.updated_at);
     const evalFigure = (l: MetricsLine | undefined): RunRow['evalBefore'] =>
       l
@@ -84,10 +89,10 @@ export class RunIndex {
       startedAt: m.started_at,
       finishedAt: m.finished_at ?? null,
       durationS: Math.max(0, (Date.parse(end) - Date.parse(m.started_at)) / 1000),
-      stepsDone: Math.max(0, ...train.map((l) => (typeof l.step === 'number' ? l.step : 0))),
+      stepsDone: digest.stepsDone,
       stepsTotal: this.stepsTotal,
-      lastReward: rewards.length ? rewards[rewards.length - 1]! : null,
-      bestReward: rewards.length ? Math.max(...rewards) : null,
+      lastReward: digest.lastReward,
+      bestReward: digest.bestReward,
       evalBefore: evalFigure(evals[0]),
       evalAfter: evalFigure(evals[evals.length - 1]),
       dataset:
@@ -105,8 +110,21 @@ export class RunIndex {
     const cached = this.files.get(sourceId);
     if (cached && (await isCurrent(cached))) return cached;
     const fresh = await indexEpisodeFile(source.file);
+    this.files.delete(sourceId);
     this.files.set(sourceId, fresh);
+    // A Map iterates in insertion order: the first key is the least recently indexed.
+    if (this.files.size > FILE_INDEXES_KEPT) this.files.delete(this.files.keys().next().value!);
     return fresh;
+  }
+
+  /**
+   * One task's episodes in a source: from the source's index when one is current, else by searching the
+   * file for the task (see taskEpisodes), which neither indexes the file nor keeps anything.
+   */
+  async taskEpisodes(source: EpisodeSource, taskId: string): Promise<EpisodeSummary[]> {
+    const cached = this.files.get(source.id);
+    if (cached && (await isCurrent(cached))) return cached.episodes.filter((e) => e.taskId === taskId);
+    return taskEpisodes(source.file, taskId);
   }
 
   private async refreshManifest(): Promise<boolean> {
@@ -124,7 +142,7 @@ export class RunIndex {
     return true;
   }
 
-  /** Reads the bytes appended since last time; a partial last line waits for its newline. */
+  /** Reads the bytes appended since last time, a chunk at a time; a partial last line waits for its newline. */
   private async refreshMetrics(): Promise<boolean> {
     const file = join(this.dir, 'metrics.jsonl');
     const info = await stat(file).catch(() => undefined);
@@ -132,31 +150,46 @@ export class RunIndex {
     // `--resume` rewrites the file shorter (it drops steps it will redo): start again.
     if (info.size < this.metricsOffset) {
       this.metricsOffset = 0;
-      this.metricLines.length = 0;
+      this.digestData = new MetricsDigest();
     }
     if (info.size === this.metricsOffset) return false;
     const handle = await open(file, 'r');
-    let text: string;
+    const start = this.metricsOffset;
     try {
-      const buffer = Buffer.alloc(info.size - this.metricsOffset);
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, this.metricsOffset);
-      text = buffer.toString('utf8', 0, buffer.subarray(0, bytesRead).lastIndexOf(10) + 1);
+      // Bytes after the last newline read so far (a line that goes on in the next chunk); kept as bytes, since a
+      // chunk may end inside a character.
+      let carry = Buffer.alloc(0);
+      const chunk = Buffer.alloc(Math.min(METRICS_CHUNK, info.size - start));
+      for (let position = start; position < info.size; ) {
+        const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, info.size - position), position);
+        if (bytesRead === 0) break;
+        position += bytesRead;
+        const read = chunk.subarray(0, bytesRead);
+        const end = read.lastIndexOf(10);
+        if (end === -1) {
+          carry = Buffer.concat([carry, read]);
+          continue;
+        }
+        const text = Buffer.concat([carry, read.subarray(0, end)]).toString('utf8');
+        carry = Buffer.from(read.subarray(end + 1));
+        this.metricsOffset = position - carry.length;
+        for (const line of text.split('\n')) this.addMetricsLine(line);
+      }
     } finally {
       await handle.close();
     }
-    if (text === '') return false;
-    this.metricsOffset += Buffer.byteLength(text);
-    for (const line of text.split('\n')) {
-      if (line === '') continue;
-      try {
-        const value: unknown = JSON.parse(line);
-        if (value !== null && typeof value === 'object' && !Array.isArray(value))
-          this.metricLines.push(value as MetricsLine);
-      } catch {
-        // A line torn by a crash and then appended to; the lines after it are still good.
-      }
+    return this.metricsOffset !== start;
+  }
+
+  private addMetricsLine(line: string): void {
+    if (line === '') return;
+    try {
+      const value: unknown = JSON.parse(line);
+      if (value !== null && typeof value === 'object' && !Array.isArray(value))
+        this.digestData.add(value as MetricsLine);
+    } catch {
+      // A line torn by a crash and then appended to; the lines after it are still good.
     }
-    return true;
   }
 
   private async refreshSources(): Promise<boolean> {
