@@ -35,6 +35,12 @@ export interface ToolCallFamily {
    */
   readonly promptOnly?: string;
   /**
+   * The added token that makes the parser's output a call (`renderCalls` writes it first): spelled out
+   * of ordinary tokens it must not. Absent where a call needs no marker (pythonic's list, gpt-oss's
+   * recipient in a message header).
+   */
+  readonly callMarker?: string;
+  /**
    * How the model writes calls when that is not the parser's `renderCalls` (Llama 3.1 writes a custom
    * tool call without `<|python_tag|>`, as Meta's template renders it).
    */
