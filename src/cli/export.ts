@@ -1,8 +1,11 @@
 import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { execa } from 'execa';
 import { parse } from 'yaml';
 import { InputError } from '../errors/index.js';
 import { findRun } from '../runs/index.js';
+import { findTorchPython } from '../trainer/index.js';
+import { trainerPythonPath } from '../util/paths.js';
 import { defineCommand } from './define-command.js';
 import { runPositional, runsDirOption } from './run-options.js';
 
@@ -10,6 +13,8 @@ export interface ExportOptions {
   readonly run: string;
   readonly out: string;
   readonly runsDir: string;
+  /** Write the base model with a LoRA checkpoint's adapter merged into its weights, not the adapter. */
+  readonly mergeLora?: boolean;
 }
 
 /** Files of a Hugging Face model directory that come from the tokenizer, not the checkpoint. */
@@ -31,17 +36,30 @@ export const exportCommand = defineCommand({
     run: runPositional,
     out: { type: 'string', demandOption: true, describe: 'Directory to write (created if missing)' },
   },
-  options: { 'runs-dir': runsDirOption },
-  examples: [['atk export runs/quickstart/v001 ./my-model', 'A model vLLM, transformers and atk can load']],
+  options: {
+    'runs-dir': runsDirOption,
+    'merge-lora': {
+      type: 'boolean',
+      default: false,
+      describe:
+        "A LoRA run: write the base model with the adapter merged into its weights (base's dtype), no peft needed",
+    },
+  },
+  examples: [
+    ['atk export runs/quickstart/v001 ./my-model', 'A model vLLM, transformers and atk can load'],
+    ['atk export runs/gsm8k-lora ./merged --merge-lora', 'A LoRA run as one plain model directory'],
+  ],
   handler: async (argv) => {
     process.stdout.write(`${await runExport(argv)}\n`);
   },
 });
 
 /**
- * Copy the newest complete checkpoint's weights and config, plus the tokenizer files of the run's
- * model, into `out`. Returns a one-line description.
- * @throws InputError when the run has no complete checkpoint.
+ * Copy the newest complete checkpoint's weights and config (a LoRA run's adapter directory, or with
+ * `mergeLora` the base model with the adapter merged in), plus the tokenizer files and chat template of
+ * the run's model, into `out`. Returns a one-line description.
+ * @throws InputError when the run has no complete checkpoint, or the merge finds no Python with torch or
+ * an adapter that does not fit its base.
  */
 export async function runExport(options: ExportOptions): Promise<string> {
   const run = await findRun(options.run, options.runsDir);
@@ -51,13 +69,16 @@ export async function runExport(options: ExportOptions): Promise<string> {
       hint: 'set train.save_every, or let the run finish',
     });
   const resolved = parse(await readFile(run.paths.resolved, 'utf8')) as {
-    model?: { path?: string; tokenizer?: string };
+    model?: { path?: string; tokenizer?: string; trainer?: { python?: string } };
   };
   const tokenizerDir = resolved.model?.tokenizer ?? resolved.model?.path;
   const out = resolve(options.out);
   await mkdir(out, { recursive: true });
   const copied: string[] = [];
-  for (const name of await readdir(checkpoint.dir)) {
+  const names = await readdir(checkpoint.dir);
+  const merge = options.mergeLora === true && names.includes('adapter_config.json');
+  if (merge) copied.push(...(await mergeAdapter(checkpoint.dir, out, resolved.model?.trainer?.python)));
+  for (const name of merge ? [] : names) {
     if (!MODEL_FILES.test(name)) continue;
     await copyFile(join(checkpoint.dir, name), join(out, name));
     copied.push(name);
@@ -69,5 +90,26 @@ export async function runExport(options: ExportOptions): Promise<string> {
       copied.push(name);
     }
   }
-  return `exported step ${checkpoint.step} of ${run.dir} to ${out} (${copied.join(', ')})`;
+  const note = options.mergeLora && !merge ? '; full weights, no adapter to merge' : merge ? '; adapter merged' : '';
+  return `exported step ${checkpoint.step} of ${run.dir} to ${out} (${copied.join(', ')}${note})`;
+}
+
+/**
+ * Runs the trainer's `python -m atk_trainer.merge_lora` on an adapter checkpoint: the base model named in
+ * its adapter_config.json with the adapter merged in, written to `out`. Returns the files written.
+ */
+async function mergeAdapter(adapterDir: string, out: string, recipePython: string | undefined): Promise<string[]> {
+  const { python, tried } = await findTorchPython(recipePython);
+  if (!python)
+    throw new InputError(`--merge-lora needs a Python that can import torch (tried ${tried.join('; ')})`, {
+      hint: 'run `atk setup --yes`',
+    });
+  const result = await execa(python, ['-m', 'atk_trainer.merge_lora', adapterDir, out], {
+    env: { PYTHONPATH: trainerPythonPath() },
+    reject: false,
+  });
+  if (result.exitCode === 2) throw new InputError(String(result.stderr).trim().split('\n')[0] ?? 'merge_lora failed');
+  if (result.exitCode !== 0)
+    throw new Error(`python -m atk_trainer.merge_lora exited ${result.exitCode}: ${String(result.stderr).trim()}`);
+  return (await readdir(out)).filter((name) => MODEL_FILES.test(name)).sort();
 }
