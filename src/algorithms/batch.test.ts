@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assembleBatch, isTrainableSuccess, type GroupMember } from './batch.js';
-import { PRESETS, resolveAlgorithm } from '../recipe/presets.js';
+import { resolveAlgorithm } from '../recipe/presets.js';
 import { AlgorithmSchema } from '../recipe/schema.js';
 
 const member = (reward: number, opts: { excluded?: boolean; masked?: boolean } = {}): GroupMember => ({
@@ -78,11 +78,20 @@ describe('assembleBatch', () => {
     ]);
   });
 
+  it('returns truncated episodes in their group baseline but not in the batch under mask_truncated', () => {
+    const group = [member(1), { ...member(0), truncated: true }, member(0)];
+    const masked = assembleBatch(
+      [group],
+      resolveAlgorithm(AlgorithmSchema.parse({ name: 'rloo', mask_truncated: true })),
+    );
+    // leave-one-out: 1 - 0 = 1, 0 - 0.5 = -0.5 for both zeros; the truncated one's advantage is not trained
+    expect(masked.advantages).toStrictEqual([[1, null, -0.5]]);
+    expect(masked.sequences.map((s) => s.advantage)).toStrictEqual([1, -0.5]);
+    expect(assembleBatch([group], algorithm('rloo')).advantages).toStrictEqual([[1, -0.5, -0.5]]);
+  });
+
   it('rejects episodes with no generated tokens from the batch', () => {
-    const batch = assembleBatch([[member(1), member(0, { masked: false })]], {
-      ...PRESETS.dr_grpo,
-      ...AlgorithmSchema.parse({ name: 'dr_grpo' }),
-    });
+    const batch = assembleBatch([[member(1), member(0, { masked: false })]], algorithm('dr_grpo'));
     expect(batch.sequences).toHaveLength(1);
     expect(batch.advantages).toStrictEqual([[0.5, null]]);
   });

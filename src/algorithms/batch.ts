@@ -14,6 +14,8 @@ export interface GroupMember extends ScoredEpisode {
   readonly tokens: TrainableTokens;
   /** Earlier segments of the same episode (a gateway agent rewrote its history): trained with the same advantage. */
   readonly priorTokens?: readonly TrainableTokens[];
+  /** The episode hit a generation limit (a turn's max_new_tokens or the episode's max_total_tokens). */
+  readonly truncated?: boolean;
 }
 
 /** A step's batch and what was left out of it. */
@@ -55,7 +57,8 @@ export function assembleBatch(
     const row: (number | null)[] = [];
     for (const member of members) {
       const advantage = flat[k++]!;
-      if (Number.isNaN(advantage) || member.excluded || !hasTrainableTokens(member.tokens)) {
+      const masked = algorithm.mask_truncated && member.truncated === true;
+      if (Number.isNaN(advantage) || member.excluded || masked || !hasTrainableTokens(member.tokens)) {
         row.push(null);
         continue;
       }

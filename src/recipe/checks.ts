@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { KeyPath } from './located.js';
 import { trainsWithCrossEntropy } from './presets.js';
 import type { ResolvedRecipe } from './resolve.js';
+import { objectiveProblems } from './objective-checks.js';
 
 /** One problem a check found: a dotted key path (`tools.0.name`) and a one-line message. */
 export interface RecipeProblem {
@@ -37,9 +38,9 @@ export function addRecipeCheck(check: RecipeCheck): void {
   checks.push(check);
 }
 
-/** Run every check; all problems, in check order. */
+/** Run every check; all problems, in check order, the objective's combinations (objective-checks.ts) last. */
 export async function checkRecipe(recipe: ResolvedRecipe, context: RecipeCheckContext): Promise<RecipeProblem[]> {
-  const results = await Promise.all(checks.map(async (check) => check(recipe, context)));
+  const results = await Promise.all([...checks, objectiveProblems].map(async (check) => check(recipe, context)));
   return results.flat();
 }
 

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AUTO_TOOL_CALL_FORMAT } from '../tokens/tool-call-format.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import { OverlongSchema } from './objective-schemas.js';
 import { componentOptions, exactlyOne, positiveInt, positiveNumber } from './schema-parts.js';
 
 const DatasetFieldsSchema = z.strictObject({
@@ -298,6 +299,7 @@ export const RewardSchema = z
       .number()
       .default(1)
       .describe('An episode with reward >= this counts as a success (accuracy, filtered SFT).'),
+    overlong: OverlongSchema.optional(),
   })
   .superRefine(exactlyOne(['name', 'module', 'command', 'judge', 'components'], 'the reward', true))
   .describe('How a finished episode is scored.');

@@ -105,21 +105,34 @@ describe('loadRecipe', () => {
     expect(recipe.reward.components!.map((c) => c.cwd)).toStrictEqual([undefined, shared, shared]);
   });
 
-  test('returns max_staleness 0 with no tis_cap by default, tis_cap 2 when max_staleness > 0, and keeps a tis_cap the recipe gives', async () => {
+  test('returns no mismatch correction by default, token TIS at 2 when max_staleness > 0, tis_cap as its older spelling, and a given mismatch with its bounds filled in', async () => {
     const dir = files({
       'sync.yaml': WITH_DATA,
       'async.yaml': `${WITH_DATA}rollout:\n  max_staleness: 2\n`,
       'capped.yaml': `${WITH_DATA}rollout:\n  max_staleness: 1\nalgorithm:\n  tis_cap: 5\n`,
+      'masked.yaml': `${WITH_DATA}rollout:\n  max_staleness: 1\nalgorithm:\n  mismatch: {mode: mask, level: sequence}\n`,
       'bad.yaml': `${WITH_DATA}rollout:\n  max_staleness: -1\n`,
+      'both.yaml': `${WITH_DATA}algorithm:\n  tis_cap: 2\n  mismatch: {mode: tis}\n`,
     });
-    const loaded = await Promise.all(['sync', 'async', 'capped'].map((n) => loadRecipe(join(dir, `${n}.yaml`))));
-    expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.tis_cap])).toStrictEqual([
+    const names = ['sync', 'async', 'capped', 'masked'];
+    const loaded = await Promise.all(names.map((n) => loadRecipe(join(dir, `${n}.yaml`))));
+    expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.mismatch])).toStrictEqual([
       [0, undefined],
-      [2, 2],
-      [1, 5],
+      [2, { mode: 'tis', level: 'token', low: 0, high: 2 }],
+      [1, { mode: 'tis', level: 'token', low: 0, high: 5 }],
+      [1, { mode: 'mask', level: 'sequence', low: 0.5, high: 2 }],
+    ]);
+    expect(loaded.map(({ recipe }) => recipe.algorithm.tis_cap)).toStrictEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
     ]);
     expect(await problems(join(dir, 'bad.yaml'))).toStrictEqual([
       `${join(dir, 'bad.yaml')}:11:18  rollout.max_staleness: must be >= 0, got -1`,
+    ]);
+    expect(await problems(join(dir, 'both.yaml'))).toStrictEqual([
+      `${join(dir, 'both.yaml')}:11:12  algorithm.tis_cap: give mismatch or tis_cap, not both (tis_cap C is mismatch {mode: tis, level: token, low: 0, high: C})`,
     ]);
   });
 

@@ -13,6 +13,7 @@ import {
   formatPath,
   locate,
   mergeNodes,
+  nodeAt,
   toPlain,
   withoutKey,
   type KeyPath,
@@ -38,6 +39,11 @@ export interface LoadedRecipe {
   readonly dir: string;
   /** Where the value at a dotted key path was written (file, line, column), for later checks. */
   locate(path: string): SourceLocation;
+  /**
+   * Where the key at a dotted path was written (a recipe file, a base it extends, or `<overrides>` line N for
+   * the Nth override); undefined when no file or override gives it (a default or a preset filled it in).
+   */
+  written(path: string): SourceLocation | undefined;
   /**
    * The same error with issues that components reported at the placeholder file `<recipe>`
    * (see parseComponentOptions) moved to the line their key path was written on.
@@ -105,6 +111,7 @@ export async function loadRecipe(
     file: absolute,
     dir,
     locate: locatePath,
+    written: (path) => (nodeAt(root, parseKeyPath(path)) ? locate(root, parseKeyPath(path), 'key') : undefined),
     relocate: (error) =>
       new ConfigError(
         error.issues.map((issue) =>

@@ -19,12 +19,23 @@ import {
   ToolSchema,
 } from './component-schemas.js';
 import { EngineSchema, ModelSchema, type TrainerSchema } from './model-schema.js';
+import { MismatchSchema } from './objective-schemas.js';
 import { nonNegativeInt, positiveInt, positiveNumber } from './schema-parts.js';
 
 export * from './component-schemas.js';
 export * from './model-schema.js';
 
-export const AlgorithmName = z.enum(['grpo', 'dr_grpo', 'rloo', 'reinforce', 'filtered_sft', 'greedy_sft', 'sft']);
+export const AlgorithmName = z.enum([
+  'grpo',
+  'dr_grpo',
+  'rloo',
+  'reinforce',
+  'gspo',
+  'cispo',
+  'filtered_sft',
+  'greedy_sft',
+  'sft',
+]);
 export const LossAggregation = z.enum([
   'token-mean',
   'seq-mean-token-sum',
@@ -53,7 +64,7 @@ export const DynamicSamplingSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml.",
+      "Preset: grpo, dr_grpo, rloo, reinforce, gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
@@ -71,16 +82,29 @@ export const AlgorithmSchema = z
       .boolean()
       .optional()
       .describe('Skip groups whose rewards are all equal (no signal); default from the preset.'),
-    clip_low: z.number().nonnegative().default(0.2).describe('PPO clip epsilon below 1 for the importance ratio.'),
+    clip_low: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe(
+        'Clip epsilon below 1 of the importance ratio: 1 - clip_low; default from the preset: 0.2, gspo 3e-4 (its ratio is per sequence), cispo 1 (no lower clip of its weight).',
+      ),
     clip_high: z
       .number()
       .nonnegative()
-      .default(0.28)
-      .describe('PPO clip epsilon above 1 (clip-higher keeps exploration).'),
-    tis_cap: positiveNumber
       .optional()
       .describe(
-        'Truncated importance sampling cap on trainer/engine probability ratios; off when absent, 2 when rollout.max_staleness > 0.',
+        'Clip epsilon above 1: 1 + clip_high (clip-higher keeps exploration); default from the preset: 0.28, gspo 4e-4, cispo 4.',
+      ),
+    tis_cap: positiveNumber
+      .optional()
+      .describe('Older spelling of mismatch: {mode: tis, level: token, low: 0, high: tis_cap}; give one of the two.'),
+    mismatch: MismatchSchema.optional(),
+    mask_truncated: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Leave episodes cut off by a generation limit (finish reason truncated: a turn hit agent.max_new_tokens; or maxTotalTokens) out of the loss; they still count in their group's baseline (DAPO's overlong filtering).",
       ),
     kl_coef: z
       .number()
@@ -112,6 +136,15 @@ export const AlgorithmSchema = z
       "DAPO's dynamic sampling (arXiv 2503.14476): a group whose rewards are all equal has no advantage, so the step keeps drawing new tasks from the data stream and sampling their groups until train.tasks_per_step groups have a reward spread, or max_rounds rounds have run (then it trains on those it has and warns). Metrics dynamic_sampling/groups_sampled, groups_kept, rounds, ran_out. Absent = off.",
     ),
     lora: LoraSchema.optional().describe('Train a LoRA adapter instead of all weights.'),
+  })
+  .superRefine((a, ctx) => {
+    if (a.tis_cap !== undefined && a.mismatch !== undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['tis_cap'],
+        message:
+          'give mismatch or tis_cap, not both (tis_cap C is mismatch {mode: tis, level: token, low: 0, high: C})',
+      });
   })
   .describe('The RL algorithm and optimisation.');
 
@@ -151,7 +184,7 @@ export const RolloutSchema = z
     max_staleness: nonNegativeInt
       .default(0)
       .describe(
-        'Asynchronous rollouts: episodes for the next k steps are collected while a step trains; a group sampled more than k policy versions before the one it trains is dropped and counted. 0 = collect, then train, then sync. k > 0 sets algorithm.tis_cap to 2 unless given.',
+        'Asynchronous rollouts: episodes for the next k steps are collected while a step trains; a group sampled more than k policy versions before the one it trains is dropped and counted. 0 = collect, then train, then sync. k > 0 sets algorithm.mismatch to {mode: tis, level: token, low: 0, high: 2} unless given.',
       ),
   })
   .describe('How episodes are collected.');

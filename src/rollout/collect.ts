@@ -3,6 +3,8 @@ import { type PolicyClock, policyVersionNow } from '../agent/policy-clock.js';
 import type { Task } from '../datasets/types.js';
 import type { Engine, EpisodeSampling } from '../engines/types.js';
 import type { ComposedReward } from '../rewards/compose.js';
+import { overlongPenalty } from '../rewards/overlong.js';
+import type { OverlongConfig } from '../recipe/objective-schemas.js';
 import type { EpisodeEnv, EpisodeTools } from '../tools/types.js';
 import { describeFailure, errorMessage, toChatTools, type EpisodeErrorKind } from '../agent/index.js';
 import { CancelledError, InputError } from '../errors/index.js';
@@ -24,6 +26,8 @@ export interface EpisodeKit {
   readonly agent: Omit<AgentSpec, 'tools' | 'sampling'>;
   readonly systemPrompt: (task: Task) => string | undefined;
   readonly successThreshold: number;
+  /** DAPO's soft overlong punishment (reward.overlong), added to each scored episode's reward. */
+  readonly overlong?: OverlongConfig;
   readonly timeoutMs: number;
   /** Limit for scoring one episode (`rollout.reward_timeout_s`); none when absent. */
   readonly rewardTimeoutMs?: number;
@@ -242,11 +246,13 @@ async function scoreRollout(
       kit.rewardTimeoutMs === undefined
         ? await scoring
         : await withTimeout(scoring, kit.rewardTimeoutMs, `timed out after ${kit.rewardTimeoutMs / 1000} s`);
+    // The penalty shapes the reward the advantages see; success stays the task's own verdict.
+    const penalty = kit.overlong ? overlongPenalty(kit.overlong, episode.stats.generatedTokens) : undefined;
     return {
       ...base,
       episode,
-      reward: scored.score,
-      parts: scored.parts,
+      reward: scored.score + (penalty ?? 0),
+      parts: penalty === undefined ? scored.parts : { ...scored.parts, overlong: penalty },
       ...(scored.info ? { rewardInfo: scored.info } : {}),
       success: scored.score >= kit.successThreshold,
       failed: false,

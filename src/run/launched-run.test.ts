@@ -212,7 +212,9 @@ describe('atk run with a launched engine', () => {
     const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'launched-async', 'v001');
-    expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(/tis_cap: 2\n[\s\S]*max_staleness: 1\n/);
+    expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(
+      /mismatch:\n {6}mode: tis\n {6}level: token\n {6}low: 0\n {6}high: 2\n[\s\S]*max_staleness: 1\n/,
+    );
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()
       .split('\n')

@@ -249,6 +249,9 @@ function sampleRound(
   };
 }
 
+/** Finish reasons of an episode cut off by a generation limit (algorithm.mask_truncated leaves them out of the loss). */
+const TRUNCATED: ReadonlySet<string> = new Set(['truncated', 'maxTotalTokens']);
+
 /**
  * A rollout as the batch sees it: its tokens, reward and whether `rollout.on_failure: exclude` leaves it
  * out. A gateway episode whose agent rewrote its history has earlier segments; each is trained with the
@@ -265,6 +268,7 @@ export function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): 
     reward: rollout.reward,
     success: rollout.success,
     excluded: rollout.failed && onFailure === 'exclude',
+    truncated: TRUNCATED.has(rollout.episode.finishReason),
     tokens: tokens(rollout.episode.trajectory),
     priorTokens: prior.map((s) => tokens(s.trajectory)),
   };

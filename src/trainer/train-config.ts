@@ -1,5 +1,5 @@
-import { trainsWithCrossEntropy } from '../recipe/presets.js';
-import type { AlgorithmConfig, TrainerConfig } from '../recipe/schema.js';
+import { policyLoss, trainsWithCrossEntropy, type ResolvedAlgorithm } from '../recipe/presets.js';
+import type { TrainerConfig } from '../recipe/schema.js';
 
 /**
  * The Python trainer's TrainConfig (trainer/atk_trainer/train/config.py) as JSON: same snake_case keys
@@ -11,7 +11,14 @@ export interface TrainConfigInput {
   readonly loss_norm_constant?: number | null;
   readonly clip_low?: number;
   readonly clip_high?: number;
-  readonly tis_cap?: number | null;
+  readonly policy_loss?: 'ppo' | 'gspo' | 'cispo';
+  /** The trainer/engine mismatch correction (recipe `algorithm.mismatch`, resolved); null = off. */
+  readonly mismatch?: {
+    readonly mode: 'tis' | 'mask';
+    readonly level: 'token' | 'sequence';
+    readonly low: number;
+    readonly high: number;
+  } | null;
   readonly kl_coef?: number;
   readonly kl_estimator?: 'k1' | 'k3';
   readonly learning_rate?: number;
@@ -53,21 +60,23 @@ export interface TrainConfigContext {
 }
 
 /**
- * The trainer config for a recipe: `algorithm` (with the preset's loss_aggregation resolved) and
- * `model.trainer` mapped key for key; sft-style algorithms default to the cross-entropy loss.
+ * The trainer config for a recipe: the resolved `algorithm` (preset settings and the mismatch correction
+ * filled in) and `model.trainer` mapped key for key; sft-style algorithms default to the cross-entropy loss,
+ * gspo and cispo name their policy loss.
  */
 export function trainConfigFromRecipe(
-  algorithm: AlgorithmConfig & { readonly loss_aggregation: NonNullable<AlgorithmConfig['loss_aggregation']> },
+  algorithm: ResolvedAlgorithm,
   trainer: TrainerConfig,
   context: TrainConfigContext,
 ): TrainConfigInput {
   return {
     loss: trainsWithCrossEntropy(algorithm.name) ? 'sft' : 'pg',
+    policy_loss: policyLoss(algorithm.name),
     loss_aggregation: algorithm.loss_aggregation,
     loss_norm_constant: context.lossNormConstant ?? null,
     clip_low: algorithm.clip_low,
     clip_high: algorithm.clip_high,
-    tis_cap: algorithm.tis_cap ?? null,
+    mismatch: algorithm.mismatch ?? null,
     kl_coef: algorithm.kl_coef,
     kl_estimator: algorithm.kl_estimator,
     learning_rate: algorithm.learning_rate,

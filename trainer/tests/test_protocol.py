@@ -4,7 +4,7 @@ import json
 import os
 
 from atk_trainer.train.batch import build_batch
-from atk_trainer.train.config import parse_config
+from atk_trainer.train.config import config_dict, parse_config
 from atk_trainer.train.train import Trainer
 from tiny import tiny_policy
 
@@ -19,6 +19,25 @@ def fixture(name):
 def test_load_model_request_train_section_parses_as_train_config():
     config = parse_config(fixture("load_model.request.json")["train"])
     assert (config.learning_rate, config.total_steps, config.lora) == (2e-4, 100, None)
+
+
+def test_objective_train_configs_parse_with_their_policy_loss_clip_and_mismatch():
+    # The same file vitest builds from recipes (src/trainer/train-config.test.ts).
+    for case in fixture("train_config.objectives.json")["cases"]:
+        train = case["train"]
+        config = parse_config(train)
+        assert (config.loss, config.policy_loss, config.loss_aggregation) == (
+            train["loss"],
+            train["policy_loss"],
+            train["loss_aggregation"],
+        )
+        assert (config.clip_low, config.clip_high, config.kl_coef) == (
+            train["clip_low"],
+            train["clip_high"],
+            train["kl_coef"],
+        )
+        mismatch = None if config.mismatch is None else config_dict(config)["mismatch"]
+        assert mismatch == train["mismatch"]
 
 
 def test_train_step_request_parses_as_a_batch():
