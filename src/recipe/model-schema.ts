@@ -82,7 +82,7 @@ export const TrainerSchema = z
       .enum(['auto', 'transformers', 'builtin'])
       .default('auto')
       .describe(
-        'Model code: transformers/peft when installed (auto), or the built-in qwen2 implementation (rope default, linear, dynamic or YaRN; sliding-window attention).',
+        'Model code: transformers/peft when installed (auto), or the built-in model for model_type qwen2, qwen3, llama and mistral (rope default, linear, dynamic, YaRN or llama3; sliding-window attention); other model types need transformers.',
       ),
     threads: positiveInt
       .default(1)
