@@ -63,7 +63,7 @@ export function torchCheck(info: PythonInfo | null, tried: readonly string[]): D
   return {
     check: 'python + torch',
     status: 'pass',
-    detail: `${info.python} (Python ${info.pythonVersion}): torch ${info.torchVersion}, ${info.cuda ? `CUDA, ${info.gpuCount} GPU(s)` : 'CPU only'}${extras ? `; ${extras}` : '; built-in qwen2 model code (no transformers)'}`,
+    detail: `${info.python} (Python ${info.pythonVersion}): torch ${info.torchVersion}, ${info.cuda ? `CUDA, ${info.gpuCount} GPU(s)` : 'CPU only'}${extras ? `; ${extras}` : '; built-in model code for qwen2, qwen3, llama and mistral (no transformers)'}`,
   };
 }
 
