@@ -3,6 +3,7 @@ import { dataCommand } from './data.js';
 import { doctorCommand } from './doctor.js';
 import { evalCommand } from './eval.js';
 import { exportCommand } from './export.js';
+import { explainCommand } from './explain.js';
 import { initCommand } from './init.js';
 import { launchCommand } from './launch.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
@@ -20,6 +21,7 @@ export const commands: readonly CommandModule[] = [
   exportCommand,
   dataCommand,
   validateCommand,
+  explainCommand,
   initCommand,
   schemaCommand,
   runsCommand,

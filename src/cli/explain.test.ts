@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import type { ExplainedTerm } from '../algorithms/objective.js';
+import { ConfigError } from '../errors/index.js';
+import { runExplain } from './explain.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'atk-explain-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const BASE =
+  'name: r\nmodel:\n  path: Qwen/Qwen3-0.6B\ndataset:\n  name: arith\ntools:\n  - name: calculator\nreward:\n  name: math_answer\n';
+
+function recipe(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+async function terms(file: string, overrides: string[] = []): Promise<Record<string, ExplainedTerm>> {
+  const list = JSON.parse(await runExplain({ recipe: file, overrides, json: true })) as ExplainedTerm[];
+  return Object.fromEntries(list.map((t) => [t.name, t]));
+}
+
+describe('runExplain', () => {
+  test('returns each setting with its value and origin: recipe line, base file line, override, preset, default', async () => {
+    const base = recipe('base.yaml', `${BASE}algorithm:\n  group_size: 4\n`);
+    const file = recipe('cispo.yaml', `extends: ${base}\nname: c\nalgorithm:\n  name: cispo\n`);
+    const loss = (await terms(file, ['algorithm.clip_high=2']))['policy loss']!;
+    expect(loss.settings).toStrictEqual([
+      { path: 'algorithm.name', value: 'cispo', origin: { kind: 'written', at: { file, line: 4, col: 3 } } },
+      { path: 'algorithm.clip_low', value: 1, origin: { kind: 'preset', preset: 'cispo' } },
+      {
+        path: 'algorithm.clip_high',
+        value: 2,
+        origin: { kind: 'written', at: { file: '<overrides>', line: 1, col: 11 } },
+      },
+      { path: 'algorithm.updates_per_step', value: 1, origin: { kind: 'default' } },
+    ]);
+    expect(loss.formula).toContain('loss_t = -sg[clip(r_t, 0, 3)] A_i log pi(y_t) (every token keeps its gradient)');
+    expect(loss.paper).toBe('MiniMax 2025, MiniMax-M1 (CISPO), arXiv 2506.13585, eq. 4-5');
+    const advantage = (await terms(file))['advantage']!;
+    expect(advantage.settings[0]).toStrictEqual({
+      path: 'algorithm.group_size',
+      value: 4,
+      origin: { kind: 'written', at: { file: expect.stringMatching(/base\.yaml$/), line: 11, col: 3 } },
+    });
+  });
+
+  test('returns the mismatch correction stale rollouts resolve to, and tis_cap as its older spelling', async () => {
+    const stale = (await terms(recipe('stale.yaml', `${BASE}rollout:\n  max_staleness: 1\n`)))['mismatch correction']!;
+    expect(stale.summary).toBe('truncated importance weights per token');
+    expect(stale.settings.map((s) => [s.path, s.value, s.origin])).toStrictEqual([
+      ['algorithm.mismatch.mode', 'tis', { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
+      ['algorithm.mismatch.level', 'token', { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
+      ['algorithm.mismatch.low', 0, { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
+      ['algorithm.mismatch.high', 2, { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
+    ]);
+    const capped = (await terms(recipe('cap.yaml', `${BASE}algorithm:\n  tis_cap: 3\n`)))['mismatch correction']!;
+    expect(capped.settings.map((s) => s.origin)).toStrictEqual(
+      Array(4).fill({ kind: 'derived', from: 'algorithm.tis_cap (its older spelling)' }),
+    );
+    expect(capped.formula[1]).toBe('loss_t *= sg[clip(rho, 0, 3)]');
+  });
+
+  test('returns the text with every term, its formula filled in and its paper', async () => {
+    const text = await runExplain({
+      recipe: recipe('gspo.yaml', `${BASE}algorithm:\n  name: gspo\n`),
+      overrides: ['reward.overlong={max_tokens: 1024, buffer: 256}'],
+      json: false,
+    });
+    expect(text.split('\n').filter((l) => /^\S/.test(l))).toStrictEqual([
+      `${join(dir, 'gspo.yaml')}: r optimises (algorithm gspo)`,
+      'reward shaping: soft overlong punishment added to the task reward',
+      'advantage: group-mean baseline, divided by the group std',
+      'policy loss: GSPO: one length-normalised ratio per sequence, clipped at [0.9997, 1.0004]',
+      "mismatch correction: off: the engine's logprobs are pi_old, uncorrected",
+      'aggregation: seq-mean-token-mean',
+      'KL penalty: off: no reference model is kept',
+    ]);
+    expect(text).toContain('    R_length = 0 if |y| <= 768; (768 - |y|) / 256 if 768 < |y| <= 1024; -1 beyond\n');
+    expect(text).toContain('    from: Zheng et al. 2025, GSPO, arXiv 2507.18071, eq. 5-7 and 11-12\n');
+    expect(text).toMatch(
+      /\n {2}reward\.overlong\.max_tokens +1024 +override reward\.overlong=\{max_tokens: 1024, buffer: 256\}\n/,
+    );
+    expect(text).toMatch(/\n {2}algorithm\.clip_low +0\.0003 +preset gspo\n/);
+  });
+
+  test('rejects a combination validate refuses, with the located error', async () => {
+    const file = recipe('bad.yaml', `${BASE}algorithm:\n  name: gspo\n  mismatch: {mode: mask}\n`);
+    const error = await runExplain({ recipe: file, overrides: [], json: false }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message.split('\n')[0]).toMatch(
+      /bad\.yaml:12:3 {2}algorithm\.mismatch\.level: token-level masking/,
+    );
+  });
+});
