@@ -188,16 +188,27 @@ const MARKERS = [
   '<|message|>',
   '<|call|>',
   '<|end|>',
+  '<arg_key>',
+  '</arg_value>',
+  '<｜tool▁calls▁begin｜>',
+  '<｜tool▁call▁begin｜>',
+  '<｜tool▁sep｜>',
+  '<｜tool▁call▁end｜>',
+  '<|tool_calls_section_begin|>',
+  '<|tool_call_begin|>',
+  '<|tool_call_argument_begin|>',
+  '<|tool_call_end|>',
   '<think>',
   '</think>',
   '\n',
 ];
 
 // Strings hold any character but '<', which opens the markup of most formats (a model writes its
-// markers as special tokens, never inside an argument); qwen3_coder reads a bare "null" as null.
+// markers as special tokens, never inside an argument); qwen3_coder reads a bare "null" as null, and
+// glm45 trims its values, as vLLM does.
 const text = fc
   .string({ unit: 'grapheme', maxLength: 12 })
-  .filter((s) => !s.includes('<') && s.toLowerCase() !== 'null');
+  .filter((s) => !s.includes('<') && s.toLowerCase() !== 'null' && s.trim() === s);
 const identifier = fc.stringMatching(/^[a-z_][a-z0-9_]{0,7}$/);
 const number = fc.oneof(
   fc.integer({ min: -1e6, max: 1e6 }),

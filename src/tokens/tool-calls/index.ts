@@ -1,6 +1,9 @@
+import { deepseekV31Parser, deepseekV3Parser } from './deepseek.js';
+import { glm45Parser } from './glm45.js';
 import { harmonyParser } from './harmony.js';
 import { hermesParser } from './hermes.js';
 import { llama3JsonParser } from './llama3-json.js';
+import { kimiK2Parser } from './kimi-k2.js';
 import { mistralParser } from './mistral.js';
 import { pythonicParser } from './pythonic.js';
 import { qwen3CoderParser } from './qwen3-coder.js';
@@ -17,4 +20,8 @@ export const toolCallParsers: Readonly<Record<string, ToolCallParser>> = {
   pythonic: pythonicParser,
   mistral: mistralParser,
   harmony: harmonyParser,
+  deepseek_v3: deepseekV3Parser,
+  deepseek_v31: deepseekV31Parser,
+  glm45: glm45Parser,
+  kimi_k2: kimiK2Parser,
 };
