@@ -1,9 +1,18 @@
 import type { ChatTool } from '../chat-types.js';
 
-/** Why a tool call in the model output could not be used; each kind is counted separately. */
+/**
+ * Why a tool call in the model output could not be used; each kind is counted separately. `bad_json`:
+ * the call's syntax does not parse (JSON, a Python literal, a value of the format's markup); `bad_call`:
+ * it parses but is not a call (no name, arguments not an object or nested past 64 levels, stray markup);
+ * `unterminated`: a call, list or value left open.
+ */
 export type ToolCallErrorKind = 'bad_json' | 'bad_call' | 'unterminated' | 'unknown_tool' | 'bad_arguments';
 
-/** One tool call found in generated text. */
+/**
+ * One tool call found in generated text. `raw` is the text it was read from, exactly as in the reply:
+ * the first call's raw starts where the reply's call markup starts (the gateway returns the text before
+ * it as the message content), and calls written as one piece (a pythonic or Mistral JSON list) share it.
+ */
 export type ParsedToolCall =
   | {
       readonly ok: true;
