@@ -28,6 +28,10 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
     title: 'Tool errors (rate per call, and per tool per episode)',
     match: (k) => k === 'tool_error_rate' || k.startsWith('tool_errors/'),
   },
+  {
+    title: 'Conversation (model turns, user turns, policy violations per episode)',
+    match: (k) => k === 'mean_turns' || k === 'user_turns_per_episode' || k === 'policy_violations_per_episode',
+  },
   { title: 'Step time breakdown (s)', match: (k) => /^time_.*_s$/.test(k) },
   { title: 'Response length (generated tokens)', match: (k) => k === 'response_tokens_mean' },
   { title: 'Gradient norm', match: (k) => k === 'train/grad_norm' },

@@ -150,6 +150,7 @@ export function externalEpisodeResult(
       turns: counters.turns,
       toolCalls: counters.toolCalls,
       toolErrors: counters.toolErrors,
+      userTurns: messages.filter((m) => m.role === 'user').length,
       toolErrorsByKind: { ...episode.toolErrorsByKind },
       toolCallsByTool: { ...episode.toolCallsByTool },
       toolErrorsByTool: {},

@@ -339,6 +339,7 @@ export function referenceRollout(kit: EpisodeKit, task: Task, group: number, pol
       turns: trajectory.counters.turns,
       toolCalls,
       toolErrors: 0,
+      userTurns: messages.filter((m) => m.role === 'user').length,
       toolErrorsByKind: {},
       toolCallsByTool: {},
       toolErrorsByTool: {},

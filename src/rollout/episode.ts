@@ -34,6 +34,8 @@ export interface EpisodeStats {
   readonly turns: number;
   readonly toolCalls: number;
   readonly toolErrors: number;
+  /** User messages in the conversation, the first prompt included (more than 1 only with a simulated user). */
+  readonly userTurns: number;
   readonly toolErrorsByKind: Readonly<Record<string, number>>;
   /** Calls of each of the agent's tools (a call naming no such tool counts under its kind only). */
   readonly toolCallsByTool: Readonly<Record<string, number>>;
@@ -135,8 +137,9 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   const cancelSignal = options.signal ? AbortSignal.any([timeout.signal, options.signal]) : timeout.signal;
   let finishReason = 'endTurn';
   let failure: { kind: EpisodeErrorKind; message: string } | undefined;
+  const users = { turns: 0 };
   try {
-    finishReason = await converse(agent, ledger, transcript, options, cancelSignal, seeded);
+    finishReason = await converse(agent, ledger, transcript, options, cancelSignal, seeded, users);
   } catch (caught) {
     if (options.signal?.aborted) throw new CancelledError('episode cancelled', { cause: caught });
     finishReason = timeout.signal.aborted ? 'timeout' : 'error';
@@ -146,7 +149,7 @@ export async function runEpisode(options: RunEpisodeOptions): Promise<EpisodeRes
   } finally {
     clearTimeout(timer);
   }
-  return result(transcript(), ledger, spec, seeded, finishReason, failure, performance.now() - started);
+  return result(transcript(), ledger, spec, seeded, finishReason, failure, performance.now() - started, users.turns);
 }
 
 function buildAgent(options: RunEpisodeOptions): TitoAgent {
@@ -184,6 +187,7 @@ export function failedEpisode(kind: EpisodeErrorKind, message: string, wallMs = 
       turns: 0,
       toolCalls: 0,
       toolErrors: 0,
+      userTurns: 0,
       toolErrorsByKind: {},
       toolCallsByTool: {},
       toolErrorsByTool: {},
@@ -206,13 +210,13 @@ async function converse(
   options: RunEpisodeOptions,
   signal: AbortSignal,
   seeded: number,
+  users: { turns: number },
 ): Promise<string> {
   const { spec } = options;
-  let userTurns = 0;
   const limitReached = (): string | undefined => {
     const { turns, toolCalls, toolErrors } = ledger.trajectory.counters;
     if (spec.maxToolErrors !== undefined && toolErrors >= spec.maxToolErrors) return 'maxToolErrors';
-    if (spec.maxSteps !== undefined && turns + toolCalls + userTurns >= spec.maxSteps) return 'maxSteps';
+    if (spec.maxSteps !== undefined && turns + toolCalls + users.turns >= spec.maxSteps) return 'maxSteps';
     return undefined;
   };
   // Tool batches run inside one agent invocation, so the limits are also checked after each batch.
@@ -231,7 +235,7 @@ async function converse(
   let prompt: string | null = options.task.prompt === '' && options.user ? await askUser() : options.task.prompt;
   for (;;) {
     if (prompt === null) return 'userStop';
-    userTurns++;
+    users.turns++;
     const limited = limitReached();
     if (limited) return limited;
     const turnsLeft = spec.maxTurns - ledger.trajectory.counters.turns;
@@ -269,6 +273,7 @@ function result(
   finishReason: string,
   failure: { kind: EpisodeErrorKind; message: string } | undefined,
   wallMs: number,
+  userTurns: number,
 ): EpisodeResult {
   const trajectory = ledger.trajectory;
   const messages = plainMessages(transcript, ledger, spec.systemPrompt, seeded);
@@ -284,6 +289,7 @@ function result(
       turns: trajectory.counters.turns,
       toolCalls: trajectory.counters.toolCalls,
       toolErrors: trajectory.counters.toolErrors,
+      userTurns,
       toolErrorsByKind: { ...ledger.toolErrorsByKind },
       toolCallsByTool: { ...ledger.toolCallsByTool },
       toolErrorsByTool: { ...ledger.toolErrorsByTool },

@@ -7,7 +7,13 @@ import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '.
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
 import { runGroups } from '../rollout/scheduler.js';
-import { failuresByKind, gatewayFigures, rolloutFigures, trajectoryRecord } from './step-record.js';
+import {
+  conversationFigures,
+  failuresByKind,
+  gatewayFigures,
+  rolloutFigures,
+  trajectoryRecord,
+} from './step-record.js';
 import { episodeSeed } from '../rollout/task-stream.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 
@@ -132,6 +138,7 @@ export function summarize(
     failed_episodes: figures.failed_episodes,
     ...failuresByKind(rollouts),
     ...gatewayFigures(rollouts),
+    ...conversationFigures(rollouts),
   };
 }
 

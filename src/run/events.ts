@@ -50,6 +50,9 @@ export interface StepMetrics {
   readonly tool_calls_per_episode: number;
   readonly tool_error_rate: number;
   readonly mean_turns: number;
+  /** Multi-turn steps only (see conversationFigures): user messages per episode, policy rules broken per episode. */
+  readonly user_turns_per_episode?: number;
+  readonly policy_violations_per_episode?: number;
   readonly response_tokens_mean: number;
   readonly generated_tokens: number;
   readonly generation_tokens_per_s: number;
@@ -119,4 +122,7 @@ export interface EvalSummary {
   readonly [failedByKind: `failed/${string}`]: number;
   /** External agents only: history rewrites per episode (see src/gateway). */
   readonly 'gateway/history_rewrites'?: number;
+  /** Multi-turn evals only (see conversationFigures): user messages per episode, policy rules broken per episode. */
+  readonly user_turns_per_episode?: number;
+  readonly policy_violations_per_episode?: number;
 }

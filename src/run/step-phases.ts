@@ -22,6 +22,7 @@ import type { EventChannel } from '../util/event-channel.js';
 import type { RunEvent, StepMetrics } from './events.js';
 import type { PolicySync, PolicyTrainer } from '../policy/policy.js';
 import type { RunStore } from './run-store.js';
+import { applyNegativeControl, NEGATIVE_CONTROL_ENV, negativeControl } from './negative-control.js';
 import { overlapFigures, samplingFigures, stepMetrics, trajectoryRecord } from './step-record.js';
 
 /** What the loop reads off the resolved recipe: its own sections, in its own keys. */
@@ -79,6 +80,12 @@ export async function* collect(
       type: 'warning',
       message: `step ${step}: dynamic sampling found ${sampled.kept.length} of ${scope.recipe.train.tasks_per_step} groups with a reward spread in ${sampled.rounds} round(s) (algorithm.dynamic_sampling.max_rounds); training on those`,
     };
+  const control = negativeControl();
+  if (control)
+    yield {
+      type: 'warning',
+      message: `step ${step}: ${NEGATIVE_CONTROL_ENV}=${control}: this step is trained wrongly on purpose (a negative control)`,
+    };
   return { ...collected, seconds: elapsed(started) };
 }
 
@@ -90,7 +97,9 @@ export function advantages(
 ): { fresh: StalenessVerdict; batch: AssembledBatch } {
   const fresh = filterStale(groups, trainerVersion, recipe.rollout.max_staleness);
   const members = fresh.kept.map((g) => g.map((r) => asGroupMember(r, recipe.rollout.on_failure)));
-  return { fresh, batch: assembleBatch(members, recipe.algorithm) };
+  const control = negativeControl();
+  const trained = control ? applyNegativeControl(members, control, trainerVersion) : members;
+  return { fresh, batch: assembleBatch(trained, recipe.algorithm) };
 }
 
 /** update: one trainer step on the batch (none when no group had a learning signal). */

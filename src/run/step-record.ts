@@ -168,6 +168,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...toolCalls,
     ...toolErrors,
     ...gatewayFigures(rollouts),
+    ...conversationFigures(rollouts),
     ...syncFigures(facts.transfer),
     ...facts.sampling,
     ...parts,
@@ -199,6 +200,30 @@ function syncFigures(transfer: SyncTransfer | undefined): Record<`sync/${string}
   return {
     'sync/bytes': transfer.bytes,
     ...(transfer.tensors === undefined ? {} : { 'sync/tensors': transfer.tensors }),
+  };
+}
+
+/**
+ * Multi-turn steps and evals only (a simulated user spoke after the first prompt, or the reward checks
+ * a policy): user messages per episode, and the policy rules broken per episode as the reward's
+ * `info.policy_violations` lists them (the `tau2` reward on a domain with a policy check, e.g. helpdesk).
+ */
+export function conversationFigures(
+  rollouts: readonly Rollout[],
+): Partial<Record<'user_turns_per_episode' | 'policy_violations_per_episode', number>> {
+  const n = Math.max(1, rollouts.length);
+  const violations = rollouts.map((r) => r.rewardInfo?.policy_violations);
+  const checked = violations.some(Array.isArray);
+  const userTurns = rollouts.map((r) => r.episode.stats.userTurns ?? 0);
+  if (!checked && userTurns.every((t) => t <= 1)) return {};
+  return {
+    user_turns_per_episode: userTurns.reduce((a, t) => a + t, 0) / n,
+    ...(checked
+      ? {
+          policy_violations_per_episode:
+            violations.reduce<number>((a, v) => a + (Array.isArray(v) ? v.length : 0), 0) / n,
+        }
+      : {}),
   };
 }
 

@@ -10,6 +10,8 @@ export function evalFigures(summary: EvalSummary): [label: string, value: number
     ['tool calls / episode', summary.tool_calls_per_episode, 'tool_calls'],
     ['tool error rate', summary.tool_error_rate, 'tool_error_rate'],
     ['turns', summary.mean_turns, 'turns'],
+    ...optionalFigure('user turns / episode', summary.user_turns_per_episode, 'user_turns'),
+    ...optionalFigure('policy violations / episode', summary.policy_violations_per_episode, 'policy_violations'),
     ['generated tokens', summary.mean_tokens, 'tokens'],
     ['failed episodes', summary.failed_episodes, 'failed_episodes'],
     ...failedKinds(summary).map(([kind, n]): [string, number, string] => [`  failed: ${kind}`, n, `failed/${kind}`]),
@@ -23,6 +25,10 @@ export function evalFigures(summary: EvalSummary): [label: string, value: number
           ],
         ]),
   ];
+}
+
+function optionalFigure(label: string, value: number | undefined, key: string): [string, number, string][] {
+  return value === undefined ? [] : [[label, value, key]];
 }
 
 /** The eval's figures as a table; with a baseline, its figures and the difference beside them. */

@@ -16,6 +16,7 @@ export function formatEvent(event: RunEvent): string | undefined {
         `step ${String(m.step).padStart(4)}  reward ${m.reward_mean.toFixed(3)}  acc ${pct(m.accuracy)}  ` +
         `gen tok/s ${Math.round(m.generation_tokens_per_s)}  train tok/s ${Math.round(m['train/tokens_per_s'] ?? 0)}  ep ${m.episode_seconds_mean.toFixed(2)}s  ` +
         `dropped ${m.dropped_groups}/${m.groups}  step ${m.time_step_s.toFixed(1)}s` +
+        conversationText(m) +
         (m.failed_episodes ? `  failed ${m.failed_episodes}` : '') +
         // Only runs that collect ahead (rollout.max_staleness > 0) have stale episodes to report.
         (m.staleness_max > 0 || m.stale_groups_dropped > 0
@@ -47,7 +48,20 @@ export function formatEvalSummary(s: EvalSummary): string {
   return (
     `accuracy ${pct(s.accuracy)}  reward ${s.reward_mean.toFixed(3)}  ${passes}  ` +
     `tools/ep ${s.tool_calls_per_episode.toFixed(2)}  tool errors ${pct(s.tool_error_rate)}  turns ${s.mean_turns.toFixed(2)}` +
+    conversationText(s) +
     (s.failed_episodes ? `  failed ${s.failed_episodes}` : '')
+  );
+}
+
+/** Multi-turn figures, when the run has them: user turns and policy violations per episode. */
+export function conversationText(
+  s: Pick<EvalSummary, 'user_turns_per_episode' | 'policy_violations_per_episode'>,
+): string {
+  return (
+    (s.user_turns_per_episode === undefined ? '' : `  user turns ${s.user_turns_per_episode.toFixed(2)}`) +
+    (s.policy_violations_per_episode === undefined
+      ? ''
+      : `  violations/ep ${s.policy_violations_per_episode.toFixed(2)}`)
   );
 }
 

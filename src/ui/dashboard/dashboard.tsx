@@ -2,6 +2,7 @@ import { Box, Static, Text } from 'ink';
 import type { ReactElement } from 'react';
 import { etaSeconds, progressFraction, type DashboardState } from './state.js';
 import { formatSeconds, progressBar, sparkline } from './glyphs.js';
+import { conversationText } from '../progress-lines.js';
 
 export interface DashboardProps {
   readonly state: DashboardState;
@@ -71,6 +72,7 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
             {pct(last.tool_error_rate)}
           </Text>
           {`  dropped groups ${last.dropped_groups}/${last.groups} (run ${state.droppedGroups}/${state.groups})`}
+          {conversationText(last)}
           {last.failed_episodes > 0 ? <Text color="red">{`  failed episodes ${last.failed_episodes}`}</Text> : ''}
         </Text>
       )}

@@ -16,6 +16,13 @@ export const REPORT_CURVES: readonly { readonly key: string; readonly title: str
   { key: 'train/mismatch_mean', title: 'Train/inference mismatch (mean)' },
 ];
 
+/** Curves of multi-turn runs, drawn when the run recorded them. */
+const CONVERSATION_CURVES: typeof REPORT_CURVES = [
+  { key: 'mean_turns', title: 'Model turns per episode' },
+  { key: 'user_turns_per_episode', title: 'User turns per episode' },
+  { key: 'policy_violations_per_episode', title: 'Policy violations per episode' },
+];
+
 const COLORS = ['#2563eb', '#dc2626', '#059669', '#d97706', '#7c3aed', '#0891b2'];
 
 /** One self-contained HTML page (inline CSS and SVG, no script, no network) for a run. */
@@ -27,7 +34,9 @@ export function buildReportHtml(data: RunReportData): string {
     `<h1>atk report: ${esc(title)}</h1>`,
     `<p class="meta">${esc(data.dir)} · status ${esc(data.status)} · started ${esc(data.startedAt)}${data.finishedAt ? ` · finished ${esc(data.finishedAt)}` : ''} · ${data.train.length} training steps recorded</p>`,
     '<h2>Training curves</h2>',
-    `<div class="plots">${REPORT_CURVES.map((c, i) => curvePlot(data.train, c, COLORS[i % COLORS.length]!)).join('')}</div>`,
+    `<div class="plots">${reportCurves(data.train)
+      .map((c, i) => curvePlot(data.train, c, COLORS[i % COLORS.length]!))
+      .join('')}</div>`,
     '<h2>Generation and training overlap</h2>',
     overlapSection(data.train),
     '<h2>Evaluations</h2>',
@@ -41,6 +50,14 @@ export function buildReportHtml(data: RunReportData): string {
     '</body></html>',
     '',
   ].join('\n');
+}
+
+/** The fixed curves, and the conversation curves of a multi-turn run (one that recorded user turns). */
+function reportCurves(train: readonly MetricsLine[]): typeof REPORT_CURVES {
+  const multiTurn = train.some((m) => typeof m.user_turns_per_episode === 'number');
+  return multiTurn
+    ? [...REPORT_CURVES, ...CONVERSATION_CURVES.filter((c) => train.some((m) => typeof m[c.key] === 'number'))]
+    : REPORT_CURVES;
 }
 
 function curvePlot(train: readonly MetricsLine[], curve: (typeof REPORT_CURVES)[number], color: string): string {
@@ -62,6 +79,7 @@ function evalSection(evals: readonly MetricsLine[]): string {
     'tool_calls_per_episode',
     'tool_error_rate',
     'mean_turns',
+    ...['user_turns_per_episode', 'policy_violations_per_episode'].filter((k) => typeof last[k] === 'number'),
     'mean_tokens',
     'failed_episodes',
   ];
