@@ -101,6 +101,20 @@ describe('runEpisode', () => {
     expect(d.requests[0].body).toMatchObject({ max_tokens: 256, seed: 7, stop_token_ids: [302, 300], temperature: 1 });
   });
 
+  test('returns qwen3_coder calls with values typed by the tool schema on every turn, not only the first', async () => {
+    const xml = (a: number, b: number): string =>
+      `<tool_call>\n<function=add>\n<parameter=a>\n${a}\n</parameter>\n<parameter=b>\n${b}\n</parameter>\n</function>\n</tool_call><|im_end|>`;
+    const d = await scripted(tiny, [xml(2, 3), xml(1, 1), 'Done.<|im_end|>']);
+    const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }), {
+      spec: { ...spec, toolCallFormat: 'qwen3_coder' },
+    });
+    expectTitoInvariants(result, doubleExchanges(d));
+    expect(result.toolCalls).toStrictEqual([
+      { name: 'add', input: { a: 2, b: 3 }, status: 'success', output: '{"sum": 5}' },
+      { name: 'add', input: { a: 1, b: 1 }, status: 'success', output: '{"sum": 2}' },
+    ]);
+  });
+
   test('returns a tool call, its result and the final answer with exact tokens', async () => {
     const d = await scripted(tiny, [`Let me add.\n${call('add', '{"a": 2, "b": 3}')}<|im_end|>`, 'It is 5.<|im_end|>']);
     const result = await episode(createVllmClient({ baseUrl: d.url, model: 'policy' }));
