@@ -17,6 +17,7 @@ import { datasets } from './datasets/index.js';
 import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
 import { checkEngineSettings, checkUserEngine, weightSyncProblems } from './policy/index.js';
+import { teacherProblems } from './policy/teacher.js';
 import { rolloutWorkerProblems } from './run/rollout-workers.js';
 import { tools } from './tools/index.js';
 
@@ -56,6 +57,7 @@ export function registerBuiltins(): void {
   addRecipeCheck(scriptedUserSource);
   addRecipeCheck((recipe) => checkClusterPlacement(recipe));
   addRecipeCheck(weightSyncProblems);
+  addRecipeCheck(teacherProblems);
   addRecipeCheck(rolloutWorkerProblems);
   addOptionsCheck(componentOptionsFailures);
 }

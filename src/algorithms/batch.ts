@@ -1,4 +1,5 @@
 import { batchBaseline, groupAdvantages, type ScoredEpisode } from './advantages.js';
+import { distillAdvantages } from './distill.js';
 import { trainsWithCrossEntropy, type ResolvedAlgorithm } from '../recipe/presets.js';
 import type { TrainSequence } from '../trainer/client.js';
 
@@ -16,6 +17,8 @@ export interface GroupMember extends ScoredEpisode {
   readonly priorTokens?: readonly TrainableTokens[];
   /** The episode hit a generation limit (a turn's max_new_tokens or the episode's max_total_tokens). */
   readonly truncated?: boolean;
+  /** algorithm distill: the teacher's logprob of each token of `priorTokens`, then `tokens` (null where unscored). */
+  readonly teacherLogprobs?: readonly (readonly (number | null)[])[];
 }
 
 /** A step's batch and what was left out of it. */
@@ -27,6 +30,8 @@ export interface AssembledBatch {
   readonly droppedGroups: number;
   /** Per group, per member: the advantage used, or null when the episode was not trained on. */
   readonly advantages: (number | null)[][];
+  /** algorithm distill: mean log pi_student - log pi_teacher over the trained tokens, and their count. */
+  readonly distill?: { readonly reverseKl: number; readonly tokens: number };
 }
 
 /**
@@ -52,6 +57,8 @@ export function assembleBatch(
   const flat = algorithm.baseline === 'batch_mean' ? batchBaseline(perGroup.flat()) : perGroup.flat();
   const sequences: TrainSequence[] = [];
   const advantages: (number | null)[][] = [];
+  const distill =
+    algorithm.name === 'distill' ? { weight: algorithm.distill?.reward_weight ?? 0, kl: 0, tokens: 0 } : undefined;
   let k = 0;
   for (const members of groups) {
     const row: (number | null)[] = [];
@@ -62,12 +69,48 @@ export function assembleBatch(
         row.push(null);
         continue;
       }
+      if (distill) {
+        // the recorded advantage is the task term; each token's own adds the teacher's
+        const task = distill.weight * advantage;
+        row.push(task);
+        for (const [tokens, teacher] of memberSegments(member)) {
+          const scored = distillAdvantages(tokens, teacher, task);
+          distill.kl += scored.reverseKlSum;
+          distill.tokens += scored.tokens;
+          sequences.push({ ...tokens, advantages: scored.advantages });
+        }
+        continue;
+      }
       row.push(advantage);
       for (const tokens of memberTokens(member)) sequences.push(toSequence(tokens, advantage));
     }
     advantages.push(row);
   }
-  return { loss: 'pg', sequences, groups: groups.length, droppedGroups, advantages };
+  return {
+    loss: 'pg',
+    sequences,
+    groups: groups.length,
+    droppedGroups,
+    advantages,
+    ...(distill
+      ? { distill: { reverseKl: distill.tokens ? distill.kl / distill.tokens : 0, tokens: distill.tokens } }
+      : {}),
+  };
+}
+
+/**
+ * Every trainable segment of a distill member with the teacher's logprobs of its tokens.
+ * @throws Error when the member was not scored by the teacher (the step's teacher phase did not run).
+ */
+function memberSegments(member: GroupMember): [TrainableTokens, readonly (number | null)[]][] {
+  const segments = [...(member.priorTokens ?? []), member.tokens];
+  const scores = member.teacherLogprobs;
+  if (scores?.length !== segments.length)
+    throw new Error('distill: an episode reached the batch without teacher scores');
+  return segments.flatMap((tokens, i) => (hasTrainableTokens(tokens) ? [[tokens, scores[i]!] as const] : [])) as [
+    TrainableTokens,
+    readonly (number | null)[],
+  ][];
 }
 
 /**

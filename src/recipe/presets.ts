@@ -24,6 +24,8 @@ const PPO_CLIP = { clip_low: 0.2, clip_high: 0.28 } as const;
  *   seq-mean-token-mean aggregation (Zheng et al. 2025, arXiv 2507.18071, section 5.1's settings).
  * - cispo: GRPO's advantages, REINFORCE weighted by the clipped, detached ratio, token-mean (MiniMax-M1, arXiv
  *   2506.13585): no lower clip (clip_low 1), only clip_high tuned; the paper gives no number, 4 is ScaleRL's range.
+ * - distill: on-policy distillation; each token's advantage is log pi_teacher - log pi_student, plus
+ *   algorithm.distill.reward_weight times the GRPO group advantage; no group is dropped.
  * - filtered_sft: cross-entropy on successful episodes only; no baseline, groups are not dropped.
  * - greedy_sft: filtered_sft on one greedy (temperature 0) episode per task: it trains on the answers eval
  *   decodes, where sampled RL learns from temperature-1 episodes eval never produces.
@@ -66,6 +68,14 @@ export const PRESETS: Readonly<Record<AlgorithmConfig['name'], PresetSettings>> 
     drop_zero_variance_groups: true,
     clip_low: 1,
     clip_high: 4,
+  },
+  // every group trains: the teacher's per-token signal needs no reward spread
+  distill: {
+    baseline: 'group_mean',
+    std_normalize: true,
+    loss_aggregation: 'token-mean',
+    drop_zero_variance_groups: false,
+    ...PPO_CLIP,
   },
   reinforce: {
     baseline: 'batch_mean',
@@ -152,6 +162,7 @@ export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): 
     drop_zero_variance_groups: algorithm.drop_zero_variance_groups ?? preset.drop_zero_variance_groups,
     // greedy decoding gives one answer per task, so greedy_sft runs one episode per task whatever group_size says
     ...(algorithm.name === 'greedy_sft' ? { group_size: 1 } : {}),
+    ...(algorithm.name === 'distill' ? { distill: { reward_weight: algorithm.distill?.reward_weight ?? 0 } } : {}),
   };
 }
 

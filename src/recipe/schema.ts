@@ -18,6 +18,7 @@ import {
   RewardSchema,
   ToolSchema,
 } from './component-schemas.js';
+import { DistillSchema, TeacherSchema } from './distill-schema.js';
 import { EngineSchema, ModelSchema, type TrainerSchema } from './model-schema.js';
 import { MismatchSchema } from './objective-schemas.js';
 import { nonNegativeInt, positiveInt, positiveNumber } from './schema-parts.js';
@@ -32,6 +33,7 @@ export const AlgorithmName = z.enum([
   'reinforce',
   'gspo',
   'cispo',
+  'distill',
   'filtered_sft',
   'greedy_sft',
   'sft',
@@ -64,7 +66,7 @@ export const DynamicSamplingSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
+      "Preset: grpo, dr_grpo, rloo, reinforce, gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), distill (on-policy distillation: per-token advantage log pi_teacher - log pi_student, see algorithm.distill and teacher), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
@@ -135,6 +137,7 @@ export const AlgorithmSchema = z
     dynamic_sampling: DynamicSamplingSchema.optional().describe(
       "DAPO's dynamic sampling (arXiv 2503.14476): a group whose rewards are all equal has no advantage, so the step keeps drawing new tasks from the data stream and sampling their groups until train.tasks_per_step groups have a reward spread, or max_rounds rounds have run (then it trains on those it has and warns). Metrics dynamic_sampling/groups_sampled, groups_kept, rounds, ran_out. Absent = off.",
     ),
+    distill: DistillSchema.optional(),
     lora: LoraSchema.optional().describe('Train a LoRA adapter instead of all weights.'),
   })
   .superRefine((a, ctx) => {
@@ -300,6 +303,7 @@ export const RecipeSchema = z
     user: UserSimulatorSchema.optional().describe(
       'Simulated user for multi-turn datasets (tau2); absent for single-turn tasks.',
     ),
+    teacher: TeacherSchema.optional().describe('The teacher of algorithm.name: distill; absent otherwise.'),
     reward: RewardSchema.describe('How episodes are scored.'),
     algorithm: AlgorithmSchema.prefault({}),
     rollout: RolloutSchema.prefault({}),

@@ -13,6 +13,8 @@ import { FRESH_START, resumeRun } from './resume.js';
 import { openSession, type Session } from './session.js';
 import type { RunDir } from '../runs/index.js';
 import { trainingLoop, type TrainingContext } from './training-loop.js';
+import { startTeacher, type RunningTeacher } from '../policy/teacher.js';
+import { teacherScoredEpisodes } from '../rollout/teacher-scored.js';
 
 export interface TrainRunOptions {
   readonly recipe: ResolvedRecipe;
@@ -27,6 +29,7 @@ export interface TrainRunOptions {
 export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEvent> {
   const { recipe, run, signal } = options;
   let session: Session | undefined;
+  let teacher: RunningTeacher | undefined;
   let status: 'finished' | 'failed' | 'interrupted' = 'failed';
   const evals: Record<string, unknown> = {};
   let lastMetrics: StepMetrics | undefined;
@@ -43,9 +46,21 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       logsDir: run.logsDir,
       signal,
     });
-    const { policy, kit, tokenizer } = session;
+    const { policy, tokenizer } = session;
+    teacher = await startTeacher({
+      recipe,
+      recipeDir: options.recipeDir,
+      logsDir: run.logsDir,
+      runDir: run.dir,
+      signal,
+    });
+    // the teacher scores each episode as it ends, evals' too (their teacher_reverse_kl)
+    const kit = teacher
+      ? { ...session.kit, runner: teacherScoredEpisodes(session.kit.runner, teacher.scorer) }
+      : session.kit;
     await run.updateManifest({
       ...policy.facts,
+      ...teacher?.facts,
       tokenizer: tokenizer.hashes,
       dataset: { name: recipe.dataset.name, train: trainTasks.length, eval: evalTasks.length },
     });
@@ -81,6 +96,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
       ? new CancelledError('run interrupted', { cause: error })
       : error;
   } finally {
+    await teacher?.close();
     await session?.close();
     const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
     await run.writeSummary(summary);

@@ -1,0 +1,123 @@
+/**
+ * The teacher of on-policy distillation (`algorithm.name: distill`): a second model, served beside the
+ * policy and never trained, that scores the tokens the student samples. Its engine starts as any policy's
+ * does: embedded (a second trainer process, through the embedded policy's own start) or a vLLM/SGLang/url
+ * engine (through the never-trained engine start the simulated user shares).
+ */
+import { join } from 'node:path';
+import { tokenScorers, type TokenScorer } from '../engines/index.js';
+import { InputError } from '../errors/index.js';
+import type { RecipeProblem } from '../recipe/checks.js';
+import type { ResolvedRecipe } from '../recipe/index.js';
+import type { TeacherConfig } from '../recipe/distill-schema.js';
+import { tokenizerMismatch } from '../tokens/tokenizer-match.js';
+import { resolveModelDir, startEmbeddedPolicy } from './embedded-policy.js';
+import { engineKind, engineKindOf } from './index.js';
+import type { StartPolicyOptions } from './policy.js';
+import { servingModelDir, startServingEngine } from './user-engine.js';
+
+/** A running teacher: what scores the student's tokens, and how to stop it. */
+export interface RunningTeacher {
+  readonly scorer: TokenScorer;
+  /** For the run manifest: the teacher's path and engine kind. */
+  readonly facts: Readonly<Record<string, unknown>>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the recipe's teacher (undefined without one), after checking it reads tokens as the student does.
+ * @throws InputError when the teacher's tokenizer or chat template differs from the student's, or its
+ * directory does not exist (yet); TrainerError/EngineStartError when its engine does not start.
+ */
+export async function startTeacher(
+  options: Pick<StartPolicyOptions, 'recipe' | 'recipeDir' | 'logsDir' | 'runDir' | 'signal'>,
+): Promise<RunningTeacher | undefined> {
+  const { recipe, recipeDir } = options;
+  const teacher = recipe.teacher;
+  if (teacher === undefined || recipe.algorithm.name !== 'distill') return undefined;
+  const embedded =
+    !engineKindOf(teacher.engine).launched && engineKindOf(teacher.engine).syncProtocol(teacher.engine) === undefined;
+  const teacherDir = embedded ? embeddedTeacherDir(teacher, recipeDir) : servingModelDir(teacher.path, recipeDir);
+  const mismatch = await tokenizerMismatch(engineKind(recipe).modelDir(recipe, recipeDir), teacherDir);
+  if (mismatch !== undefined)
+    throw new InputError(`teacher.path: the teacher's tokenizer is not the student's: ${mismatch}`, {
+      hint: "distillation scores the student's token ids with the teacher: both must share one tokenizer and chat template (atk export copies the run's tokenizer beside a checkpoint)",
+    });
+  const timeoutMs = recipe.rollout.request_timeout_s * 1000;
+  const facts = { teacher: teacher.path, teacher_engine: teacher.engine.kind };
+  if (embedded) {
+    const policy = await startEmbeddedPolicy({
+      ...options,
+      recipe: teacherRecipe(recipe, teacher, teacherDir),
+      logsDir: join(options.logsDir, 'teacher'),
+      loadsWeights: false,
+    });
+    const scorer = tokenScorers.vllm({ baseUrl: policy.engine.baseUrl, model: policy.engine.model, timeoutMs });
+    return { scorer, facts, close: () => policy.close() };
+  }
+  const served = await startServingEngine(teacher.path, teacher.engine, {
+    recipeDir,
+    runDir: options.runDir,
+    seed: recipe.seed,
+    requestTimeoutMs: timeoutMs,
+    servedModelName: 'teacher',
+    what: 'teacher.engine.kind',
+    logsName: 'teacher',
+  });
+  const scorer = tokenScorers[served.protocol]({
+    baseUrl: served.engine.baseUrl,
+    model: served.engine.model,
+    timeoutMs,
+  });
+  return { scorer, facts, close: served.stop };
+}
+
+/**
+ * The recipe a teacher on the embedded engine starts from: the student's, with the teacher's weights in
+ * `model` (pretrained, its own directory's tokenizer) and nothing that trains (no LoRA, no reference model).
+ */
+function teacherRecipe(recipe: ResolvedRecipe, teacher: TeacherConfig, teacherDir: string): ResolvedRecipe {
+  const { tokenizer: _tokenizer, chat_template: _template, ...model } = recipe.model;
+  const { lora: _lora, ...algorithm } = recipe.algorithm;
+  return {
+    ...recipe,
+    model: { ...model, path: teacherDir, init: 'pretrained', engine: teacher.engine },
+    algorithm: { ...algorithm, kl_coef: 0 },
+  };
+}
+
+/** @throws InputError naming teacher.path and how to make it when it holds no model yet. */
+function embeddedTeacherDir(teacher: TeacherConfig, recipeDir: string): string {
+  try {
+    return resolveModelDir(teacher.path, recipeDir);
+  } catch {
+    throw new InputError(`teacher.path: no config.json in ${join(recipeDir, teacher.path)}`, {
+      hint: 'train the teacher first and export it, e.g. atk run recipes/quickstart.yaml, then atk export runs/quickstart/v001 runs/quickstart-teacher',
+    });
+  }
+}
+
+/**
+ * The recipe's distillation settings that cannot work together (a recipe check): distill without a
+ * teacher, a teacher without distill, a url teacher without its url.
+ */
+export function teacherProblems(recipe: Pick<ResolvedRecipe, 'algorithm' | 'teacher'>): RecipeProblem[] {
+  const distill = recipe.algorithm.name === 'distill';
+  if (distill && recipe.teacher === undefined)
+    return [
+      {
+        path: 'algorithm.name',
+        message: "distill needs a teacher to score the student's tokens: add teacher: {path: <model directory>}",
+      },
+    ];
+  if (!distill && recipe.teacher !== undefined)
+    return [
+      {
+        path: 'teacher',
+        message: `only algorithm.name: distill uses a teacher (this recipe trains ${recipe.algorithm.name})`,
+      },
+    ];
+  if (recipe.teacher?.engine.kind === 'url' && recipe.teacher.engine.url === undefined)
+    return [{ path: 'teacher.engine.url', message: 'a url teacher engine needs the url of its running server' }];
+  return [];
+}
