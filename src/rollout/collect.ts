@@ -86,6 +86,11 @@ export interface Rollout {
   /** The layer that failed, with `error`. */
   readonly errorKind?: EpisodeErrorKind;
   readonly episode: EpisodeResult;
+  /**
+   * algorithm distill: the teacher's logprob of each token, per segment (the episode's earlier segments,
+   * then its trajectory); see teacher-scored.ts.
+   */
+  readonly teacherLogprobs?: readonly (readonly (number | null)[])[];
 }
 
 export interface EpisodeRequest {

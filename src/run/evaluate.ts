@@ -7,6 +7,7 @@ import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '.
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
 import { runGroups } from '../rollout/scheduler.js';
+import { teacherReverseKl } from '../rollout/teacher-scored.js';
 import {
   conversationFigures,
   failuresByKind,
@@ -139,7 +140,14 @@ export function summarize(
     ...failuresByKind(rollouts),
     ...gatewayFigures(rollouts),
     ...conversationFigures(rollouts),
+    ...teacherFigures(rollouts),
   };
+}
+
+/** algorithm distill: the eval episodes' reverse KL to the teacher that scored them. */
+function teacherFigures(rollouts: readonly Rollout[]): Pick<EvalSummary, 'teacher_reverse_kl'> {
+  const kl = teacherReverseKl(rollouts);
+  return kl === undefined ? {} : { teacher_reverse_kl: kl };
 }
 
 async function writeResults(

@@ -125,4 +125,9 @@ export interface EvalSummary {
   /** Multi-turn evals only (see conversationFigures): user messages per episode, policy rules broken per episode. */
   readonly user_turns_per_episode?: number;
   readonly policy_violations_per_episode?: number;
+  /**
+   * algorithm distill: mean over the eval episodes' generated tokens of log pi_student - log pi_teacher, the
+   * student's logprobs being those of its own (greedy) choices under its temperature-1 distribution.
+   */
+  readonly teacher_reverse_kl?: number;
 }

@@ -280,6 +280,7 @@ export function asGroupMember(rollout: Rollout, onFailure: 'zero' | 'exclude'): 
     truncated: TRUNCATED.has(rollout.episode.finishReason),
     tokens: tokens(rollout.episode.trajectory),
     priorTokens: prior.map((s) => tokens(s.trajectory)),
+    ...(rollout.teacherLogprobs ? { teacherLogprobs: rollout.teacherLogprobs } : {}),
   };
 }
 

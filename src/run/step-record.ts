@@ -171,6 +171,9 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...conversationFigures(rollouts),
     ...syncFigures(facts.transfer),
     ...facts.sampling,
+    ...(facts.batch.distill
+      ? { 'distill/reverse_kl': facts.batch.distill.reverseKl, 'distill/tokens': facts.batch.distill.tokens }
+      : {}),
     ...parts,
     ...trainer,
     ...processMemory(),

@@ -38,4 +38,3 @@ export {
   detectToolCallFormat,
   resolveToolCallFormat,
 } from './tool-call-format.js';
-export { checkChatTemplate, type TemplateCheck } from './template-check.js';
