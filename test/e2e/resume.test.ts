@@ -11,7 +11,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { datasetContext } from '../../src/datasets/context.js';
 import { datasets } from '../../src/datasets/index.js';
 import { loadRecipe } from '../../src/recipe/index.js';
-import { tasksForStep } from '../../src/rollout/task-stream.js';
+import { epochStream, tasksForStep } from '../../src/rollout/task-stream.js';
+import { hasRewardSpread } from '../../src/algorithms/advantages.js';
+import { DATA_STATE_FILE } from '../../src/run/data-state.js';
 import { CHECKPOINT_MARKER, stepName } from '../../src/runs/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import '../../src/builtins.js';
@@ -200,6 +202,59 @@ describe('atk run --resume', () => {
       const byGroup = [0, 1].map((g) => [...new Set(records.filter((r) => r.group === g).map((r) => r.task_id))]);
       expect(byGroup).toStrictEqual(tasksForStep(tasks, recipe.seed, step - 1, 2).map((t) => [t.id]));
     }
+  }, 600_000);
+
+  it('returns a complete run after SIGKILLs with dynamic sampling and rollouts collected ahead: every step drew on where the one before left the data stream, dropped groups counted', async () => {
+    const { dir, final } = await killAndResume(
+      ['algorithm.dynamic_sampling.max_rounds=3', 'rollout.max_staleness=1'],
+      [collecting(2), committed(3), collecting(5)],
+    );
+    expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
+    const metrics = readJsonl(join(dir, 'metrics.jsonl'));
+    const train = metrics.filter((l) => l.kind === 'train');
+    expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
+
+    // The groups every step sampled, kept or dropped, in the order drawn (a group's index is its place in the step's draws).
+    const { recipe } = await loadRecipe(join(dir, 'resolved.yaml'));
+    const tasks = await (await datasets.get(recipe.dataset.name)).load(
+      recipe.dataset.split,
+      datasetContext(recipe, dir),
+    );
+    let position = 0;
+    for (const line of train) {
+      const records = readJsonl(join(dir, 'trajectories', `${stepName(line.step as number)}.jsonl`));
+      const groups = [...new Set(records.map((r) => r.group as number))].sort((a, b) => a - b);
+      expect(groups).toStrictEqual(groups.map((_, i) => i));
+      const members = groups.map((g) => records.filter((r) => r.group === g));
+      for (const group of members) expect(group.length).toBe(4);
+      // Whatever was killed and drawn again, the step's tasks are the stream's next ones after the step before.
+      const drawn = members.map((group) => [...new Set(group.map((r) => r.task_id))]);
+      expect(drawn).toStrictEqual(
+        epochStream(tasks, recipe.seed)
+          .slice(position, position + groups.length)
+          .map((t) => [t.id]),
+      );
+      position += groups.length;
+      // Trained: the groups with a reward spread, the others dropped; refilled until 2 were kept or 3 rounds ran.
+      const spread = members.filter((group) =>
+        hasRewardSpread(group.map((r) => ({ reward: r.reward as number, excluded: false }))),
+      );
+      const trained = members.filter((group) => group.some((r) => r.advantage !== null));
+      expect(trained.length).toBeLessThanOrEqual(spread.length);
+      expect([
+        line['dynamic_sampling/groups_sampled'],
+        line['dynamic_sampling/groups_kept'],
+        line['data/position'],
+      ]).toStrictEqual([groups.length, spread.length, position]);
+      expect(
+        spread.length === 2 || (line['dynamic_sampling/ran_out'] === 1 && line['dynamic_sampling/rounds'] === 3),
+      ).toBe(true);
+    }
+    // The last checkpoint saved where the stream stood.
+    expect(readJson(join(dir, 'checkpoints', stepName(STEPS), DATA_STATE_FILE))).toStrictEqual({
+      position,
+      curriculum: {},
+    });
   }, 600_000);
 
   it('returns the weights and optimizer state of an uninterrupted run with the same seed when killed as its first checkpoint is committed', async () => {

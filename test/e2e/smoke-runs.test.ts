@@ -97,13 +97,56 @@ async function tau2Checks(records: StepRecord[]): Promise<void> {
   }
 }
 
+/**
+ * quickstart with dynamic sampling and a curriculum over 6 tasks: each step's metrics count the groups its
+ * trajectories hold and the tasks it skipped, the cursor moves by both, and the curriculum saved with the
+ * last checkpoint is each task's outcome in its last group, as the trajectories show it.
+ */
+function dynamicSamplingChecks(dir: string): void {
+  const train = readJsonl(join(dir, 'metrics.jsonl')).filter((l) => l.kind === 'train');
+  const last: Record<string, string> = {};
+  let position = 0;
+  for (const line of train) {
+    const records = readJsonl(join(dir, 'trajectories', `step-${String(line.step).padStart(5, '0')}.jsonl`));
+    const groups = [...new Set(records.map((r) => r.group as number))].sort((a, b) => a - b);
+    for (const g of groups) {
+      const scored = records.filter((r) => r.group === g && !r.failed);
+      const solved = scored.filter((r) => r.success).length;
+      if (scored.length > 0)
+        last[scored[0]!.task_id as string] = solved === scored.length ? 's' : solved === 0 ? 'u' : 'm';
+    }
+    position +=
+      groups.length + (line['curriculum/skipped_solved'] as number) + (line['curriculum/skipped_unsolved'] as number);
+    expect([line['dynamic_sampling/groups_sampled'], line['data/position']]).toStrictEqual([groups.length, position]);
+    expect(line['dynamic_sampling/groups_kept']).toBe(line.groups);
+    expect([1, 2]).toContain(line['dynamic_sampling/rounds']);
+  }
+  const saved = readJson(join(dir, 'checkpoints', `step-${String(train.length).padStart(5, '0')}`, 'data-stream.json'));
+  expect(saved).toStrictEqual({ position, curriculum: last });
+}
+
 const SMOKES: readonly {
   recipe: string;
   name: string;
   steps: number;
+  /** Recipe overrides on the command line, and what the run directory must show of them. */
+  overrides?: readonly string[];
+  checkRun?: (dir: string) => void;
   check?: (records: StepRecord[]) => Promise<void>;
 }[] = [
   { recipe: 'recipes/smoke/quickstart.yaml', name: 'smoke-quickstart', steps: 2 },
+  {
+    recipe: 'recipes/smoke/quickstart.yaml',
+    name: 'smoke-quickstart',
+    steps: 3,
+    overrides: [
+      'train.steps=3',
+      'algorithm.dynamic_sampling.max_rounds=2',
+      'dataset.curriculum.skip_solved=1',
+      'dataset.limit=6',
+    ],
+    checkRun: dynamicSamplingChecks,
+  },
   { recipe: 'recipes/smoke/gsm8k.yaml', name: 'smoke-gsm8k', steps: 1 },
   { recipe: 'recipes/smoke/deepcoder.yaml', name: 'smoke-deepcoder', steps: 1, check: deepcoderChecks },
   { recipe: 'recipes/smoke/tau2.yaml', name: 'smoke-tau2', steps: 1, check: tau2Checks },
@@ -111,9 +154,9 @@ const SMOKES: readonly {
 
 describe('smoke recipes', () => {
   for (const smoke of SMOKES) {
-    it(`returns a complete run directory for ${smoke.recipe}`, async () => {
+    it(`returns a complete run directory for ${[smoke.recipe, ...(smoke.overrides ?? [])].join(' ')}`, async () => {
       const runsDir = tempRunsDir();
-      const result = await atkRun([smoke.recipe], runsDir);
+      const result = await atkRun([smoke.recipe, ...(smoke.overrides ?? [])], runsDir);
       expect(result.stderr).toBe('');
       expect(result.exitCode).toBe(0);
       const dir = onlyRun(runsDir, smoke.name);
@@ -141,6 +184,7 @@ describe('smoke recipes', () => {
         }
         await smoke.check?.(records as StepRecord[]);
       }
+      smoke.checkRun?.(dir);
 
       const checkpoints = readdirSync(join(dir, 'checkpoints'));
       expect(checkpoints).toContain(`step-${String(smoke.steps).padStart(5, '0')}`);
