@@ -1,4 +1,4 @@
-import type { EvalSummary, RunEvent } from '../run/events.js';
+import type { EvalSummary, RunEvent, StepMetrics } from '../run/events.js';
 
 /**
  * The plain, one-line-per-thing rendering of a run's events (CI logs, pipes, `--no-tui`).
@@ -21,7 +21,8 @@ export function formatEvent(event: RunEvent): string | undefined {
         // Only runs that collect ahead (rollout.max_staleness > 0) have stale episodes to report.
         (m.staleness_max > 0 || m.stale_groups_dropped > 0
           ? `  stale ${m.staleness_mean.toFixed(2)}/${m.staleness_max} dropped ${m.stale_groups_dropped}  busy engine ${pct(m.engine_busy_share)} trainer ${pct(m.trainer_busy_share)}`
-          : '')
+          : '') +
+        samplingText(m)
       );
     }
     case 'evalStarted':
@@ -62,6 +63,18 @@ export function conversationText(
     (s.policy_violations_per_episode === undefined
       ? ''
       : `  violations/ep ${s.policy_violations_per_episode.toFixed(2)}`)
+  );
+}
+
+/** Dynamic sampling's groups kept of those sampled and its rounds, and the curriculum's skips, for the runs that turn them on. */
+function samplingText(m: StepMetrics): string {
+  const sampled = m['dynamic_sampling/groups_sampled'];
+  const solved = m['curriculum/skipped_solved'];
+  return (
+    (sampled === undefined
+      ? ''
+      : `  kept ${m['dynamic_sampling/groups_kept']}/${sampled} groups in ${m['dynamic_sampling/rounds']} round(s)`) +
+    (solved === undefined ? '' : `  skipped ${solved} solved ${m['curriculum/skipped_unsolved']} unsolved`)
   );
 }
 
