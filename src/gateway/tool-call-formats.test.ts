@@ -6,12 +6,13 @@ import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { startEngineDouble, type EngineDouble } from '../__fixtures__/engine-double.js';
 import { doubleExchanges, expectTitoInvariants } from '../__fixtures__/tito-invariants.js';
-import { TOOL_CALL_FAMILIES, type ToolCallFamily } from '../__fixtures__/tool-call-families.js';
+import { loadGptOss, TOOL_CALL_FAMILIES, type ToolCallFamily } from '../__fixtures__/tool-call-families.js';
 import { toChatTools } from '../agent/chat-messages.js';
 import { createVllmClient } from '../engines/vllm.js';
 import { auditEpisodeDrift } from '../rollout/episode-drift.js';
 import { runEpisode } from '../rollout/episode.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
+import { parseReply } from '../tokens/reply-markers.js';
 import { resolveToolCallFormat } from '../tokens/tool-call-format.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
 import type { ToolCallToRender } from '../tokens/tool-calls/types.js';
@@ -208,4 +209,31 @@ describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
       expect(gateway.stats.historyRewrites).toBe(0);
     },
   );
+});
+
+describe('gpt-oss (harmony)', () => {
+  test('returns harmony from auto for the harmony template, and the call and reasoning of a reply in real gpt-oss tokens', async () => {
+    const tok = await loadGptOss(join(root, 'harmony'));
+    expect(resolveToolCallFormat('auto', tok)).toBe('harmony');
+    const reply =
+      '<|channel|>analysis<|message|>The user wants a sum.<|end|><|start|>assistant<|channel|>commentary to=functions.add <|constrain|>json<|message|>{"a": 2, "b": 3}<|call|>';
+    const ids = tok.encode(reply);
+    for (const marker of ['<|channel|>', '<|message|>', '<|end|>', '<|start|>', '<|constrain|>', '<|call|>'])
+      expect(ids).toContain(tok.addedTokens.get(marker));
+    // <|call|> is the stop token: the turn decodes the reply without it.
+    expect(tok.eosTokenIds).toContain(ids.at(-1));
+    const text = tok.decode(ids.slice(0, -1));
+    expect(parseReply(tok, toolCallParsers.harmony!, ids.slice(0, -1), text)).toStrictEqual({
+      reasoning: 'The user wants a sum.',
+      text: '',
+      calls: [
+        {
+          ok: true,
+          name: 'add',
+          arguments: { a: 2, b: 3 },
+          raw: '<|start|>assistant<|channel|>commentary to=functions.add <|constrain|>json<|message|>{"a": 2, "b": 3}',
+        },
+      ],
+    });
+  });
 });
