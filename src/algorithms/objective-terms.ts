@@ -48,6 +48,20 @@ export const OBJECTIVE_TERMS: readonly ObjectiveTerm[] = [
     },
   },
   {
+    name: 'sampling',
+    settings: (r) => [
+      ...(r.algorithm.dynamic_sampling
+        ? ['algorithm.dynamic_sampling.max_rounds', 'train.tasks_per_step']
+        : ['algorithm.dynamic_sampling']),
+      ...(r.dataset.curriculum
+        ? (['skip_solved', 'skip_unsolved'] as const)
+            .filter((k) => r.dataset.curriculum?.[k] !== undefined)
+            .map((k) => `dataset.curriculum.${k}`)
+        : ['dataset.curriculum']),
+    ],
+    state: samplingState,
+  },
+  {
     name: 'advantage',
     settings: (r) =>
       trainsWithCrossEntropy(r.algorithm.name)
@@ -211,5 +225,36 @@ function aggregationState({ algorithm: a, agent }: ResolvedRecipe): TermState {
     summary: a.loss_aggregation,
     formula: [forms.f, 'N sequences and |y_i| trained tokens over the whole step batch'],
     paper: forms.p,
+  };
+}
+
+/** Which groups a step trains on: DAPO's dynamic sampling, and the tasks the curriculum leaves out of the stream. */
+function samplingState({ algorithm: a, dataset, train }: ResolvedRecipe): TermState {
+  const dynamic = a.dynamic_sampling;
+  const curriculum = dataset.curriculum;
+  const skips = [
+    ...(curriculum?.skip_solved === undefined ? [] : [`solved in each of its last ${curriculum.skip_solved} groups`]),
+    ...(curriculum?.skip_unsolved === undefined
+      ? []
+      : [`unsolved in each of its last ${curriculum.skip_unsolved} groups`]),
+  ];
+  const formula = [
+    ...(dynamic
+      ? [
+          `batch = the first ${train.tasks_per_step} groups with std(R_1..R_G) > 0 (0 < #correct < G for a 0/1 reward)`,
+          `drawn in up to ${dynamic.max_rounds} rounds, each of as many new tasks as groups are still missing; short after the last round: train on those kept`,
+        ]
+      : []),
+    ...(skips.length > 0 ? [`the data stream passes over a task ${skips.join(' or ')}`] : []),
+  ];
+  if (formula.length === 0)
+    return { summary: "off: each step's tasks_per_step groups, in data order, every task every epoch", formula };
+  return {
+    summary: [
+      ...(dynamic ? [`dynamic sampling: refilled to ${train.tasks_per_step} groups with a reward spread`] : []),
+      ...(skips.length > 0 ? ['curriculum'] : []),
+    ].join('; '),
+    formula,
+    ...(dynamic ? { paper: `${DAPO_PAPER}, eq. 11 and Algorithm 1` } : {}),
   };
 }

@@ -73,6 +73,7 @@ describe('runExplain', () => {
     expect(text.split('\n').filter((l) => /^\S/.test(l))).toStrictEqual([
       `${join(dir, 'gspo.yaml')}: r optimises (algorithm gspo)`,
       'reward shaping: soft overlong punishment added to the task reward',
+      "sampling: off: each step's tasks_per_step groups, in data order, every task every epoch",
       'advantage: group-mean baseline, divided by the group std',
       'policy loss: GSPO: one length-normalised ratio per sequence, clipped at [0.9997, 1.0004]',
       "mismatch correction: off: the engine's logprobs are pi_old, uncorrected",
@@ -85,6 +86,34 @@ describe('runExplain', () => {
       /\n {2}reward\.overlong\.max_tokens +1024 +override reward\.overlong=\{max_tokens: 1024, buffer: 256\}\n/,
     );
     expect(text).toMatch(/\n {2}algorithm\.clip_low +0\.0003 +preset gspo\n/);
+  });
+
+  test('returns the sampling term of dynamic sampling and a curriculum, with their settings and DAPO as its paper', async () => {
+    const file = recipe(
+      'dapo.yaml',
+      `${BASE.replace('  name: arith\n', '  name: arith\n  curriculum: {skip_solved: 2}\n')}algorithm:\n  dynamic_sampling: {}\n`,
+    );
+    const sampling = (await terms(file, ['train.tasks_per_step=8']))['sampling']!;
+    expect(sampling.summary).toBe('dynamic sampling: refilled to 8 groups with a reward spread; curriculum');
+    expect(sampling.settings).toStrictEqual([
+      { path: 'algorithm.dynamic_sampling.max_rounds', value: 3, origin: { kind: 'default' } },
+      {
+        path: 'train.tasks_per_step',
+        value: 8,
+        origin: { kind: 'written', at: { file: '<overrides>', line: 1, col: 7 } },
+      },
+      {
+        path: 'dataset.curriculum.skip_solved',
+        value: 2,
+        origin: { kind: 'written', at: { file, line: 6, col: 16 } },
+      },
+    ]);
+    expect(sampling.formula).toStrictEqual([
+      'batch = the first 8 groups with std(R_1..R_G) > 0 (0 < #correct < G for a 0/1 reward)',
+      'drawn in up to 3 rounds, each of as many new tasks as groups are still missing; short after the last round: train on those kept',
+      'the data stream passes over a task solved in each of its last 2 groups',
+    ]);
+    expect(sampling.paper).toBe('Yu et al. 2025, DAPO, arXiv 2503.14476, eq. 11 and Algorithm 1');
   });
 
   test('rejects a combination validate refuses, with the located error', async () => {
