@@ -21,6 +21,10 @@ const CHARTS: readonly { readonly title: string; readonly match: (key: string) =
   { title: 'Train/inference mismatch', match: (k) => k.startsWith('train/mismatch') },
   { title: 'Staleness (policy versions)', match: (k) => k.startsWith('staleness') },
   {
+    title: 'Data per step (dynamic sampling: groups sampled, kept, rounds; curriculum: tasks skipped)',
+    match: (k) => k.startsWith('dynamic_sampling/') || k.startsWith('curriculum/'),
+  },
+  {
     title: 'Tool calls per episode (all, and per tool)',
     match: (k) => k === 'tool_calls_per_episode' || k.startsWith('tool_calls/'),
   },
