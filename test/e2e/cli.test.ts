@@ -104,15 +104,21 @@ describe('atk commands', () => {
     const ok = await atk(['validate', 'recipes/quickstart.yaml']);
     expect([ok.exitCode, ok.stdout]).toStrictEqual([
       0,
-      'recipes/quickstart.yaml: ok (quickstart: grpo, 8 steps x 16 tasks x 8 episodes, engine embedded)',
+      'recipes/quickstart.yaml: ok (quickstart: grpo, 8 steps x 16 tasks x 8 episodes, engine embedded, tool calls hermes)',
     ]);
     const resolved = await atk(['validate', 'recipes/quickstart.yaml', 'algorithm.name=rloo', '--resolved']);
-    const recipe = parse(resolved.stdout) as { algorithm: Record<string, unknown>; model: { path: string } };
-    expect([recipe.algorithm.baseline, recipe.algorithm.std_normalize, recipe.model.path]).toStrictEqual([
-      'leave_one_out',
-      false,
-      join(projectRoot(), 'models', 'tiny-arith'),
-    ]);
+    const recipe = parse(resolved.stdout) as {
+      algorithm: Record<string, unknown>;
+      model: { path: string };
+      agent: { tool_call_format: string };
+    };
+    // agent.tool_call_format: auto is read off the tiny model's chat template.
+    expect([
+      recipe.algorithm.baseline,
+      recipe.algorithm.std_normalize,
+      recipe.model.path,
+      recipe.agent.tool_call_format,
+    ]).toStrictEqual(['leave_one_out', false, join(projectRoot(), 'models', 'tiny-arith'), 'hermes']);
   });
 
   test('returns a JSON Schema from atk schema that names every section', async () => {
