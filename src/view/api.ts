@@ -82,11 +82,19 @@ export function metricColumns(lines: readonly MetricsLine[]): MetricColumns {
   return { steps: lines.map((l) => (typeof l.step === 'number' ? l.step : 0)), series };
 }
 
+const FILES_AT_ONCE = 8;
+
 /** Every recorded episode of one task, training steps first, then evals, for a side-by-side view. */
 async function taskAcrossSteps(run: RunIndex, taskId: string): Promise<ApiAnswers['task']> {
   const episodes: ApiAnswers['task']['episodes'][number][] = [];
-  for (const source of run.sources)
-    for (const e of await run.taskEpisodes(source, taskId)) episodes.push({ ...e, source: source.id });
+  // A few files at a time: reading one overlaps searching another.
+  for (let i = 0; i < run.sources.length; i += FILES_AT_ONCE) {
+    const batch = run.sources.slice(i, i + FILES_AT_ONCE);
+    const found = await Promise.all(batch.map((source) => run.taskEpisodes(source, taskId)));
+    batch.forEach((source, k) => {
+      for (const e of found[k]!) episodes.push({ ...e, source: source.id });
+    });
+  }
   return { taskId, episodes };
 }
 

@@ -49,3 +49,19 @@ describe('taskEpisodes', () => {
     expect(await taskEpisodes(file, 'sub-1')).toStrictEqual(index.episodes.filter((e) => e.taskId === 'sub-1'));
   });
 });
+
+describe('indexEpisodeFile', () => {
+  test('returns the summary of a line without parsing its token trajectory (the last key, most of the line)', async () => {
+    const lines = (await readFile(join(runDir, 'trajectories', 'step-00001.jsonl'), 'utf8')).trim().split('\n');
+    // Tokens cut short, as no writer leaves them: a summary read through them would lose the episode.
+    const cut = lines[0]!.slice(0, lines[0]!.lastIndexOf(',"trajectory":') + ',"trajectory":{"ids":[1,2'.length);
+    const file = join(root, 'unread-tokens.jsonl');
+    await writeFile(file, `${[cut, ...lines.slice(1)].join('\n')}\n`);
+    const intact = await indexEpisodeFile(join(runDir, 'trajectories', 'step-00001.jsonl'));
+    const index = await indexEpisodeFile(file);
+    expect(index.episodes).toStrictEqual(intact.episodes);
+    expect(await taskEpisodes(file, intact.episodes[0]!.taskId)).toStrictEqual(
+      intact.episodes.filter((e) => e.taskId === intact.episodes[0]!.taskId),
+    );
+  });
+});

@@ -132,7 +132,8 @@ function tryParse(text: string, file: string): TrajectoryRecord | undefined {
   const cut = text.lastIndexOf(',"trajectory":');
   if (cut !== -1) {
     try {
-      return parseTrajectoryLine(`${text.slice(0, cut)}}`, file);
+      // The schema requires the key (its value is left unparsed): null stands in for the tokens cut off.
+      return parseTrajectoryLine(`${text.slice(0, cut)},"trajectory":null}`, file);
     } catch {
       // Not the last key after all: fall through to the whole line.
     }

@@ -12,7 +12,9 @@ export const DEFAULT_TRAIN_POINTS = 2000;
 
 export class MetricsDigest {
   private kept: MetricsLine[] = [];
-  private newest: MetricsLine | undefined;
+  // The newest training line, as parsed or as its text when it was thinned out unparsed.
+  private newest: MetricsLine | string | undefined;
+  private newestReward: number | null = null;
   private readonly evalLines: MetricsLine[] = [];
   private strideSteps = 1;
   private maxStep = 0;
@@ -28,10 +30,8 @@ export class MetricsDigest {
     }
     if (line.kind !== 'train' && line.kind !== undefined) return;
     const step = typeof line.step === 'number' ? line.step : 0;
-    this.maxStep = Math.max(this.maxStep, step);
-    if (typeof line.reward_mean === 'number') this.best = Math.max(this.best ?? -Infinity, line.reward_mean);
-    this.newest = line;
-    if (step % this.strideSteps !== 0) return;
+    this.note(step, typeof line.reward_mean === 'number' ? line.reward_mean : undefined, line);
+    if (!this.wants(step)) return;
     this.kept.push(line);
     if (this.kept.length > this.cap) {
       this.strideSteps *= 2;
@@ -39,8 +39,22 @@ export class MetricsDigest {
     }
   }
 
+  /** Whether a training line of `step` would be kept: one that would not may be given to `addThinned` unparsed. */
+  wants(step: number): boolean {
+    return step % this.strideSteps === 0;
+  }
+
+  /**
+   * Takes a training line the chart does not keep (`wants(step)` is false) without parsing it: its step and
+   * reward_mean, read off its text, count in the headline figures; the text is parsed only if it stays the newest.
+   */
+  addThinned(step: number, rewardMean: number | undefined, text: string): void {
+    this.note(step, rewardMean, text);
+  }
+
   /** The training lines a chart draws: every `stride`-th step and the newest, in file order. */
   get train(): readonly MetricsLine[] {
+    if (typeof this.newest === 'string') this.newest = JSON.parse(this.newest) as MetricsLine;
     return this.newest && this.kept.at(-1) !== this.newest ? [...this.kept, this.newest] : this.kept;
   }
 
@@ -61,11 +75,18 @@ export class MetricsDigest {
 
   /** The newest training line's reward_mean. */
   get lastReward(): number | null {
-    return typeof this.newest?.reward_mean === 'number' ? this.newest.reward_mean : null;
+    return this.newestReward;
   }
 
   /** The highest reward_mean of any training line. */
   get bestReward(): number | null {
     return this.best;
+  }
+
+  private note(step: number, rewardMean: number | undefined, line: MetricsLine | string): void {
+    this.maxStep = Math.max(this.maxStep, step);
+    if (rewardMean !== undefined) this.best = Math.max(this.best ?? -Infinity, rewardMean);
+    this.newest = line;
+    this.newestReward = rewardMean ?? null;
   }
 }

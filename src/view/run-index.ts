@@ -25,6 +25,8 @@ const STEP_FILE = /^step-(\d+)\.jsonl$/;
 const FILE_INDEXES_KEPT = 64;
 /** Bytes of metrics.jsonl read at a time. */
 const METRICS_CHUNK = 1 << 22;
+const TRAIN_LINE_HEAD = /^\{"kind":"train","step":(\d+),/;
+const REWARD_MEAN_KEY = '"reward_mean":';
 
 export class RunIndex {
   private manifestStamp = '';
@@ -183,6 +185,12 @@ export class RunIndex {
 
   private addMetricsLine(line: string): void {
     if (line === '') return;
+    // The run loop writes kind and step first: a training line the chart will not keep is not parsed.
+    const head = TRAIN_LINE_HEAD.exec(line);
+    if (head && !this.digestData.wants(Number(head[1]))) {
+      this.digestData.addThinned(Number(head[1]), rewardMeanOf(line), line);
+      return;
+    }
     try {
       const value: unknown = JSON.parse(line);
       if (value !== null && typeof value === 'object' && !Array.isArray(value))
@@ -223,4 +231,12 @@ export class RunIndex {
     this.sourceList = next;
     return changed;
   }
+}
+
+/** A metrics line's top-level reward_mean, read off its text (the lines are flat objects). */
+function rewardMeanOf(line: string): number | undefined {
+  const at = line.indexOf(REWARD_MEAN_KEY);
+  if (at === -1) return undefined;
+  const value = Number.parseFloat(line.slice(at + REWARD_MEAN_KEY.length, at + REWARD_MEAN_KEY.length + 32));
+  return Number.isFinite(value) ? value : undefined;
 }
