@@ -15,6 +15,40 @@ describe('harmonyParser', () => {
     expect(parse('Just text.')).toStrictEqual({ reasoning: '', text: 'Just text.', calls: [] });
   });
 
+  test('returns every analysis message as reasoning and every other message as text, each trimmed, in order', () => {
+    expect(
+      parse(
+        '<|channel|>analysis<|message|> one <|end|><|start|>assistant<|channel|>analysis<|message|> <|end|>' +
+          '<|start|>assistant<|channel|>commentary<|message|>Looking.<|end|><|start|>assistant<|channel|>analysis<|message|>two<|end|>' +
+          '<|start|>assistant<|channel|>final<|message|> Set x to=5. <|return|>',
+      ),
+    ).toStrictEqual({ reasoning: 'one\ntwo', text: 'Looking.\nSet x to=5.', calls: [] });
+    expect(parse('Plain <|end|> words, to=x too')).toStrictEqual({
+      reasoning: '',
+      text: 'Plain  words, to=x too',
+      calls: [],
+    });
+  });
+
+  test('returns a message begun without closing the one before, and a call whose body is blank as no arguments', () => {
+    const cut = '<|channel|>commentary to=functions.f ';
+    const blank = '<|start|>assistant<|channel|>commentary to=functions.g<|message|> \n <|call|>';
+    expect(parse(`${cut}<|start|>assistant<|channel|>final<|message|>Hi${blank}`)).toStrictEqual({
+      reasoning: '',
+      text: 'Hi',
+      calls: [
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'f',
+          raw: cut,
+          message: "the call to 'f' ended before its <|message|>",
+        },
+        { ok: true, name: 'g', arguments: {}, raw: blank },
+      ],
+    });
+  });
+
   test('returns one call after reasoning and a preamble, with unicode and escaped strings', () => {
     const raw = call('get_weather', '{"city": "東京", "note": "say \\"hi\\"\\n"}');
     expect(
