@@ -102,4 +102,71 @@ describe('StallWatch', () => {
       'stall: step 2 has run 90 s, 4.5x its median of 20 s; no wait is open (the run loop itself is busy)',
     );
   });
+
+  test('an evaluation is stalled when no episode has finished for factor x its median episode', async () => {
+    const { watch, advance } = watched();
+    watch.evalStarted('step-00010', 5);
+    for (const ms of [4_000, 6_000, 5_000]) {
+      advance(ms);
+      watch.evalEpisodeFinished(ms);
+    }
+    const hung = watch.wait('engine', 'generate from 300 prompt tokens', () => new Promise<void>(() => undefined));
+    advance(14_999);
+    expect(watch.checkEval()).toBeUndefined();
+    advance(1);
+    expect(watch.checkEval()).toStrictEqual({
+      label: 'step-00010',
+      silentMs: 15_000,
+      done: 3,
+      total: 5,
+      medianEpisodeMs: 5_000,
+      waits: [{ component: 'engine', detail: 'generate from 300 prompt tokens', forMs: 15_000 }],
+    });
+    expect(watch.checkEval()).toBeUndefined(); // the next only at twice the silence
+    advance(15_000);
+    expect(watch.checkEval()?.silentMs).toBe(30_000);
+    watch.evalEpisodeFinished(5_000); // progress resets the silence and the backoff
+    advance(14_000);
+    expect(watch.checkEval()).toBeUndefined();
+    watch.evalFinished();
+    advance(100_000);
+    expect(watch.checkEval()).toBeUndefined();
+    void hung;
+  });
+
+  test('before its first episode finishes, an evaluation waits 10 x minMs or factor x the median step', () => {
+    const { watch, advance } = watched();
+    watch.evalStarted('step-00000', 2);
+    advance(9_999);
+    expect(watch.checkEval()).toBeUndefined();
+    advance(1);
+    expect(watch.checkEval()).toMatchObject({ silentMs: 10_000, done: 0, medianEpisodeMs: undefined });
+    for (const ms of [20_000, 20_000]) {
+      watch.stepStarted(1);
+      advance(ms);
+      watch.stepFinished();
+    }
+    watch.evalStarted('step-00002', 2);
+    advance(59_999);
+    expect(watch.checkEval()).toBeUndefined();
+    advance(1);
+    expect(formatStall(watch.checkEval()!)).toBe(
+      'stall: eval step-00002 has had no episode finish for 60 s (0 of 2 done); no wait is open (the run loop itself is busy)',
+    );
+  });
+
+  test("an eval's line names its progress and its median episode", () => {
+    expect(
+      formatStall({
+        label: 'step-00004',
+        silentMs: 95_000,
+        done: 12,
+        total: 40,
+        medianEpisodeMs: 20_400,
+        waits: [{ component: 'user', detail: 'user turn of task 7', forMs: 94_000 }],
+      }),
+    ).toBe(
+      'stall: eval step-00004 has had no episode finish for 95 s (12 of 40 done; an episode takes 20 s at the median); waiting on user for 94 s (user turn of task 7), nothing heard from it yet',
+    );
+  });
 });

@@ -4,6 +4,9 @@
  * is registered while it is open, with what was last heard from its component. A step that runs
  * past `factor` times the median of the steps before it is reported with the oldest open waits,
  * so a hung run says "waiting on the trainer for 41 min, last heard: train step 6 answered".
+ * An evaluation is watched by its episodes instead: one during which no episode has finished for
+ * `factor` times the median episode (at least `minMs`; 10 x `minMs` before the first one finishes)
+ * is reported the same way.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -39,6 +42,18 @@ export interface StallReport {
   readonly waits: readonly OpenWait[];
 }
 
+/** An evaluation during which no episode has finished for too long. */
+export interface EvalStallReport {
+  readonly label: string;
+  /** Since the last episode finished, or the evaluation started. */
+  readonly silentMs: number;
+  readonly done: number;
+  readonly total: number;
+  /** Median wall time of the evaluation's finished episodes; undefined before the first. */
+  readonly medianEpisodeMs: number | undefined;
+  readonly waits: readonly OpenWait[];
+}
+
 /** Waits shown in one report; the rest are counted. */
 const WAITS_SHOWN = 3;
 
@@ -51,6 +66,9 @@ export class StallWatch {
   private readonly stepMs: number[] = [];
   private nextId = 0;
   private step: { number: number; since: number; reportAfterMs: number } | undefined;
+  private evaluation:
+    | { label: string; total: number; done: number; lastFinish: number; episodeMs: number[]; reportAfterMs: number }
+    | undefined;
 
   constructor(options: StallWatchOptions = {}) {
     this.factor = options.factor ?? 3;
@@ -83,6 +101,43 @@ export class StallWatch {
     this.step = undefined;
   }
 
+  evalStarted(label: string, total: number): void {
+    this.evaluation = { label, total, done: 0, lastFinish: this.now(), episodeMs: [], reportAfterMs: 0 };
+  }
+
+  /** An episode of the running evaluation finished after `wallMs`. */
+  evalEpisodeFinished(wallMs: number): void {
+    if (!this.evaluation) return;
+    this.evaluation.done++;
+    this.evaluation.episodeMs.push(wallMs);
+    this.evaluation.lastFinish = this.now();
+    this.evaluation.reportAfterMs = 0;
+  }
+
+  evalFinished(): void {
+    this.evaluation = undefined;
+  }
+
+  /**
+   * A report when the running evaluation has had no episode finish for `factor` x its median episode (at
+   * least minMs; before any finishes, 10 x minMs or factor x the median step, whichever is longer), else
+   * undefined. After a report the next comes at twice the silence.
+   */
+  checkEval(): EvalStallReport | undefined {
+    const e = this.evaluation;
+    if (!e) return undefined;
+    const now = this.now();
+    const silentMs = now - e.lastFinish;
+    const medianEpisodeMs = e.episodeMs.length ? median(e.episodeMs) : undefined;
+    const expected =
+      medianEpisodeMs !== undefined
+        ? Math.max(this.factor * medianEpisodeMs, this.minMs)
+        : Math.max(10 * this.minMs, this.stepMs.length ? this.factor * median(this.stepMs) : 0);
+    if (silentMs < Math.max(expected, e.reportAfterMs)) return undefined;
+    e.reportAfterMs = 2 * silentMs;
+    return { label: e.label, silentMs, done: e.done, total: e.total, medianEpisodeMs, waits: this.openWaits(now) };
+  }
+
   /**
    * A report when the running step is past its threshold (factor x median, at least minMs; needs one
    * finished step), else undefined. After a report the next comes at twice the elapsed time.
@@ -95,7 +150,12 @@ export class StallWatch {
     const threshold = Math.max(this.factor * medianMs, this.minMs, this.step.reportAfterMs);
     if (elapsedMs < threshold) return undefined;
     this.step.reportAfterMs = 2 * elapsedMs;
-    const waits = [...this.open.values()]
+    return { step: this.step.number, elapsedMs, medianMs, waits: this.openWaits(now) };
+  }
+
+  /** The open waits, longest first, each with what was last heard from its component. */
+  private openWaits(now: number): OpenWait[] {
+    return [...this.open.values()]
       .sort((a, b) => a.since - b.since)
       .map((w): OpenWait => {
         const heard = this.heard.get(w.component);
@@ -106,8 +166,19 @@ export class StallWatch {
           ...(heard ? { lastHeard: { what: heard.what, agoMs: now - heard.at } } : {}),
         };
       });
-    return { step: this.step.number, elapsedMs, medianMs, waits };
   }
+}
+
+/** How often a running step or evaluation is checked for a stall. */
+const STALL_CHECK_MS = 5_000;
+
+/** Checks `watch` every few seconds (a step first, else an evaluation) and hands each report's line to `warn`; returns the stop. */
+export function reportStalls(watch: StallWatch, warn: (message: string) => void, everyMs = STALL_CHECK_MS): () => void {
+  const timer = setInterval(() => {
+    const report = watch.check() ?? watch.checkEval();
+    if (report) warn(formatStall(report));
+  }, everyMs).unref();
+  return () => clearInterval(timer);
 }
 
 /** Runs `work` as a wait opened with `begin`, ended with its outcome. */
@@ -129,9 +200,12 @@ export async function openWait<T>(
 }
 
 /** A report as one line: `step 7 has run 312 s, 5.2x its median of 60 s; waiting on engine for 290 s (...), last heard 290 s ago: ...`. */
-export function formatStall(report: StallReport): string {
+export function formatStall(report: StallReport | EvalStallReport): string {
   const s = (ms: number): string => `${Math.round(ms / 1000)} s`;
-  const head = `stall: step ${report.step} has run ${s(report.elapsedMs)}, ${(report.elapsedMs / report.medianMs).toFixed(1)}x its median of ${s(report.medianMs)}`;
+  const head =
+    'label' in report
+      ? `stall: eval ${report.label} has had no episode finish for ${s(report.silentMs)} (${report.done} of ${report.total} done${report.medianEpisodeMs === undefined ? '' : `; an episode takes ${s(report.medianEpisodeMs)} at the median`})`
+      : `stall: step ${report.step} has run ${s(report.elapsedMs)}, ${(report.elapsedMs / report.medianMs).toFixed(1)}x its median of ${s(report.medianMs)}`;
   if (report.waits.length === 0) return `${head}; no wait is open (the run loop itself is busy)`;
   const shown = report.waits
     .slice(0, WAITS_SHOWN)

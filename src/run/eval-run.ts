@@ -5,6 +5,8 @@
 import { datasetContext } from '../datasets/context.js';
 import { datasets } from '../datasets/index.js';
 import { EventChannel } from '../util/event-channel.js';
+import { reportStalls, StallWatch } from '../rollout/stall-watch.js';
+import { watchedKit } from '../rollout/watched-kit.js';
 import { evaluate } from './evaluate.js';
 import { openSession, type Session, type SessionOptions } from './session.js';
 import type { EvalSummary, RunEvent } from './events.js';
@@ -47,8 +49,12 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
     yield { type: 'evalStarted', label: options.label, tasks: tasks.length };
     const step = options.checkpoint?.step ?? 0;
     const channel = new EventChannel<RunEvent>();
+    // A stalled evaluation names what it waits on, as a stalled training step does.
+    const watch = new StallWatch();
+    watch.evalStarted(options.label, tasks.length * options.samples);
+    const stopWatching = reportStalls(watch, (message) => channel.push({ type: 'warning', message }));
     const summary = yield* channel.drainUntil(
-      evaluate(kit, tasks, {
+      evaluate(watchedKit(kit, watch), tasks, {
         label: options.label,
         split: options.split,
         step,
@@ -62,9 +68,11 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
         outDir: options.outDir,
         resume: options.resume,
         signal,
-        onEpisode: (done, total, rollout) =>
-          channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed }),
-      }),
+        onEpisode: (done, total, rollout) => {
+          watch.evalEpisodeFinished(rollout.episode.stats.wallMs);
+          channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed });
+        },
+      }).finally(stopWatching),
     );
     yield { type: 'evalFinished', label: options.label, step, summary };
     return summary;

@@ -12,13 +12,13 @@ import { stepCollector, type EpisodeGate } from '../rollout/async-collector.js';
 import { collectJournal } from '../rollout/collect-journal.js';
 import { type DataState, stepTurns } from '../rollout/data-stream.js';
 import type { EpisodeKit } from '../rollout/collect.js';
-import { formatStall, StallWatch } from '../rollout/stall-watch.js';
+import { reportStalls, StallWatch } from '../rollout/stall-watch.js';
 import { watchedKit } from '../rollout/watched-kit.js';
 import { stepName } from '../runs/index.js';
 import { EventChannel } from '../util/event-channel.js';
 import { writeDataState } from './data-state.js';
 import { evaluate } from './evaluate.js';
-import type { RunEvent } from './events.js';
+import type { EvalSummary, RunEvent } from './events.js';
 import type { RunStore } from './run-store.js';
 import {
   advantages,
@@ -54,21 +54,15 @@ export interface TrainingContext {
   readonly lost?: Promise<never> | undefined;
 }
 
-/** How often a running step is checked for a stall. */
-const STALL_CHECK_MS = 5_000;
-
-/** Run the training loop, yielding what happens as events; a stalled step is reported as a warning naming what it waits on. */
+/** Run the training loop, yielding what happens as events; a stalled step or eval is reported as a warning naming what it waits on. */
 export async function* trainingLoop(context: TrainingContext): AsyncGenerator<RunEvent> {
   const watch = new StallWatch();
   const stalls = new EventChannel<RunEvent>();
-  const checker = setInterval(() => {
-    const report = watch.check();
-    if (report) stalls.push({ type: 'warning', message: formatStall(report) });
-  }, STALL_CHECK_MS).unref();
+  const stop = reportStalls(watch, (message) => stalls.push({ type: 'warning', message }));
   try {
     yield* loop({ ...context, kit: watchedKit(context.kit, watch) }, watch, stalls);
   } finally {
-    clearInterval(checker);
+    stop();
   }
 }
 
@@ -118,7 +112,7 @@ async function* loop(
       // The eval before training reads the weights the first step samples from: collect that step
       // alongside it, in the same slots, so each fills the engine's batch where the other tails off.
       collector.begin(1);
-      yield* runEval(ctx, stepName(0), 0, policyVersion, collector.share);
+      yield* runEval(ctx, watch, stepName(0), 0, policyVersion, collector.share);
     }
     let previousRecordedAt = performance.now();
     // the step that ends training: train.steps, or the one that spends train.time_budget_s
@@ -164,7 +158,7 @@ async function* loop(
         yield { type: 'warning', message: `step ${step}: no group had a learning signal; nothing trained` };
 
       if (train.eval_every > 0 && step % train.eval_every === 0 && step < lastStep)
-        yield* runEval(ctx, stepName(step), step, policyVersion);
+        yield* runEval(ctx, watch, stepName(step), step, policyVersion);
       if ((train.save_every > 0 && step % train.save_every === 0) || step === lastStep) {
         const checkpointDir = store.checkpointDir(step);
         await watch.wait('trainer', `save checkpoint ${stepName(step)}`, () => ctx.trainer.save(checkpointDir));
@@ -178,7 +172,7 @@ async function* loop(
         type: 'warning',
         message: `train.time_budget_s (${train.time_budget_s} s) spent after step ${lastStep} of ${train.steps}`,
       };
-    if (train.eval_after && !signal.aborted) yield* runEval(ctx, stepName(lastStep), lastStep, policyVersion);
+    if (train.eval_after && !signal.aborted) yield* runEval(ctx, watch, stepName(lastStep), lastStep, policyVersion);
   } finally {
     const discarded = await collector.close();
     if (discarded > 0)
@@ -191,6 +185,7 @@ async function* loop(
 
 async function* runEval(
   ctx: TrainingContext,
+  watch: StallWatch,
   label: string,
   step: number,
   policyVersion: number,
@@ -200,21 +195,28 @@ async function* runEval(
   yield { type: 'evalStarted', label, tasks: ctx.evalTasks.length };
   const { recipe } = ctx;
   const channel = new EventChannel<RunEvent>();
-  const summary = yield* channel.drainUntil(
-    evaluate(ctx.kit, ctx.evalTasks, {
-      ...EVAL_DECODING,
-      split: recipe.dataset.eval_split,
-      samples: 1,
-      concurrency: recipe.rollout.concurrency,
-      seed: recipe.seed,
-      label,
-      step,
-      policyVersion,
-      outDir: join(ctx.store.evalDir, label),
-      signal: ctx.signal,
-      ...(gate ? { gate } : {}),
-    }),
-  );
+  watch.evalStarted(label, ctx.evalTasks.length);
+  let summary: EvalSummary;
+  try {
+    summary = yield* channel.drainUntil(
+      evaluate(ctx.kit, ctx.evalTasks, {
+        ...EVAL_DECODING,
+        split: recipe.dataset.eval_split,
+        samples: 1,
+        concurrency: recipe.rollout.concurrency,
+        seed: recipe.seed,
+        label,
+        step,
+        policyVersion,
+        outDir: join(ctx.store.evalDir, label),
+        signal: ctx.signal,
+        onEpisode: (_done, _total, rollout) => watch.evalEpisodeFinished(rollout.episode.stats.wallMs),
+        ...(gate ? { gate } : {}),
+      }),
+    );
+  } finally {
+    watch.evalFinished();
+  }
   await ctx.store.appendMetrics({ kind: 'eval', step, at: new Date().toISOString(), ...summary });
   yield { type: 'evalFinished', label, step, summary };
 }
