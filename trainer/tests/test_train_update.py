@@ -126,6 +126,18 @@ def test_step_with_kl_penalty_lowers_the_kl_it_penalises(estimator, lora):
     assert penalised_kl() < before
 
 
+def test_step_without_a_kl_penalty_keeps_no_reference_and_adds_no_kl_term():
+    # kl_coef 0 (the default): no frozen copy of the weights is held (it would double the memory) and the
+    # loss has no KL term, so the gradient is the plain policy-gradient one and no kl metric is reported.
+    t = trainer({"grad_clip": 1e6})
+    assert t.reference is None
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    expected = hand_pg_gradient(t.policy, batch)
+    metrics, grads = step_gradients(t, batch)
+    assert "kl" not in metrics
+    assert close(grads, expected)
+
+
 def test_step_updates_with_the_gradient_scaled_to_grad_clip():
     # adam_eps 1 makes AdamW's first update about lr * g / (|g| + 1), close to linear in the gradient, so the
     # clipped update differs from the unclipped one (with a tiny eps both are lr * sign(g)).
