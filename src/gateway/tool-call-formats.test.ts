@@ -65,18 +65,20 @@ async function scripted(tok: ModelTokenizer, texts: readonly string[]): Promise<
   return (double = d);
 }
 
+/** The family's tokenizer, its files written once under the test's directory. */
+const load = (family: ToolCallFamily): Promise<ModelTokenizer> => family.load(join(root, family.format));
+
 describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
   const registered = toolCallParsers[family.format] !== undefined;
-  const load = (): Promise<ModelTokenizer> => family.load(join(root, family.format));
 
   test.skipIf(!registered)('returns the format from auto for the real template', async () => {
-    expect(resolveToolCallFormat('auto', await load())).toBe(family.format);
+    expect(resolveToolCallFormat('auto', await load(family))).toBe(family.format);
   });
 
   test.skipIf(!registered)(
     'returns each call parsed and run, its result rendered, and a history that stays append-only',
     async () => {
-      const tok = await load();
+      const tok = await load(family);
       const script = replies(family);
       const d = await scripted(
         tok,
@@ -122,7 +124,7 @@ describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
   test.skipIf(!registered || family.callMarker === undefined)(
     'returns no call when the model spells the call marker out of ordinary tokens, and its text as the answer',
     async () => {
-      const tok = await load();
+      const tok = await load(family);
       const marker = family.callMarker!;
       const written = toolCallParsers[family.format]!.renderCalls([{ name: 'add', arguments: { a: 2, b: 3 } }]);
       expect(written.startsWith(marker)).toBe(true);
@@ -154,7 +156,7 @@ describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
   test.skipIf(!registered)(
     'returns the same engine prompts through the gateway as from the built-in agent',
     async () => {
-      const tok = await load();
+      const tok = await load(family);
       const texts = replies(family).map((r) => r.text);
       const builtin = await scripted(tok, texts);
       await runEpisode({
@@ -207,6 +209,74 @@ describe.each(TOOL_CALL_FAMILIES)('$family ($format)', (family) => {
       expect(gatewayDouble.requests.map((r) => r.promptIds)).toStrictEqual(builtinPrompts);
       const gateway = externalEpisodeResult(episode, { timedOut: false, log: '' }, undefined, 0);
       expect(gateway.stats.historyRewrites).toBe(0);
+    },
+  );
+});
+
+describe.each(TOOL_CALL_FAMILIES.filter((f) => f.parallel))('$family ($format), a malformed call', (family) => {
+  test.skipIf(toolCallParsers[family.format] === undefined)(
+    'returns the same engine prompts through the gateway as from the built-in agent, the bad call answered with the same error',
+    async () => {
+      const tok = await load(family);
+      const parser = toolCallParsers[family.format]!;
+      // Two calls in one reply, written as the format joins parallel calls, the second broken.
+      const reply = family.corrupt(
+        parser.renderCalls([
+          { name: 'add', arguments: { a: 2, b: 3 } },
+          { name: 'add', arguments: { a: 2, b: 3 } },
+        ]),
+      );
+      expect(parser.parse(reply, { tools: OPENAI_TOOLS }).calls.map((c) => c.ok)).toStrictEqual([true, false]);
+      const texts = [reply + family.end, `The sum is 5.${family.end}`];
+      const builtin = await scripted(tok, texts);
+      const result = await runEpisode({
+        task: { id: 't', prompt: QUESTION, data: {} },
+        spec: {
+          tools: [add],
+          maxTurns: 4,
+          maxNewTokens: 256,
+          sampling,
+          toolCallFormat: family.format,
+          ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+        },
+        engine: createVllmClient({ baseUrl: builtin.url, model: 'policy' }),
+        tokenizer: tok,
+        policyVersion: 0,
+        timeoutMs: 30_000,
+      });
+      expect(result.stats.toolErrors).toBe(1);
+      const builtinPrompts = builtin.requests.map((r) => r.promptIds);
+      await builtin.close();
+
+      const gatewayDouble = await scripted(tok, texts);
+      const episode = new GatewayEpisode('g', {
+        engine: createVllmClient({ baseUrl: gatewayDouble.url, model: 'policy' }),
+        tokenizer: tok,
+        parser,
+        policyVersion: 0,
+        maxTurns: 4,
+        maxNewTokens: 256,
+        sampling,
+        ...(family.kwargs ? { chatTemplateKwargs: family.kwargs } : {}),
+      });
+      const messages: Record<string, unknown>[] = [{ role: 'user', content: QUESTION }];
+      const first = await episode.complete(parseCompletionRequest({ messages, tools: OPENAI_TOOLS }));
+      expect(first.toolCalls.map((c) => [c.name, c.arguments])).toStrictEqual([['add', '{"a":2,"b":3}']]);
+      messages.push(
+        {
+          role: 'assistant',
+          content: first.text === '' ? null : first.text,
+          tool_calls: first.toolCalls.map((c) => ({
+            id: c.id,
+            type: 'function',
+            function: { name: c.name, arguments: c.arguments },
+          })),
+        },
+        { role: 'tool', tool_call_id: first.toolCalls[0]!.id, content: '{"sum": 5}' },
+      );
+      await episode.complete(parseCompletionRequest({ messages, tools: OPENAI_TOOLS }));
+      expect(gatewayDouble.requests.map((r) => r.promptIds)).toStrictEqual(builtinPrompts);
+      expect(episode.toolErrorsByKind).toStrictEqual(result.stats.toolErrorsByKind);
     },
   );
 });
