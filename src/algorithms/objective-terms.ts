@@ -76,6 +76,14 @@ export const OBJECTIVE_TERMS: readonly ObjectiveTerm[] = [
     state: advantageState,
   },
   {
+    name: 'distillation',
+    settings: (r) =>
+      r.algorithm.name === 'distill'
+        ? ['algorithm.distill.reward_weight', 'teacher.path', 'teacher.engine.kind']
+        : ['algorithm.name'],
+    state: distillationState,
+  },
+  {
     name: 'policy loss',
     settings: (r) =>
       trainsWithCrossEntropy(r.algorithm.name)
@@ -225,6 +233,20 @@ function aggregationState({ algorithm: a, agent }: ResolvedRecipe): TermState {
     summary: a.loss_aggregation,
     formula: [forms.f, 'N sequences and |y_i| trained tokens over the whole step batch'],
     paper: forms.p,
+  };
+}
+
+function distillationState({ algorithm: a }: ResolvedRecipe): TermState {
+  if (a.name !== 'distill') return { summary: 'off: no teacher (algorithm.name distill)', formula: [] };
+  const w = a.distill?.reward_weight ?? 0;
+  return {
+    summary: `each generated token's advantage is the negative reverse KL to the teacher${w > 0 ? `, plus ${w} x the group advantage` : ''}`,
+    formula: [
+      `A_t = log pi_teacher(y_t | y_<t) - log pi_student(y_t | y_<t)${w > 0 ? ` + ${w} * A_i` : ''}, discount 0 (each token answers for itself)`,
+      'pi_student = the engine logprob y_t was sampled with; pi_teacher = the teacher engine scoring the whole sequence',
+      'only tokens the model generated (loss mask 1) carry an advantage; no group is dropped',
+    ],
+    paper: 'Agarwal et al. 2024, GKD, arXiv 2306.13649; Thinking Machines Lab 2025, "On-Policy Distillation"',
   };
 }
 

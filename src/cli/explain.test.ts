@@ -64,6 +64,19 @@ describe('runExplain', () => {
     expect(capped.formula[1]).toBe('loss_t *= sg[clip(rho, 0, 3)]');
   });
 
+  test('returns the distillation term of a distill recipe: its formula with the reward weight, and the teacher', async () => {
+    const text = `${BASE}teacher:\n  path: /models/teacher\nalgorithm:\n  name: distill\n  distill:\n    reward_weight: 0.5\n`;
+    const term = (await terms(recipe('distill.yaml', text)))['distillation']!;
+    expect(term.formula[0]).toBe(
+      'A_t = log pi_teacher(y_t | y_<t) - log pi_student(y_t | y_<t) + 0.5 * A_i, discount 0 (each token answers for itself)',
+    );
+    expect(term.settings.map((s) => [s.path, s.value, s.origin.kind])).toStrictEqual([
+      ['algorithm.distill.reward_weight', 0.5, 'written'],
+      ['teacher.path', '/models/teacher', 'written'],
+      ['teacher.engine.kind', 'embedded', 'default'],
+    ]);
+  });
+
   test('returns the text with every term, its formula filled in and its paper', async () => {
     const text = await runExplain({
       recipe: recipe('gspo.yaml', `${BASE}algorithm:\n  name: gspo\n`),
@@ -75,6 +88,7 @@ describe('runExplain', () => {
       'reward shaping: soft overlong punishment added to the task reward',
       "sampling: off: each step's tasks_per_step groups, in data order, every task every epoch",
       'advantage: group-mean baseline, divided by the group std',
+      'distillation: off: no teacher (algorithm.name distill)',
       'policy loss: GSPO: one length-normalised ratio per sequence, clipped at [0.9997, 1.0004]',
       "mismatch correction: off: the engine's logprobs are pi_old, uncorrected",
       'aggregation: seq-mean-token-mean',
