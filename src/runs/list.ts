@@ -6,7 +6,7 @@ import { parse } from 'yaml';
 import { InputError } from '../errors/index.js';
 import { closestName } from '../util/did-you-mean.js';
 import type { Manifest, RunStatus } from './manifest.js';
-import type { MetricsLine } from './metrics.js';
+import { readMetricsTail, type MetricsLine } from './metrics.js';
 import { openRunDir, type RunDir } from './run-dir.js';
 import { listVersions, readLatest } from './versions.js';
 
@@ -45,11 +45,19 @@ export async function listRuns(runsDir: string): Promise<RunOverview[]> {
   return out;
 }
 
-/** Headline figures of one run. */
+/** Lines read from the end of metrics.jsonl for the newest training line (evals come one at a time between steps). */
+const TAIL_LINES = 16;
+
+/** Headline figures of one run, from the newest training line (read from the file's end). */
 export async function overview(run: RunDir): Promise<RunOverview> {
-  const [manifest, metrics, stepsTotal] = await Promise.all([run.manifest(), run.readMetrics(), totalSteps(run)]);
-  const train = metrics.filter((m) => m.kind === 'train' || m.kind === undefined);
-  const last = train[train.length - 1];
+  const [manifest, tail, stepsTotal] = await Promise.all([
+    run.manifest(),
+    readMetricsTail(run.paths.metrics, TAIL_LINES),
+    totalSteps(run),
+  ]);
+  const isTrain = (m: MetricsLine): boolean => m.kind === 'train' || m.kind === undefined;
+  let last = tail.filter(isTrain).at(-1);
+  if (!last && tail.length === TAIL_LINES) last = (await run.readMetrics()).filter(isTrain).at(-1);
   const end = manifest.finished_at ?? (manifest.status === 'running' ? new Date().toISOString() : manifest.updated_at);
   return {
     name: manifest.name,
@@ -59,7 +67,8 @@ export async function overview(run: RunDir): Promise<RunOverview> {
     startedAt: manifest.started_at,
     finishedAt: manifest.finished_at,
     durationS: Math.max(0, (Date.parse(end) - Date.parse(manifest.started_at)) / 1000),
-    stepsDone: Math.max(0, ...train.map(stepOf)), // steps are numbered from 1; a line without one counts none
+    // Steps only grow along the file (a resume rewrites it without the steps it redoes); a line without one counts none.
+    stepsDone: last ? Math.max(0, stepOf(last)) : 0,
     stepsTotal,
     lastReward: typeof last?.reward_mean === 'number' ? last.reward_mean : undefined,
   };

@@ -361,6 +361,20 @@ describe('listRuns', () => {
       ['other', 'v001', 'stale', 0, 4, undefined],
     ]);
   });
+
+  test('returns the newest training line of a long file, also behind more evals than the lines read from its end', async () => {
+    const dir = runsDir();
+    const run = await newRun(dir);
+    const lines = Array.from({ length: 5000 }, (_, i) =>
+      JSON.stringify({ kind: 'train', step: i + 1, reward_mean: i / 1e4 }),
+    );
+    writeFileSync(run.paths.metrics, `${lines.join('\n')}\n`);
+    const first = (await listRuns(dir)).map((r) => [r.stepsDone, r.lastReward]);
+    for (let i = 0; i < 40; i++)
+      await run.appendMetrics({ kind: 'eval', step: 5000, label: `extra-${i}`, reward_mean: 1 });
+    const second = (await listRuns(dir)).map((r) => [r.stepsDone, r.lastReward]);
+    expect([first, second]).toStrictEqual([[[5000, 0.4999]], [[5000, 0.4999]]]);
+  });
 });
 
 describe('findRun', () => {
