@@ -33,7 +33,17 @@ export function callProblem(call: ParsedToolCall, index: number, cap: number): C
  * their errors by kind, timings. Shared by the episode's model provider and its tool-call guard.
  */
 export class EpisodeLedger {
-  readonly trajectory = new TokenTrajectory();
+  /** The segment the episode is in; earlier ones are in `priorSegments`. */
+  trajectory = new TokenTrajectory();
+  /**
+   * Earlier trajectory segments, in order, each with why the one after it starts from a whole render
+   * (`reasoning_history`, `sliding_window`, `summarize`). Every segment is trained with the episode's advantage.
+   */
+  readonly priorSegments: { readonly trajectory: TokenTrajectory; readonly endedBecause: string }[] = [];
+  /** Prompt tokens context management left out of a new segment (the old prompt's length minus the new one's). */
+  contextDroppedTokens = 0;
+  /** Model turns that wrote a summary for agent.context (counted in the turns, but no message of the conversation). */
+  summaryTurns = 0;
   readonly toolCalls: ToolCallRecord[] = [];
   readonly toolErrorsByKind: Partial<Record<ToolErrorKind, number>> = {};
   /** Calls of each of the agent's tools (calls naming no tool it has are counted by kind only). */
@@ -49,6 +59,16 @@ export class EpisodeLedger {
   engineMs = 0;
   promptTokens = 0;
   generatedTokens = 0;
+
+  /**
+   * Ends the current segment; `next` (its first turn rendered the whole prompt) continues the episode.
+   * `next` starts with the episode's counters so far, so the current segment's always hold the
+   * episode's totals (the limits and the episode's stats read them).
+   */
+  startSegment(reason: string, next: TokenTrajectory): void {
+    this.priorSegments.push({ trajectory: this.trajectory, endedBecause: reason });
+    this.trajectory = next;
+  }
 
   /** Counts one error tool result of `kind`. */
   countToolError(kind: ToolErrorKind): void {

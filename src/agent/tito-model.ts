@@ -6,7 +6,7 @@ import {
   type StreamOptions,
 } from '@strands-agents/sdk';
 import type { Engine } from '../engines/types.js';
-import type { ChatMessage } from '../tokens/chat-types.js';
+import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import { incrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../tokens/tool-calls/types.js';
@@ -16,9 +16,25 @@ import { blame } from './episode-failure.js';
 import { callProblem, type EpisodeLedger } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
 import type { PolicyClock } from './policy-clock.js';
-import { type TitoTurnContext, type TitoTurnResult, titoTurn } from './tito-turn.js';
+import type { ReasoningHistory } from '../tokens/reasoning-history.js';
+import { TokenTrajectory } from '../tokens/trajectory.js';
+import {
+  type ContextPolicy,
+  conversationHead,
+  planPrompt,
+  type RewriteReason,
+  slidingWindow,
+  summaryRequest,
+  withSummary,
+} from './long-episode.js';
+import { type TitoTurnContext, type TitoTurnRequest, type TitoTurnResult, titoTurn } from './tito-turn.js';
 
 type GeneratedTurn = Extract<TitoTurnResult, { status: 'generated' }>;
+
+/** A planned turn: the segment's continuation (with the messages it adds), or a new segment's whole prompt. */
+type TurnPlan =
+  | { readonly kind: 'extend'; readonly ids: readonly number[]; readonly added: readonly ChatMessage[] }
+  | { readonly kind: 'rewrite'; readonly ids: readonly number[]; readonly reason: RewriteReason };
 
 /** Custom stop reasons; the Strands loop continues only on 'toolUse', so each of these ends the episode cleanly. */
 export const TITO_STOP = {
@@ -38,6 +54,10 @@ export interface TitoModelOptions extends GenerationSettings {
    * rollouts: the engine may serve a newer policy from one turn to the next).
    */
   readonly policyVersion: PolicyClock;
+  /** `agent.reasoning_history` resolved: `strip` renders each prompt as the template does. Default: keep. */
+  readonly reasoningHistory?: ReasoningHistory;
+  /** `agent.context`: what happens once a prompt passes its budget. Default: nothing (the episode ends at maxTotalTokens). */
+  readonly context?: ContextPolicy;
 }
 
 /**
@@ -52,6 +72,8 @@ export class TitoModel extends Model<BaseModelConfig> {
   /** Index of the first message not yet in the trajectory. */
   private cursor = 0;
   private turn = 0;
+  /** The conversation as the next prompt renders it: rewritten by a sliding window or a summary. */
+  private history: ChatMessage[] = [];
 
   constructor(private readonly options: TitoModelOptions) {
     super();
@@ -89,21 +111,31 @@ export class TitoModel extends Model<BaseModelConfig> {
 
   override async *stream(messages: Message[], streamOptions: StreamOptions = {}): AsyncIterable<ModelStreamEvent> {
     const { ledger } = this.options;
-    const fresh = ledger.trajectory.length === 0;
-    const chat = blame('template', () => this.newMessages(messages, streamOptions, fresh));
+    const fresh = ledger.trajectory.length === 0 && ledger.priorSegments.length === 0;
+    const added = blame('template', () => this.newMessages(messages, streamOptions, fresh));
     // Strands appends the assistant message this call produces right after the current history.
     this.cursor = messages.length + 1;
-    const result = await titoTurn(this.context, {
-      trajectory: ledger.trajectory,
-      fresh,
-      messages: chat,
-      tools: toChatTools(streamOptions.toolSpecs),
-      turn: this.turn,
+    const tools = toChatTools(streamOptions.toolSpecs);
+    const base = {
+      tools,
       sampling: this.options.sampling,
       maxNewTokens: this.options.maxNewTokens,
       ...(this.options.maxTotalTokens === undefined ? {} : { maxTotalTokens: this.options.maxTotalTokens }),
       ...(streamOptions.cancelSignal ? { signal: streamOptions.cancelSignal } : {}),
-    });
+    };
+    let result: TitoTurnResult;
+    if (fresh) {
+      result = await titoTurn(this.context, {
+        ...base,
+        trajectory: ledger.trajectory,
+        fresh,
+        messages: added,
+        turn: this.turn,
+      });
+    } else {
+      const plan = await this.plan(added, tools, base);
+      result = await this.run(plan, base);
+    }
     if (result.status === 'overBudget') {
       ledger.stopReason = TITO_STOP.maxTotalTokens;
       yield { type: 'modelMessageStartEvent', role: 'assistant' };
@@ -114,17 +146,125 @@ export class TitoModel extends Model<BaseModelConfig> {
     this.turn++;
   }
 
-  /** The chat messages the next turn adds: the whole first prompt, then only messages the trajectory lacks. */
+  /**
+   * The next prompt: the continuation of the segment, or the whole prompt of a new one (a template
+   * that strips earlier reasoning, a context that passed its budget: windowed, or summarised by the
+   * policy first, the summary being a trained turn of its own segment).
+   */
+  private async plan(
+    added: readonly ChatMessage[],
+    tools: readonly ChatTool[],
+    base: Omit<TitoTurnRequest, 'trajectory' | 'fresh' | 'messages' | 'turn'>,
+  ): Promise<TurnPlan> {
+    const { ledger, tokenizer, context: policy } = this.options;
+    const kwargs = this.options.chatTemplateKwargs ?? {};
+    const render = (conversation: readonly ChatMessage[]): number[] =>
+      this.context.renderer.initial(conversation, tools);
+    const plan = blame('template', () =>
+      planPrompt({
+        tokenizer,
+        renderer: this.context.renderer,
+        kwargs,
+        reasoningHistory: this.options.reasoningHistory ?? 'keep',
+        segment: ledger.trajectory.ids,
+        history: this.history,
+        added,
+        tools,
+      }),
+    );
+    const promptLength = plan.kind === 'extend' ? ledger.trajectory.length + plan.ids.length : plan.ids.length;
+    if (!policy || policy.strategy === 'none' || promptLength <= policy.budgetTokens)
+      return plan.kind === 'extend' ? { ...plan, added } : plan;
+    const windowed = blame('template', () => slidingWindow(this.history, policy, render));
+    ledger.contextDroppedTokens += Math.max(0, promptLength - windowed.ids.length);
+    if (policy.strategy === 'summarize' && windowed.dropped.length > 0) {
+      const summary = await this.summarise(windowed.dropped, tools, base, render);
+      if (summary !== undefined) {
+        this.history = withSummary(windowed.messages, summary);
+        return { kind: 'rewrite', ids: render(this.history), reason: 'summarized' };
+      }
+    }
+    this.history = windowed.messages;
+    return { kind: 'rewrite', ids: windowed.ids, reason: 'sliding_window' };
+  }
+
+  /**
+   * Asks the policy for a summary of `dropped` in a segment of its own (ended with reason `summarize`);
+   * undefined when the request does not fit or the reply is cut off (the window is used without one).
+   */
+  private async summarise(
+    dropped: readonly ChatMessage[],
+    tools: readonly ChatTool[],
+    base: Omit<TitoTurnRequest, 'trajectory' | 'fresh' | 'messages' | 'turn'>,
+    render: (conversation: readonly ChatMessage[]) => number[],
+  ): Promise<string | undefined> {
+    const policy = this.options.context;
+    if (policy?.strategy !== 'summarize') return undefined;
+    const request = summaryRequest(conversationHead(this.history), dropped, policy.summaryPrompt ?? '');
+    const ids = blame('template', () => render(request));
+    const result = await this.run(
+      { kind: 'rewrite', ids, reason: 'summarize' },
+      { ...base, tools, maxNewTokens: policy.maxSummaryTokens ?? this.options.maxNewTokens },
+    );
+    if (result.status !== 'generated') return undefined;
+    this.turn++;
+    this.options.ledger.summaryTurns++;
+    return result.finishReason === 'stop' ? result.parsed.text : undefined;
+  }
+
+  /** Runs a planned turn: appended to the segment, or the first turn of a new one (kept only when it generated). */
+  private async run(
+    plan: TurnPlan,
+    base: Omit<TitoTurnRequest, 'trajectory' | 'fresh' | 'messages' | 'turn'>,
+  ): Promise<TitoTurnResult> {
+    const { ledger } = this.options;
+    if (plan.kind === 'extend')
+      return titoTurn(this.context, {
+        ...base,
+        trajectory: ledger.trajectory,
+        fresh: false,
+        messages: plan.added,
+        environmentIds: plan.ids,
+        turn: this.turn,
+      });
+    const segment = new TokenTrajectory();
+    Object.assign(segment.counters, ledger.trajectory.counters);
+    const result = await titoTurn(this.context, {
+      ...base,
+      trajectory: segment,
+      fresh: true,
+      messages: this.history,
+      environmentIds: plan.ids,
+      turn: this.turn,
+    });
+    if (result.status === 'generated') ledger.startSegment(plan.reason, segment);
+    return result;
+  }
+
+  /**
+   * The messages the next turn adds, also kept in the conversation the planner renders: the whole
+   * first prompt, then the model's last reply (from the agent's messages) and the messages the
+   * trajectory lacks.
+   */
   private newMessages(messages: Message[], streamOptions: StreamOptions, fresh: boolean): ChatMessage[] {
     if (fresh) {
       const system = systemPromptText(streamOptions.systemPrompt);
-      return [...(system ? [{ role: 'system' as const, content: system }] : []), ...messages.flatMap(toChatMessages)];
+      const first = [
+        ...(system ? [{ role: 'system' as const, content: system }] : []),
+        ...messages.flatMap(toChatMessages),
+      ];
+      this.history = first.slice();
+      return first;
     }
     const added = messages.slice(this.cursor);
     if (added.some((m) => m.role !== 'user')) {
       throw new Error('TitoModel: an assistant message the model did not generate was added to the conversation');
     }
-    return added.flatMap(toChatMessages);
+    const reply = messages[this.cursor - 1];
+    if (reply?.role === 'assistant') this.history.push(...toChatMessages(reply));
+    const chat = added.flatMap(toChatMessages);
+    this.history.push(...chat);
+    return chat;
   }
 
   private *events(turn: GeneratedTurn): Iterable<ModelStreamEvent> {

@@ -37,6 +37,11 @@ export interface TitoTurnRequest {
   readonly fresh: boolean;
   /** The whole conversation when `fresh`, else only the messages added since the model's last reply. */
   readonly messages: readonly ChatMessage[];
+  /**
+   * The environment tokens already rendered by the caller (the template's own rendering of a rewritten
+   * prompt, or of what it adds); `messages` then only decide the tokens' source.
+   */
+  readonly environmentIds?: readonly number[];
   /** The tools offered: the template lists them when `fresh`; the parser reads their schemas every turn. */
   readonly tools: readonly ChatTool[];
   /** The model turn number, stamped on both the prompt and the reply segments. */
@@ -92,9 +97,11 @@ export type TitoTurnResult =
 export async function titoTurn(context: TitoTurnContext, request: TitoTurnRequest): Promise<TitoTurnResult> {
   const { engine, tokenizer, renderer, tally } = context;
   const { trajectory, fresh, messages, turn } = request;
-  const environmentIds = blame('template', () =>
-    fresh ? renderer.initial(messages, request.tools) : renderer.continuation(trajectory.ids.at(-1), messages),
-  );
+  const environmentIds =
+    request.environmentIds ??
+    blame('template', () =>
+      fresh ? renderer.initial(messages, request.tools) : renderer.continuation(trajectory.ids.at(-1), messages),
+    );
   const promptLength = trajectory.length + environmentIds.length;
   const room = Math.min(request.maxNewTokens, (request.maxTotalTokens ?? Infinity) - promptLength);
   if (room <= 0) return { status: 'overBudget', promptLength };

@@ -13,7 +13,9 @@ import type { EpisodeEnv } from '../tools/types.js';
 import type { ChatTool } from '../tokens/chat-types.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import type { ReasoningHistory } from '../tokens/reasoning-history.js';
 import type { TokenTrajectory } from '../tokens/trajectory.js';
+import type { ContextPolicy } from '../agent/long-episode.js';
 
 /** How the agent of one episode behaves. */
 export interface AgentSpec extends GenerationSettings {
@@ -28,6 +30,10 @@ export interface AgentSpec extends GenerationSettings {
   readonly maxSteps?: number;
   /** Most error tool results; reaching it ends the episode with `maxToolErrors`. */
   readonly maxToolErrors?: number;
+  /** `agent.reasoning_history` resolved against the template (default keep). */
+  readonly reasoningHistory?: ReasoningHistory;
+  /** `agent.context`: what happens once a prompt passes its budget. */
+  readonly context?: ContextPolicy;
 }
 
 export interface EpisodeStats {
@@ -49,6 +55,8 @@ export interface EpisodeStats {
   readonly engineMs: number;
   /** Gateway episodes: times the agent rewrote its history, each starting a new trajectory segment. */
   readonly historyRewrites?: number;
+  /** Built-in agent with agent.context: prompt tokens the sliding window or summary left out of new segments. */
+  readonly contextDroppedTokens?: number;
 }
 
 /** A finished episode: the conversation, its exact tokens, and what happened. */
@@ -67,8 +75,9 @@ export interface EpisodeResult {
   /** The layer that failed, with `error`. */
   readonly errorKind?: EpisodeErrorKind;
   /**
-   * Gateway episodes whose agent rewrote its history: the trajectory segments before `trajectory`, in
-   * order, each with why the segment after it starts from a fresh render. Every segment is trained.
+   * Episodes whose history was rewritten (a gateway agent's own rewrite, the built-in agent's
+   * reasoning strip or context management): the trajectory segments before `trajectory`, in order, each
+   * with why the segment after it starts from a fresh render. Every segment is trained.
    */
   readonly priorSegments?: readonly { readonly trajectory: TokenTrajectory; readonly endedBecause: string }[];
   /** External agents: the end of their stderr (or of an agent server's error body). */
@@ -167,6 +176,8 @@ function buildAgent(options: RunEpisodeOptions): TitoAgent {
       ...(spec.maxToolCallsPerTurn === undefined ? {} : { maxToolCallsPerTurn: spec.maxToolCallsPerTurn }),
       sampling: spec.sampling,
       ...(spec.chatTemplateKwargs ? { chatTemplateKwargs: spec.chatTemplateKwargs } : {}),
+      ...(spec.reasoningHistory ? { reasoningHistory: spec.reasoningHistory } : {}),
+      ...(spec.context ? { context: spec.context } : {}),
       tools: spec.tools,
       ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
     }),
@@ -298,8 +309,12 @@ function result(
       generatedTokens: ledger.generatedTokens,
       wallMs,
       engineMs: ledger.engineMs,
+      ...(spec.context && spec.context.strategy !== 'none'
+        ? { contextDroppedTokens: ledger.contextDroppedTokens }
+        : {}),
     },
     ...(failure === undefined ? {} : { error: failure.message, errorKind: failure.kind }),
+    ...(ledger.priorSegments.length > 0 ? { priorSegments: [...ledger.priorSegments] } : {}),
   };
 }
 
@@ -327,5 +342,5 @@ function plainMessages(
 /** The first `turns` assistant messages after the `seeded` opening are the model's (one per engine call), in order. */
 function modelMessages(transcript: readonly Message[], ledger: EpisodeLedger, seeded: number): Set<Message> {
   const assistant = transcript.slice(seeded).filter((m) => m.role === 'assistant');
-  return new Set(assistant.slice(0, ledger.trajectory.counters.turns));
+  return new Set(assistant.slice(0, ledger.trajectory.counters.turns - ledger.summaryTurns));
 }
