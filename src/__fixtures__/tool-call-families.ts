@@ -42,6 +42,8 @@ export interface ToolCallFamily {
    * recipient in a message header).
    */
   readonly callMarker?: string;
+  /** Breaks the last of the add(a=2, b=3) calls `renderCalls` wrote so that the parser refuses it. */
+  readonly corrupt: (calls: string) => string;
   /**
    * How the model writes calls when that is not the parser's `renderCalls` (Llama 3.1 writes a custom
    * tool call without `<|python_tag|>`, as Meta's template renders it).
