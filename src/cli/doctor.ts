@@ -1,6 +1,7 @@
 import { paint, renderTable, type TableStyle } from '../ui/table.js';
 import { defineCommand } from './define-command.js';
 import { doctorChecks, type DoctorRow, type DoctorStatus } from './doctor-checks.js';
+import { modelDoctorRows } from './doctor-model.js';
 import { SETUP_FLAGS, setupFromArgs } from './setup.js';
 
 /** What `atk doctor` found: the rows, the table text, and whether any row failed. */
@@ -33,9 +34,26 @@ export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRo
 }
 
 export const doctorCommand = defineCommand({
-  command: 'doctor',
-  describe: 'Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory',
+  command: 'doctor [model]',
+  describe:
+    "Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory; or, given a model directory, its chat template's tool calling",
+  positionals: {
+    model: {
+      type: 'string',
+      describe:
+        'A local Hugging Face model directory: render a sample tool call and result through its chat template, parse the call back, check the history is append-only',
+    },
+  },
   options: {
+    'tool-call-format': {
+      type: 'string',
+      default: 'auto',
+      describe: 'With a model: the agent.tool_call_format to check (auto reads it off the chat template)',
+    },
+    'chat-template': {
+      type: 'string',
+      describe: "With a model: a Jinja file to use instead of the model's chat template (as model.chat_template)",
+    },
     fix: {
       type: 'boolean',
       default: false,
@@ -46,8 +64,23 @@ export const doctorCommand = defineCommand({
   examples: [
     ['$0 doctor', 'pass/warn/fail per check, with how to fix each problem; exit code 1 only when a check fails'],
     ['$0 doctor --fix --yes', 'check, then install the missing Python side'],
+    [
+      '$0 doctor ~/models/Llama-3.1-8B-Instruct',
+      "the model's tool-call format, a sample call parsed back, and whether its history stays append-only",
+    ],
   ],
   handler: async (args) => {
+    if (args.model !== undefined) {
+      const rows = await modelDoctorRows({
+        model: args.model,
+        format: args['tool-call-format'],
+        ...(args['chat-template'] === undefined ? {} : { chatTemplate: args['chat-template'] }),
+      });
+      const report = await runDoctor({}, rows);
+      process.stdout.write(report.text);
+      if (report.failed) process.exitCode = 1;
+      return;
+    }
     const report = await runDoctor();
     process.stdout.write(report.text);
     if (args.fix) {

@@ -38,3 +38,4 @@ export {
   detectToolCallFormat,
   resolveToolCallFormat,
 } from './tool-call-format.js';
+export { checkChatTemplate, type TemplateCheck } from './template-check.js';
