@@ -54,7 +54,9 @@ export const DatasetSchema = z
       .string()
       .min(1)
       .default('file')
-      .describe('Registered dataset: arith, gsm8k, deepcoder, tau2, or file (a .jsonl/.json/.csv/.parquet at path).'),
+      .describe(
+        'Registered dataset: arith, helpdesk, gsm8k, deepcoder, tau2, or file (a .jsonl/.json/.csv/.parquet at path).',
+      ),
     path: z
       .string()
       .optional()
