@@ -3,8 +3,8 @@
  * fail, and for anything but pass how to fix it. Checks run concurrently and never throw.
  */
 import { existsSync, readdirSync } from 'node:fs';
-import { execa } from 'execa';
 import { engineDoctorRows } from '../policy/index.js';
+import { nvidiaSmi } from '../setup/probe.js';
 import { sandboxCapabilities } from '../tools/sandbox/index.js';
 import { findPython, type PythonInfo } from '../trainer/find-python.js';
 import { dataDir } from '../util/paths.js';
@@ -89,15 +89,6 @@ export function blasCheck(info: PythonInfo | null): DoctorRow {
     };
   }
   return { check: 'openblas', status: 'warn', detail: 'could not tell which BLAS torch uses', fix };
-}
-
-/** nvidia-smi's CSV, one `name, memory.total, driver_version` line per GPU; null when it is missing or fails. */
-export async function nvidiaSmi(): Promise<string | null> {
-  const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], {
-    reject: false,
-    timeout: 30_000,
-  });
-  return smi.exitCode === 0 ? String(smi.stdout) : null;
 }
 
 /** GPUs: optional (the embedded engine runs on CPU); vllm/sglang recipes need them. `probe` stands in for nvidia-smi in tests. */

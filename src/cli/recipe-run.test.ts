@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ConfigError, InputError } from '../errors/index.js';
+import { gpuCount } from '../setup/probe.js';
 import { newRecipeRun, reopenRecipeRun } from './recipe-run.js';
 
 const RECIPE = 'recipes/smoke/quickstart.yaml';
+/** The GPUs nvidia-smi finds here (none on CI): the GPU checks name indices past them. */
+const GPUS = await gpuCount();
 let root: string;
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'atk-recipe-run-'));
@@ -40,6 +43,36 @@ describe('newRecipeRun', () => {
     await expect(failure).rejects.toThrow(/^agent\.tool_call_format: auto finds no tool-call format/);
     expect(existsSync(runsDir)).toBe(false);
   });
+
+  test('rejects GPU indices this machine lacks, at the line that names them, before any directory is created', async () => {
+    const runsDir = join(root, 'no-gpu');
+    const have = GPUS;
+    const failure = newRecipeRun(RECIPE, [
+      `output.runs_dir=${runsDir}`,
+      'model.trainer.device=auto',
+      `model.trainer.gpus=[${have + 3}]`,
+    ]);
+    await expect(failure).rejects.toBeInstanceOf(ConfigError);
+    const machine = have === 0 ? 'this machine has no GPU (nvidia-smi finds none)' : `this machine has ${have} GPU`;
+    await expect(failure).rejects.toThrow(
+      new RegExp(
+        `^<overrides>:3:\\d+  model\\.trainer\\.gpus: GPU ${have + 3} not found: ${machine.replace(/[()]/g, '\\$&')}[^\\n]*$`,
+      ),
+    );
+    expect(existsSync(runsDir)).toBe(false);
+  });
+
+  test.skipIf(GPUS > 0)(
+    'rejects model.trainer.device cuda on a machine with no GPU before any directory is created',
+    async () => {
+      const runsDir = join(root, 'no-cuda');
+      const failure = newRecipeRun(RECIPE, [`output.runs_dir=${runsDir}`, 'model.trainer.device=cuda']);
+      await expect(failure).rejects.toThrow(
+        /^<overrides>:2:\d+ {2}model\.trainer\.device: cuda needs a GPU: this machine has no GPU \(nvidia-smi finds none\); use auto or cpu$/,
+      );
+      expect(existsSync(runsDir)).toBe(false);
+    },
+  );
 
   test('rejects an invalid override before any directory is created', async () => {
     const runsDir = join(root, 'never');

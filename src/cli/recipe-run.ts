@@ -26,7 +26,7 @@ export interface RecipeDataOptions {
  * Validates the recipe, checks its model files and built-in data are there (or fetches the data), reads
  * `agent.tool_call_format: auto` off the model's chat template, then
  * creates its run directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for
- * an invalid recipe, a missing model or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
+ * an invalid recipe, a missing model, GPU indices the machine lacks or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
  * directories record the same facts.
  * @throws ConfigError for an invalid recipe or override; InputError/TrainerError naming model.path for
  * missing model files; InputError naming agent.tool_call_format for a chat template in no format atk
@@ -40,8 +40,9 @@ export async function newRecipeRun(
 ): Promise<RecipeRun> {
   const validated = await loadRecipe(recipeFile, overrides);
   // Imported here so commands that never start a run do not load the engine kinds.
-  const { preflightRecipe } = await import('../run/preflight.js');
+  const { preflightRecipe, preflightGpus } = await import('../run/preflight.js');
   preflightRecipe(validated.recipe, validated.dir);
+  await preflightGpus(validated);
   const { withToolCallFormat } = await import('../run/recipe-tokenizer.js');
   const loaded = { ...validated, recipe: await withToolCallFormat(validated.recipe, validated.dir) };
   await ensureRecipeData(loaded.recipe, data);

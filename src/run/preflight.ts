@@ -4,9 +4,10 @@
  * leaves none behind.
  */
 import { isAbsolute } from 'node:path';
-import { InputError } from '../errors/index.js';
+import { ConfigError, type ConfigIssue, InputError } from '../errors/index.js';
 import { engineKind } from '../policy/index.js';
-import type { ResolvedRecipe } from '../recipe/index.js';
+import type { LoadedRecipe, ResolvedRecipe } from '../recipe/index.js';
+import { gpuCount } from '../setup/probe.js';
 import { findExecutable } from '../tools/sandbox/capabilities.js';
 
 /**
@@ -21,6 +22,44 @@ export function preflightRecipe(recipe: ResolvedRecipe, recipeDir: string): void
   // Replicas a cluster launcher places run on other nodes, whose PATH this machine cannot see.
   if (kind.defaultExecutable && recipe.cluster.launcher === 'local')
     engineCommandPresent(recipe, kind.defaultExecutable(recipe));
+}
+
+/**
+ * Refuses GPU indices this machine does not have (`model.trainer.gpus`, `model.engine.gpus`), and
+ * `model.trainer.device: cuda` on a machine with no GPU, each at the line that set it. On a cluster the
+ * GPUs are the nodes', which this machine cannot see, so nothing is checked there.
+ * @throws ConfigError, one located line per refused key.
+ */
+export async function preflightGpus(
+  loaded: Pick<LoadedRecipe, 'recipe' | 'locate'>,
+  count: () => Promise<number> = gpuCount,
+): Promise<void> {
+  const { recipe } = loaded;
+  if (recipe.cluster.launcher !== 'local') return;
+  const { trainer, engine } = recipe.model;
+  const wanted: [string, readonly number[]][] = [
+    ['model.trainer.gpus', trainer.gpus],
+    ['model.engine.gpus', engine.gpus],
+  ];
+  if (trainer.device !== 'cuda' && engine.gpus.length === 0 && trainer.gpus.length === 0) return;
+  const have = await count();
+  const machine =
+    have === 0
+      ? 'this machine has no GPU (nvidia-smi finds none)'
+      : `this machine has ${have} GPU${have > 1 ? 's' : ''} (0-${have - 1})`;
+  const issues: ConfigIssue[] = wanted.flatMap(([path, gpus]) => {
+    const missing = gpus.filter((g) => g >= have);
+    return missing.length
+      ? [{ ...loaded.locate(path), path, message: `GPU ${missing.join(', ')} not found: ${machine}` }]
+      : [];
+  });
+  if (trainer.device === 'cuda' && have === 0 && trainer.gpus.length === 0)
+    issues.push({
+      ...loaded.locate('model.trainer.device'),
+      path: 'model.trainer.device',
+      message: `cuda needs a GPU: ${machine}; use auto or cpu`,
+    });
+  if (issues.length) throw new ConfigError(issues);
 }
 
 /** The executable that starts the engine: model.engine.command's, else the kind's own. */

@@ -56,3 +56,20 @@ async function debianPackages(names: readonly string[]): Promise<Set<string>> {
       .map(([name]) => name!),
   );
 }
+
+/** nvidia-smi's CSV, one `name, memory.total, driver_version` line per GPU; null when it is missing or fails. */
+export async function nvidiaSmi(): Promise<string | null> {
+  const smi = await execa('nvidia-smi', ['--query-gpu=name,memory.total,driver_version', '--format=csv,noheader'], {
+    reject: false,
+    timeout: 30_000,
+  });
+  return smi.exitCode === 0 ? String(smi.stdout) : null;
+}
+
+/**
+ * How many GPUs this machine gives atk: nvidia-smi's count (in a container, the ones it was given), 0
+ * without nvidia-smi. The recipe's GPU indices are these GPUs' (atk sets CUDA_VISIBLE_DEVICES to them).
+ */
+export async function gpuCount(probe: () => Promise<string | null> = nvidiaSmi): Promise<number> {
+  return (await probe())?.trim().split('\n').filter(Boolean).length ?? 0;
+}
