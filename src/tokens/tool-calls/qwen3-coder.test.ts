@@ -81,6 +81,69 @@ describe('qwen3CoderParser', () => {
     ]);
   });
 
+  test('returns each value converted as vLLM converts it for its schema type, or its text where that fails', () => {
+    // [schema of the parameter, value written, value read]; values chosen so a Python-literal reading differs.
+    const cases: [unknown, string, unknown][] = [
+      [{ type: 'integer' }, ' 7 ', 7],
+      [{ type: 'long' }, '1.5', '1.5'],
+      [{ type: ' Integer ' }, '1.5', '1.5'],
+      [{ type: 'number' }, '-2e3', -2000],
+      [{ type: 'float' }, 'True', 'True'],
+      [{ type: 'boolean' }, 'TRUE', true],
+      [{ type: 'bool' }, 'fAlse', false],
+      [{ type: 'binary' }, 'true', true],
+      [{ type: 'boolean' }, 'yes', 'yes'],
+      [{ type: 'object' }, '{"a": true}', { a: true }],
+      [{ type: 'dict[str, bool]' }, '{"a": true}', { a: true }],
+      [{ type: 'list' }, '[true]', [true]],
+      [{ type: 'array' }, "['x', None]", ['x', null]],
+      [{ type: 'custom' }, '[1, 2]', [1, 2]],
+      [{ type: 'custom' }, 'two words', 'two words'],
+      [{ type: 'enum' }, '5', '5'],
+      [{ enum: ['a'] }, '5', '5'],
+      [true, '[1]', '[1]'],
+      [{ type: ['null', 'boolean'] }, 'TRUE', true],
+      [{ anyOf: [{ type: 'null' }, { type: 'integer' }] }, '4.5', '4.5'],
+      [{ oneOf: [{ enum: [1] }, { type: 'boolean' }] }, 'TRUE', true],
+      [{ anyOf: [{ type: 'null' }] }, '[1]', '[1]'],
+      [{ type: 'string' }, 'NULL', null],
+    ];
+    for (const [schema, value, expected] of cases) {
+      const tool: ChatTool = {
+        type: 'function',
+        function: { name: 'f', description: '', parameters: { type: 'object', properties: { p: schema } } },
+      };
+      const [parsed] = qwen3CoderParser.parse(call('f', param('p', value)), { tools: [tool] }).calls;
+      expect([schema, value, parsed?.ok && parsed.arguments.p]).toStrictEqual([schema, value, expected]);
+    }
+  });
+
+  test('returns values typed by a parameters object without properties, as vLLM reads one', () => {
+    const bare: ChatTool = {
+      type: 'function',
+      function: { name: 'f', description: '', parameters: { p: { type: 'integer' } } },
+    };
+    const raw = call('f', param('p', '1.5'));
+    expect(qwen3CoderParser.parse(raw, { tools: [bare] }).calls).toStrictEqual([
+      { ok: true, name: 'f', arguments: { p: '1.5' }, raw },
+    ]);
+  });
+
+  test('returns names trimmed and a value whose only line break is inside it unchanged', () => {
+    const raw = '<tool_call><function= search ><parameter= query >a\nb</parameter></function></tool_call>';
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: 'a\nb' }, raw }]);
+    const unnamed = call('search', '<parameter=>x</parameter>');
+    expect(parse(unnamed).calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'search',
+        raw: unnamed,
+        message: "the call to 'search' has an unnamed or repeated parameter ''",
+      },
+    ]);
+  });
+
   test('returns the text of values that do not convert, of parameters outside the schema, and of every value without tools', () => {
     const raw = call('search', param('limit', 'ten') + param('exact', 'maybe') + param('other', '5'));
     expect(parse(raw).calls).toStrictEqual([
