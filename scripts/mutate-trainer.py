@@ -7,8 +7,9 @@ the trainer's pytest files that cover the module against it, and counts the muta
 trained that no test notices. Results are cached by file, mutant and test-file contents, so a rerun
 only runs mutants whose code or tests changed (reports/mutation/trainer.json).
 
-usage: python3 scripts/mutate-trainer.py [FILE ...] [--tests TEST ...] [--max N] [--timeout S]
-  FILE: modules under trainer/atk_trainer/train/ (default: loss.py train.py batch.py)
+usage: python3 scripts/mutate-trainer.py [FILE[:FIRST-LAST] ...] [--tests TEST ...] [--max N] [--timeout S]
+  FILE: modules under trainer/atk_trainer/train/ (default: loss.py train.py batch.py); a line range
+  (train.py:238-302) plants only mutants that start on those lines, as Stryker's file:lines does
 """
 
 import argparse
@@ -29,7 +30,7 @@ TRAIN = ROOT / "trainer" / "atk_trainer" / "train"
 CACHE = ROOT / "reports" / "mutation" / "trainer.json"
 DEFAULT_FILES = ["loss.py", "train.py", "batch.py"]
 # The tests that exercise the update as the trainer assembles it.
-DEFAULT_TESTS = ["test_loss.py", "test_train.py", "test_train_update.py", "test_batch.py"]
+DEFAULT_TESTS = ["test_loss.py", "test_loss_algorithms.py", "test_train.py", "test_train_update.py", "test_batch.py"]
 
 SWAPS = {
     ast.Add: ast.Sub,
@@ -117,10 +118,11 @@ def main() -> int:
         tests_hash = digest(*(Path(t).read_text() for t in tests))
         cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
         totals = {"killed": 0, "total": 0}
-        for name in args.files:
+        for spec in args.files:
+            name, lines = parse_target(spec)
             target = work / "trainer" / "atk_trainer" / "train" / name
             source = (TRAIN / name).read_text()
-            found = list(mutants(source))
+            found = [m for m in mutants(source) if lines[0] <= m[0] <= lines[1]]
             if args.max:
                 found = found[: args.max]
             killed, survivors = 0, []
@@ -136,6 +138,8 @@ def main() -> int:
                     passed, _ = run_tests(work, tests, timeout)
                     target.write_text(source)
                     cache[key] = "survived" if passed else "killed"
+                    # Saved after every mutant: an interrupted run (hours on 2 cores) keeps what it measured.
+                    save(cache)
                 if cache[key] == "killed":
                     killed += 1
                 else:
@@ -143,15 +147,31 @@ def main() -> int:
             total = killed + len(survivors)
             totals["killed"] += killed
             totals["total"] += total
-            print(f"train/{name}: {score(killed, total)} ({killed} of {total} mutants killed)")
+            print(f"train/{spec}: {score(killed, total)} ({killed} of {total} mutants killed)", flush=True)
             for s in survivors:
-                print(f"  survived: {s}")
-        CACHE.parent.mkdir(parents=True, exist_ok=True)
-        CACHE.write_text(json.dumps(cache))
+                print(f"  survived: {s}", flush=True)
+        save(cache)
         print(f"trainer/atk_trainer/train: {score(totals['killed'], totals['total'])} mutation score")
         return 0
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def save(cache) -> None:
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    CACHE.with_suffix(".tmp").write_text(json.dumps(cache))
+    CACHE.with_suffix(".tmp").replace(CACHE)
+
+
+def parse_target(spec: str):
+    """("train.py", (first, last)) from "train.py:238-302"; a bare file name covers every line."""
+    name, _, lines = spec.partition(":")
+    if not lines:
+        return name, (1, sys.maxsize)
+    first, _, last = lines.partition("-")
+    if not first.isdigit() or not (last or first).isdigit():
+        raise SystemExit(f"mutate-trainer: {spec}: a line range is FIRST-LAST, as in train.py:238-302")
+    return name, (int(first), int(last or first))
 
 
 def run_tests(work: Path, tests, timeout):
