@@ -146,3 +146,40 @@ describe('greedy_sft', () => {
     expect(batch.advantages).toStrictEqual([[null]]);
   });
 });
+
+describe('segment weighting', () => {
+  // One episode split in two segments with 1 and 3 trained tokens, against one that is not split.
+  const tokens = (trained: number): GroupMember['tokens'] => ({
+    token_ids: Array.from({ length: trained + 1 }, (_, i) => i),
+    loss_mask: [0, ...Array<number>(trained).fill(1)],
+    logprobs: Array<number>(trained + 1).fill(0),
+  });
+  const split: GroupMember = { reward: 1, excluded: false, success: true, tokens: tokens(3), priorTokens: [tokens(1)] };
+  const whole: GroupMember = { reward: 0, excluded: false, success: false, tokens: tokens(4) };
+  const advantagesOf = (settings: Record<string, unknown>): number[] =>
+    assembleBatch([[split, whole]], resolveAlgorithm(AlgorithmSchema.parse({ name: 'grpo', ...settings })))
+      .sequences.slice(0, 2)
+      .map((s) => s.advantage!);
+
+  it('returns every segment with the episode advantage under by_tokens and token-mean (each token counts once)', () => {
+    const [first, second] = advantagesOf({});
+    expect(first).toBeCloseTo(second!);
+    expect(first).toBeGreaterThan(0);
+  });
+
+  it('returns segment advantages scaled so each segment carries half the episode under equal and token-mean', () => {
+    const base = advantagesOf({})[0]!;
+    const [first, second] = advantagesOf({ segment_weighting: 'equal' });
+    // 4 trained tokens over 2 segments: 2 each; the 1-token segment x2, the 3-token one x2/3.
+    expect(first).toBeCloseTo(base * 2);
+    expect(second).toBeCloseTo((base * 2) / 3);
+    expect(first! * 1 + second! * 3).toBeCloseTo(base * 4);
+  });
+
+  it('returns segment advantages in proportion to tokens under by_tokens and seq-mean-token-mean', () => {
+    const base = advantagesOf({ loss_aggregation: 'seq-mean-token-mean', segment_weighting: 'equal' })[0]!;
+    const [first, second] = advantagesOf({ loss_aggregation: 'seq-mean-token-mean' });
+    expect(first).toBeCloseTo(base * 0.5);
+    expect(second).toBeCloseTo(base * 1.5);
+  });
+});

@@ -73,16 +73,23 @@ export function assembleBatch(
         // the recorded advantage is the task term; each token's own adds the teacher's
         const task = distill.weight * advantage;
         row.push(task);
-        for (const [tokens, teacher] of memberSegments(member)) {
+        const segments = memberSegments(member);
+        const scales = segmentScales(
+          segments.map(([tokens]) => tokens),
+          algorithm,
+        );
+        for (const [i, [tokens, teacher]] of segments.entries()) {
           const scored = distillAdvantages(tokens, teacher, task);
           distill.kl += scored.reverseKlSum;
           distill.tokens += scored.tokens;
-          sequences.push({ ...tokens, advantages: scored.advantages });
+          sequences.push({ ...tokens, advantages: scored.advantages.map((a) => a * scales[i]!) });
         }
         continue;
       }
       row.push(advantage);
-      for (const tokens of memberTokens(member)) sequences.push(toSequence(tokens, advantage));
+      const segments = memberTokens(member);
+      const scales = segmentScales(segments, algorithm);
+      for (const [i, tokens] of segments.entries()) sequences.push(toSequence(tokens, advantage * scales[i]!));
     }
     advantages.push(row);
   }
@@ -132,6 +139,29 @@ function assembleSuccessSft(groups: readonly (readonly GroupMember[])[]): Assemb
     }),
   );
   return { loss: 'sft', sequences, groups: groups.length, droppedGroups: 0, advantages };
+}
+
+/**
+ * The factor on each segment's advantage that splits the episode's weight among its segments as
+ * `algorithm.segment_weighting` says, keeping the episode's total weight what it is without scaling
+ * (segments trained as they are). The policy-gradient losses are linear in the advantage (PPO's clip
+ * included, the factor being positive), so the factor scales the segment's share of the loss. Under a
+ * token-summed aggregation a segment weighs its trained tokens: by_tokens is the segments as they are,
+ * equal gives each N/k of the episode's N tokens. Under seq-mean-token-mean each segment weighs 1: equal
+ * is as they are, by_tokens gives each k n_i / N.
+ */
+export function segmentScales(
+  segments: readonly TrainableTokens[],
+  algorithm: Pick<ResolvedAlgorithm, 'loss_aggregation' | 'segment_weighting'>,
+): number[] {
+  const k = segments.length;
+  if (k <= 1) return segments.map(() => 1);
+  const counts = segments.map((t) => t.loss_mask.reduce((a, m) => a + m, 0));
+  const total = counts.reduce((a, n) => a + n, 0);
+  const perSequence = algorithm.loss_aggregation === 'seq-mean-token-mean';
+  const byTokens = (algorithm.segment_weighting ?? 'by_tokens') === 'by_tokens';
+  if (perSequence === byTokens) return counts.map((n) => (perSequence ? (k * n) / total : total / (k * n)));
+  return counts.map(() => 1);
 }
 
 /** Every trainable segment of a member, its earlier segments first. */

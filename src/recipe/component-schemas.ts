@@ -191,6 +191,38 @@ export const ExternalAgentSchema = z
 
 const toolCallFormats = Object.keys(toolCallParsers) as [string, ...string[]];
 
+/** agent.context: what the built-in agent does once a prompt passes its budget. */
+const ContextSchema = z
+  .strictObject({
+    strategy: z
+      .enum(['none', 'sliding_window', 'summarize'])
+      .default('none')
+      .describe(
+        "none: the episode ends when it passes agent.max_total_tokens; sliding_window: keep the system prompt, the task and the last turns; summarize: the same, with the policy's own summary (trained) of what was dropped. Each rewrite starts a new trajectory segment.",
+      ),
+    budget_tokens: positiveInt
+      .optional()
+      .describe('Prompt tokens that trigger a rewrite; default: agent.max_total_tokens minus agent.max_new_tokens.'),
+    keep_last_turns: positiveInt
+      .default(4)
+      .describe(
+        'Most turns (a reply and the tool results or user message after it) a rewrite keeps; fewer when they do not fit.',
+      ),
+    drop: z
+      .enum(['turns', 'tool_results'])
+      .default('turns')
+      .describe('tool_results: blank the oldest tool results first (every call stays visible), then drop turns.'),
+    summary_prompt: z
+      .string()
+      .min(1)
+      .default(
+        'Summarise the conversation so far for yourself: the task, what you found, what you did and what is left. Reply with the summary only.',
+      )
+      .describe('summarize: the user message that asks the policy for the summary.'),
+    max_summary_tokens: positiveInt.default(256).describe('summarize: most tokens of the summary.'),
+  })
+  .describe('Context management of the built-in agent for episodes that outgrow the window.');
+
 export const AgentSchema = z
   .strictObject({
     external: ExternalAgentSchema.optional(),
@@ -216,6 +248,13 @@ export const AgentSchema = z
     chat_template_kwargs: componentOptions
       .default({})
       .describe('Extra chat template variables, e.g. {enable_thinking: false}.'),
+    reasoning_history: z
+      .enum(['auto', 'keep', 'strip'])
+      .default('auto')
+      .describe(
+        "Earlier turns' reasoning in later prompts. strip: each prompt is rendered as the chat template renders it (Qwen3 drops the <think> of turns before the last user message), and the episode continues in a new trajectory segment wherever that prompt does not extend the last; keep: append-only, the reasoning stays. auto reads it off the template (resolved.yaml names it).",
+      ),
+    context: ContextSchema.prefault({}),
   })
   .describe('The agent loop around the model.');
 

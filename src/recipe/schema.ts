@@ -108,6 +108,12 @@ export const AlgorithmSchema = z
       .describe(
         "Leave episodes cut off by a generation limit (finish reason truncated: a turn hit agent.max_new_tokens; or maxTotalTokens) out of the loss; they still count in their group's baseline (DAPO's overlong filtering).",
       ),
+    segment_weighting: z
+      .enum(['by_tokens', 'equal'])
+      .default('by_tokens')
+      .describe(
+        "How an episode's trajectory segments (a history rewrite, a stripped reasoning, a context window) share the episode's weight in the loss, which stays what one unsplit sequence would have: by_tokens in proportion to their generated tokens, equal each the same.",
+      ),
     kl_coef: z
       .number()
       .nonnegative()

@@ -12,6 +12,7 @@ import {
   conversationFigures,
   failuresByKind,
   gatewayFigures,
+  segmentFigures,
   rolloutFigures,
   trajectoryRecord,
 } from './step-record.js';
@@ -139,6 +140,7 @@ export function summarize(
     failed_episodes: figures.failed_episodes,
     ...failuresByKind(rollouts),
     ...gatewayFigures(rollouts),
+    ...segmentFigures(rollouts),
     ...conversationFigures(rollouts),
     ...teacherFigures(rollouts),
   };

@@ -6,7 +6,8 @@ import { InputError } from '../errors/index.js';
 import type { Recipe } from '../recipe/schema.js';
 import { startExternalAgents, type ExternalAgents } from '../gateway/external-episode.js';
 import { composeReward, type ComposedReward } from '../rewards/compose.js';
-import { type ModelTokenizer, resolveToolCallFormat } from '../tokens/index.js';
+import { type ModelTokenizer, resolveReasoningHistory, resolveToolCallFormat } from '../tokens/index.js';
+import type { ContextPolicy } from '../agent/long-episode.js';
 import { tools as toolRegistry } from '../tools/index.js';
 import { toolComponent } from '../tools/components.js';
 import { guardEpisodeTools } from '../tools/guard.js';
@@ -116,6 +117,12 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       maxToolCallsPerTurn: recipe.agent.max_tool_calls_per_turn,
       chatTemplateKwargs: recipe.agent.chat_template_kwargs,
       toolCallFormat,
+      reasoningHistory: resolveReasoningHistory(
+        recipe.agent.reasoning_history,
+        ctx.tokenizer,
+        recipe.agent.chat_template_kwargs,
+      ),
+      context: contextPolicy(recipe),
     },
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
@@ -124,6 +131,26 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),
     runner: external ? externalEpisodes(external) : builtInEpisodes,
+  };
+}
+
+/**
+ * `agent.context` as the built-in agent takes it: the budget defaults to what leaves one full reply
+ * within agent.max_total_tokens (or the engine's max_model_len).
+ */
+function contextPolicy(recipe: Recipe): ContextPolicy {
+  const { context, max_new_tokens } = recipe.agent;
+  if (context.strategy === 'none') return { strategy: 'none' };
+  const total = recipe.agent.max_total_tokens ?? recipe.model.engine.max_model_len;
+  const budget = context.budget_tokens ?? (total === undefined ? undefined : Math.max(1, total - max_new_tokens));
+  if (budget === undefined) return { strategy: 'none' };
+  return {
+    strategy: context.strategy,
+    budgetTokens: budget,
+    keepLastTurns: context.keep_last_turns,
+    drop: context.drop,
+    summaryPrompt: context.summary_prompt,
+    maxSummaryTokens: context.max_summary_tokens,
   };
 }
 

@@ -5,9 +5,11 @@
 import { engineKind } from '../policy/index.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import {
+  AUTO_REASONING_HISTORY,
   AUTO_TOOL_CALL_FORMAT,
   loadModelTokenizer,
   type ModelTokenizer,
+  resolveReasoningHistory,
   resolveToolCallFormat,
   type TokenizerOverrides,
 } from '../tokens/index.js';
@@ -31,13 +33,33 @@ export function recipeTokenizer(recipe: ResolvedRecipe, recipeDir: string): Prom
 
 /**
  * The recipe with `agent.tool_call_format: auto` replaced by the format the model's chat template
- * writes, as resolved.yaml records it; any other setting is kept.
+ * writes, and `agent.reasoning_history: auto` by what the template does with earlier reasoning, as
+ * resolved.yaml records them; any other setting is kept.
  * @throws InputError naming agent.tool_call_format when the template writes no format atk parses.
  */
 export async function withToolCallFormat(recipe: ResolvedRecipe, recipeDir: string): Promise<ResolvedRecipe> {
-  if (recipe.agent.tool_call_format !== AUTO_TOOL_CALL_FORMAT) return recipe;
-  const format = resolveToolCallFormat(AUTO_TOOL_CALL_FORMAT, await recipeTokenizer(recipe, recipeDir));
-  return { ...recipe, agent: { ...recipe.agent, tool_call_format: format } };
+  if (!readsTemplate(recipe)) return recipe;
+  return resolvedFromTemplate(recipe, await recipeTokenizer(recipe, recipeDir));
+}
+
+/** Whether a setting is `auto`: agent.tool_call_format, agent.reasoning_history. */
+function readsTemplate(recipe: ResolvedRecipe): boolean {
+  return (
+    recipe.agent.tool_call_format === AUTO_TOOL_CALL_FORMAT || recipe.agent.reasoning_history === AUTO_REASONING_HISTORY
+  );
+}
+
+/** The recipe with every `auto` the template decides replaced by what it decides. */
+function resolvedFromTemplate(recipe: ResolvedRecipe, tokenizer: ModelTokenizer): ResolvedRecipe {
+  const { agent } = recipe;
+  return {
+    ...recipe,
+    agent: {
+      ...agent,
+      tool_call_format: resolveToolCallFormat(agent.tool_call_format, tokenizer),
+      reasoning_history: resolveReasoningHistory(agent.reasoning_history, tokenizer, agent.chat_template_kwargs),
+    },
+  };
 }
 
 /**
@@ -46,13 +68,12 @@ export async function withToolCallFormat(recipe: ResolvedRecipe, recipeDir: stri
  * @throws InputError naming agent.tool_call_format when the template writes no format atk parses.
  */
 export async function withToolCallFormatIfPresent(recipe: ResolvedRecipe, recipeDir: string): Promise<ResolvedRecipe> {
-  if (recipe.agent.tool_call_format !== AUTO_TOOL_CALL_FORMAT) return recipe;
+  if (!readsTemplate(recipe)) return recipe;
   let tokenizer: ModelTokenizer;
   try {
     tokenizer = await recipeTokenizer(recipe, recipeDir);
   } catch {
     return recipe;
   }
-  const format = resolveToolCallFormat(AUTO_TOOL_CALL_FORMAT, tokenizer);
-  return { ...recipe, agent: { ...recipe.agent, tool_call_format: format } };
+  return resolvedFromTemplate(recipe, tokenizer);
 }

@@ -80,17 +80,39 @@ export interface TransferredError {
 }
 
 type TransferredRollout = Omit<Rollout, 'episode'> & {
-  readonly episode: Omit<Rollout['episode'], 'trajectory' | 'priorSegments'> & { readonly trajectory: TrajectoryJSON };
+  readonly episode: Omit<Rollout['episode'], 'trajectory' | 'priorSegments'> & {
+    readonly trajectory: TrajectoryJSON;
+    readonly priorSegments?: readonly { readonly trajectory: TrajectoryJSON; readonly endedBecause: string }[];
+  };
 };
 
 /** A rollout in a form structured clone keeps whole (the trajectory is a class). */
 export function packRollout(rollout: Rollout): TransferredRollout {
-  const { trajectory, priorSegments: _, ...episode } = rollout.episode;
-  return { ...rollout, episode: { ...episode, trajectory: trajectory.toJSON() } };
+  const { trajectory, priorSegments, ...episode } = rollout.episode;
+  return {
+    ...rollout,
+    episode: {
+      ...episode,
+      trajectory: trajectory.toJSON(),
+      ...(priorSegments
+        ? { priorSegments: priorSegments.map((s) => ({ ...s, trajectory: s.trajectory.toJSON() })) }
+        : {}),
+    },
+  };
 }
 
 export function unpackRollout(packed: TransferredRollout): Rollout {
-  return { ...packed, episode: { ...packed.episode, trajectory: TokenTrajectory.fromJSON(packed.episode.trajectory) } };
+  const { trajectory, priorSegments, ...episode } = packed.episode;
+  return {
+    ...packed,
+    episode: {
+      ...episode,
+      trajectory: TokenTrajectory.fromJSON(trajectory),
+      ...(priorSegments
+        ? { priorSegments: priorSegments.map((s) => ({ ...s, trajectory: TokenTrajectory.fromJSON(s.trajectory) })) }
+        : {}),
+    },
+  };
 }
 
 export function packError(error: unknown, cancelled: boolean): TransferredError {

@@ -1,3 +1,4 @@
+import type { TrajectoryJSON } from '../tokens/trajectory.js';
 import type { AssembledBatch } from '../algorithms/batch.js';
 import type { Rollout } from '../rollout/collect.js';
 import type { StepMetrics } from './events.js';
@@ -168,6 +169,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...toolCalls,
     ...toolErrors,
     ...gatewayFigures(rollouts),
+    ...segmentFigures(rollouts),
     ...conversationFigures(rollouts),
     ...syncFigures(facts.transfer),
     ...facts.sampling,
@@ -239,6 +241,30 @@ export function gatewayFigures(rollouts: readonly Rollout[]): Record<`gateway/${
   };
 }
 
+/**
+ * Steps and evals whose episodes were split in trajectory segments (a history rewrite, stripped
+ * reasoning, context management): segments per episode, each rewrite reason's count per episode, and
+ * the prompt tokens context management left out per episode. Nothing when no episode was split and no
+ * context management ran.
+ */
+export function segmentFigures(rollouts: readonly Rollout[]): Record<`segments/${string}`, number> {
+  const dropped = rollouts.map((r) => r.episode.stats.contextDroppedTokens);
+  const split = rollouts.some((r) => (r.episode.priorSegments?.length ?? 0) > 0);
+  if (!split && dropped.every((n) => n === undefined)) return {};
+  const n = Math.max(1, rollouts.length);
+  return {
+    'segments/per_episode': rollouts.reduce((a, r) => a + 1 + (r.episode.priorSegments?.length ?? 0), 0) / n,
+    ...meansPerEpisode(rollouts, 'segments/rewrites', (r) => {
+      const counts: Record<string, number> = {};
+      for (const s of r.episode.priorSegments ?? []) counts[s.endedBecause] = (counts[s.endedBecause] ?? 0) + 1;
+      return counts;
+    }),
+    ...(dropped.some((d) => d !== undefined)
+      ? { 'segments/context_dropped_tokens': dropped.reduce<number>((a, d) => a + (d ?? 0), 0) / n }
+      : {}),
+  };
+}
+
 /** `<prefix>/<name>`: the mean over `rollouts` of each name's count (an episode without it counts 0). */
 function meansPerEpisode<P extends string>(
   rollouts: readonly Rollout[],
@@ -256,6 +282,57 @@ function meansPerEpisode<P extends string>(
 
 function zeroed(counts: Readonly<Record<string, number>>): Record<string, number> {
   return Object.fromEntries(Object.keys(counts).map((name) => [name, 0]));
+}
+
+/**
+ * The earlier segments of an episode as its trajectory line stores them: each segment's tokens
+ * shared with the start of the segment after it (the system prompt and task a window keeps, the
+ * turns before a stripped reasoning) are not written again; `shared_prefix` counts them and
+ * `restorePriorSegments` puts them back.
+ */
+export function priorSegmentRecords(episode: Rollout['episode']): PriorSegmentRecord[] {
+  const segments = [...(episode.priorSegments ?? []).map((s) => s.trajectory), episode.trajectory];
+  return (episode.priorSegments ?? []).map((s, i) => {
+    const json = s.trajectory.toJSON();
+    const shared = commonPrefix(json.ids, segments[i + 1]!.ids);
+    return {
+      ended_because: s.endedBecause,
+      shared_prefix: shared,
+      trajectory: { ...json, ids: json.ids.slice(shared) },
+    };
+  });
+}
+
+/** A prior segment in a trajectory line: its ids after the `shared_prefix` it has with the next segment. */
+export interface PriorSegmentRecord {
+  readonly ended_because: string;
+  readonly shared_prefix?: number;
+  readonly trajectory: TrajectoryJSON;
+}
+
+/**
+ * The prior segments of a trajectory line with their whole ids, rebuilt from the next segment's
+ * (the last from the line's own trajectory).
+ */
+export function restorePriorSegments(
+  prior: readonly PriorSegmentRecord[],
+  trajectory: TrajectoryJSON,
+): { readonly endedBecause: string; readonly trajectory: TrajectoryJSON }[] {
+  const restored: { endedBecause: string; trajectory: TrajectoryJSON }[] = [];
+  let next = trajectory;
+  for (let i = prior.length - 1; i >= 0; i--) {
+    const record = prior[i]!;
+    const ids = [...next.ids.slice(0, record.shared_prefix ?? 0), ...record.trajectory.ids];
+    next = { ...record.trajectory, ids };
+    restored.unshift({ endedBecause: record.ended_because, trajectory: next });
+  }
+  return restored;
+}
+
+function commonPrefix(a: readonly number[], b: readonly number[]): number {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
 }
 
 /** One line of trajectories/step-NNNNN.jsonl: what the agent did, token by token, and how it scored. */
@@ -279,14 +356,7 @@ export function trajectoryRecord(rollout: Rollout, step: number, advantage: numb
     stats: episode.stats,
     messages: episode.messages,
     trajectory: episode.trajectory.toJSON(),
-    ...(episode.priorSegments
-      ? {
-          prior_segments: episode.priorSegments.map((s) => ({
-            ended_because: s.endedBecause,
-            trajectory: s.trajectory.toJSON(),
-          })),
-        }
-      : {}),
+    ...(episode.priorSegments ? { prior_segments: priorSegmentRecords(episode) } : {}),
     ...(episode.agentLog ? { agent_log: episode.agentLog } : {}),
     ...(episode.chatTools ? { tools: episode.chatTools } : {}),
   };

@@ -39,3 +39,9 @@ export {
   resolveToolCallFormat,
 } from './tool-call-format.js';
 export { checkChatTemplate, type TemplateCheck } from './template-check.js';
+export {
+  AUTO_REASONING_HISTORY,
+  detectReasoningHistory,
+  resolveReasoningHistory,
+  type ReasoningHistory,
+} from './reasoning-history.js';
