@@ -114,7 +114,7 @@ export async function startClusterLaunch(
     allocation,
     placement,
     stage,
-    guard: (policy, trainer, engines) => guardPlacedPolicy(policy, clusterLaunch, trainer, engines),
+    guard: (policy, trainer, engines) => guardPlacedPolicy(policy, clusterLaunch, trainer, engines, recipe.cluster),
     trainer: {
       host: trainerHost,
       wrap: (command) =>

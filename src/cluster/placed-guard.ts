@@ -4,6 +4,7 @@
  */
 import type { ProviderError } from '../errors/index.js';
 import type { PlacedListener } from '../policy/index.js';
+import type { ClusterConfig } from '../recipe/cluster-schema.js';
 import type { Allocation } from './allocation.js';
 import { watchLiveness } from './liveness.js';
 import type { Placement } from './placement.js';
@@ -52,6 +53,7 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
   cluster: WatchedPlacement,
   trainer: Listening,
   engines: readonly Listening[],
+  heartbeat: Pick<ClusterConfig, 'heartbeat_interval_s' | 'heartbeat_misses'>,
 ): P {
   const { placement } = cluster;
   cluster.watch([
@@ -65,6 +67,8 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
   // Between calls too (the rollout phase): a lost process, or one that stopped answering, fails the step.
   const liveness = watchLiveness({
     failure: () => cluster.failure(),
+    intervalS: heartbeat.heartbeat_interval_s,
+    misses: heartbeat.heartbeat_misses,
     heartbeats: [
       {
         component: 'trainer',

@@ -106,6 +106,7 @@ async function assemble(
     replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : urls,
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
+    timeoutMs: config.sync_timeout_s * 1000,
     writePolicy: async (dir) => void (await client.save(dir, { weightsOnly: true, dtype: syncDtype })),
     ...(cluster?.stage ? { stage: cluster.stage } : {}),
     ...(fullSync === 'broadcast'
@@ -114,7 +115,7 @@ async function assemble(
             sender: client.weights,
             masterAddr: new URL(client.baseUrl).hostname,
             dtype: syncDtype,
-            timeoutS: BROADCAST_TIMEOUT_S,
+            timeoutS: config.sync_timeout_s,
           },
         }
       : {}),
@@ -137,9 +138,6 @@ async function assemble(
     close: stopAll,
   };
 }
-
-/** Limit of each wait in a weight broadcast group (rendezvous, one tensor): a lost member fails the sync by then. */
-const BROADCAST_TIMEOUT_S = 300;
 
 const PHASE_WORDS: Readonly<Record<EngineStartProgress['phase'], string>> = {
   spawned: 'started',

@@ -16,9 +16,12 @@ function recipe(trainer: Record<string, unknown>, engine: Record<string, unknown
 }
 
 describe('trainerLaunchOptions', () => {
-  test('returns the recipe python for discovery, the run log, threads, the embedded batch size, startup limit and the trainer GPUs', () => {
+  test('returns the recipe python for discovery, the run log, threads, the embedded batch size, startup and call limits and the trainer GPUs', () => {
     const options = trainerLaunchOptions(
-      recipe({ python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30 }, { max_batch_size: 48 }),
+      recipe(
+        { python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30, call_timeout_s: 90 },
+        { max_batch_size: 48 },
+      ),
       { logsDir: '/run/logs', runDir: '/run' },
     );
     expect(options).toStrictEqual({
@@ -28,6 +31,7 @@ describe('trainerLaunchOptions', () => {
       threads: 2,
       maxBatch: 48,
       startupTimeoutMs: 30_000,
+      callTimeoutMs: 90_000,
       gpus: [3],
     });
     // A launched engine batches by its own flags (engine.args: --max-num-seqs); the trainer then serves no rollouts.

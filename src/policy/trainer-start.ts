@@ -32,6 +32,7 @@ export function trainerLaunchOptions(
     threads: trainer.threads,
     ...(recipe.model.engine.kind === 'embedded' ? { maxBatch: recipe.model.engine.max_batch_size } : {}),
     startupTimeoutMs: trainer.startup_timeout_s * 1000,
+    callTimeoutMs: trainer.call_timeout_s * 1000,
     gpus: trainer.gpus,
     ...(options.signal ? { signal: options.signal } : {}),
   };

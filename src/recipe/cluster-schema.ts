@@ -45,6 +45,21 @@ export const ClusterSchema = z
       .describe(
         'token: listeners off loopback (trainer control API, engines) require a per-run random token header; none is refused for slurm and hosts.',
       ),
+    heartbeat_interval_s: z
+      .number()
+      .positive()
+      .default(10)
+      .describe(
+        'slurm/hosts: seconds between the health checks of the placed trainer and engine replicas while nothing calls them (each waits at most 5 s).',
+      ),
+    heartbeat_misses: z
+      .number()
+      .int()
+      .positive()
+      .default(3)
+      .describe(
+        'slurm/hosts: unanswered health checks in a row that make a placed process lost (a hung node): the step fails naming it.',
+      ),
   })
   .describe('Where the trainer and the engine replicas run: this machine, a Slurm allocation, or a list of hosts.');
 

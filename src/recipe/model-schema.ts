@@ -41,6 +41,11 @@ export const EngineSchema = z
       .default(1)
       .describe('Engine replicas; each engine request goes to the replica with the fewest samples in flight.'),
     startup_timeout_s: positiveNumber.default(900).describe('Seconds to wait for the engine to become healthy.'),
+    sync_timeout_s: positiveNumber
+      .default(300)
+      .describe(
+        'Seconds one weight-sync request to an engine replica (load, update) and each wait of a broadcast (rendezvous, one tensor) may take; a lost replica fails the sync by then.',
+      ),
     max_batch_size: positiveInt
       .default(256)
       .describe('embedded: most sequences decoded together in one batch; more wait for a free row.'),
@@ -116,6 +121,11 @@ export const TrainerSchema = z
     startup_timeout_s: positiveNumber
       .default(300)
       .describe('Seconds to wait for the trainer process to become healthy.'),
+    call_timeout_s: positiveNumber
+      .default(3600)
+      .describe(
+        'Seconds one call to the trainer (a train step, a checkpoint save or load) may take before the run fails naming it; raise it for steps longer than an hour.',
+      ),
     nodes: positiveInt
       .default(1)
       .describe(

@@ -37,6 +37,8 @@ export interface LaunchTrainerOptions {
   readonly gpus?: readonly number[];
   /** How long to wait for /control/health. */
   readonly startupTimeoutMs: number;
+  /** Limit for one control call (model.trainer.call_timeout_s); default the client's (1 h). */
+  readonly callTimeoutMs?: number;
   /** Aborting stops the start (the process is killed) or, later, nothing: call stop(). */
   readonly signal?: AbortSignal;
 }
@@ -158,7 +160,12 @@ async function startTrainer(python: string, port: number, options: LaunchTrainer
     return result.exitCode ?? null;
   });
   const baseUrl = `http://${options.host ?? '127.0.0.1'}:${port}`;
-  const client = createTrainerClient({ baseUrl, logFile: options.logFile, exited });
+  const client = createTrainerClient({
+    baseUrl,
+    logFile: options.logFile,
+    exited,
+    ...(options.callTimeoutMs !== undefined ? { timeoutMs: options.callTimeoutMs } : {}),
+  });
   let stopping: Promise<void> | undefined;
   const trainer: TrainerProcess = {
     pid: child.pid ?? -1,
