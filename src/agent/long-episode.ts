@@ -56,8 +56,10 @@ export interface PromptPlanInput {
  */
 export function planPrompt(input: PromptPlanInput): PromptPlan {
   const { tokenizer, segment } = input;
-  if (input.reasoningHistory === 'keep')
-    return { kind: 'extend', ids: input.renderer.continuation(segment.at(-1), input.added) };
+  if (input.reasoningHistory === 'keep') {
+    const reply = input.history[input.history.length - input.added.length - 1];
+    return { kind: 'extend', ids: input.renderer.continuation(segment.at(-1), input.added, reply) };
+  }
   const text = tokenizer.renderChat(input.history, { ...input.kwargs, tools: input.tools, addGenerationPrompt: true });
   const before = tokenizer.decode(segment);
   if (text.startsWith(before)) return { kind: 'extend', ids: tokenizer.encode(text.slice(before.length)) };

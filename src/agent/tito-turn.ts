@@ -37,6 +37,8 @@ export interface TitoTurnRequest {
   readonly fresh: boolean;
   /** The whole conversation when `fresh`, else only the messages added since the model's last reply. */
   readonly messages: readonly ChatMessage[];
+  /** The model's last reply as the conversation holds it, which the continuation renders `messages` after. */
+  readonly reply?: ChatMessage;
   /**
    * The environment tokens already rendered by the caller (the template's own rendering of a rewritten
    * prompt, or of what it adds); `messages` then only decide the tokens' source.
@@ -100,7 +102,9 @@ export async function titoTurn(context: TitoTurnContext, request: TitoTurnReques
   const environmentIds =
     request.environmentIds ??
     blame('template', () =>
-      fresh ? renderer.initial(messages, request.tools) : renderer.continuation(trajectory.ids.at(-1), messages),
+      fresh
+        ? renderer.initial(messages, request.tools)
+        : renderer.continuation(trajectory.ids.at(-1), messages, request.reply),
     );
   const promptLength = trajectory.length + environmentIds.length;
   const room = Math.min(request.maxNewTokens, (request.maxTotalTokens ?? Infinity) - promptLength);

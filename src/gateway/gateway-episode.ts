@@ -162,6 +162,7 @@ export class GatewayEpisode {
         trajectory,
         fresh,
         messages: added,
+        ...(fresh ? {} : { reply: this.shown.at(-1) }),
         tools: request.tools,
         turn,
         sampling: {

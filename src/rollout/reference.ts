@@ -25,6 +25,7 @@ export function referenceTrajectory(
   let turn = 0;
   let pending: ChatMessage[] = [];
   let lastModelToken: number | undefined;
+  let reply: ChatMessage | undefined;
   for (const message of messages.slice(firstAssistant)) {
     if (message.role !== 'assistant') {
       pending.push(message);
@@ -33,7 +34,7 @@ export function referenceTrajectory(
     if (pending.length > 0) {
       trajectory.appendEnvironment(
         pending.some((m) => m.role === 'user') ? 'user' : 'tool',
-        renderer.continuation(lastModelToken, pending),
+        renderer.continuation(lastModelToken, pending, reply),
         turn,
       );
       pending = [];
@@ -41,6 +42,7 @@ export function referenceTrajectory(
     const ids = tokenizer.encode(assistantText(tokenizer, message, probe, kwargs));
     trajectory.appendModel(ids, new Array<number>(ids.length).fill(0), turn, 0, 'stop');
     lastModelToken = ids[ids.length - 1];
+    reply = message;
     turn++;
   }
   trajectory.counters.turns = turn;

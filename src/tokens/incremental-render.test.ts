@@ -1,8 +1,9 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
+import { loadGptOss } from '../__fixtures__/tool-call-families.js';
 import type { ChatMessage } from './chat-types.js';
 import { incrementalRenderer, probeTemplate } from './incremental-render.js';
 import { loadModelTokenizer, type ModelTokenizer } from './model-tokenizer.js';
@@ -53,6 +54,29 @@ describe('incrementalRenderer', () => {
     expect(pieces).toStrictEqual(
       tok.encode(tok.renderChat([system, user, assistant, ...results], { tools, addGenerationPrompt: true })),
     );
+  });
+
+  test("returns a tool result named after the reply's call for a template that looks back at it (gpt-oss)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'atk-gptoss-'));
+    try {
+      const tok = await loadGptOss(dir);
+      const r = incrementalRenderer(tok);
+      // The call as the harmony template writes it, ended by <|call|>, one of gpt-oss's stop tokens.
+      const modelIds = tok.encode(' to=functions.add<|channel|>commentary json<|message|>{"a": 2, "b": 3}<|call|>');
+      const result: ChatMessage = { role: 'tool', content: '{"sum": 5}' };
+      const cont = r.continuation(modelIds.at(-1), [result], assistant);
+      expect(tok.decode(cont)).toBe(
+        '<|start|>functions.add to=assistant<|channel|>commentary<|message|>"{\\"sum\\": 5}"<|end|><|start|>assistant',
+      );
+      const pieces = [...r.initial([system, user], tools), ...modelIds, ...cont];
+      expect(pieces).toStrictEqual(
+        tok.encode(tok.renderChat([system, user, assistant, result], { tools, addGenerationPrompt: true })),
+      );
+      // Without the reply the template has no call to name the result after.
+      expect(() => r.continuation(modelIds.at(-1), [result])).toThrow(/null/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('returns the whole turn closer when the model stopped on another eos token', async () => {

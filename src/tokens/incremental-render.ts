@@ -12,9 +12,12 @@ export interface IncrementalRenderer {
   /**
    * Ids to append after a model turn that ended with `lastModelToken`: the template's turn closer
    * (minus the stop token when the model already produced it), the new messages, the generation prompt.
+   * `reply` is the model's last reply as the conversation holds it: where it made tool calls the new
+   * messages are rendered after it, for templates that name a tool result after the call it answers
+   * (gpt-oss writes `functions.NAME to=assistant`); its own rendering is cut off again.
    * @throws Error when the template cannot be rendered append-only (see `probeTemplate`).
    */
-  continuation(lastModelToken: number | undefined, messages: readonly ChatMessage[]): number[];
+  continuation(lastModelToken: number | undefined, messages: readonly ChatMessage[], reply?: ChatMessage): number[];
 }
 
 const FAKE_SYSTEM: ChatMessage = { role: 'system', content: '__ATK_SYSTEM__' };
@@ -99,13 +102,18 @@ function createRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<strin
       }
       return tokenizer.encode(text);
     },
-    continuation(lastModelToken, messages) {
+    continuation(lastModelToken, messages, reply) {
       // A fake system + user prefix keeps templates from injecting a default system prompt or
       // mis-rendering a conversation that starts with tool messages; it is cut off again below.
-      const full = tokenizer.renderChat([FAKE_SYSTEM, FAKE_USER, ...messages], {
-        ...kwargs,
-        addGenerationPrompt: true,
-      });
+      const head = [FAKE_SYSTEM, FAKE_USER];
+      const stop = stopText(tokenizer, lastModelToken);
+      if (reply?.tool_calls?.length && stop) {
+        // After the reply, cut off again where the template writes the model's stop token after it.
+        const full = tokenizer.renderChat([...head, reply, ...messages], { ...kwargs, addGenerationPrompt: true });
+        const at = full.startsWith(probe.prefix) ? full.indexOf(stop, probe.prefix.length) : -1;
+        if (at >= 0) return tokenizer.encode(full.slice(at + stop.length));
+      }
+      const full = tokenizer.renderChat([...head, ...messages], { ...kwargs, addGenerationPrompt: true });
       if (!full.startsWith(probe.prefix)) {
         throw new Error(
           'chat template renders earlier messages differently when more follow; incremental rendering is impossible',
@@ -116,6 +124,12 @@ function createRenderer(tokenizer: ModelTokenizer, kwargs: Readonly<Record<strin
       return tokenizer.encode(closer + full.slice(probe.prefix.length));
     },
   };
+}
+
+/** The text of the model's last token where it is a stop token, else undefined. */
+function stopText(tokenizer: ModelTokenizer, lastModelToken: number | undefined): string | undefined {
+  if (lastModelToken === undefined || !tokenizer.eosTokenIds.includes(lastModelToken)) return undefined;
+  return tokenizer.decode([lastModelToken]) || undefined;
 }
 
 /** A rendered system block (system prompt + tools) and its tokens, reusable at the start of a prompt. */

@@ -81,8 +81,13 @@ export function checkChatTemplate(
   );
   const parsed = parseReply(tokenizer, parser, replyIds, tokenizer.decode(replyIds), { tools: [SAMPLE_TOOL] }).calls;
 
+  const callMessage: ChatMessage = {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ id: 'call_0', type: 'function', function: SAMPLE_CALL }],
+  };
   const toolMessage: ChatMessage = { role: 'tool', content: SAMPLE_RESULT, tool_call_id: 'call_0' };
-  trajectory.appendEnvironment('tool', renderer.continuation(callIds.at(-1), [toolMessage]), 1);
+  trajectory.appendEnvironment('tool', renderer.continuation(callIds.at(-1), [toolMessage], callMessage), 1);
   const answerIds = tokenizer.encode(SAMPLE_ANSWER).concat(stopIds);
   trajectory.appendModel(
     answerIds,
@@ -93,11 +98,7 @@ export function checkChatTemplate(
   );
   const conversation: ChatMessage[] = [
     ...messages,
-    {
-      role: 'assistant',
-      content: '',
-      tool_calls: [{ id: 'call_0', type: 'function', function: SAMPLE_CALL }],
-    },
+    callMessage,
     toolMessage,
     { role: 'assistant', content: SAMPLE_ANSWER },
   ];
