@@ -1,7 +1,7 @@
 // The tiny models' shared recipe: a byte-level BPE tokenizer (Qwen2's pre-tokenizer regex, so every
 // digit is its own token) with the 256 byte symbols, a few merges learnt from rendered transcripts of
 // the model's task (so the fixed markup of a tool call costs a few tokens instead of dozens), and the
-// ChatML/Hermes special tokens; and a 0.9M-parameter qwen2 config. Weights come from a warm-start
+// ChatML/Hermes special tokens; and a qwen2 config of 4 layers (0.9M parameters at width 128). Weights come from a warm-start
 // recipe. Used by make-tiny-arith.ts and make-tiny-helpdesk.ts; deterministic.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,6 +16,8 @@ export interface TinyModelSpec {
   readonly corpus: Iterable<string>;
   readonly merges: number;
   readonly maxPositions: number;
+  /** Width of the model (default 128; the intermediate layer is 3x). */
+  readonly hidden?: number;
 }
 
 const SPECIALS: readonly [string, boolean][] = [
@@ -85,8 +87,8 @@ export function writeTinyModel(spec: TinyModelSpec): string {
     architectures: ['Qwen2ForCausalLM'],
     model_type: 'qwen2',
     vocab_size: vocabSize,
-    hidden_size: 128,
-    intermediate_size: 384,
+    hidden_size: spec.hidden ?? 128,
+    intermediate_size: 3 * (spec.hidden ?? 128),
     num_hidden_layers: 4,
     num_attention_heads: 4,
     num_key_value_heads: 4,

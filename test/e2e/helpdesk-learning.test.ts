@@ -1,0 +1,58 @@
+/**
+ * Multi-turn agent RL learns, end to end through the built CLI with the real trainer, embedded engine,
+ * scripted customer, tau2 tools and reward: a short run of recipes/helpdesk.yaml must raise held-out task
+ * success by MARGIN. A regression in what multi-turn training depends on (user and tool turns trained as
+ * if the model wrote them, rewards read from the wrong episode or state, the user simulator's path) makes
+ * it learn less: `npm run bench helpdesk` measures both negative controls (docs/helpdesk.md).
+ */
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/util/paths.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { atkRun, onlyRun, readJsonl, tempRunsDir } from './run-helpers.js';
+
+/** The run: the recipe with fewer held-out conversations per eval. */
+const OVERRIDES = ['dataset.eval_limit=40'];
+/**
+ * Not yet calibrated: models/tiny-helpdesk's warm start is unfinished (docs/helpdesk.md, "Status"), so no
+ * seed has been measured. Once its weights ship, set this from the gains of at least 5 seeds of this run,
+ * safely inside the smallest and above what the negative controls gain (npm run bench helpdesk).
+ */
+const MARGIN = 0.1;
+/** The test runs once the model's weights exist; until then it is reported as skipped, not passed. */
+const WEIGHTS = join(projectRoot(), 'models', 'tiny-helpdesk', 'model.safetensors');
+
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+describe.skipIf(!existsSync(WEIGHTS))('helpdesk learning', () => {
+  it(`GRPO raises held-out task success of the tiny help-desk model by ${100 * MARGIN} points, and the multi-turn figures are recorded`, async () => {
+    const runsDir = tempRunsDir();
+    made.push(runsDir);
+    const result = await atkRun(['recipes/helpdesk.yaml', ...OVERRIDES, '--no-tui'], runsDir, 600_000);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const runDir = onlyRun(runsDir, 'helpdesk');
+    const metrics = readJsonl(join(runDir, 'metrics.jsonl'));
+    const evals = metrics.filter((m) => m.kind === 'eval');
+    const [before, after] = [evals[0]!, evals.at(-1)!];
+    console.log(
+      `helpdesk, held-out success on ${before.tasks} conversations: ${before.accuracy} -> ${after.accuracy}; ` +
+        `policy violations per episode ${before.policy_violations_per_episode} -> ${after.policy_violations_per_episode}`,
+    );
+    expect((after.accuracy as number) - (before.accuracy as number)).toBeGreaterThanOrEqual(MARGIN);
+    // conversations, not single answers: the customer spoke after the first message, the agent called tools
+    const steps = metrics.filter((m) => m.kind === 'train');
+    for (const line of [...steps, before, after]) {
+      expect(line.user_turns_per_episode as number).toBeGreaterThan(1.5);
+      expect(line.tool_calls_per_episode as number).toBeGreaterThan(0.5);
+      expect(typeof line.policy_violations_per_episode).toBe('number');
+    }
+    // the trained trajectories interleave model turns with user turns and tool results (environment tokens)
+    const sources = readJsonl(join(runDir, 'trajectories', 'step-00001.jsonl')).flatMap((r) =>
+      (r.trajectory as { segments: [string, number, number][] }).segments.map(([source]) => source),
+    );
+    expect(new Set(sources)).toStrictEqual(new Set(['prompt', 'model', 'user', 'tool']));
+  }, 900_000);
+});
