@@ -14,7 +14,7 @@ import { loadRecipe } from '../../src/recipe/index.js';
 import { epochStream, tasksForStep } from '../../src/rollout/task-stream.js';
 import { hasRewardSpread } from '../../src/algorithms/advantages.js';
 import { DATA_STATE_FILE } from '../../src/run/data-state.js';
-import { CHECKPOINT_MARKER, stepName } from '../../src/runs/index.js';
+import { CHECKPOINT_MARKER, LOCK_FILE, stepName } from '../../src/runs/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import '../../src/builtins.js';
 import { BIN, python, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
@@ -83,9 +83,14 @@ function versionDir(runsDir: string): string | undefined {
   return version === undefined ? undefined : join(root, version);
 }
 
+/** The pids every kill left in a writer lock; each resume must take those locks over without --force. */
+const killedHolders: number[] = [];
+
 /**
- * Run `atk run args` and SIGKILL it as soon as the run directory (found by `dir`) shows `sign`; resolves
- * once the process is gone with whether it was killed (false: it ended first, the sign never showed).
+ * Run `atk run args` and SIGKILL the real atk (the writer lock's holder: under Node < 22 `bin/atk` is a
+ * wrapper whose own SIGKILL lets atk end cleanly) as soon as the run directory (found by `dir`) shows
+ * `sign`; resolves once the process is gone with whether it was killed (false: it ended first, the sign
+ * never showed). The killed atk's lock must stay behind, naming it.
  */
 async function runUntil(args: readonly string[], dir: () => string | undefined, sign: Sign): Promise<boolean> {
   const child = execa('node', [BIN, 'run', ...args], { reject: false, cwd: projectRoot(), env: { CI: 'true' } });
@@ -93,15 +98,38 @@ async function runUntil(args: readonly string[], dir: () => string | undefined, 
   void child.then(() => {
     ended = true;
   });
+  let holder: number | undefined;
   for (;;) {
     const at = dir();
-    if (at !== undefined && sign(at)) break;
+    holder = at === undefined ? undefined : lockHolder(at);
+    if (at !== undefined && holder !== undefined && sign(at)) break;
     if (ended) return false;
     await sleep(20);
   }
-  child.kill('SIGKILL');
+  process.kill(holder, 'SIGKILL');
   await child;
+  expect(lockHolder(dir()!)).toBe(holder);
+  killedHolders.push(holder);
   return true;
+}
+
+/** The pid in a run directory's writer lock, when one is there and whole. */
+function lockHolder(dir: string): number | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Each killed holder's lock was taken over (noted in the manifest) and the finished run holds none. */
+function expectLocksTakenOver(dir: string): void {
+  const notes = (readJson(join(dir, 'manifest.json')).status_history as { message?: string }[])
+    .map((h) => h.message?.match(/^took over the writer lock of atk pid (\d+) on .*: that process is gone$/)?.[1])
+    .filter((pid) => pid !== undefined)
+    .map(Number);
+  expect(notes).toStrictEqual(killedHolders.splice(0));
+  expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
 }
 
 /** `atk run --resume dir` to the end. */
@@ -126,6 +154,7 @@ describe('atk run --resume', () => {
   it('returns a complete run after SIGKILLs in start-up, between a step and its checkpoint, at a checkpoint and in rollouts, with every step recorded once', async () => {
     const { dir, final } = await killAndResume([], [created, recorded(2), committed(3), collecting(5)]);
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
+    expectLocksTakenOver(dir);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
     const metrics = readJsonl(join(dir, 'metrics.jsonl'));
@@ -170,6 +199,7 @@ describe('atk run --resume', () => {
       [collecting(1), collecting(3), committed(4)],
     );
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
+    expectLocksTakenOver(dir);
 
     expect(readJson(join(dir, 'manifest.json')).status).toBe('finished');
     const metrics = readJsonl(join(dir, 'metrics.jsonl'));
@@ -210,6 +240,7 @@ describe('atk run --resume', () => {
       [collecting(2), committed(3), collecting(5)],
     );
     expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
+    expectLocksTakenOver(dir);
     const metrics = readJsonl(join(dir, 'metrics.jsonl'));
     const train = metrics.filter((l) => l.kind === 'train');
     expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3, 4, 5, 6]);
@@ -279,6 +310,7 @@ describe('atk run --resume', () => {
     expect(from).toBeLessThan(steps);
     const resumed = await resume(dir);
     expect([resumed.exitCode, resumed.stderr]).toStrictEqual([0, '']);
+    expectLocksTakenOver(dir);
     expect([(await whole).exitCode, (await whole).stderr]).toStrictEqual([0, '']);
     const wholeDir = versionDir(wholeRuns)!;
 
