@@ -8,6 +8,7 @@ function member(reward: number): GroupMember {
   return {
     reward,
     success: reward >= 1,
+    excluded: false,
     tokens: { token_ids: [1, 2, 3, 4, 5, 6], loss_mask: [0, 0, 1, 1, 0, 1], logprobs: [0, 0, -0.5, -0.2, 0, -1] },
   };
 }
