@@ -1,6 +1,7 @@
 """BuiltinDecoder: rows retire and join in any order and every running row still gets the logits of a
 full forward pass over its own sequence; a prompt that continues a finished sequence computes only its
-new tokens, in the decoder and through the engine, until the weights change."""
+new tokens, and one that shares only a prefix with it (a rewritten conversation) only what follows the
+longest common prefix, in the decoder and through the engine, until the weights change."""
 import random
 
 import pytest
@@ -117,14 +118,49 @@ def test_decoder_returns_continuations_computing_only_their_new_tokens(config):
         decoder.decode([f[step] for f in fed])
     decoder.keep([1])  # rows 0 and 2 finish; their cached tokens are prompt + fed
     cached = [first[0] + fed[0], first[2] + fed[2]]
-    turn = [cached[1] + [29, 30], cached[0] + [31, 32, 33, 34], cached[0][:5] + [35]]  # the last continues nothing
+    # The third shares 5 tokens with a parked sequence, the last none.
+    turn = [cached[1] + [29, 30], cached[0] + [31, 32, 33, 34], cached[0][:5] + [35], [30, 31, 32, 33, 34, 35]]
     widths.clear()
     check(policy, decoder.prefill(turn), turn)
-    # 4 new tokens at most in the continuations, the whole 6-token third prompt: left-padded to 6.
+    assert decoder.reused == [len(cached[1]), len(cached[0]), 5, 0]
+    # 4 new tokens at most in the others, the whole 6-token last prompt: left-padded to 6.
     assert widths[0] == 6 and decoder.parked == {}  # both continued rows were consumed
     running = [first[1] + fed[1]] + turn
-    tokens = [36, 37, 38, 39]
+    tokens = [36, 37, 38, 39, 1]
     check(policy, decoder.decode(tokens), [s + [t] for s, t in zip(running, tokens)])
+
+
+@CONFIGS
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic-step", "static-step"])
+@torch.no_grad()
+def test_decoder_reuses_the_longest_common_prefix_of_a_rewritten_prompt(config, static):
+    policy = random_policy(config, seed=11)
+    decoder = BuiltinDecoder(policy.module, StaticDecodeStep(policy.module) if static else None)
+    rng = random.Random(1)
+    first = [[rng.randrange(1, 40) for _ in range(n)] for n in (45, 37, 6)]  # token 0 never: it marks divergence
+    decoder.prefill(first)
+    fed = [[rng.randrange(1, 40) for _ in range(3)] for _ in first]
+    for step in range(3):
+        decoder.decode([f[step] for f in fed])
+    decoder.keep([2])  # the third keeps running while the rewritten prompts join
+    finished = [p + f for p, f in zip(first, fed)]  # parked: 48 and 40 tokens
+    rewritten = [
+        finished[0][:33] + [0, 3, 4, 5],  # two blocks and one token kept, then a new end
+        finished[1][:21] + [0, 0, 7],  # cut within the second block
+        finished[0],  # all of it again: all but its last token (whose logits the prefill returns) reused
+        [0, 1, 2, 3],  # shares nothing
+    ]
+    widths = recording(policy.module)
+    check(policy, decoder.prefill(rewritten), rewritten)
+    assert decoder.reused == [33, 21, 47, 0]
+    assert widths[0] == 4  # one forward over the longest part not reused (check() runs the others)
+    # Shared only in part, both stay parked for continuations of their own.
+    assert sorted(entry.tokens for entry in decoder.parked.values()) == sorted(finished[:2])
+    running = [finished[2]] + rewritten
+    for _ in range(6):  # decode steps over the rows that started from a cut prefix
+        tokens = [rng.randrange(40) for _ in running]
+        running = [seq + [t] for seq, t in zip(running, tokens)]
+        check(policy, decoder.decode(tokens), running)
 
 
 @torch.no_grad()
@@ -159,6 +195,51 @@ def test_engine_reuses_a_finished_turn_for_the_next_until_the_weights_change():
         assert widths[0] == len(context) + len(c.token_ids)
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("decode_step", ["dynamic", "static"])
+@torch.no_grad()
+def test_engine_samples_rewritten_conversations_as_without_the_cache_prefilling_only_past_the_shared_prefix(
+    decode_step,
+):
+    policy = random_policy({**CONFIG, "eos_token_id": 39}, seed=12)
+    greedy = SamplingParams(max_tokens=8, temperature=0, ignore_eos=True)
+    engines = [Engine(), Engine()]  # one with the first turns cached, one that never saw them
+    for engine in engines:
+        engine.set_policy(policy, decode_step=decode_step)
+        engine.start()
+    cached, fresh = engines
+    try:
+        heads = [list(range(1, 36)), list(range(2, 30)), [3] * 5 + list(range(4, 39))]  # no token 0
+        for request in [cached.submit(h, greedy) for h in heads]:  # three conversations' first turns, together
+            request.wait()
+        shared = [20, 25, 9]
+        rewritten = [h[:n] + [0, 38, 37, 36] for h, n in zip(heads, shared)]  # each window kept its head only
+        before = cached.stats()
+        got = [r.wait()[0] for r in [cached.submit(p, greedy) for p in rewritten]]
+        after = cached.stats()
+        assert [c.cached_tokens for c in got] == shared
+        assert after["reused_tokens"] - before["reused_tokens"] == sum(shared)
+        assert after["prefilled_tokens"] - before["prefilled_tokens"] == sum(
+            len(p) - n for p, n in zip(rewritten, shared)
+        )
+        want = [fresh.generate(p, greedy)[0] for p in rewritten]
+        assert [c.cached_tokens for c in want] == [0, 0, 0]
+        for g, w in zip(got, want):
+            assert g.token_ids == w.token_ids
+            assert max(abs(x - y) for x, y in zip(g.logprobs, w.logprobs)) < 1e-5
+        with cached.exclusive():  # a train step: the parked keys and values belong to the old weights
+            for parameter in policy.module.parameters():
+                parameter.add_(0.05 * torch.randn_like(parameter))
+        (again,) = cached.generate(rewritten[0], greedy)
+        assert again.cached_tokens == 0
+        ids = rewritten[0] + again.token_ids
+        reference = torch.log_softmax(policy.logits(torch.tensor([ids]))[0], -1)
+        expected = [reference[len(rewritten[0]) - 1 + i, t].item() for i, t in enumerate(again.token_ids)]
+        assert max(abs(x - y) for x, y in zip(again.logprobs, expected)) < 1e-5
+    finally:
+        for engine in engines:
+            engine.close()
 
 
 @torch.no_grad()

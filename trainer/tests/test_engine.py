@@ -93,7 +93,8 @@ def test_exclusive_waits_for_running_generations_and_holds_back_new_ones():
             assert first.wait(0) and e.stats()["running"] == 0  # finished before exclusive() returned
             late = e.submit([2], SamplingParams(max_tokens=3, ignore_eos=True))
             time.sleep(0.05)
-            events.append(e.stats())
+            stats = e.stats()
+            events.append({"running": stats["running"], "waiting": stats["waiting"]})
             e.policy_version = 7
         (c,) = late.wait(30)
         assert events == [{"running": 0, "waiting": 1}]

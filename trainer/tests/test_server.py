@@ -151,6 +151,16 @@ def test_completions_returns_vllm_shapes_for_n_stop_and_top_logprobs(server):
     assert greedy["choices"][0]["logprobs"] is None and len(greedy["choices"][0]["token_ids"]) == 4
 
 
+def test_completions_report_the_prompt_tokens_taken_from_the_prefix_cache(server):
+    url = server[0]
+    head = [(5 * i + 11) % 60 for i in range(40)]
+    completion(url, head, temperature=0, max_tokens=3)
+    # A rewrite that keeps the first 30 tokens: vLLM's usage field counts the ones not computed again.
+    _, rewritten = completion(url, head[:30] + [61, 62], temperature=0, max_tokens=3)
+    assert rewritten["usage"]["prompt_tokens"] == 32
+    assert rewritten["usage"]["prompt_tokens_details"] == {"cached_tokens": 30}
+
+
 def test_malformed_requests_return_4xx_and_the_server_keeps_serving(server):
     url = server[0]
     cases = [

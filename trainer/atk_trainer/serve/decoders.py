@@ -4,6 +4,8 @@
                                              logits after each prompt's last token
     decoder.decode(tokens)   -> (B, V)       feed one token per running sequence, in row order
     decoder.keep(rows)                       retire every row not listed
+    decoder.reused                           per prompt of the last prefill: its leading tokens whose keys
+                                             and values came from the prefix cache (not computed)
     decoder.joinable                         whether prefill may add rows while others run
     decoder.reusable                         whether it may outlive its running sequences (same weights)
 
@@ -44,12 +46,17 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 class BuiltinDecoder:
     """atk_trainer.model.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
-    continues a finished sequence (an agent's next turn: the previous context, its completion, a tool
-    result) reuses that sequence's keys and values and computes only the new tokens, as vLLM's prefix
-    cache does.
+    shares a prefix with a finished sequence reuses that sequence's keys and values for the longest
+    common prefix and computes only the rest, as vLLM's prefix cache does: an agent's next turn (the
+    previous context, its completion, a tool result) computes only its new tokens, and a rewritten
+    conversation (a sliding window, stripped reasoning: a new trajectory segment) only what follows the
+    part it kept unchanged.
 
     A finished sequence's keys and values are copied out of the batch (parked, up to PARKED_BYTES,
-    oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; the next
+    oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; one continued
+    whole is dropped (the new row holds its tokens), one shared in part stays for other continuations.
+    Parked sequences are found through keys of their first token and of every BLOCK-token prefix (the
+    keys chain, as vLLM's block hashes do), so a lookup costs one key per block of the prompt. The next
     prompt to join takes over a retired row, so a batch that requests keep entering and leaving is
     never copied. When a quarter of the rows are retired, the cache is compacted: one copy, cheaper
     than decoding idle rows.
@@ -60,6 +67,7 @@ class BuiltinDecoder:
     RETIRED_SHARE = 0.25  # compact once this share of the cache's rows is retired
     PARK_STEPS = 512  # decode steps a finished sequence waits for its continuation
     PARKED_BYTES = 64 << 20  # memory for parked sequences
+    BLOCK = 16  # tokens per prefix-index key: a lookup hashes the prompt once per block
 
     def __init__(self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None):
         self.module = module
@@ -69,14 +77,16 @@ class BuiltinDecoder:
         self.live: List[int] = []  # cache row of each running sequence, in the caller's row order
         self.tokens: Dict[int, List[int]] = {}  # live row -> the tokens whose keys/values it holds
         self.parked: "OrderedDict[int, _Parked]" = OrderedDict()  # oldest first
-        self.by_end: Dict[Tuple[int, int], List[int]] = {}  # (token count, last token) -> parked ids, for lookups
+        self.by_prefix: Dict[Tuple[int, int], List[int]] = {}  # prefix key (prefix_keys) -> parked ids, for lookups
         self.parked_bytes = 0
+        self.reused: List[int] = []  # per prompt of the last prefill: leading tokens taken from a parked sequence
         self.steps = 0
         self._ids = 0
 
     def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
-        sources = [self._parked_prefix(p) for p in prompts]  # parked id each prompt continues, or None
-        done = [0 if i is None else len(self.parked[i].tokens) for i in sources]
+        found = [self._parked_prefix(p) for p in prompts]  # (parked id or None, tokens shared) per prompt
+        cached = [None if i is None else self.parked[i].kv.prefix(n) for i, n in found]
+        done = self.reused = [n for _, n in found]
         # Rows are left-padded to the longest new part of their forward: one 120-token prompt among eighty
         # 16-token continuations would make every row 120 wide, so rows of unlike lengths go in separate forwards.
         buckets = length_buckets([len(p) - n for p, n in zip(prompts, done)])
@@ -94,7 +104,7 @@ class BuiltinDecoder:
             logits.append(
                 self._prefill_rows(
                     [prompts[i] for i in bucket],
-                    [sources[i] for i in bucket],
+                    [cached[i] for i in bucket],
                     [done[i] for i in bucket],
                     budget,
                     capacity,
@@ -102,8 +112,8 @@ class BuiltinDecoder:
                 )
             )
             placed += bucket
-        for i in set(sources) - {None}:
-            self._unpark(i)  # continued: the new row holds its tokens now
+        for i in {i for i, n in found if i is not None and n == len(self.parked[i].tokens)}:
+            self._unpark(i)  # continued whole: the new row holds its tokens now
         if placed == sorted(placed):
             return logits[0] if len(logits) == 1 else torch.cat(logits)
         # The caller reads rows in its prompts' order: put the new live rows and their logits back in it.
@@ -115,21 +125,19 @@ class BuiltinDecoder:
     def _prefill_rows(
         self,
         prompts: List[List[int]],
-        sources: List[Optional[int]],
+        cached: List[Optional[RowKV]],
         done: List[int],
         budget: int,
         capacity: int,
         rows: Optional[List[int]],
     ) -> torch.Tensor:
-        """One forward over `prompts` (the tokens after each one's parked prefix), joined to the batch as
+        """One forward over `prompts` (the tokens after each one's `cached` prefix), joined to the batch as
         new live rows (`rows`, else retired or new ones); the logits after each prompt's last token.
         `capacity`: slots of the batch's cache when these rows start it."""
         device = self.module.lm_head.weight.device
         if self.cache is not None:  # these rows are copied into the batch's cache: room for their own only
             capacity = max(len(p) for p in prompts) + budget
-        new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(
-            [None if i is None else self.parked[i].kv for i in sources]
-        )
+        new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(cached)
         ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
         positions = positions + torch.tensor(done, dtype=torch.long, device=device).unsqueeze(-1)
         logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
@@ -202,18 +210,34 @@ class BuiltinDecoder:
         self.tokens = {new: self.tokens[old] for new, old in enumerate(self.live)}
         self.live = list(range(len(self.live)))
 
-    def _parked_prefix(self, prompt: List[int]) -> Optional[int]:
-        """The parked sequence whose tokens are the longest proper prefix of `prompt`, if any."""
-        for n in sorted({n for n, _ in self.by_end if n < len(prompt)}, reverse=True):
-            for i in self.by_end.get((n, prompt[n - 1]), ()):
-                if self.parked[i].tokens == prompt[:n]:
-                    return i
-        return None
+    def _parked_prefix(self, prompt: List[int]) -> Tuple[Optional[int], int]:
+        """The parked sequence sharing the longest prefix with `prompt`, and that prefix's length: at most all
+        but the prompt's last token (the prefill returns the logits after it, so it is always computed).
+        (None, 0) when no parked sequence starts like the prompt. Ties go to the newest."""
+        limit = len(prompt) - 1
+        keys = prefix_keys(prompt[:limit], self.BLOCK)
+        for level in range(len(keys) - 1, -1, -1):  # the deepest block the prompt shares with any parked sequence
+            known = level * self.BLOCK or 1  # tokens the key covers
+            best, shared = None, 0
+            for i in self.by_prefix.get(keys[level], ()):
+                tokens = self.parked[i].tokens
+                if tokens[:known] != prompt[:known]:
+                    continue  # a hash collision
+                n, end = known, min(len(tokens), limit)  # less than a block more: the next block's key differs
+                while n < end and tokens[n] == prompt[n]:
+                    n += 1
+                if n >= shared:
+                    best, shared = i, n
+            if best is not None:
+                return best, shared
+        return None, 0
 
     def _park(self, tokens: List[int], kv: RowKV) -> None:
         self._ids += 1
-        self.parked[self._ids] = _Parked(tokens, kv, self.steps)
-        self.by_end.setdefault((len(tokens), tokens[-1]), []).append(self._ids)
+        keys = prefix_keys(tokens, self.BLOCK)
+        self.parked[self._ids] = _Parked(tokens, kv, self.steps, keys)
+        for key in keys:
+            self.by_prefix.setdefault(key, []).append(self._ids)
         self.parked_bytes += kv.nbytes
         while self.parked_bytes > self.PARKED_BYTES:
             self._unpark(next(iter(self.parked)))
@@ -221,10 +245,10 @@ class BuiltinDecoder:
     def _unpark(self, i: int) -> None:
         entry = self.parked.pop(i)
         self.parked_bytes -= entry.kv.nbytes
-        key = (len(entry.tokens), entry.tokens[-1])
-        self.by_end[key].remove(i)
-        if not self.by_end[key]:
-            del self.by_end[key]
+        for key in entry.keys:
+            self.by_prefix[key].remove(i)
+            if not self.by_prefix[key]:
+                del self.by_prefix[key]
 
     def _free_rows(self, count: int) -> List[int]:
         taken = set(self.live)
@@ -247,10 +271,24 @@ def length_buckets(lengths: List[int], spread: float = 2.0, slack: int = 32) -> 
     return buckets
 
 
+def prefix_keys(tokens: List[int], block: int) -> List[Tuple[int, int]]:
+    """Keys of the prefixes of `tokens` a lookup can match: [(0, first token), (1, hash of the first block),
+    (2, hash of the first two blocks), ...], each block's hash chained on the one before (vLLM's block
+    hashes), so equal keys mean equal prefixes up to a hash collision, which the lookup rules out."""
+    if not tokens:
+        return []
+    keys, chained = [(0, tokens[0])], 0
+    for level in range(1, len(tokens) // block + 1):
+        chained = hash((chained, tuple(tokens[(level - 1) * block : level * block])))
+        keys.append((level, chained))
+    return keys
+
+
 class _Parked(NamedTuple):
     tokens: List[int]  # the tokens whose keys and values `kv` holds
     kv: RowKV
     step: int  # the decode step it was parked at
+    keys: List[Tuple[int, int]]  # its prefix_keys, under which by_prefix finds it
 
 
 class TransformersDecoder:
@@ -264,6 +302,7 @@ class TransformersDecoder:
         self.past = None
         self.mask = None  # (B, S) attention mask over all tokens fed so far
         self.alive: List[int] = []  # batch rows still running, in row order
+        self.reused: List[int] = []
 
     def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
         if self.past is not None:
@@ -274,6 +313,7 @@ class TransformersDecoder:
         self.past, self.mask = out.past_key_values, valid.long()
         self.positions = positions[:, -1] + 1  # (B,)
         self.alive = list(range(len(prompts)))
+        self.reused = [0] * len(prompts)  # no prefix cache: every prompt computed whole
         return out.logits[:, -1].float()
 
     def decode(self, tokens: List[int]) -> torch.Tensor:

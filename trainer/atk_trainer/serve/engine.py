@@ -35,6 +35,7 @@ class Completion:
     finish_reason: str  # "stop" | "length"
     stop_reason: Optional[int]  # the stop_token_ids entry that ended it; None for eos or length
     policy_version: int
+    cached_tokens: int = 0  # leading prompt tokens whose keys and values came from the prefix cache
 
 
 class Request:
@@ -74,6 +75,7 @@ class _Sequence:
     index: int  # choice index within the request
     seed: int  # its request's seed + index, or one drawn from the engine's generator: fixes its random draws
     policy_version: int
+    cached_tokens: int = 0  # of its prompt, taken from the prefix cache at its prefill
     tokens: List[int] = field(default_factory=list)
     logprobs: List[float] = field(default_factory=list)
     tops: List[Dict[int, float]] = field(default_factory=list)
@@ -98,6 +100,7 @@ class Engine:
         self._running: List[_Sequence] = []
         self._pauses = 0
         self._cache_epoch = 0  # bumped by exclusive(), set_policy and reset_prefix_cache: cached keys go stale
+        self._prompt_tokens = {"prefilled": 0, "reused": 0}  # since start: computed, or taken from the prefix cache
         self._closed = False
         self._model_lock = threading.Lock()
         self._thread = threading.Thread(target=self._loop, name="atk-engine", daemon=True)
@@ -190,8 +193,15 @@ class Engine:
             seq.request._fail(RuntimeError("the engine shut down"))
 
     def stats(self) -> Dict[str, int]:
+        """Sequences running and waiting; prompt tokens since start, each prefilled (computed) or reused
+        (keys and values taken from the prefix cache), one count per sequence (a request's n choices each)."""
         with self._cond:
-            return {"running": len(self._running), "waiting": len(self._queue)}
+            return {
+                "running": len(self._running),
+                "waiting": len(self._queue),
+                "prefilled_tokens": self._prompt_tokens["prefilled"],
+                "reused_tokens": self._prompt_tokens["reused"],
+            }
 
     # -- the decode loop ------------------------------------------------------------------------------
     def _loop(self) -> None:
@@ -217,6 +227,7 @@ class Engine:
                     if admitted:
                         budget = max(s.request.params.max_tokens for s in admitted)
                         logits = decoder.prefill([s.request.prompt for s in admitted], budget)  # (B_new, V)
+                        self._count_prompt_tokens(admitted, decoder.reused)
                         self._rows.join([s.request.params for s in admitted], [s.seed for s in admitted], logits.device)
                         self._advance(decoder, admitted, logits)
                     else:
@@ -230,6 +241,13 @@ class Engine:
                     self._rows.clear()
                     decoder = None
                     self._cond.notify_all()
+
+    def _count_prompt_tokens(self, admitted: List[_Sequence], reused: List[int]) -> None:
+        with self._cond:
+            for seq, n in zip(admitted, reused):
+                seq.cached_tokens = n
+                self._prompt_tokens["reused"] += n
+                self._prompt_tokens["prefilled"] += len(seq.request.prompt) - n
 
     def _static_step(self) -> Optional[StaticDecodeStep]:
         if self.decode_step == "dynamic":
@@ -280,6 +298,7 @@ class Engine:
                     reason,
                     stop_reason,
                     seq.policy_version,
+                    seq.cached_tokens,
                 ),
             )
 

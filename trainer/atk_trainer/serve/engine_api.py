@@ -281,6 +281,8 @@ class EngineApi:
                     }
                 )
         prompt_tokens = sum(len(p) for p in prompts)  # once per prompt, whatever n is, as vLLM counts
+        # Likewise once per prompt: its first choice's (each choice is its own sequence here).
+        cached_tokens = sum(r[0].cached_tokens for r in results if r)
         versions = sorted({c.policy_version for r in results for c in r})
         return {
             "id": f"cmpl-{uuid.uuid4().hex}",
@@ -292,7 +294,7 @@ class EngineApi:
                 "prompt_tokens": prompt_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
                 "completion_tokens": completion_tokens,
-                "prompt_tokens_details": None,
+                "prompt_tokens_details": {"cached_tokens": cached_tokens},
             },
             # atk's addition: the trainer policy version(s) that sampled these choices.
             "policy_version": versions[0] if len(versions) == 1 else versions,

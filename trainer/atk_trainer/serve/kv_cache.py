@@ -23,6 +23,13 @@ class RowKV(NamedTuple):
     def nbytes(self) -> int:
         return sum(t.numel() * t.element_size() for t in self.keys + self.values)
 
+    def prefix(self, n: int) -> "RowKV":
+        """The keys and values of the first `n` tokens (views): a token's keys and values depend only on the
+        tokens before it, so they serve any sequence that starts with those `n` tokens."""
+        if n == len(self.valid):
+            return self
+        return RowKV(self.valid[:n], [k[:, :n] for k in self.keys], [v[:, :n] for v in self.values])
+
 
 class KVCache:
     """Keys and values of a batch of sequences that decode together, for one model.

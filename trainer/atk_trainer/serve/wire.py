@@ -84,11 +84,15 @@ class CompletionChoice(TypedDict):
     token_ids: Optional[List[int]]
 
 
+class PromptTokensDetails(TypedDict):
+    cached_tokens: int  # prompt tokens whose keys and values came from the prefix cache (vLLM's field)
+
+
 class Usage(TypedDict):
     prompt_tokens: int
     total_tokens: int
     completion_tokens: int
-    prompt_tokens_details: None
+    prompt_tokens_details: PromptTokensDetails
 
 
 class CompletionReply(TypedDict):
