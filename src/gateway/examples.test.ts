@@ -12,7 +12,7 @@ import { projectRoot } from '../util/paths.js';
 const PYTHON = process.env.ATK_PYTHON ?? '/usr/bin/python3';
 
 describe('external agent examples', () => {
-  test('returns a compiled Python Strands example (strands-agents cannot be installed here, so it is only syntax-checked)', async () => {
+  test('returns a compiled Python Strands example (npm run test:agents trains through it with strands-agents installed)', async () => {
     const out = mkdtempSync(join(tmpdir(), 'atk-pyc-'));
     try {
       const result = await execa(
