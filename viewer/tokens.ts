@@ -3,19 +3,32 @@
  * tokens) or by loss mask, segment by segment; hover for id, logprob and segment; the drift audit's
  * hunks underlined in place and listed below.
  */
-import type { EpisodeTokens } from '../src/view/api-types.js';
+import type { DriftReport, EpisodeTokens } from '../src/view/api-types.js';
 import { setParams } from './api.js';
 import { fmt, h } from './dom.js';
 
 export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLElement {
   const drifted = new Set<number>();
   if ('report' in data.drift)
-    for (const hunk of data.drift.report.hunks)
-      for (let i = hunk.trajectory.start; i < Math.min(hunk.trajectory.end, data.length); i++) drifted.add(i);
+    for (const { start, report } of data.drift.segments)
+      for (const hunk of report?.hunks ?? [])
+        for (let i = start + hunk.trajectory.start; i < Math.min(start + hunk.trajectory.end, data.length); i++)
+          drifted.add(i);
   const hover = h('div', { id: 'tok-hover', hidden: true });
   const body = h('div', { class: 'tokens', id: 'token-view' });
+  const split = data.episodeSegments.length > 1;
   data.segments.forEach((segment, k) => {
-    const rewrite = k > 0 && segment.source === 'prompt' ? ' · new segment: the history was rewritten' : '';
+    const episodeSegment = data.episodeSegments[segment.episodeSegment]!;
+    // A split episode: a banner where each of its trajectory segments begins, saying why the next one will.
+    if (split && segment.start === episodeSegment.start)
+      body.append(
+        h(
+          'div',
+          { class: 'episode-segment-head', 'data-episode-segment': segment.episodeSegment },
+          segmentTitle(data, segment.episodeSegment),
+        ),
+      );
+    const rewrite = k > 0 && segment.source === 'prompt' && !split ? ' · new segment: the history was rewritten' : '';
     const head = `${segment.source} · turn ${segment.turn} · tokens ${segment.start}..${segment.start + segment.length - 1}${segment.policyVersion === null ? '' : ` · policy v${segment.policyVersion}`}${segment.finishReason ? ` · finish ${segment.finishReason}` : ''}${rewrite}`;
     const spans: HTMLElement[] = [];
     for (let i = segment.start; i < segment.start + segment.length; i++) {
@@ -84,15 +97,40 @@ export function tokenView(data: EpisodeTokens, mode: 'logprob' | 'mask'): HTMLEl
   return h('section', { id: 'tokens-section' }, h('h2', {}, 'Tokens'), legend, body, driftPanel(data), hover);
 }
 
+/** `segment 1 of 3 · 120 tokens · then a new segment: sliding_window`. */
+function segmentTitle(data: EpisodeTokens, index: number): string {
+  const segment = data.episodeSegments[index]!;
+  return `segment ${index + 1} of ${data.episodeSegments.length} · ${segment.length} tokens${segment.endedBecause ? ` · then a new segment: ${segment.endedBecause}` : ''} · trained with the episode's advantage`;
+}
+
 function driftPanel(data: EpisodeTokens): HTMLElement {
   if ('error' in data.drift)
     return h('div', { class: 'panel warn', id: 'drift' }, `drift audit failed: ${data.drift.error}`);
-  const { report, toolsNote } = data.drift;
+  const { toolsNote, segments } = data.drift;
   const note = toolsNote ? h('p', { class: 'warn' }, toolsNote) : null;
+  if (segments.length === 1) return reportPanel(segments[0]!.report ?? data.drift.report, note, 'drift');
+  // Each segment is audited against the conversation it rendered.
+  return h(
+    'div',
+    { class: 'panel', id: 'drift' },
+    note,
+    ...segments.map(({ report }, i) =>
+      h(
+        'div',
+        { class: 'segment-drift', 'data-episode-segment': i },
+        h('div', {}, segmentTitle(data, i)),
+        report ? reportPanel(report, null) : h('i', {}, 'not audited: the line does not record its conversation'),
+      ),
+    ),
+  );
+}
+
+/** One audit's verdict and hunks; `id` on the panel when it is the episode's only one. */
+function reportPanel(report: DriftReport, note: HTMLElement | null, id?: string): HTMLElement {
   if (report.identical)
     return h(
       'div',
-      { class: 'panel', id: 'drift' },
+      { class: 'panel', ...(id ? { id } : {}) },
       h(
         'b',
         { class: 'good' },
@@ -102,7 +140,7 @@ function driftPanel(data: EpisodeTokens): HTMLElement {
     );
   return h(
     'div',
-    { class: 'panel', id: 'drift' },
+    { class: 'panel', ...(id ? { id } : {}) },
     h(
       'b',
       { class: 'warn' },

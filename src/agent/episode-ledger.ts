@@ -1,4 +1,5 @@
 import type { ToolCallRecord } from '../rewards/types.js';
+import type { ChatMessage } from '../tokens/chat-types.js';
 import { TokenTrajectory } from '../tokens/trajectory.js';
 import type { ParsedToolCall, ToolCallErrorKind } from '../tokens/tool-calls/types.js';
 
@@ -39,7 +40,19 @@ export class EpisodeLedger {
    * Earlier trajectory segments, in order, each with why the one after it starts from a whole render
    * (`reasoning_history`, `sliding_window`, `summarize`). Every segment is trained with the episode's advantage.
    */
-  readonly priorSegments: { readonly trajectory: TokenTrajectory; readonly endedBecause: string }[] = [];
+  readonly priorSegments: {
+    readonly trajectory: TokenTrajectory;
+    readonly endedBecause: string;
+    /** The built-in agent: the conversation the segment rendered, up to its last reply (what its drift audit re-renders). */
+    readonly messages?: readonly ChatMessage[];
+  }[] = [];
+  /**
+   * The built-in agent: the conversation the current segment renders (without the reply of its last
+   * turn while `replyPending`); a new segment's drift audit needs it, since it is not the whole episode's.
+   */
+  conversation: readonly ChatMessage[] = [];
+  /** The current segment's last generated reply is not yet in `conversation`. */
+  replyPending = false;
   /** Prompt tokens context management left out of a new segment (the old prompt's length minus the new one's). */
   contextDroppedTokens = 0;
   /** Model turns that wrote a summary for agent.context (counted in the turns, but no message of the conversation). */
@@ -65,8 +78,8 @@ export class EpisodeLedger {
    * `next` starts with the episode's counters so far, so the current segment's always hold the
    * episode's totals (the limits and the episode's stats read them).
    */
-  startSegment(reason: string, next: TokenTrajectory): void {
-    this.priorSegments.push({ trajectory: this.trajectory, endedBecause: reason });
+  startSegment(reason: string, next: TokenTrajectory, messages?: readonly ChatMessage[]): void {
+    this.priorSegments.push({ trajectory: this.trajectory, endedBecause: reason, ...(messages ? { messages } : {}) });
     this.trajectory = next;
   }
 

@@ -143,6 +143,7 @@ export class TitoModel extends Model<BaseModelConfig> {
       return;
     }
     yield* this.events(result);
+    ledger.replyPending = true;
     this.turn++;
   }
 
@@ -205,17 +206,27 @@ export class TitoModel extends Model<BaseModelConfig> {
     const result = await this.run(
       { kind: 'rewrite', ids, reason: 'summarize' },
       { ...base, tools, maxNewTokens: policy.maxSummaryTokens ?? this.options.maxNewTokens },
+      request,
     );
     if (result.status !== 'generated') return undefined;
+    const { text, reasoning } = result.parsed;
+    this.options.ledger.conversation = [
+      ...request,
+      { role: 'assistant', content: text, ...(reasoning ? { reasoning_content: reasoning } : {}) },
+    ];
     this.turn++;
     this.options.ledger.summaryTurns++;
     return result.finishReason === 'stop' ? result.parsed.text : undefined;
   }
 
-  /** Runs a planned turn: appended to the segment, or the first turn of a new one (kept only when it generated). */
+  /**
+   * Runs a planned turn: appended to the segment, or the first turn of a new one (kept only when it
+   * generated) rendering `conversation`, the ended segment keeping the conversation it rendered.
+   */
   private async run(
     plan: TurnPlan,
     base: Omit<TitoTurnRequest, 'trajectory' | 'fresh' | 'messages' | 'turn'>,
+    conversation: ChatMessage[] = this.history,
   ): Promise<TitoTurnResult> {
     const { ledger } = this.options;
     if (plan.kind === 'extend')
@@ -237,7 +248,11 @@ export class TitoModel extends Model<BaseModelConfig> {
       environmentIds: plan.ids,
       turn: this.turn,
     });
-    if (result.status === 'generated') ledger.startSegment(plan.reason, segment);
+    if (result.status === 'generated') {
+      ledger.startSegment(plan.reason, segment, throughLastReply(ledger.conversation));
+      ledger.conversation = conversation;
+      ledger.replyPending = false;
+    }
     return result;
   }
 
@@ -254,6 +269,7 @@ export class TitoModel extends Model<BaseModelConfig> {
         ...messages.flatMap(toChatMessages),
       ];
       this.history = first.slice();
+      this.options.ledger.conversation = this.history;
       return first;
     }
     const added = messages.slice(this.cursor);
@@ -262,6 +278,7 @@ export class TitoModel extends Model<BaseModelConfig> {
     }
     const reply = messages[this.cursor - 1];
     if (reply?.role === 'assistant') this.history.push(...toChatMessages(reply));
+    this.options.ledger.replyPending = false;
     const chat = added.flatMap(toChatMessages);
     this.history.push(...chat);
     return chat;
@@ -336,4 +353,9 @@ function toolInput(call: ParsedToolCall): { json: string; problem?: { kind: Tool
       },
     };
   }
+}
+
+/** A conversation up to and including its last assistant message (what a segment's drift audit renders). */
+export function throughLastReply(conversation: readonly ChatMessage[]): ChatMessage[] {
+  return conversation.slice(0, conversation.map((m) => m.role).lastIndexOf('assistant') + 1);
 }

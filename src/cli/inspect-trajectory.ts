@@ -1,12 +1,13 @@
 import { basename, dirname, relative } from 'node:path';
 import { InputError } from '../errors/index.js';
-import { loadModelTokenizer, TokenTrajectory, type ModelTokenizer } from '../tokens/index.js';
+import { loadModelTokenizer, type ModelTokenizer } from '../tokens/index.js';
 import { painter, wantsColor, type Painter } from '../ui/ansi.js';
 import { recordedDrift } from '../ui/trajectory/drift-audit.js';
 import { driftLines } from '../ui/trajectory/drift-view.js';
 import { conversationLines, episodeHeader, episodeListing, failuresByKind } from '../ui/trajectory/episode-view.js';
 import { readTrajectoryFile, type TrajectoryRecord } from '../ui/trajectory/record.js';
 import { readRunModel, runTokenizer, type RunModel } from '../ui/trajectory/run-context.js';
+import { recordedSegments, segmentLabel, type RecordedSegment } from '../ui/trajectory/segments.js';
 import { selectEpisode, type EpisodeSelector } from '../ui/trajectory/select.js';
 import { locateTrajectories, type TrajectorySource } from '../ui/trajectory/source.js';
 import { tokenRows, tokenViewLines } from '../ui/trajectory/token-view.js';
@@ -121,14 +122,20 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
   const needsTokenizer = options.tokens || options.drift;
   const runModel = needsTokenizer && source.runDir && !options.model ? await readRunModel(source.runDir) : undefined;
   const tokenizer = needsTokenizer ? await tokenizerFor(options.model, runModel, source.file) : undefined;
-  const trajectory = needsTokenizer ? trajectoryOf(record, source.file) : undefined;
-  const rows = options.tokens && tokenizer && trajectory ? tokenRows(trajectory, tokenizer) : undefined;
-  const drift =
-    options.drift && tokenizer && trajectory ? await recordedDrift(record, trajectory, tokenizer, runModel) : undefined;
+  // Parsed only when shown: a listing of an episode never needs its tokens.
+  const segments = needsTokenizer || record.prior_segments?.length ? segmentsOf(record, source.file) : [];
+  const split = segments.length > 1;
+  const rows = options.tokens && tokenizer ? segments.map((s) => tokenRows(s.trajectory, tokenizer)) : undefined;
+  const drift = options.drift && tokenizer ? await recordedDrift(record, segments, tokenizer, runModel) : undefined;
 
   if (options.json) {
-    const { trajectory: _tokens, ...rest } = record;
-    return `${JSON.stringify({ file: source.file, index, matches, record: rest, ...(rows ? { tokens: rows } : {}), ...(drift ? { drift: drift.report, drift_tools: drift.toolsNote ?? null } : {}) }, null, 2)}\n`;
+    const { trajectory: _tokens, prior_segments: _prior, ...rest } = record;
+    const perSegment = segments.map((s, i) => ({
+      ended_because: s.endedBecause ?? null,
+      ...(rows ? { tokens: rows[i] } : {}),
+      ...(drift ? { drift: drift.segments[i] } : {}),
+    }));
+    return `${JSON.stringify({ file: source.file, index, matches, record: rest, ...(rows ? { tokens: rows.at(-1) } : {}), ...(drift ? { drift: drift.report, drift_tools: drift.toolsNote ?? null } : {}), ...(split ? { segments: perSegment } : {}) }, null, 2)}\n`;
   }
   const lines = [...episodeHeader(record, { index, count: records.length }, paint)];
   if (selector.kind === 'failed' && matches.length > 1)
@@ -139,17 +146,29 @@ export async function runInspectTrajectory(options: InspectOptions): Promise<str
       ),
     );
   lines.push('', ...conversationLines(record.messages, paint));
-  if (rows && trajectory)
-    lines.push(
-      '',
-      ...tokenViewLines(trajectory, rows, {
-        paint,
-        inline: options.color === true,
-        lowProbability: options.lowProb ?? 0.1,
-      }),
-    );
-  if (drift)
-    lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []), ...driftLines(drift.report, paint));
+  if (split) lines.push('', ...segments.map((_, i) => segmentSummary(i, segments, paint)));
+  if (rows)
+    for (const [i, segment] of segments.entries())
+      lines.push(
+        '',
+        ...(split ? [paint(`══ ${segmentLabel(i, segments)} ══`, 'yellow', 'bold')] : []),
+        ...tokenViewLines(segment.trajectory, rows[i]!, {
+          paint,
+          inline: options.color === true,
+          lowProbability: options.lowProb ?? 0.1,
+        }),
+      );
+  if (drift) {
+    lines.push('', ...(drift.toolsNote ? [paint(drift.toolsNote, 'yellow')] : []));
+    for (const [i, report] of drift.segments.entries()) {
+      if (split) lines.push(paint(`${segmentLabel(i, segments)}:`, 'bold'));
+      lines.push(
+        ...(report
+          ? driftLines(report, paint)
+          : [paint('drift: not audited: the line does not record the conversation this segment rendered', 'dim')]),
+      );
+    }
+  }
   lines.push(
     ...viewHintLines(source, `episode&index=${index}${options.tokens || options.drift ? '&tokens=1' : ''}`, paint),
   );
@@ -194,9 +213,19 @@ async function tokenizerFor(
   return runTokenizer(runModel);
 }
 
-function trajectoryOf(record: TrajectoryRecord, file: string): TokenTrajectory {
+/** One line per segment of a split episode: its place, why the next began, its tokens. */
+function segmentSummary(index: number, segments: readonly RecordedSegment[], paint: Painter): string {
+  const mask = segments[index]!.trajectory.mask();
+  const generated = mask.filter((m) => m === 1).length;
+  return paint(
+    `${segmentLabel(index, segments)}: ${mask.length - generated} environment + ${generated} generated tokens`,
+    'yellow',
+  );
+}
+
+function segmentsOf(record: TrajectoryRecord, file: string): RecordedSegment[] {
   try {
-    return TokenTrajectory.fromJSON(record.trajectory);
+    return recordedSegments(record);
   } catch (error) {
     throw new InputError(
       `${file}: episode ${record.group}/${record.sample} has no usable token trajectory (${(error as Error).message})`,

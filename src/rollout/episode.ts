@@ -10,7 +10,9 @@ import type { Engine } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import type { ToolCallRecord } from '../rewards/types.js';
 import type { EpisodeEnv } from '../tools/types.js';
-import type { ChatTool } from '../tokens/chat-types.js';
+import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
+import { toChatMessages } from '../agent/chat-messages.js';
+import { throughLastReply } from '../agent/tito-model.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
 import type { ReasoningHistory } from '../tokens/reasoning-history.js';
@@ -79,7 +81,17 @@ export interface EpisodeResult {
    * reasoning strip or context management): the trajectory segments before `trajectory`, in order, each
    * with why the segment after it starts from a fresh render. Every segment is trained.
    */
-  readonly priorSegments?: readonly { readonly trajectory: TokenTrajectory; readonly endedBecause: string }[];
+  readonly priorSegments?: readonly {
+    readonly trajectory: TokenTrajectory;
+    readonly endedBecause: string;
+    /** The built-in agent: the conversation the segment rendered, through its last reply. */
+    readonly messages?: readonly ChatMessage[];
+  }[];
+  /**
+   * The built-in agent's split episodes: the conversation the last segment rendered, through its last
+   * reply (after a window or summary not the episode's `messages`); each segment's drift audit renders its own.
+   */
+  readonly segmentMessages?: readonly ChatMessage[];
   /** External agents: the end of their stderr (or of an agent server's error body). */
   readonly agentLog?: string;
   /** External agents: the tools their requests carried, as the template rendered them (for the drift audit). */
@@ -314,7 +326,15 @@ function result(
         : {}),
     },
     ...(failure === undefined ? {} : { error: failure.message, errorKind: failure.kind }),
-    ...(ledger.priorSegments.length > 0 ? { priorSegments: [...ledger.priorSegments] } : {}),
+    ...(ledger.priorSegments.length > 0
+      ? {
+          priorSegments: [...ledger.priorSegments],
+          segmentMessages: throughLastReply([
+            ...ledger.conversation,
+            ...(ledger.replyPending && last ? toChatMessages(last) : []),
+          ]),
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { ProviderError } from '../errors/index.js';
 import type { Generation, ProtocolRequest, SamplingParams } from '../engines/types.js';
 import { TokenTrajectory, type TrajectoryJSON } from '../tokens/trajectory.js';
+import type { ChatMessage } from '../tokens/chat-types.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { EpisodeRequest, Rollout } from '../rollout/collect.js';
 import type { WaitComponent } from '../rollout/stall-watch.js';
@@ -82,7 +83,11 @@ export interface TransferredError {
 type TransferredRollout = Omit<Rollout, 'episode'> & {
   readonly episode: Omit<Rollout['episode'], 'trajectory' | 'priorSegments'> & {
     readonly trajectory: TrajectoryJSON;
-    readonly priorSegments?: readonly { readonly trajectory: TrajectoryJSON; readonly endedBecause: string }[];
+    readonly priorSegments?: readonly {
+      readonly trajectory: TrajectoryJSON;
+      readonly endedBecause: string;
+      readonly messages?: readonly ChatMessage[];
+    }[];
   };
 };
 

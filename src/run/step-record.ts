@@ -1,3 +1,4 @@
+import type { ChatMessage } from '../tokens/chat-types.js';
 import type { TrajectoryJSON } from '../tokens/trajectory.js';
 import type { AssembledBatch } from '../algorithms/batch.js';
 import type { Rollout } from '../rollout/collect.js';
@@ -299,6 +300,7 @@ export function priorSegmentRecords(episode: Rollout['episode']): PriorSegmentRe
       ended_because: s.endedBecause,
       shared_prefix: shared,
       trajectory: { ...json, ids: json.ids.slice(shared) },
+      ...(s.messages ? { messages: s.messages } : {}),
     };
   });
 }
@@ -308,6 +310,8 @@ export interface PriorSegmentRecord {
   readonly ended_because: string;
   readonly shared_prefix?: number;
   readonly trajectory: TrajectoryJSON;
+  /** The built-in agent: the conversation the segment rendered, through its last reply (chat-template messages). */
+  readonly messages?: readonly ChatMessage[];
 }
 
 /**
@@ -317,14 +321,22 @@ export interface PriorSegmentRecord {
 export function restorePriorSegments(
   prior: readonly PriorSegmentRecord[],
   trajectory: TrajectoryJSON,
-): { readonly endedBecause: string; readonly trajectory: TrajectoryJSON }[] {
-  const restored: { endedBecause: string; trajectory: TrajectoryJSON }[] = [];
+): {
+  readonly endedBecause: string;
+  readonly trajectory: TrajectoryJSON;
+  readonly messages?: readonly ChatMessage[];
+}[] {
+  const restored: { endedBecause: string; trajectory: TrajectoryJSON; messages?: readonly ChatMessage[] }[] = [];
   let next = trajectory;
   for (let i = prior.length - 1; i >= 0; i--) {
     const record = prior[i]!;
     const ids = [...next.ids.slice(0, record.shared_prefix ?? 0), ...record.trajectory.ids];
     next = { ...record.trajectory, ids };
-    restored.unshift({ endedBecause: record.ended_because, trajectory: next });
+    restored.unshift({
+      endedBecause: record.ended_because,
+      trajectory: next,
+      ...(record.messages ? { messages: record.messages } : {}),
+    });
   }
   return restored;
 }
@@ -357,6 +369,7 @@ export function trajectoryRecord(rollout: Rollout, step: number, advantage: numb
     messages: episode.messages,
     trajectory: episode.trajectory.toJSON(),
     ...(episode.priorSegments ? { prior_segments: priorSegmentRecords(episode) } : {}),
+    ...(episode.segmentMessages ? { segment_messages: episode.segmentMessages } : {}),
     ...(episode.agentLog ? { agent_log: episode.agentLog } : {}),
     ...(episode.chatTools ? { tools: episode.chatTools } : {}),
   };

@@ -155,7 +155,9 @@ export interface EpisodeRecord {
 
 /** `/api/tokens`: every token of an episode decoded, its segments, and the drift audit. Tokens are tuples to keep long episodes small on the wire. */
 export interface EpisodeTokens {
+  /** Tokens of every trajectory segment of the episode together. */
   readonly length: number;
+  /** Source spans, every trajectory segment's in order; `episodeSegment` indexes `episodeSegments`. */
   readonly segments: readonly {
     readonly source: 'prompt' | 'model' | 'tool' | 'user';
     readonly start: number;
@@ -163,10 +165,30 @@ export interface EpisodeTokens {
     readonly turn: number;
     readonly policyVersion: number | null;
     readonly finishReason: string | null;
+    readonly episodeSegment: number;
+  }[];
+  /**
+   * The episode's trajectory segments (one unless a rewrite, reasoning strip or context management
+   * split it), each trained; `endedBecause` says why the next one began (null for the last).
+   */
+  readonly episodeSegments: readonly {
+    readonly start: number;
+    readonly length: number;
+    readonly endedBecause: string | null;
   }[];
   /** `[id, text, mask, logprob]` per token; logprob null on environment tokens. */
   readonly tokens: readonly (readonly [number, string, 0 | 1, number | null])[];
-  readonly drift: { readonly report: DriftReport; readonly toolsNote: string | null } | { readonly error: string };
+  /**
+   * `report`: the last segment's audit; `segments`: each segment's, against the conversation it rendered
+   * (hunk positions within that segment, which starts at `start`), null where the line does not record it.
+   */
+  readonly drift:
+    | {
+        readonly report: DriftReport;
+        readonly toolsNote: string | null;
+        readonly segments: readonly { readonly start: number; readonly report: DriftReport | null }[];
+      }
+    | { readonly error: string };
 }
 
 /** `/api/task`: every recorded episode of one task, training steps first, then evals. */

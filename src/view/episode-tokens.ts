@@ -4,10 +4,10 @@
  * (as `--drift`). The tokenizer and the recipe's tool specs are loaded once per run.
  */
 import type { ChatTool, ModelTokenizer } from '../tokens/index.js';
-import { TokenTrajectory } from '../tokens/index.js';
 import { recordedDrift } from '../ui/trajectory/drift-audit.js';
 import type { TrajectoryRecord } from '../ui/trajectory/record.js';
 import { readRunModel, runTokenizer, runToolSpecs, type RunModel } from '../ui/trajectory/run-context.js';
+import { recordedSegments } from '../ui/trajectory/segments.js';
 import { tokenRows } from '../ui/trajectory/token-view.js';
 import type { EpisodeTokens } from './api-types.js';
 
@@ -27,24 +27,37 @@ export class EpisodeTokenViews {
    */
   async view(runDir: string, record: TrajectoryRecord): Promise<EpisodeTokens> {
     const context = await this.context(runDir);
-    const trajectory = TokenTrajectory.fromJSON(record.trajectory);
-    const rows = tokenRows(trajectory, context.tokenizer);
+    const segments = recordedSegments(record);
+    const starts = segments.map((_, i) => segments.slice(0, i).reduce((n, s) => n + s.trajectory.length, 0));
+    const rows = segments.flatMap((s) => tokenRows(s.trajectory, context.tokenizer));
     let drift: EpisodeTokens['drift'];
     try {
-      const audit = await recordedDrift(record, trajectory, context.tokenizer, context.model, context.tools);
-      drift = { report: audit.report, toolsNote: audit.toolsNote ?? context.toolsNote ?? null };
+      const audit = await recordedDrift(record, segments, context.tokenizer, context.model, context.tools);
+      drift = {
+        report: audit.report,
+        toolsNote: audit.toolsNote ?? context.toolsNote ?? null,
+        segments: audit.segments.map((report, i) => ({ start: starts[i]!, report })),
+      };
     } catch (error) {
       drift = { error: (error as Error).message };
     }
     return {
-      length: trajectory.length,
-      segments: trajectory.segments.map((s) => ({
-        source: s.source,
-        start: s.start,
-        length: s.length,
-        turn: s.turn,
-        policyVersion: s.policyVersion ?? null,
-        finishReason: s.finishReason ?? null,
+      length: rows.length,
+      segments: segments.flatMap((segment, k) =>
+        segment.trajectory.segments.map((s) => ({
+          source: s.source,
+          start: starts[k]! + s.start,
+          length: s.length,
+          turn: s.turn,
+          policyVersion: s.policyVersion ?? null,
+          finishReason: s.finishReason ?? null,
+          episodeSegment: k,
+        })),
+      ),
+      episodeSegments: segments.map((s, k) => ({
+        start: starts[k]!,
+        length: s.trajectory.length,
+        endedBecause: s.endedBecause ?? null,
       })),
       tokens: rows.map(
         (r) => [r.id, r.text, r.mask, r.logprob === null ? null : Math.round(r.logprob * 1e5) / 1e5] as const,

@@ -52,7 +52,7 @@ pre { white-space: pre-wrap; margin: 2px 0; font: 12px/1.4 ui-monospace, Menlo, 
 pre.call { color: #0369a1; } pre.result { color: #92400e; } pre.result.error { color: var(--bad); } pre.reasoning { color: var(--dim); font-style: italic; }
 .facts { display: flex; flex-wrap: wrap; gap: 6px 16px; margin: 6px 0; } .facts b { font-weight: 600; }
 .tokens { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 8px; font: 12px/1.9 ui-monospace, Menlo, monospace; white-space: pre-wrap; word-break: break-all; }
-.segment { margin: 4px 0 8px; } .segment-head { font: 11px system-ui, sans-serif; color: #7c3aed; border-top: 1px dashed #c4b5fd; padding-top: 2px; }
+.episode-segment-head { font: bold 12px system-ui, sans-serif; color: #b45309; border-top: 2px solid #f59e0b; margin-top: 10px; padding-top: 3px; } .segment { margin: 4px 0 8px; } .segment-head { font: 11px system-ui, sans-serif; color: #7c3aed; border-top: 1px dashed #c4b5fd; padding-top: 2px; }
 .tok { border-radius: 2px; } .tok.env { color: #9ca3af; } .tok.model { outline: 1px solid rgba(0,0,0,0.06); }
 .tok.drift { box-shadow: inset 0 -2px 0 var(--bad); } .tok:hover { outline: 2px solid #111827; }
 #tok-hover { position: fixed; pointer-events: none; background: #111827; color: #f9fafb; padding: 4px 8px; border-radius: 4px; font: 12px ui-monospace, monospace; z-index: 10; white-space: pre; }

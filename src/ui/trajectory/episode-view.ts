@@ -35,14 +35,13 @@ export function episodeHeader(record: TrajectoryRecord, at: EpisodePosition, pai
     lines.push(
       paint(`error${record.error_kind ? ` (failed/${record.error_kind})` : ''}: ${record.error ?? ''}`, 'red'),
     );
-  for (const [i, segment] of (record.prior_segments ?? []).entries()) {
+  if (record.prior_segments?.length)
     lines.push(
       paint(
-        `history rewrite ${i + 1}: ${segment.ended_because}; the trajectory shown is segment ${(record.prior_segments?.length ?? 0) + 1}, every segment is trained`,
+        `${record.prior_segments.length + 1} trajectory segments, every one trained with the episode's advantage: ${[...record.prior_segments.map((p) => p.ended_because), 'end'].map((r, i) => `${i + 1} → ${r}`).join(', ')}`,
         'yellow',
       ),
     );
-  }
   if (record.agent_log)
     lines.push(
       paint('agent stderr (end):', 'dim'),

@@ -41,8 +41,19 @@ export const TrajectoryRecordSchema = z.object({
   stats: StatsSchema,
   messages: z.array(z.unknown()),
   trajectory: z.unknown(),
-  /** Gateway episodes whose agent rewrote its history: the earlier segments and why each ended. */
-  prior_segments: z.array(z.object({ ended_because: z.string(), trajectory: z.unknown() })).optional(),
+  /** Episodes split in segments (a gateway agent's rewrite, reasoning strip, context management): the earlier segments, why each ended (see restorePriorSegments). */
+  prior_segments: z
+    .array(
+      z.object({
+        ended_because: z.string(),
+        shared_prefix: z.number().optional(),
+        trajectory: z.unknown(),
+        messages: z.array(z.unknown()).optional(),
+      }),
+    )
+    .optional(),
+  /** The built-in agent's split episodes: the conversation the last segment rendered (chat-template messages). */
+  segment_messages: z.array(z.unknown()).optional(),
   /** External agents: the end of their stderr. */
   agent_log: z.string().optional(),
   /** External agents: the tools their requests carried (chat-template form). */
