@@ -226,3 +226,15 @@ def test_sequence_sums_sum_over_each_sequence_of_packed_rows():
     ids = sequence_ids((2, 4), segments, values.device)
     assert sequence_sums(values, ids).tolist() == [[3.0, 3.0, 3.0, 4.0], [5.0, 21.0, 21.0, 21.0]]
     assert sequence_sums(values, sequence_ids((2, 4), None, values.device)).tolist() == [[10.0] * 4, [26.0] * 4]
+
+
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_mismatch_weights_mask_keeps_a_ratio_exactly_at_either_bound(level):
+    # The kept range is [low, high], bounds included: a ratio of exactly 1 (train == behaviour) stays in the loss
+    # when low is 1 and when high is 1, at either level.
+    behaviour = torch.tensor([[-1.0, -0.5, -2.0]], dtype=D)
+    mask = torch.tensor([[0, 1, 1]], dtype=D)
+    ids = sequence_ids((1, 3), None, behaviour.device)
+    for low, high in [(1.0, 2.0), (0.5, 1.0)]:
+        weights, outside = mismatch_weights(behaviour.clone(), behaviour, mask, ids, "mask", level, low, high)
+        assert (weights.tolist(), outside.tolist()) == ([[1.0, 1.0, 1.0]], [[False, False, False]])
