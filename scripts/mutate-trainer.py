@@ -19,11 +19,14 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
+import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import pytest
+import torch  # noqa: F401  imported once here, so each forked test run starts with it loaded
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = ROOT / "trainer" / "atk_trainer" / "train"
@@ -158,9 +161,11 @@ def main() -> int:
 
 
 def save(cache) -> None:
+    """Writes the cache merged with what is on disk, so runs over different files at once keep each other's results."""
     CACHE.parent.mkdir(parents=True, exist_ok=True)
-    CACHE.with_suffix(".tmp").write_text(json.dumps(cache))
-    CACHE.with_suffix(".tmp").replace(CACHE)
+    cache.update({k: v for k, v in (json.loads(CACHE.read_text()) if CACHE.exists() else {}).items() if k not in cache})
+    CACHE.with_suffix(f".{os.getpid()}.tmp").write_text(json.dumps(cache))
+    CACHE.with_suffix(f".{os.getpid()}.tmp").replace(CACHE)
 
 
 def parse_target(spec: str):
@@ -175,21 +180,35 @@ def parse_target(spec: str):
 
 
 def run_tests(work: Path, tests, timeout):
-    """(passed, seconds) of pytest over `tests` against the trainer copy in `work`; a timeout is a failure."""
-    env = {**os.environ, "PYTHONPATH": str(work / "trainer"), "PYTHONDONTWRITEBYTECODE": "1"}
+    """(passed, seconds) of pytest over `tests` against the trainer copy in `work`; a timeout is a failure.
+
+    Each run is a fork of this process, which has imported torch and pytest once: a fresh interpreter per
+    mutant spent most of its time importing torch. The child imports the trainer (and its mutant) from
+    `work`; this process never imports it, so no child inherits the unmutated module."""
     started = time.monotonic()
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-            cwd=work,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return False, time.monotonic() - started
-    return result.returncode == 0, time.monotonic() - started
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.chdir(work)
+            os.environ["PYTHONPATH"] = str(work / "trainer")
+            sys.path.insert(0, str(work / "trainer"))
+            sys.dont_write_bytecode = True
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.dup2(null, 2)
+            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", *tests])
+        finally:
+            os._exit(int(code))
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status) == 0, time.monotonic() - started
+        if timeout is not None and time.monotonic() - started > timeout:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return False, time.monotonic() - started
+        time.sleep(0.05)
 
 
 def digest(*parts: str) -> str:
