@@ -11,7 +11,12 @@ import { incrementalRenderer } from '../tokens/incremental-render.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { detectReasoningHistory } from '../tokens/reasoning-history.js';
 import type { TokenTrajectory } from '../tokens/trajectory.js';
-import { auditEpisodeDrift, episodeChatMessages } from './episode-drift.js';
+import { trajectoryRecord } from '../run/step-record.js';
+import { recordedDrift } from '../ui/trajectory/drift-audit.js';
+import { parseTrajectoryLine } from '../ui/trajectory/record.js';
+import { recordedSegments } from '../ui/trajectory/segments.js';
+import type { Rollout } from './collect.js';
+import { auditEpisodeDrift, auditRecordedDrift, episodeChatMessages } from './episode-drift.js';
 import { runEpisode, type AgentSpec, type EpisodeResult } from './episode.js';
 
 // Long episodes of the built-in agent: a thinking template's stripped reasoning and a context past its
@@ -209,6 +214,52 @@ describe('runEpisode with agent.context', () => {
       expect(text.split('"name": "add", "arguments"').length - 1).toBeLessThanOrEqual(2);
       expect(segment.promptLength).toBeLessThanOrEqual(780);
     }
+  });
+
+  test("sliding_window: the written trajectory line's drift audit finds no drift in any segment, though the window dropped turns", async () => {
+    const d = await scripted(tiny, toolTurns);
+    const context = {
+      strategy: 'sliding_window' as const,
+      budgetTokens: 780,
+      keepLastTurns: 2,
+      drop: 'turns' as const,
+    };
+    const episode = await runEpisode({
+      task,
+      spec: { ...spec, context },
+      engine: createVllmClient({ baseUrl: d.url, model: 'policy' }),
+      tokenizer: tiny,
+      policyVersion: 3,
+      timeoutMs: 10_000,
+    });
+    expect(episode.error).toBeUndefined();
+    const rollout: Rollout = {
+      task,
+      group: 0,
+      sample: 0,
+      policyVersion: 3,
+      reward: 1,
+      parts: {},
+      success: true,
+      failed: false,
+      episode,
+    };
+    // Through the trajectory writer and reader, as atk inspect-trajectory --drift and atk view audit it.
+    const record = parseTrajectoryLine(JSON.stringify(trajectoryRecord(rollout, 1, 0)), 'step-00001.jsonl:1');
+    const segments = recordedSegments(record);
+    expect(segments.length).toBeGreaterThan(2);
+    expect(segments.map((s) => s.endedBecause)).toStrictEqual([
+      ...segments.slice(1).map(() => 'sliding_window'),
+      undefined,
+    ]);
+    const tools = toChatTools(spec.tools.map((t) => t.toolSpec));
+    const audit = await recordedDrift(record, segments, tiny, undefined, tools);
+    expect(audit.segments).toHaveLength(segments.length);
+    expect(audit.segments.map((r) => r?.identical)).toStrictEqual(segments.map(() => true));
+    expect(audit.report).toStrictEqual(audit.segments.at(-1));
+    // The window really dropped turns: the whole conversation rendered against the last segment differs.
+    const last = segments.at(-1)!.trajectory;
+    expect(auditRecordedDrift({ messages: record.messages, trajectory: last }, tiny, tools, {}).identical).toBe(false);
   });
 
   test('sliding_window with drop tool_results: blanks the oldest tool results before dropping turns', async () => {
