@@ -4,11 +4,14 @@
 //   npm run bench algorithms
 //   ATK_BENCH_ALGO_STEPS=3 ATK_BENCH_ALGO_SEEDS=0,1,2 ATK_BENCH_ALGO_ONLY=grpo,distill ...   a subset
 //   ATK_BENCH_TEACHER=<dir>    a teacher atk export already wrote (else one is trained: quickstart, 6 steps)
+// Then Hugging Face TRL's GRPOTrainer and atk side by side on the task's first turn (bench/lib/trl-peer.ts; seed
+// the first of ATK_BENCH_ALGO_SEEDS, `trl` in ATK_BENCH_ALGO_ONLY picks it alone).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/util/paths.js';
+import { trlPeer } from './lib/trl-peer.js';
 
 /** One row of the table: an algorithm as recipe overrides. A name the schema does not know yet is skipped. */
 interface Variant {
@@ -45,6 +48,8 @@ const common = [
   'train.eval_every=0',
 ];
 const work = mkdtempSync(join(tmpdir(), 'atk-bench-algorithms-'));
+// Removed however the bench ends (a failed run throws).
+process.on('exit', () => rmSync(work, { recursive: true, force: true }));
 
 interface RunFigures {
   readonly accuracy: number;
@@ -141,44 +146,66 @@ function teacherDir(): string {
 const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
 const pct = (x: number): string => `${x >= 0 ? '+' : ''}${(100 * x).toFixed(1)}`;
 
-const base = baseAccuracy();
-console.log(`algorithms: base model held-out accuracy ${(100 * base).toFixed(1)}% (${EVAL_TASKS} tasks, greedy)`);
-const known = spawnSync('node', [atk, 'schema'], { cwd: root, encoding: 'utf8' }).stdout;
-const rows: string[] = [];
-for (const variant of VARIANTS) {
-  if (only && !only.includes(variant.label)) continue;
-  const name = variant.overrides[0]!.split('=')[1]!;
-  if (!known.includes(`"${name}"`)) {
-    rows.push(`| ${variant.label} | not in this atk yet | | | |`);
-    continue;
+const variants = VARIANTS.filter((variant) => !only || only.includes(variant.label));
+/** Each variant's seeds, then the table. */
+function algorithmTable(): void {
+  const base = baseAccuracy();
+  console.log(`algorithms: base model held-out accuracy ${(100 * base).toFixed(1)}% (${EVAL_TASKS} tasks, greedy)`);
+  const known = spawnSync('node', [atk, 'schema'], { cwd: root, encoding: 'utf8' }).stdout;
+  const rows: string[] = [];
+  for (const variant of variants) {
+    const name = variant.overrides[0]!.split('=')[1]!;
+    if (!known.includes(`"${name}"`)) {
+      rows.push(`| ${variant.label} | not in this atk yet | | | |`);
+      continue;
+    }
+    const extra = variant.label === 'distill' ? [`teacher={path: ${teacherDir()}}`] : [];
+    const runs = seeds.map((seed) =>
+      atkRun(`${variant.label.replace('+', '-')}-s${seed}`, [
+        ...common,
+        ...variant.overrides,
+        ...extra,
+        `seed=${seed}`,
+      ]),
+    );
+    const failed = runs.find((r): r is string => typeof r === 'string');
+    if (failed) {
+      rows.push(`| ${variant.label} | failed: ${failed} | | | |`);
+      continue;
+    }
+    const ok = runs as RunFigures[];
+    const gains = ok.map((r) => r.accuracy - base);
+    const figures = {
+      gain: mean(gains),
+      seconds: mean(ok.map((r) => r.seconds)),
+      samples: mean(ok.map((r) => r.samples)),
+    };
+    rows.push(
+      `| ${variant.label} | ${pct(figures.gain)} (${gains.map(pct).join(' / ')}) | ${figures.seconds.toFixed(0)} | ${figures.samples.toFixed(0)} | ${(figures.samples / figures.seconds).toFixed(1)} |`,
+    );
+    console.log(rows.at(-1));
   }
-  const extra = variant.label === 'distill' ? [`teacher={path: ${teacherDir()}}`] : [];
-  const runs = seeds.map((seed) =>
-    atkRun(`${variant.label.replace('+', '-')}-s${seed}`, [...common, ...variant.overrides, ...extra, `seed=${seed}`]),
+
+  console.log(
+    `\nquickstart task, ${steps} steps x ${TASKS_PER_STEP} tasks x ${GROUP_SIZE} episodes, lr ${LEARNING_RATE}, seeds ${seeds.join(', ')}; gain over the base model's ${(100 * base).toFixed(1)}% on ${EVAL_TASKS} held-out tasks (greedy)\n`,
   );
-  const failed = runs.find((r): r is string => typeof r === 'string');
-  if (failed) {
-    rows.push(`| ${variant.label} | failed: ${failed} | | | |`);
-    continue;
-  }
-  const ok = runs as RunFigures[];
-  const gains = ok.map((r) => r.accuracy - base);
-  const figures = {
-    gain: mean(gains),
-    seconds: mean(ok.map((r) => r.seconds)),
-    samples: mean(ok.map((r) => r.samples)),
-  };
-  rows.push(
-    `| ${variant.label} | ${pct(figures.gain)} (${gains.map(pct).join(' / ')}) | ${figures.seconds.toFixed(0)} | ${figures.samples.toFixed(0)} | ${(figures.samples / figures.seconds).toFixed(1)} |`,
-  );
-  console.log(rows.at(-1));
+  console.log('| algorithm | held-out gain, points (mean; per seed) | wall s per run | samples per run | samples/s |');
+  console.log('| --- | --- | --- | --- | --- |');
+  for (const row of rows) console.log(row);
 }
 
-console.log(
-  `\nquickstart task, ${steps} steps x ${TASKS_PER_STEP} tasks x ${GROUP_SIZE} episodes, lr ${LEARNING_RATE}, seeds ${seeds.join(', ')}; gain over the base model's ${(100 * base).toFixed(1)}% on ${EVAL_TASKS} held-out tasks (greedy)\n`,
-);
-console.log('| algorithm | held-out gain, points (mean; per seed) | wall s per run | samples per run | samples/s |');
-console.log('| --- | --- | --- | --- | --- |');
-for (const row of rows) console.log(row);
+if (variants.length > 0) algorithmTable();
 
-rmSync(work, { recursive: true, force: true });
+if (!only || only.includes('trl')) {
+  const peer = trlPeer({
+    root,
+    work,
+    steps,
+    tasksPerStep: TASKS_PER_STEP,
+    groupSize: GROUP_SIZE,
+    learningRate: LEARNING_RATE,
+    evalTasks: EVAL_TASKS,
+    seed: seeds[0]!,
+  });
+  console.log(`\n${peer}`);
+}

@@ -1,0 +1,231 @@
+// Hugging Face TRL's GRPOTrainer beside atk, for `npm run bench algorithms`: both train the shipped tiny model on
+// the first turn of the quickstart task (the calculator call; the reward of bench/lib/first-turn-call.ts, which
+// trl_peer.py scores from the text), on the same tasks in the same order, with the same group size, learning rate,
+// schedule, clip range, loss aggregation, temperature and token limit; one Python script then scores the base model
+// and both trained models greedily on the same held-out tasks. TRL runs in a pinned venv of its own
+// (bench/requirements-trl.txt, made on first use, ~4 GB), never in atk; without PyPI the comparison is skipped.
+// Why the first turn only: TRL 1.16's tool calling parses calls with a response schema this model's template
+// lacks, and without the calculator the model scores 0% (no learning signal), so the full 3-turn task is atk's alone.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { toChatTools } from '../../src/agent/chat-messages.js';
+import { ArithOptions, generateArith } from '../../src/datasets/arith.js';
+import { calculatorTool } from '../../src/tools/calculator.js';
+import { ensureVenv } from '../../scripts/venv.mjs';
+
+export interface PeerSettings {
+  readonly root: string;
+  readonly work: string;
+  readonly steps: number;
+  readonly tasksPerStep: number;
+  readonly groupSize: number;
+  readonly learningRate: number;
+  readonly evalTasks: number;
+  readonly seed: number;
+}
+
+/** The quickstart's model, task options and turn limit: what both trainers get. */
+const MODEL = 'models/tiny-arith';
+const TASK_OPTIONS = ArithOptions.parse({ max_digits: 3 });
+const MAX_NEW_TOKENS = 32;
+
+interface TrainedFigures {
+  readonly seconds: number;
+  readonly samples: number;
+  readonly model: string;
+}
+
+/** The markdown table comparing TRL and atk, or the reason the comparison was skipped. */
+export function trlPeer(settings: PeerSettings): string {
+  const venv = ensureVenv({
+    name: 'venv-trl',
+    requirements: join(settings.root, 'bench', 'requirements-trl.txt'),
+    note: 'about 4 GB the first time',
+    offlineSkips: true,
+  }) as { python: string } | { skipped: string };
+  if ('skipped' in venv) return `TRL side by side skipped: ${venv.skipped}`;
+  const dir = join(settings.work, 'trl-peer');
+  mkdirSync(dir, { recursive: true });
+  const python = (args: readonly string[]): Record<string, unknown> => {
+    const result = spawnSync(venv.python, [join(settings.root, 'bench', 'lib', 'trl_peer.py'), ...args], {
+      cwd: settings.root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      // Local models only, and no progress bars or deprecation notices between the bench's lines.
+      env: {
+        ...process.env,
+        HF_HUB_OFFLINE: '1',
+        HF_HUB_DISABLE_PROGRESS_BARS: '1',
+        TRANSFORMERS_VERBOSITY: 'error',
+        PYTHONWARNINGS: 'ignore::FutureWarning',
+      },
+    });
+    if (result.status !== 0) throw new Error(`trl_peer.py ${args[0]} failed (exit ${result.status})`);
+    return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+  };
+  const tools = join(dir, 'tools.json');
+  writeFileSync(tools, JSON.stringify(toChatTools([calculatorTool().toolSpec])));
+
+  const atk = atkFirstTurn(settings, dir);
+  const trainFile = join(dir, 'train.jsonl');
+  writeJsonl(trainFile, atk.trainOrder);
+  const trlModel = join(dir, 'trl-model');
+  const trl = python([
+    'train',
+    `--model=${MODEL}`,
+    `--tasks=${trainFile}`,
+    `--tools=${tools}`,
+    `--out=${trlModel}`,
+    `--steps=${settings.steps}`,
+    `--tasks-per-step=${settings.tasksPerStep}`,
+    `--group-size=${settings.groupSize}`,
+    `--lr=${settings.learningRate}`,
+    `--max-new-tokens=${MAX_NEW_TOKENS}`,
+    `--seed=${settings.seed}`,
+  ]);
+
+  const heldOut = join(dir, 'held-out.jsonl');
+  writeJsonl(
+    heldOut,
+    generateArith('test', TASK_OPTIONS)
+      .slice(0, settings.evalTasks)
+      .map((task) => ({ prompt: task.prompt, answer: String(task.answer) })),
+  );
+  const score = (model: string): number =>
+    Number(
+      python([
+        'eval',
+        `--model=${model}`,
+        `--tasks=${heldOut}`,
+        `--tools=${tools}`,
+        `--max-new-tokens=${MAX_NEW_TOKENS}`,
+      ]).accuracy,
+    );
+  const base = score(MODEL);
+  const rows = [
+    {
+      name: `TRL ${String(trl.trl)} GRPOTrainer`,
+      figures: { seconds: Number(trl.seconds), samples: Number(trl.samples), model: trlModel },
+    },
+    { name: 'atk grpo', figures: atk.figures },
+  ].map(({ name, figures }) => ({ name, figures, score: score(figures.model) }));
+  const rate = (f: TrainedFigures): number => f.samples / f.seconds;
+  const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+  const lines = [
+    `first turn of the quickstart task (the calculator call), ${settings.steps} steps x ${settings.tasksPerStep} tasks x ${settings.groupSize} samples, lr ${settings.learningRate} cosine, temperature 1, ${MAX_NEW_TOKENS} new tokens, seed ${settings.seed}; held-out: greedy first turn on ${settings.evalTasks} tasks, one scorer for all, base model ${pct(base)}`,
+    '',
+    '| trainer | held-out after (gain, points) | wall s (process) | samples | samples/s |',
+    '| --- | --- | --- | --- | --- |',
+    ...rows.map(
+      ({ name, figures, score: after }) =>
+        `| ${name} | ${pct(after)} (${after >= base ? '+' : ''}${(100 * (after - base)).toFixed(1)}) | ${figures.seconds.toFixed(0)} | ${figures.samples} | ${rate(figures).toFixed(2)} |`,
+    ),
+    '',
+    `reward check: the TRL-side scorer agrees with atk's reward on ${agreement(trl.reward_agreement)} of atk's training samples`,
+    `atk / TRL: ${(rate(atk.figures) / rate(rows[0]!.figures)).toFixed(2)}x the samples/s; TRL's trainer.train() alone took ${Number(trl.train_seconds).toFixed(0)} s, atk's steps ${atk.stepSeconds.toFixed(0)} s (generation ${atk.generationSeconds.toFixed(0)} s, training ${atk.trainSeconds.toFixed(0)} s)`,
+  ];
+  return lines.join('\n');
+}
+
+/**
+ * atk's run of the first-turn task (the quickstart with agent.max_turns 1 and the first-turn reward), exported as a
+ * model directory; with the tasks it trained on, in its order, each with the prompt token ids it rendered.
+ */
+function atkFirstTurn(settings: PeerSettings, dir: string) {
+  const runsDir = join(dir, 'atk-runs');
+  const reward = join(settings.root, 'bench', 'lib', 'first-turn-call.ts');
+  const started = performance.now();
+  const run = spawnSync(
+    'node',
+    [
+      join(settings.root, 'bin', 'atk'),
+      'run',
+      'recipes/quickstart.yaml',
+      `output.runs_dir=${runsDir}`,
+      'name=first-turn',
+      `seed=${settings.seed}`,
+      `train.steps=${settings.steps}`,
+      `train.tasks_per_step=${settings.tasksPerStep}`,
+      `algorithm.group_size=${settings.groupSize}`,
+      `algorithm.learning_rate=${settings.learningRate}`,
+      `agent.max_new_tokens=${MAX_NEW_TOKENS}`,
+      'agent.max_turns=1',
+      `reward={module: ${reward}, export: firstTurnCall}`,
+      'train.eval_before=false',
+      'train.eval_after=false',
+      '--no-tui',
+    ],
+    { cwd: settings.root, encoding: 'utf8' },
+  );
+  const seconds = (performance.now() - started) / 1000;
+  if (run.status !== 0) throw new Error(`atk first-turn run failed: ${run.stderr}`);
+  const runDir = join(runsDir, 'first-turn', 'v001');
+  const model = join(dir, 'atk-model');
+  const exported = spawnSync('node', [join(settings.root, 'bin', 'atk'), 'export', runDir, model], {
+    cwd: settings.root,
+    encoding: 'utf8',
+  });
+  if (exported.status !== 0) throw new Error(`atk export failed: ${exported.stderr}`);
+
+  const answers = new Map(generateArith('train', TASK_OPTIONS).map((task) => [task.id, String(task.answer)]));
+  const trainOrder: {
+    prompt: string;
+    answer: string;
+    atk_prompt_ids: readonly number[];
+    atk_samples: { completion_ids: readonly number[]; reward: number }[];
+  }[] = [];
+  const trajectories = join(runDir, 'trajectories');
+  for (const file of readdirSync(trajectories).sort()) {
+    const groups = new Map<number, AtkEpisode[]>();
+    for (const line of readFileSync(join(trajectories, file), 'utf8').trim().split('\n')) {
+      const episode = JSON.parse(line) as AtkEpisode;
+      groups.set(episode.group, [...(groups.get(episode.group) ?? []), episode]);
+    }
+    for (const [, episodes] of [...groups].sort(([a], [b]) => a - b)) {
+      const first = episodes[0]!;
+      const answer = answers.get(first.task_id);
+      if (answer === undefined) throw new Error(`task ${first.task_id} is not in the arith train split`);
+      const [kind, promptTokens] = first.trajectory.segments[0]!;
+      if (kind !== 'prompt') throw new Error(`${file}: the trajectory does not start with its prompt`);
+      trainOrder.push({
+        prompt: first.messages.find((m) => m.role === 'user')!.content[0]!.text!,
+        answer,
+        atk_prompt_ids: first.trajectory.ids.slice(0, promptTokens),
+        atk_samples: episodes.map((e) => ({ completion_ids: e.trajectory.ids.slice(promptTokens), reward: e.reward })),
+      });
+    }
+  }
+  const steps = readFileSync(join(runDir, 'metrics.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, number | string>)
+    .filter((l) => l.kind === 'train');
+  const sum = (key: string): number => steps.reduce((a, l) => a + Number(l[key] ?? 0), 0);
+  return {
+    figures: { seconds, samples: sum('episodes'), model } satisfies TrainedFigures,
+    trainOrder,
+    stepSeconds: sum('time_step_s'),
+    generationSeconds: sum('time_generation_s'),
+    trainSeconds: sum('time_train_s'),
+  };
+}
+
+/** What the bench reads of a trajectory line (docs/runs.md). */
+interface AtkEpisode {
+  readonly group: number;
+  readonly task_id: string;
+  readonly reward: number;
+  readonly messages: readonly { readonly role: string; readonly content: readonly { readonly text?: string }[] }[];
+  readonly trajectory: { readonly ids: readonly number[]; readonly segments: readonly [string, number][] };
+}
+
+/** "k/n" from trl_peer.py's [agreeing, total]. */
+function agreement(value: unknown): string {
+  const [agree, total] = value as [number, number];
+  return `${agree}/${total}`;
+}
+
+function writeJsonl(file: string, rows: readonly unknown[]): void {
+  writeFileSync(file, rows.map((row) => JSON.stringify(row)).join('\n') + '\n');
+}
