@@ -14,6 +14,8 @@ import { loadRecipe } from '../../src/recipe/index.js';
 import { epochStream, tasksForStep } from '../../src/rollout/task-stream.js';
 import { hasRewardSpread } from '../../src/algorithms/advantages.js';
 import { DATA_STATE_FILE } from '../../src/run/data-state.js';
+import { restorePriorSegments, type PriorSegmentRecord } from '../../src/run/step-record.js';
+import { TokenTrajectory, type TrajectoryJSON } from '../../src/tokens/index.js';
 import { CHECKPOINT_MARKER, LOCK_FILE, stepName } from '../../src/runs/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import '../../src/builtins.js';
@@ -76,9 +78,9 @@ function readJsonlSafe(path: string): Record<string, unknown>[] {
     });
 }
 
-/** The single version directory under `runsDir` once `atk run` has made it. */
-function versionDir(runsDir: string): string | undefined {
-  const root = join(runsDir, 'smoke-quickstart');
+/** The single version directory under `runsDir` once `atk run` has made it (the run named `name`). */
+function versionDir(runsDir: string, name = 'smoke-quickstart'): string | undefined {
+  const root = join(runsDir, name);
   const version = existsSync(root) ? readdirSync(root).find((v) => /^v\d+$/.test(v)) : undefined;
   return version === undefined ? undefined : join(root, version);
 }
@@ -138,14 +140,19 @@ function resume(dir: string) {
 }
 
 /**
- * A new smoke quickstart run with `overrides`, SIGKILLed when its directory shows `signs[0]`, then
- * resumed and SIGKILLed at each later sign, then resumed to the end. Fails if a sign never showed.
+ * A new run of `recipe` (the smoke quickstart, named `name`) with `overrides`, SIGKILLed when its
+ * directory shows `signs[0]`, then resumed and SIGKILLed at each later sign, then resumed to the end.
+ * Fails if a sign never showed.
  */
-async function killAndResume(overrides: readonly string[], signs: readonly Sign[]) {
+async function killAndResume(
+  overrides: readonly string[],
+  signs: readonly Sign[],
+  recipe = { file: RECIPE, name: 'smoke-quickstart', overrides: OVERRIDES },
+) {
   const runs = runsDir();
-  const args = [RECIPE, ...OVERRIDES, ...overrides, `output.runs_dir=${runs}`];
-  expect(await runUntil(args, () => versionDir(runs), signs[0]!)).toBe(true);
-  const dir = versionDir(runs)!;
+  const args = [recipe.file, ...recipe.overrides, ...overrides, `output.runs_dir=${runs}`];
+  expect(await runUntil(args, () => versionDir(runs, recipe.name), signs[0]!)).toBe(true);
+  const dir = versionDir(runs, recipe.name)!;
   for (const sign of signs.slice(1)) expect(await runUntil(['--resume', dir], () => dir, sign)).toBe(true);
   return { dir, final: await resume(dir) };
 }
@@ -286,6 +293,63 @@ describe('atk run --resume', () => {
       position,
       curriculum: {},
     });
+  }, 600_000);
+
+  it('returns a complete run of episodes split by a sliding window after SIGKILLs between a step and its checkpoint and in rollouts: the data order goes on and every episode keeps its segments', async () => {
+    const steps = 3;
+    const { dir, final } = await killAndResume([], [recorded(1), collecting(3)], {
+      file: 'recipes/smoke/long-episode.yaml',
+      name: 'smoke-long-episode',
+      overrides: [
+        `train.steps=${steps}`,
+        'train.save_every=1',
+        'dataset.limit=6',
+        'train.eval_before=false',
+        'train.eval_after=false',
+      ],
+    });
+    expect([final.exitCode, final.stderr]).toStrictEqual([0, '']);
+    expectLocksTakenOver(dir);
+    const train = readJsonl(join(dir, 'metrics.jsonl')).filter((l) => l.kind === 'train');
+    expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3]);
+
+    const { recipe } = await loadRecipe(join(dir, 'resolved.yaml'));
+    const tasks = (
+      await (await datasets.get(recipe.dataset.name)).load(recipe.dataset.split, datasetContext(recipe, dir))
+    ).slice(0, recipe.dataset.limit);
+    for (const line of train) {
+      const step = line.step as number;
+      const records = readJsonl(join(dir, 'trajectories', `${stepName(step)}.jsonl`)) as (Record<string, unknown> & {
+        trajectory: TrajectoryJSON;
+        prior_segments?: PriorSegmentRecord[];
+      })[];
+      expect(records.map((r) => `${r.group}/${r.sample}`).sort()).toStrictEqual(['0/0', '0/1', '1/0', '1/1']);
+      // Whatever was killed and collected again, each step ran the tasks the data order gives it.
+      const byGroup = [0, 1].map((g) => [...new Set(records.filter((r) => r.group === g).map((r) => r.task_id))]);
+      expect(byGroup).toStrictEqual(tasksForStep(tasks, recipe.seed, step - 1, 2).map((t) => [t.id]));
+      // Every episode outgrew the window and kept each segment whole: each segment begins with the
+      // episode's first prompt (the system prompt and task), which the window keeps.
+      for (const record of records) {
+        const prior = restorePriorSegments(record.prior_segments ?? [], record.trajectory);
+        expect(prior.length).toBeGreaterThan(0);
+        expect(new Set(prior.map((s) => s.endedBecause))).toStrictEqual(new Set(['sliding_window']));
+        const segments = [
+          ...prior.map((s) => TokenTrajectory.fromJSON(s.trajectory)),
+          TokenTrajectory.fromJSON(record.trajectory),
+        ];
+        const head = segments[0]!.ids.slice(0, segments[0]!.segments[0]!.length);
+        for (const segment of segments) {
+          expect(segment.mask()).toContain(1);
+          expect(segment.ids.slice(0, head.length)).toStrictEqual(head);
+        }
+      }
+      // The step's figures count the segments its trajectory file holds, so no episode lost or doubled one.
+      const perEpisode = records.reduce((n, r) => n + 1 + (r.prior_segments?.length ?? 0), 0) / records.length;
+      expect([line['segments/per_episode'], line['segments/rewrites/sliding_window']]).toStrictEqual([
+        perEpisode,
+        perEpisode - 1,
+      ]);
+    }
   }, 600_000);
 
   it('returns the weights and optimizer state of an uninterrupted run with the same seed when killed as its first checkpoint is committed', async () => {
