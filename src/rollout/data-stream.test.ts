@@ -49,7 +49,8 @@ describe('DataStream with a curriculum', () => {
   test('returns unsolved skips with skip_unsolved, and keeps a task whose groups all failed in the harness', () => {
     const stream = new DataStream(tasks, SEED, STREAM_START, { skip_unsolved: 1 });
     const [a, b] = [order[0]!, order[1]!];
-    stream.record([unsolved(a), group(b, [false, false], true)]);
+    stream.record([unsolved(a), group(b, [false, false], true), []]);
+    expect(stream.state().curriculum).toStrictEqual({ [a]: 'u' });
     const drawn = stream.draw(2);
     expect([drawn.tasks.map((t) => t.id), drawn.skippedSolved, drawn.skippedUnsolved]).toStrictEqual([
       [b, order[2]],
@@ -69,11 +70,57 @@ describe('DataStream with a curriculum', () => {
     expect(resumed.state()).toStrictEqual(stream.state());
   });
 
+  test('returns a task drawn until K groups exist, and each rule read over its own last K outcomes', () => {
+    const [a, b] = [order[0]!, order[1]!];
+    // skip_solved 2 and nothing about unsolved: a once solved and b once unsolved are both drawn.
+    const once = new DataStream(tasks, SEED, STREAM_START, { skip_solved: 2 });
+    once.record([solved(a), unsolved(b)]);
+    expect(drawIds(once, 2)).toStrictEqual([a, b]);
+    // skip_solved 1 beside skip_unsolved 2: a's last group solved (after an unsolved one) is enough.
+    const mixedRules = new DataStream(tasks, SEED, STREAM_START, { skip_solved: 1, skip_unsolved: 2 });
+    mixedRules.record([unsolved(a), solved(a)]);
+    const drawn = mixedRules.draw(1);
+    expect([drawn.tasks.map((t) => t.id), drawn.skippedSolved]).toStrictEqual([[b], 1]);
+  });
+
+  test('returns the task left when an epoch of skips in a row spans two epochs that repeat a task', () => {
+    // Three tasks; a seed whose second epoch opens with the first epoch's last task, so skipping the other
+    // two reads three skips in a row (x, y, y) while the third task is still drawn.
+    const three = tasks.slice(0, 3);
+    const seed = [...Array(50).keys()].find((s) => {
+      const ids = tasksForStep(three, s, 0, 6).map((t) => t.id);
+      return ids[2] === ids[3];
+    });
+    expect(seed).toBeDefined();
+    const ids = tasksForStep(three, seed!, 0, 6).map((t) => t.id);
+    const stream = new DataStream(
+      three,
+      seed!,
+      { position: 1, curriculum: { [ids[1]!]: 's', [ids[2]!]: 's' } },
+      {
+        skip_solved: 1,
+      },
+    );
+    const drawn = stream.draw(1);
+    expect([drawn.tasks.map((t) => t.id), drawn.skippedSolved]).toStrictEqual([[ids[0]], 3]);
+  });
+
+  test('returns nothing from a split with no tasks', () => {
+    expect(new DataStream([], SEED, STREAM_START).draw(2)).toStrictEqual({
+      tasks: [],
+      skippedSolved: 0,
+      skippedUnsolved: 0,
+    });
+  });
+
   test('rejects a draw once every task of the split is skipped', () => {
     const stream = new DataStream(tasks, SEED, STREAM_START, { skip_solved: 1 });
     stream.record(tasks.map((t) => solved(t.id)));
     expect(() => stream.draw(1)).toThrow(InputError);
     expect(() => stream.draw(1)).toThrow(/dataset\.curriculum skips every one of the 6 training tasks/);
+    expect(() => stream.draw(1)).toThrow(
+      expect.objectContaining({ hint: 'raise skip_solved/skip_unsolved, use a larger dataset, or train fewer steps' }),
+    );
   });
 });
 
@@ -126,6 +173,38 @@ describe('stepTurns', () => {
     expect(await second).toStrictEqual({ result: order.slice(3, 5), state: { position: 5, curriculum: {} } });
     expect(log).toStrictEqual(['1 starts', '1 ends', '2 starts']);
     expect(() => turns.turn(4, async () => 0)).toThrow(/step 4 asked for the data stream before step 3/);
+  });
+
+  test('returns a later step its slice while the step before it is still drawing, without a curriculum or refills', async () => {
+    const turns = stepTurns({ tasks, seed: SEED, tasksPerStep: 1, startStep: 0, start: STREAM_START, refills: false });
+    let release = (): void => undefined;
+    const first = turns.turn(1, async (stream) => {
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      return drawIds(stream, 1);
+    });
+    // Step 2 finishes before step 1 is released: it never waited for it.
+    expect((await turns.turn(2, async (stream) => drawIds(stream, 1))).result).toStrictEqual([order[1]]);
+    release();
+    expect((await first).result).toStrictEqual([order[0]]);
+  });
+
+  test('returns draws that pass over what the saved curriculum skips, with a curriculum and no refills', async () => {
+    const start = { position: 0, curriculum: { [order[0]!]: 's' } };
+    const turns = stepTurns({
+      tasks,
+      seed: SEED,
+      tasksPerStep: 1,
+      startStep: 0,
+      start,
+      curriculum: { skip_solved: 1 },
+      refills: false,
+    });
+    expect(await turns.turn(1, async (stream) => stream.draw(1).tasks.map((t) => t.id))).toStrictEqual({
+      result: [order[1]],
+      state: { position: 2, curriculum: { [order[0]!]: 's' } },
+    });
   });
 
   test('returns the next step its turn when the step before it failed', async () => {

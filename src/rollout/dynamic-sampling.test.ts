@@ -91,6 +91,37 @@ describe('sampleStep', () => {
     expect([exclude.kept.length, exclude.rounds, exclude.ranOut]).toStrictEqual([0, 2, true]);
   });
 
+  test('returns unsolved skips summed over its rounds, with each round recorded before the next draws', async () => {
+    const stream = new DataStream(tasks, SEED, STREAM_START, { skip_unsolved: 1 });
+    // order[1] was unsolved in its last group; round 1 samples order[0] and order[2] (order[2] unsolved, no spread).
+    stream.record([group(tasks.find((t) => t.id === order[1])!, [0, 0])]);
+    const { rounds, run } = sampler([order[0]!, order[3]!]);
+    const step = await sampleStep({ batchSize: 2, maxRounds: 3, onFailure: 'zero', stream, run });
+    expect(rounds.map((r) => r.ids)).toStrictEqual([[order[0], order[2]], [order[3]]]);
+    expect([step.skippedSolved, step.skippedUnsolved, step.rounds, step.ranOut]).toStrictEqual([0, 1, 2, false]);
+    // The step's own groups are in the curriculum: order[2] (all 0) is skipped by the next draw.
+    expect(stream.state().curriculum).toStrictEqual({
+      [order[0]!]: 'm',
+      [order[1]!]: 'u',
+      [order[2]!]: 'u',
+      [order[3]!]: 'm',
+    });
+  });
+
+  test('returns no groups and one round from a split with no tasks, with or without dynamic sampling', async () => {
+    for (const maxRounds of [3, undefined]) {
+      const { rounds, run } = sampler([]);
+      const step = await sampleStep({
+        batchSize: 2,
+        maxRounds,
+        onFailure: 'zero',
+        stream: new DataStream([], SEED, STREAM_START),
+        run,
+      });
+      expect([rounds, step.groups, step.rounds, step.ranOut]).toStrictEqual([[], [], 1, maxRounds !== undefined]);
+    }
+  });
+
   test('returns refill rounds that pass over the tasks the curriculum skips, counted per step', async () => {
     const stream = new DataStream(tasks, SEED, STREAM_START, { skip_solved: 1 });
     // order[0] and order[2] were solved in their last group, order[1] unsolved.

@@ -138,6 +138,23 @@ describe('advantages', () => {
     });
   });
 
+  test("returns per-token distillation advantages from the teacher's logprobs each rollout carries", () => {
+    // Equal rewards: the group advantage is 0, so each generated token's advantage is teacher - student.
+    const scored = (sample: number, t: number, teacher: (number | null)[]): Rollout => ({
+      ...rollout(sample, 1, { trajectory: trajectory(t) }),
+      teacherLogprobs: [teacher],
+    });
+    const { batch } = advantages(
+      scope({}, 'distill'),
+      [[scored(0, 10, [null, null, -0.5, -0.75, null, -0.5]), scored(1, 20, [null, null, 0, -0.25, null, -1])]],
+      0,
+    );
+    expect(batch.sequences.map((s) => s.advantages)).toStrictEqual([
+      [0, 0, 0, -0.5, 0, 0.5],
+      [0, 0, 0.5, 0, 0, 0],
+    ]);
+  });
+
   test('returns a batch without the groups sampled more than max_staleness versions back', () => {
     const stale = [
       rollout(0, 1, { trajectory: trajectory(10, 1) }, false, 0),
