@@ -4,6 +4,8 @@
 // schedule, clip range, loss aggregation, temperature and token limit; one Python script then scores the base model
 // and both trained models greedily on the same held-out tasks. TRL runs in a pinned venv of its own
 // (bench/requirements-trl.txt, made on first use, ~4 GB), never in atk; without PyPI the comparison is skipped.
+// atk runs twice: with its own trainer Python, and with its trainer on the venv's torch (ATK_PYTHON), so a gap that
+// is only the torch build shows as one.
 // Why the first turn only: TRL 1.16's tool calling parses calls with a response schema this model's template
 // lacks, and without the calculator the model scores 0% (no learning signal), so the full 3-turn task is atk's alone.
 import { spawnSync } from 'node:child_process';
@@ -67,7 +69,7 @@ export function trlPeer(settings: PeerSettings): string {
   const tools = join(dir, 'tools.json');
   writeFileSync(tools, JSON.stringify(toChatTools([calculatorTool().toolSpec])));
 
-  const atk = atkFirstTurn(settings, dir);
+  const atk = atkFirstTurn(settings, dir, 'atk');
   const trainFile = join(dir, 'train.jsonl');
   writeJsonl(trainFile, atk.trainOrder);
   const trlModel = join(dir, 'trl-model');
@@ -103,27 +105,37 @@ export function trlPeer(settings: PeerSettings): string {
       ]).accuracy,
     );
   const base = score(MODEL);
+  // atk's trainer again on the venv's torch: atk's own Python here may have another torch than TRL's.
+  const atkOnVenv = atkFirstTurn(settings, dir, 'atk-venv-torch', venv.python);
+  const torch = spawnSync(venv.python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
+  const atkRuns = [
+    { name: 'atk grpo', run: atk },
+    { name: `atk grpo, trainer on the venv's torch ${torch.stdout.trim()}`, run: atkOnVenv },
+  ];
+  const trlFigures = { seconds: Number(trl.seconds), samples: Number(trl.samples), model: trlModel };
   const rows = [
-    {
-      name: `TRL ${String(trl.trl)} GRPOTrainer`,
-      figures: { seconds: Number(trl.seconds), samples: Number(trl.samples), model: trlModel },
-    },
-    { name: 'atk grpo', figures: atk.figures },
+    { name: `TRL ${String(trl.trl)} GRPOTrainer`, figures: trlFigures },
+    ...atkRuns.map(({ name, run }) => ({ name, figures: run.figures })),
   ].map(({ name, figures }) => ({ name, figures, score: score(figures.model) }));
   const rate = (f: TrainedFigures): number => f.samples / f.seconds;
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
   const lines = [
     `first turn of the quickstart task (the calculator call), ${settings.steps} steps x ${settings.tasksPerStep} tasks x ${settings.groupSize} samples, lr ${settings.learningRate} cosine, temperature 1, ${MAX_NEW_TOKENS} new tokens, seed ${settings.seed}; held-out: greedy first turn on ${settings.evalTasks} tasks, one scorer for all, base model ${pct(base)}`,
     '',
-    '| trainer | held-out after (gain, points) | wall s (process) | samples | samples/s |',
-    '| --- | --- | --- | --- | --- |',
+    '| trainer | held-out after (gain, points) | wall s (process) | samples | samples/s | samples/s / TRL |',
+    '| --- | --- | --- | --- | --- | --- |',
     ...rows.map(
       ({ name, figures, score: after }) =>
-        `| ${name} | ${pct(after)} (${after >= base ? '+' : ''}${(100 * (after - base)).toFixed(1)}) | ${figures.seconds.toFixed(0)} | ${figures.samples} | ${rate(figures).toFixed(2)} |`,
+        `| ${name} | ${pct(after)} (${after >= base ? '+' : ''}${(100 * (after - base)).toFixed(1)}) | ${figures.seconds.toFixed(0)} | ${figures.samples} | ${rate(figures).toFixed(2)} | ${(rate(figures) / rate(trlFigures)).toFixed(2)}x |`,
     ),
     '',
     `reward check: the TRL-side scorer agrees with atk's reward on ${agreement(trl.reward_agreement)} of atk's training samples`,
-    `atk / TRL: ${(rate(atk.figures) / rate(rows[0]!.figures)).toFixed(2)}x the samples/s; TRL's trainer.train() alone took ${Number(trl.train_seconds).toFixed(0)} s, atk's steps ${atk.stepSeconds.toFixed(0)} s (generation ${atk.generationSeconds.toFixed(0)} s, training ${atk.trainSeconds.toFixed(0)} s)`,
+    `training loop alone: TRL's trainer.train() ${Number(trl.train_seconds).toFixed(1)} s; ${atkRuns
+      .map(
+        ({ name, run }) =>
+          `${name}: steps ${run.stepSeconds.toFixed(1)} s (generation ${run.generationSeconds.toFixed(1)} s, update ${run.trainSeconds.toFixed(1)} s)`,
+      )
+      .join('; ')}`,
   ];
   return lines.join('\n');
 }
@@ -132,8 +144,8 @@ export function trlPeer(settings: PeerSettings): string {
  * atk's run of the first-turn task (the quickstart with agent.max_turns 1 and the first-turn reward), exported as a
  * model directory; with the tasks it trained on, in its order, each with the prompt token ids it rendered.
  */
-function atkFirstTurn(settings: PeerSettings, dir: string) {
-  const runsDir = join(dir, 'atk-runs');
+function atkFirstTurn(settings: PeerSettings, dir: string, name: string, trainerPython?: string) {
+  const runsDir = join(dir, `${name}-runs`);
   const reward = join(settings.root, 'bench', 'lib', 'first-turn-call.ts');
   const started = performance.now();
   const run = spawnSync(
@@ -156,12 +168,16 @@ function atkFirstTurn(settings: PeerSettings, dir: string) {
       'train.eval_after=false',
       '--no-tui',
     ],
-    { cwd: settings.root, encoding: 'utf8' },
+    {
+      cwd: settings.root,
+      encoding: 'utf8',
+      env: { ...process.env, ...(trainerPython && { ATK_PYTHON: trainerPython }) },
+    },
   );
   const seconds = (performance.now() - started) / 1000;
   if (run.status !== 0) throw new Error(`atk first-turn run failed: ${run.stderr}`);
   const runDir = join(runsDir, 'first-turn', 'v001');
-  const model = join(dir, 'atk-model');
+  const model = join(dir, `${name}-model`);
   const exported = spawnSync('node', [join(settings.root, 'bin', 'atk'), 'export', runDir, model], {
     cwd: settings.root,
     encoding: 'utf8',
