@@ -90,7 +90,10 @@ describe('history rewrites', () => {
     expect(summarize([[builtin]], { label: 'e', split: 'test', samples: 1 })).not.toHaveProperty(
       'gateway/history_rewrites',
     );
-    expect(view).toContain(`history rewrite 1: ${reason}; the trajectory shown is segment 2, every segment is trained`);
+    expect(view).toContain(
+      `2 trajectory segments, every one trained with the episode's advantage: 1 → ${reason}, 2 → end`,
+    );
+    expect(view).toContain(`segment 1 of 2 (then a new segment: ${reason}): 100 environment + 9 generated tokens`);
     expect(view).toContain('agent stderr (end):\n  warming up');
 
     // Training goes through the loop's own rollout-to-batch step; grpo gives the rewarded episode's segments

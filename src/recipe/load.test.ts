@@ -252,7 +252,7 @@ describe('loadRecipe', () => {
     expect(await problems(join(dir, 'r.yaml'))).toStrictEqual([
       `${join(dir, 'r.yaml')}:6:25  dataset.options.max_digits: must be >= 1, got 0`,
       `${join(dir, 'r.yaml')}:9:15  tools.0.options.max_lenght: unknown key (did you mean 'max_length'?)`,
-      `${join(dir, 'r.yaml')}:14:25  reward.components.1.options.domain: must be one of: airline, retail; got 'telecom'`,
+      `${join(dir, 'r.yaml')}:14:25  reward.components.1.options.domain: must be one of: airline, retail, helpdesk; got 'telecom'`,
     ]);
   });
 

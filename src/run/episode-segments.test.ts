@@ -84,12 +84,18 @@ describe('a windowed episode', () => {
     const prior = line.prior_segments as PriorSegmentRecord[];
     // The window keeps the system prompt, tools and task: hundreds of tokens not written again.
     expect(prior.every((p) => (p.shared_prefix ?? 0) > 500)).toBe(true);
-    const written = JSON.stringify(line).length;
-    const whole = windowed.priorSegments!.reduce((a, s) => a + JSON.stringify(s.trajectory.toJSON()).length, 0);
-    expect(written).toBeLessThan(whole + JSON.stringify(windowed.trajectory.toJSON()).length);
+    // Each prior segment's ids are written from the end of its shared prefix on: the prefix lives once, in
+    // the next segment. (The line also carries each segment's conversation, for the drift audit.)
+    expect(prior.map((p) => p.trajectory.ids.length)).toStrictEqual(
+      windowed.priorSegments!.map((s, i) => s.trajectory.ids.length - prior[i]!.shared_prefix!),
+    );
     const restored = restorePriorSegments(prior, line.trajectory as TrajectoryJSON);
-    expect(restored).toStrictEqual(
+    expect(restored.map((r) => ({ endedBecause: r.endedBecause, trajectory: r.trajectory }))).toStrictEqual(
       windowed.priorSegments!.map((s) => ({ endedBecause: s.endedBecause, trajectory: s.trajectory.toJSON() })),
+    );
+    // ...each with the conversation it rendered, which the drift audit checks it against.
+    expect(restored.map((r) => (r as { messages?: unknown[] }).messages?.[0])).toStrictEqual(
+      restored.map(() => ({ role: 'system', content: 'You add.' })),
     );
   });
 
