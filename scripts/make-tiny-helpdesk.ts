@@ -24,8 +24,8 @@ const dir = join(root, 'tiny-helpdesk');
 const template = readFileSync(join(root, 'tiny-arith', 'chat_template.jinja'), 'utf8');
 /** Enough merges for every fixed word of the policy, tools and replies to be one token. */
 const MERGES = 320;
-/** Narrower than tiny-arith's 128: a help-desk conversation is ~4x an arith transcript, and 2 shared cores train it. */
-const HIDDEN = 96;
+/** As wide as tiny-arith, whose transformer the warm start starts from (scripts/tiny-helpdesk-init.py). */
+const HIDDEN = 128;
 const summary = writeTinyModel({ dir, template, corpus: corpus(), merges: MERGES, maxPositions: 1024, hidden: HIDDEN });
 process.stdout.write(`models/tiny-helpdesk: ${summary}\n`);
 
