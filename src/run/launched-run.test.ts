@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -175,7 +175,19 @@ describe('atk run with a launched engine', () => {
       'rollout.concurrency=4',
       `output.runs_dir=${join(dir, 'runs')}`,
     ];
-    const result = await runAtk(['run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides], { cwd: dir });
+    // The preflight refuses GPU indices the machine lacks, and this one has none: an nvidia-smi on PATH that
+    // reports two GPUs stands in for the machine the recipe was written for.
+    const bin = join(dir, 'bin');
+    mkdirSync(bin);
+    writeFileSync(
+      join(bin, 'nvidia-smi'),
+      '#!/bin/sh\nprintf "NVIDIA H100 80GB HBM3, 81559 MiB, 550.54\\nNVIDIA H100 80GB HBM3, 81559 MiB, 550.54\\n"\n',
+      { mode: 0o755 },
+    );
+    const result = await runAtk(['run', join(projectRoot(), 'recipes', 'gsm8k-grpo.yaml'), ...overrides], {
+      cwd: dir,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } as Record<string, string>,
+    });
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'gsm8k-grpo', 'v001');
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
@@ -213,7 +225,7 @@ describe('atk run with a launched engine', () => {
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'launched-async', 'v001');
     expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(
-      /mismatch:\n {6}mode: tis\n {6}level: token\n {6}low: 0\n {6}high: 2\n[\s\S]*max_staleness: 1\n/,
+      /  mismatch:\n {4}mode: tis\n {4}level: token\n {4}low: 0\n {4}high: 2\n[\s\S]*max_staleness: 1\n/,
     );
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()
