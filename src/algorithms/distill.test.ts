@@ -67,6 +67,32 @@ describe('assembleBatch with algorithm distill', () => {
     expect(batch.sequences[0]!.advantages![0]).toBe(0);
   });
 
+  test('returns each segment of a split episode scored on its own teacher logprobs, scaled by segment_weighting equal', () => {
+    // Segments of 1 and 3 trained tokens under token-mean and equal weighting: each carries half of the
+    // episode's 4 tokens, so the 1-token segment's advantages are x2 and the 3-token one's x2/3.
+    const split = {
+      reward: 1,
+      success: true,
+      excluded: false,
+      priorTokens: [{ token_ids: [1, 2], loss_mask: [0, 1], logprobs: [0, -1] }],
+      tokens: { token_ids: [1, 2, 3, 4], loss_mask: [0, 1, 1, 1], logprobs: [0, -1, -1, -1] },
+      teacherLogprobs: [
+        [null, -0.5],
+        [null, -1, -0.25, -2.5],
+      ],
+    };
+    const equal = resolveAlgorithm({
+      ...AlgorithmSchema.parse({ name: 'distill', segment_weighting: 'equal' }),
+      distill: { reward_weight: 0 },
+    });
+    const batch = assembleBatch([[split, member(1, [null, -1, -2])]], equal);
+    expect(batch.sequences.map((s) => s.advantages)).toStrictEqual([
+      [0, 1],
+      [0, 0, 0.5, -1],
+      [0, 0, 0],
+    ]);
+  });
+
   test('rejects an episode the teacher did not score', () => {
     const { teacherLogprobs: _, ...unscored } = member(1, []);
     expect(() => assembleBatch([[unscored]], algorithm(0))).toThrow(/without teacher scores/);
