@@ -40,6 +40,7 @@ function episode(names: readonly string[]): TrajectoryRecord {
       turns: names.length + 1,
       toolCalls: names.length,
       toolErrors: names.length - known,
+      userTurns: 1,
       toolErrorsByKind: names.length - known ? { unknown_tool: names.length - known } : {},
       toolCallsByTool: known ? { calculator: known } : {},
       toolErrorsByTool: {},

@@ -8,6 +8,8 @@ const StatsSchema = z.object({
   turns: z.number(),
   toolCalls: z.number(),
   toolErrors: z.number(),
+  // Lines written before the count existed have none: one user message, the first prompt.
+  userTurns: z.number().default(1),
   toolErrorsByKind: z.record(z.string(), z.number()).default({}),
   toolCallsByTool: z.record(z.string(), z.number()).default({}),
   toolErrorsByTool: z.record(z.string(), z.number()).default({}),
@@ -16,6 +18,8 @@ const StatsSchema = z.object({
   generatedTokens: z.number(),
   wallMs: z.number(),
   engineMs: z.number().default(0),
+  historyRewrites: z.number().optional(),
+  contextDroppedTokens: z.number().optional(),
 });
 
 /**
