@@ -109,6 +109,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=0, help="seconds per mutant (default: 4x the clean run)")
     args = parser.parse_args()
 
+    targets = [(spec, *parse_target(spec)) for spec in args.files]
     work = Path(tempfile.mkdtemp(prefix="atk-mutate-"))
     try:
         shutil.copytree(ROOT / "trainer", work / "trainer", ignore=shutil.ignore_patterns("__pycache__"))
@@ -121,8 +122,7 @@ def main() -> int:
         tests_hash = digest(*(Path(t).read_text() for t in tests))
         cache = json.loads(CACHE.read_text()) if CACHE.exists() else {}
         totals = {"killed": 0, "total": 0}
-        for spec in args.files:
-            name, lines = parse_target(spec)
+        for spec, name, lines in targets:
             target = work / "trainer" / "atk_trainer" / "train" / name
             source = (TRAIN / name).read_text()
             found = [m for m in mutants(source) if lines[0] <= m[0] <= lines[1]]
