@@ -72,3 +72,24 @@ export function parseSections(
   kept.push(text.slice(from));
   return { text: kept.join('').trim(), calls };
 }
+
+/** Each call between `<tool_call>` and `</tool_call>`; the last may be open to the end of the reply. */
+const TOOL_CALL_TAGS = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
+
+/**
+ * Text and calls of a reply whose calls each stand between `<tool_call>` and `</tool_call>` (Hermes,
+ * Qwen3-Coder, GLM-4.5, which differ only in what a call's body holds): text outside the tags is text, and
+ * a last call without its `</tool_call>` is unterminated, with the name `nameOf` salvages from its body.
+ */
+export function parseToolCallTags(
+  text: string,
+  parseBody: (body: string, raw: string) => ParsedToolCall,
+  nameOf: (body: string) => string | undefined,
+): { text: string; calls: ParsedToolCall[] } {
+  const calls = [...text.matchAll(TOOL_CALL_TAGS)].map((match) =>
+    match[1] !== undefined
+      ? parseBody(match[1], match[0])
+      : malformed('unterminated', match[0], 'the tool call was not closed with </tool_call>', nameOf(match[2] ?? '')),
+  );
+  return { text: text.replace(TOOL_CALL_TAGS, '').trim(), calls };
+}

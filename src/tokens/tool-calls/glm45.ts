@@ -4,9 +4,9 @@ import { echo, malformed, namedCall } from './call-result.js';
 import { salvageName } from './json-call.js';
 import { parsePythonLiteral } from './python-literal.js';
 import { type ReasoningMarkers, splitReasoning, THINK } from './reasoning.js';
+import { parseToolCallTags } from './call-section.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParseContext, ToolCallParser } from './types.js';
 
-const CALL = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
 /** The name: the call's first line, up to a line break or its first `<arg_key>`. */
 const NAME = /^\s*([^\s<]+)[ \t]*(?:\n|(?=<arg_key>)|$)/;
 const ARGUMENT = /^\s*<arg_key>([\s\S]*?)<\/arg_key>\s*<arg_value>/;
@@ -26,20 +26,15 @@ export const glm45Parser: ToolCallParser = {
   format: 'glm45',
   parse(text: string, context?: ToolCallParseContext): ParsedTurn {
     const { reasoning, rest } = splitReasoning(text, REASONING);
-    const calls: ParsedToolCall[] = [];
-    for (const match of rest.matchAll(CALL)) {
-      calls.push(
-        match[1] !== undefined
-          ? parseCall(match[1], match[0], context?.tools ?? [])
-          : malformed(
-              'unterminated',
-              match[0],
-              'the tool call was not closed with </tool_call>',
-              NAME.exec(match[2] ?? '')?.[1],
-            ),
-      );
-    }
-    return { reasoning, text: rest.replace(CALL, '').trim(), calls };
+    const tools = context?.tools ?? [];
+    return {
+      reasoning,
+      ...parseToolCallTags(
+        rest,
+        (body, raw) => parseCall(body, raw, tools),
+        (body) => NAME.exec(body)?.[1],
+      ),
+    };
   },
   renderCalls: (calls) =>
     calls

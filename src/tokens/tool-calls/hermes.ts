@@ -1,12 +1,11 @@
 import { pythonJson } from '../python-json.js';
-import { malformed } from './call-result.js';
 import { parseJsonCall, salvageName } from './json-call.js';
 import { type ReasoningMarkers, splitReasoning, THINK } from './reasoning.js';
-import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
+import { parseToolCallTags } from './call-section.js';
+import type { ParsedTurn, ToolCallParser } from './types.js';
 
 export { MAX_ARGUMENT_DEPTH } from './call-result.js';
 
-const CALL = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
 const REASONING: ReasoningMarkers = { ...THINK, call: { open: CALL_OPEN, close: CALL_CLOSE, isCall: isJson } };
@@ -20,11 +19,7 @@ export const hermesParser: ToolCallParser = {
   format: 'hermes',
   parse(text: string): ParsedTurn {
     const { reasoning, rest } = splitReasoning(text, REASONING);
-    const calls: ParsedToolCall[] = [];
-    for (const match of rest.matchAll(CALL)) {
-      calls.push(match[1] !== undefined ? parseJsonCall(match[1], match[0]) : unterminated(match[2] ?? '', match[0]));
-    }
-    return { reasoning, text: rest.replace(CALL, '').trim(), calls };
+    return { reasoning, ...parseToolCallTags(rest, parseJsonCall, salvageName) };
   },
   renderCalls: (calls) =>
     calls.map((c) => `${CALL_OPEN}\n${pythonJson({ name: c.name, arguments: c.arguments })}\n${CALL_CLOSE}`).join('\n'),
@@ -37,8 +32,4 @@ function isJson(body: string): boolean {
   } catch {
     return false;
   }
-}
-
-function unterminated(body: string, raw: string): ParsedToolCall {
-  return malformed('unterminated', raw, 'the tool call was not closed with </tool_call>', salvageName(body));
 }

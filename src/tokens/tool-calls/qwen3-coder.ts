@@ -4,9 +4,9 @@ import { echo, malformed, namedCall } from './call-result.js';
 import { salvageName } from './json-call.js';
 import { parsePythonLiteral } from './python-literal.js';
 import { type ReasoningMarkers, splitReasoning, THINK } from './reasoning.js';
+import { parseToolCallTags } from './call-section.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParseContext, ToolCallParser } from './types.js';
 
-const CALL = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$/g;
 const FUNCTION = /^\s*<function=([^>\n]*)>/;
 const FUNCTION_CLOSE = '</function>';
 const PARAMETER = /^\s*<parameter=([^>\n]*)>/;
@@ -29,20 +29,8 @@ export const qwen3CoderParser: ToolCallParser = {
   format: 'qwen3_coder',
   parse(text: string, context?: ToolCallParseContext): ParsedTurn {
     const { reasoning, rest } = splitReasoning(text, REASONING);
-    const calls: ParsedToolCall[] = [];
-    for (const match of rest.matchAll(CALL)) {
-      calls.push(
-        match[1] !== undefined
-          ? parseCall(match[1], match[0], context?.tools ?? [])
-          : malformed(
-              'unterminated',
-              match[0],
-              'the tool call was not closed with </tool_call>',
-              functionName(match[2] ?? ''),
-            ),
-      );
-    }
-    return { reasoning, text: rest.replace(CALL, '').trim(), calls };
+    const tools = context?.tools ?? [];
+    return { reasoning, ...parseToolCallTags(rest, (body, raw) => parseCall(body, raw, tools), functionName) };
   },
   renderCalls: (calls) =>
     calls
