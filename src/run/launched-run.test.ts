@@ -225,7 +225,7 @@ describe('atk run with a launched engine', () => {
     expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'launched-async', 'v001');
     expect(readFileSync(join(run, 'resolved.yaml'), 'utf8')).toMatch(
-      /  mismatch:\n {4}mode: tis\n {4}level: token\n {4}low: 0\n {4}high: 2\n[\s\S]*max_staleness: 1\n/,
+      / {2}mismatch:\n {4}mode: tis\n {4}level: token\n {4}low: 0\n {4}high: 2\n[\s\S]*max_staleness: 1\n/,
     );
     const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')
       .trim()
