@@ -32,6 +32,22 @@ export function namedCall(name: string, args: unknown, raw: string, argumentsKey
   return { ok: true, name, arguments: args as Record<string, unknown>, raw };
 }
 
+/** A call whose arguments are JSON text (DeepSeek, Kimi K2, gpt-oss, Mistral's NAME[ARGS] form): `bad_json` when they do not parse. */
+export function callWithJsonArguments(name: string, json: string, raw: string): ParsedToolCall {
+  let args: unknown;
+  try {
+    args = JSON.parse(json);
+  } catch (error) {
+    return malformed(
+      'bad_json',
+      raw,
+      `the arguments of the call to '${echo(name)}' are not valid JSON (${echo((error as Error).message)})`,
+      name,
+    );
+  }
+  return namedCall(name, args, raw);
+}
+
 /** Deepest nesting of arrays and objects in a parsed value, counted without recursion (the value may nest thousands deep). */
 export function nestingDepth(value: unknown): number {
   let deepest = 0;

@@ -1,6 +1,6 @@
 import { pythonJson } from '../python-json.js';
 import { parseSections, type SectionMarkers } from './call-section.js';
-import { echo, malformed, namedCall } from './call-result.js';
+import { callWithJsonArguments, malformed } from './call-result.js';
 import { splitReasoning } from './reasoning.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser, ToolCallToRender } from './types.js';
 
@@ -64,18 +64,7 @@ function parseBody(body: string, raw: string): ParsedToolCall {
   const name = (fenced ? fenced[1]! : before).trim();
   const args = fenced ? fenced[2]! : after;
   if (name === '') return malformed('bad_call', raw, `the tool call has no name before its arguments`);
-  let value: unknown;
-  try {
-    value = JSON.parse(args);
-  } catch (error) {
-    return malformed(
-      'bad_json',
-      raw,
-      `the arguments of the call to '${echo(name)}' are not valid JSON (${echo((error as Error).message)})`,
-      name,
-    );
-  }
-  return namedCall(name, value, raw);
+  return callWithJsonArguments(name, args, raw);
 }
 
 function nameOf(body: string): string | undefined {

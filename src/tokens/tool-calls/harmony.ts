@@ -1,5 +1,5 @@
 import { pythonJson } from '../python-json.js';
-import { echo, malformed, namedCall } from './call-result.js';
+import { callWithJsonArguments, echo, malformed } from './call-result.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
 
 const START = '<|start|>';
@@ -108,16 +108,5 @@ function toCall(message: HarmonyMessage, recipient: string): ParsedToolCall {
   if (message.end !== CALL && message.end !== '')
     return malformed('unterminated', raw, `the call to '${echo(name)}' was not ended with <|call|>`, name);
   const body = message.body.trim();
-  let args: unknown;
-  try {
-    args = body === '' ? {} : JSON.parse(body);
-  } catch (error) {
-    return malformed(
-      'bad_json',
-      raw,
-      `the arguments of the call to '${echo(name)}' are not valid JSON (${echo((error as Error).message)})`,
-      name,
-    );
-  }
-  return namedCall(name, args, raw);
+  return callWithJsonArguments(name, body === '' ? '{}' : body, raw);
 }

@@ -1,6 +1,6 @@
 import { pythonJson } from '../python-json.js';
 import { parseSections, type SectionMarkers } from './call-section.js';
-import { echo, malformed, namedCall } from './call-result.js';
+import { callWithJsonArguments, malformed } from './call-result.js';
 import { splitReasoning } from './reasoning.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
 
@@ -39,18 +39,7 @@ function parseBody(body: string, raw: string): ParsedToolCall {
   const name = idName(id);
   if (at < 0 || name === undefined)
     return malformed('bad_call', raw, `a tool call must be functions.NAME:INDEX${ARGUMENTS}{arguments}`, name);
-  let value: unknown;
-  try {
-    value = JSON.parse(body.slice(at + ARGUMENTS.length));
-  } catch (error) {
-    return malformed(
-      'bad_json',
-      raw,
-      `the arguments of the call to '${echo(name)}' are not valid JSON (${echo((error as Error).message)})`,
-      name,
-    );
-  }
-  return namedCall(name, value, raw);
+  return callWithJsonArguments(name, body.slice(at + ARGUMENTS.length), raw);
 }
 
 function idName(id: string): string | undefined {

@@ -1,6 +1,6 @@
 import { pythonJson } from '../python-json.js';
 import { bracketExtent } from './bracket-extent.js';
-import { echo, malformed, namedCall } from './call-result.js';
+import { callWithJsonArguments, echo, malformed } from './call-result.js';
 import { jsonCall, parseJsonCall, salvageName } from './json-call.js';
 import { type ReasoningMarkers, splitReasoning } from './reasoning.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParser } from './types.js';
@@ -75,21 +75,7 @@ function readCall(text: string, marker: number, calls: ParsedToolCall[]): number
   if (extent.end < 0) return unterminated(text, marker, calls, head[1]);
   const raw = text.slice(marker, extent.end);
   const name = head[1]!;
-  let args: unknown;
-  try {
-    args = JSON.parse(text.slice(argumentsAt, extent.end));
-  } catch (error) {
-    calls.push(
-      malformed(
-        'bad_json',
-        raw,
-        `the arguments of the call to '${echo(name)}' are not valid JSON (${echo((error as Error).message)})`,
-        name,
-      ),
-    );
-    return extent.end;
-  }
-  calls.push(namedCall(name, args, raw));
+  calls.push(callWithJsonArguments(name, text.slice(argumentsAt, extent.end), raw));
   return extent.end;
 }
 
