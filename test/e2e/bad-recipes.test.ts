@@ -142,7 +142,9 @@ const CORPUS: readonly (readonly [string, readonly string[], readonly string[]])
   [
     'option-reward-tau2-domain.yaml',
     [],
-    ["option-reward-tau2-domain.yaml:8:21  reward.options.domain: must be one of: airline, retail, helpdesk; got 'telecom'"],
+    [
+      "option-reward-tau2-domain.yaml:8:21  reward.options.domain: must be one of: airline, retail, helpdesk; got 'telecom'",
+    ],
   ],
   [
     'option-reward-tau2-judge.yaml',
