@@ -7,7 +7,7 @@
 // memory, descriptors, threads or children grow faster than the limits below.
 //   npm run bench soak                          1,000 steps (100 within npm run bench, every benchmark)
 //   npx tsx bench/soak.ts --minutes 35          stop after 35 minutes of training (train.time_budget_s)
-//   npx tsx bench/soak.ts --steps 200 --every 5 --warmup 50 --keep
+//   npx tsx bench/soak.ts --steps 200 --every 5 --warmup 50 --keep   (--every: seconds between samples, default 1)
 //   ... --set train.tasks_per_step=2 --set algorithm.group_size=4   smaller steps: more of them on a busy machine
 //   npx tsx bench/soak.ts --samples DIR/samples.json --warmup 40    the figures of a kept soak again
 // Limits, per 100 steps after warm-up (100 steps = 12,800 episodes): atk's heap 8 MiB (one retained object of
@@ -26,7 +26,9 @@ const { values: args } = parseArgs({
   options: {
     steps: { type: 'string', default: '1000' },
     minutes: { type: 'string' },
-    every: { type: 'string', default: '5' },
+    // Each 10-step window needs samples of its own for its floor: at ~2 steps/s (small steps, a quiet machine) one
+    // sample every 5 s put a whole eval's sockets into the later-half slope and failed a flat run.
+    every: { type: 'string', default: '1' },
     warmup: { type: 'string' },
     keep: { type: 'boolean', default: false },
     set: { type: 'string', multiple: true, default: [] },
