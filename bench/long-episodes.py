@@ -1,7 +1,9 @@
 """Prefill tokens per turn of conversations run past a sliding-window budget, through the embedded
 engine (the trainer's Engine, models/tiny-arith on CPU), with the engine's prefix reuse on the longest
 common prefix against what it did before (a finished sequence reused only when the new prompt continues
-it whole) and against no prefix cache at all (every prompt computed whole).
+it whole), against no prefix cache at all (every prompt computed whole), and with the cache held to what
+64 MiB, its old fixed size, holds of Qwen3-4B's bf16 keys and values (455 tokens; model.engine.
+prefix_cache_tokens now scales with free memory: serve/prefix_budget.py).
 
     /usr/bin/python3 bench/long-episodes.py      (or: npm run bench long-episodes)
 
@@ -31,6 +33,7 @@ MODEL = os.path.join(HERE, "..", "models", "tiny-arith")
 EPISODES, TURNS = 8, 24  # conversations decoded together, model turns each
 SYSTEM, TASK, REPLY, TOOL_RESULT = 48, 24, 24, 32  # tokens
 BUDGET, KEEP_LAST_TURNS = 360, 4  # agent.context.budget_tokens, keep_last_turns
+OLD_QWEN3_4B_TOKENS = (64 << 20) // (36 * 2 * 8 * 128 * 2)  # 64 MiB / (layers x (k, v) x kv heads x head_dim x bf16)
 
 
 class ContinuationOnly(decoders.BuiltinDecoder):
@@ -69,12 +72,13 @@ def episode(engine, index, vocab, per_turn):
         turns = turns + [completion.token_ids + [rng.randrange(vocab) for _ in range(TOOL_RESULT)]]
 
 
-def run(decoder_class):
-    """Every episode through a fresh engine whose decoder is `decoder_class`; per-turn rows and its stats."""
+def run(decoder_class, prefix_cache_tokens=None):
+    """Every episode through a fresh engine whose decoder is `decoder_class` (its prefix cache holding
+    `prefix_cache_tokens`, None: the default); per-turn rows and its stats."""
     policy = load_policy(MODEL)
     vocab = policy.config["vocab_size"]
     saved, decoders.BuiltinDecoder = decoders.BuiltinDecoder, decoder_class
-    engine = Engine()
+    engine = Engine(prefix_cache_tokens=prefix_cache_tokens)
     engine.set_policy(policy)
     engine.start()
     per_turn = []
@@ -98,15 +102,21 @@ def main():
         f"keeping <= {KEEP_LAST_TURNS} turns"
     )
     rows = {}
-    for name, cls in (("longest common prefix", decoders.BuiltinDecoder), ("continuation only", ContinuationOnly)):
-        per_turn, stats = run(cls)
+    cases = (
+        ("longest common prefix", decoders.BuiltinDecoder, None),
+        ("continuation only", ContinuationOnly, None),
+        ("64 MiB of Qwen3-4B", decoders.BuiltinDecoder, OLD_QWEN3_4B_TOKENS),
+    )
+    for name, cls, tokens in cases:
+        per_turn, stats = run(cls, tokens)
         assert stats["prefilled_tokens"] == sum(p for _, _, p, _ in per_turn)  # the engine's counter, per turn
         rows[name] = per_turn
-    lcp, old = rows["longest common prefix"], rows["continuation only"]
+    lcp, old, small = rows["longest common prefix"], rows["continuation only"], rows["64 MiB of Qwen3-4B"]
     prompts = sum(n for _, n, _, _ in lcp)
     turns = len(lcp)
     boundaries = [r for r in lcp if r[3]]
     old_boundaries = [r for r in old if r[3]]
+    small_boundaries = [r for r in small if r[3]]
     print(f"segment boundaries (window rewrites): {len(boundaries)} of {turns} turns")
     print(f"{'':<28}{'per turn':>10}{'per rewrite turn':>18}")
     print(
@@ -114,6 +124,7 @@ def main():
     )
     for name, rs, bs in (
         ("continuation only (before)", old, old_boundaries),
+        (f"cache of {OLD_QWEN3_4B_TOKENS} tokens", small, small_boundaries),
         ("longest common prefix", lcp, boundaries),
     ):
         print(f"{name:<28}{sum(p for _, _, p, _ in rs) / turns:>10.1f}{sum(p for _, _, p, _ in bs) / len(bs):>18.1f}")
@@ -123,6 +134,8 @@ def main():
         f"prefill tokens, continuation only / longest common prefix: {per_turn_ratio:.2f}x per turn, "
         f"{rewrite_ratio:.2f}x at the rewrite turns"
     )
+    small_ratio = sum(p for _, _, p, _ in small) / sum(p for _, _, p, _ in lcp)
+    print(f"prefill tokens, a cache of {OLD_QWEN3_4B_TOKENS} tokens / the default cache: {small_ratio:.2f}x per turn")
 
 
 if __name__ == "__main__":

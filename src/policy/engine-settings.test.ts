@@ -133,6 +133,27 @@ describe('checkEngineSettings', () => {
     ]);
   });
 
+  test('rejects a prefix-cache size on an engine other than the embedded one, which keeps its own', () => {
+    const problems = (kind: 'embedded' | 'vllm' | 'sglang' | 'url', prefix_cache_tokens: number | 'auto') =>
+      checkEngineSettings(
+        recipe(
+          { engine: { kind, prefix_cache_tokens, gpu_memory_utilization: 0.5, url: 'http://127.0.0.1:1' } },
+          false,
+        ),
+      ).filter((p) => p.path === 'model.engine.prefix_cache_tokens');
+    expect(problems('vllm', 0)).toStrictEqual([
+      {
+        path: 'model.engine.prefix_cache_tokens',
+        message:
+          "sizes the embedded engine's prefix cache; a vllm engine keeps its own within gpu_memory_utilization (model.engine.args: --no-enable-prefix-caching turns it off)",
+      },
+    ]);
+    expect(problems('sglang', 4096)[0]?.message).toMatch(/--disable-radix-cache turns it off\)$/);
+    expect(problems('url', 4096)[0]?.message).toMatch(/the server at model.engine.url keeps its own$/);
+    for (const kind of ['vllm', 'sglang', 'url'] as const) expect(problems(kind, 'auto')).toStrictEqual([]);
+    expect(problems('embedded', 0)).toStrictEqual([]);
+  });
+
   test("returns no problem for full fine-tuning into vLLM (reloaded by atk's worker extension) or SGLang", () => {
     for (const kind of ['vllm', 'sglang'] as const)
       expect(checkEngineSettings(recipe({ engine: { kind, gpu_memory_utilization: 0.5 } }, false))).toStrictEqual([]);

@@ -66,6 +66,22 @@ export function launchedEngineProblems(recipe: EngineSettingsInput): EngineSetti
   return problems;
 }
 
+/** How each non-embedded kind's own prefix cache is turned off, for a recipe that sizes the embedded one's. */
+const OWN_PREFIX_CACHE: Readonly<Record<string, string>> = {
+  vllm: 'a vllm engine keeps its own within gpu_memory_utilization (model.engine.args: --no-enable-prefix-caching turns it off)',
+  sglang:
+    'an sglang engine keeps its own within gpu_memory_utilization (model.engine.args: --disable-radix-cache turns it off)',
+  url: 'the server at model.engine.url keeps its own',
+};
+
+/** model.engine.prefix_cache_tokens given for an engine other than the embedded one, where it does nothing. */
+export function prefixCacheProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
+  const { engine } = recipe.model;
+  if (engine.kind === 'embedded' || engine.prefix_cache_tokens === 'auto') return [];
+  const own = OWN_PREFIX_CACHE[engine.kind] ?? `a ${engine.kind} engine keeps its own`;
+  return [{ path: 'model.engine.prefix_cache_tokens', message: `sizes the embedded engine's prefix cache; ${own}` }];
+}
+
 /** A LoRA rank vLLM cannot serve. */
 export function vllmLoraProblems(recipe: EngineSettingsInput): EngineSettingProblem[] {
   const lora = recipe.algorithm.lora;

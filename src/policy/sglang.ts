@@ -1,6 +1,6 @@
 import { engineVersionCheck } from '../engines/launch/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { launchedEngineProblems, randomInitProblems } from './engine-settings.js';
+import { launchedEngineProblems, prefixCacheProblems, randomInitProblems } from './engine-settings.js';
 import type { EngineKindDefinition } from './engine-kind.js';
 import { startLaunchedPolicy } from './launched-policy.js';
 
@@ -10,7 +10,11 @@ export const sglangEngine: EngineKindDefinition = {
   launched: true,
   defaultExecutable: (recipe) => recipe.model.trainer.python ?? 'python3',
   syncProtocol: () => 'sglang',
-  checkSettings: (recipe) => [...launchedEngineProblems(recipe), ...randomInitProblems(recipe)],
+  checkSettings: (recipe) => [
+    ...launchedEngineProblems(recipe),
+    ...prefixCacheProblems(recipe),
+    ...randomInitProblems(recipe),
+  ],
   checkUserSettings: () => [],
   modelDir: (recipe) => localModelDir(recipe.model.path),
   start: (options) => startLaunchedPolicy(options, sglangEngine),

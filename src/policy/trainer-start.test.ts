@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { resolveRecipe } from '../recipe/resolve.js';
+import { resolvedYaml, resolveRecipe } from '../recipe/resolve.js';
 import { RecipeSchema } from '../recipe/schema.js';
 import { loadModelRequest, trainerLaunchOptions } from './trainer-start.js';
 
@@ -16,11 +16,11 @@ function recipe(trainer: Record<string, unknown>, engine: Record<string, unknown
 }
 
 describe('trainerLaunchOptions', () => {
-  test('returns the recipe python for discovery, the run log, threads, the embedded batch size, startup and call limits and the trainer GPUs', () => {
+  test('returns the recipe python for discovery, the run log, threads, the embedded batch size and prefix cache, startup and call limits and the trainer GPUs', () => {
     const options = trainerLaunchOptions(
       recipe(
         { python: '/srv/venv/bin/python', threads: 2, gpus: [3], startup_timeout_s: 30, call_timeout_s: 90 },
-        { max_batch_size: 48 },
+        { max_batch_size: 48, prefix_cache_tokens: 8192 },
       ),
       { logsDir: '/run/logs', runDir: '/run' },
     );
@@ -30,6 +30,7 @@ describe('trainerLaunchOptions', () => {
       logFile: join('/run/logs', 'trainer.log'),
       threads: 2,
       maxBatch: 48,
+      prefixCacheTokens: 8192,
       startupTimeoutMs: 30_000,
       callTimeoutMs: 90_000,
       gpus: [3],
@@ -41,9 +42,12 @@ describe('trainerLaunchOptions', () => {
     ).toBeUndefined();
   });
 
-  test('returns no python and no GPUs when the recipe sets neither', () => {
+  test('returns no python, no GPUs and an auto prefix cache (so written in resolved.yaml) when the recipe sets none', () => {
     const options = trainerLaunchOptions(recipe({}), { logsDir: '/run/logs', runDir: '/run' });
     expect([options.recipePython, options.gpus, options.threads]).toStrictEqual([undefined, [], 1]);
+    expect(options.prefixCacheTokens).toBe('auto'); // the trainer sizes it from free memory
+    expect(resolvedYaml(recipe({}))).toMatch(/\n {4}prefix_cache_tokens: auto\n/);
+    expect(resolvedYaml(recipe({}, { prefix_cache_tokens: 0 }))).toMatch(/\n {4}prefix_cache_tokens: 0\n/);
   });
 });
 

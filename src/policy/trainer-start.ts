@@ -18,7 +18,7 @@ import type { PolicyTrainer, StartPolicyOptions } from './policy.js';
  * How the recipe's `model.trainer` starts the trainer process, for both engine paths: the Python search
  * ($ATK_PYTHON, then model.trainer.python, then python3), logs/trainer.log, the thread count, and the
  * trainer's own GPUs (CUDA_VISIBLE_DEVICES, and one torchrun rank each when there are several; the
- * engine's are set apart by the engine launcher).
+ * engine's are set apart by the engine launcher), and for the embedded engine its batch and prefix cache.
  */
 export function trainerLaunchOptions(
   recipe: ResolvedRecipe,
@@ -30,7 +30,9 @@ export function trainerLaunchOptions(
     runDir: options.runDir,
     logFile: join(options.logsDir, 'trainer.log'),
     threads: trainer.threads,
-    ...(recipe.model.engine.kind === 'embedded' ? { maxBatch: recipe.model.engine.max_batch_size } : {}),
+    ...(recipe.model.engine.kind === 'embedded'
+      ? { maxBatch: recipe.model.engine.max_batch_size, prefixCacheTokens: recipe.model.engine.prefix_cache_tokens }
+      : {}),
     startupTimeoutMs: trainer.startup_timeout_s * 1000,
     callTimeoutMs: trainer.call_timeout_s * 1000,
     gpus: trainer.gpus,

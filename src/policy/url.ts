@@ -1,5 +1,5 @@
 import { localModelDir } from '../util/hub-cache.js';
-import { notLaunchedProblems, randomInitProblems } from './engine-settings.js';
+import { notLaunchedProblems, prefixCacheProblems, randomInitProblems } from './engine-settings.js';
 import type { EngineKindDefinition } from './engine-kind.js';
 import { startLaunchedPolicy } from './launched-policy.js';
 
@@ -13,6 +13,7 @@ export const urlEngine: EngineKindDefinition = {
       ? [{ path: 'model.engine.kind', message: 'kind url needs model.engine.url' }]
       : []),
     ...notLaunchedProblems(recipe, 'a url engine is already running', 'a url engine is already placed'),
+    ...prefixCacheProblems(recipe),
     ...randomInitProblems(recipe),
   ],
   checkUserSettings: (engine) =>

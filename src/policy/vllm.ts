@@ -1,6 +1,11 @@
 import { engineVersionCheck } from '../engines/launch/index.js';
 import { localModelDir } from '../util/hub-cache.js';
-import { launchedEngineProblems, randomInitProblems, vllmLoraProblems } from './engine-settings.js';
+import {
+  launchedEngineProblems,
+  prefixCacheProblems,
+  randomInitProblems,
+  vllmLoraProblems,
+} from './engine-settings.js';
 import type { EngineKindDefinition } from './engine-kind.js';
 import { startLaunchedPolicy } from './launched-policy.js';
 
@@ -12,6 +17,7 @@ export const vllmEngine: EngineKindDefinition = {
   syncProtocol: () => 'vllm',
   checkSettings: (recipe) => [
     ...launchedEngineProblems(recipe),
+    ...prefixCacheProblems(recipe),
     ...vllmLoraProblems(recipe),
     ...randomInitProblems(recipe),
   ],

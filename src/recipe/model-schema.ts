@@ -49,6 +49,12 @@ export const EngineSchema = z
     max_batch_size: positiveInt
       .default(256)
       .describe('embedded: most sequences decoded together in one batch; more wait for a free row.'),
+    prefix_cache_tokens: z
+      .union([nonNegativeInt, z.literal('auto')])
+      .default('auto')
+      .describe(
+        "embedded: tokens of finished sequences kept so a conversation's next turn prefills only what is new (the prefix cache; 0 = off). auto = a quarter of the GPU memory free between train steps on CUDA; on CPU 16384, or a tenth of the available memory when that is less.",
+      ),
     // Cluster placement (cluster.launcher slurm or hosts).
     nodes: positiveInt
       .optional()

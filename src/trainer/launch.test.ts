@@ -182,9 +182,9 @@ describe('trainerCommand', () => {
   });
 
   test('returns the plain module for one GPU (made visible) or none (nothing set)', () => {
-    const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3], maxBatch: 64 });
+    const one = trainerCommand('python3', 4101, { threads: 1, gpus: [3], maxBatch: 64, prefixCacheTokens: 'auto' });
     expect([one.args, one.env.CUDA_VISIBLE_DEVICES]).toStrictEqual([
-      [...trainerArgs(4101, 1), '--max-batch', '64'],
+      [...trainerArgs(4101, 1), '--max-batch', '64', '--prefix-cache-tokens', 'auto'],
       '3',
     ]);
     const none = trainerCommand('python3', 4102, { threads: 1, env: { CUDA_VISIBLE_DEVICES: '7' } });

@@ -31,6 +31,8 @@ export interface LaunchTrainerOptions {
   readonly threads: number;
   /** Most sequences the embedded engine decodes together (--max-batch); default the trainer's (256). */
   readonly maxBatch?: number;
+  /** Tokens the embedded engine's prefix cache keeps (--prefix-cache-tokens); default the trainer's (auto). */
+  readonly prefixCacheTokens?: number | 'auto';
   /** Extra environment. */
   readonly env?: Readonly<Record<string, string>>;
   /** The trainer's GPUs (CUDA_VISIBLE_DEVICES); more than one starts one torchrun rank per GPU. */
@@ -76,7 +78,7 @@ export interface TrainerCommand {
 export function trainerCommand(
   python: string,
   port: number,
-  options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'env' | 'gpus' | 'host' | 'wrap'>,
+  options: Pick<LaunchTrainerOptions, 'threads' | 'maxBatch' | 'prefixCacheTokens' | 'env' | 'gpus' | 'host' | 'wrap'>,
 ): TrainerCommand {
   const gpus = options.gpus ?? [];
   const trainer = [
@@ -90,6 +92,7 @@ export function trainerCommand(
     '--threads',
     String(options.threads),
     ...(options.maxBatch === undefined ? [] : ['--max-batch', String(options.maxBatch)]),
+    ...(options.prefixCacheTokens === undefined ? [] : ['--prefix-cache-tokens', String(options.prefixCacheTokens)]),
   ];
   const torchrun = ['-m', 'atk_trainer.torchrun', '--standalone', '--nproc_per_node', String(gpus.length)];
   return {

@@ -192,6 +192,18 @@ const CORPUS: readonly (readonly [string, readonly string[], readonly string[]])
     ["<overrides>:1:19  model.engine.gpus: bad override value: YAML syntax: '[' is never closed with ']'"],
   ],
   ['overridable.yaml', ['train.steps=ten'], ["<overrides>:1:13  train.steps: expected a number, got 'ten'"]],
+  [
+    'overridable.yaml',
+    ['model.engine.prefix_cache_tokens=-5'],
+    ['<overrides>:1:34  model.engine.prefix_cache_tokens: must be >= 0, got -5'],
+  ],
+  [
+    'overridable.yaml',
+    ['model.engine.kind=url', 'model.engine.url=http://127.0.0.1:9', 'model.engine.prefix_cache_tokens=4096'],
+    [
+      "<overrides>:3:34  model.engine.prefix_cache_tokens: sizes the embedded engine's prefix cache; the server at model.engine.url keeps its own",
+    ],
+  ],
   ['overridable.yaml', ['seed=1', 'train.steps=-3'], ['<overrides>:2:13  train.steps: must be > 0, got -3']],
   [
     'overridable.yaml',

@@ -245,14 +245,16 @@ def test_engine_samples_rewritten_conversations_as_without_the_cache_prefilling_
 @torch.no_grad()
 def test_decoder_parks_no_sequence_larger_than_the_whole_budget():
     policy = random_policy(CONFIG, seed=10)
-    decoder = BuiltinDecoder(policy.module)
+    decoder = BuiltinDecoder(policy.module, prefix_tokens=10)  # room for the short row, not the long one
     decoder.prefill([[1, 2, 3], list(range(1, 30))])
-    decoder.PARKED_BYTES = 10 * decoder.cache.slot_bytes  # room for the short row, not the long one
     decoder.keep([1])  # the short row finishes: parked
     decoder.keep([])  # the long one finishes: too big to park, and the short one stays
     assert [entry.tokens for entry in decoder.parked.values()] == [[1, 2, 3]]
-    # 3 tokens x layers x (k, v) x kv heads x head_dim x fp32
-    assert decoder.parked_bytes == 3 * policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4
+    assert decoder.parked_tokens == 3
+    # The budget's tokens are the cache's slots: layers x (k, v) x kv heads x head_dim x fp32 each.
+    slot = policy.module.config.num_hidden_layers * 2 * 2 * 8 * 4
+    assert decoder.slot_bytes == slot
+    assert [entry.kv.nbytes for entry in decoder.parked.values()] == [3 * slot]
 
 
 def test_length_buckets_bound_padding_to_twice_a_rows_length():

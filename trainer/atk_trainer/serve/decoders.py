@@ -19,16 +19,18 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 import torch
 
 from .kv_cache import KVCache, RowKV
+from .prefix_budget import prefix_cache_tokens
 from .static_decode import StaticDecodeStep
 from ..model.qwen2 import Qwen2ForCausalLM
 
 
-def make_decoder(policy: Any, step: Optional[StaticDecodeStep] = None):
+def make_decoder(policy: Any, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None):
     """The decoder for the policy's current module (read anew for every batch: the trainer may swap it);
-    `step`, for the built-in model, runs its decode steps at static shapes (static_decode.py)."""
+    `step`, for the built-in model, runs its decode steps at static shapes (static_decode.py);
+    `prefix_tokens`, its prefix cache's budget (None: sized from free memory, prefix_budget.py)."""
     module = policy.module
     if isinstance(module, Qwen2ForCausalLM):
-        return BuiltinDecoder(module, step)
+        return BuiltinDecoder(module, step, prefix_tokens)
     return TransformersDecoder(module)
 
 
@@ -52,8 +54,8 @@ class BuiltinDecoder:
     conversation (a sliding window, stripped reasoning: a new trajectory segment) only what follows the
     part it kept unchanged.
 
-    A finished sequence's keys and values are copied out of the batch (parked, up to PARKED_BYTES,
-    oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; one continued
+    A finished sequence's keys and values are copied out of the batch (parked, up to `park_budget` tokens
+    in all, oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; one continued
     whole is dropped (the new row holds its tokens), one shared in part stays for other continuations.
     Parked sequences are found through keys of their first token and of every BLOCK-token prefix (the
     keys chain, as vLLM's block hashes do), so a lookup costs one key per block of the prompt. The next
@@ -66,19 +68,24 @@ class BuiltinDecoder:
     reusable = True  # parked sequences stay valid until the weights change (the engine then makes a new decoder)
     RETIRED_SHARE = 0.25  # compact once this share of the cache's rows is retired
     PARK_STEPS = 512  # decode steps a finished sequence waits for its continuation
-    PARKED_BYTES = 64 << 20  # memory for parked sequences
     BLOCK = 16  # tokens per prefix-index key: a lookup hashes the prompt once per block
 
-    def __init__(self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None):
+    def __init__(
+        self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None
+    ):
         self.module = module
         self.step = step  # None: the dynamic step (the cache sliced to the slots in use)
+        self.slot_bytes = KVCache.slot_bytes_for(module)  # one token's keys and values
+        # Tokens parked sequences may hold in all (0: none parked); None: prefix_budget's default for the
+        # memory free now, while this decoder's weights last.
+        self.park_budget = prefix_cache_tokens(prefix_tokens, module.lm_head.weight.device, self.slot_bytes)
         self.cache: KVCache = None
         self.lengths = torch.zeros(0, dtype=torch.long)  # (rows,) tokens in the cache per row = next position
         self.live: List[int] = []  # cache row of each running sequence, in the caller's row order
         self.tokens: Dict[int, List[int]] = {}  # live row -> the tokens whose keys/values it holds
         self.parked: "OrderedDict[int, _Parked]" = OrderedDict()  # oldest first
         self.by_prefix: Dict[Tuple[int, int], List[int]] = {}  # prefix key (prefix_keys) -> parked ids, for lookups
-        self.parked_bytes = 0
+        self.parked_tokens = 0
         self.reused: List[int] = []  # per prompt of the last prefill: leading tokens taken from a parked sequence
         self.steps = 0
         self._ids = 0
@@ -191,7 +198,7 @@ class BuiltinDecoder:
         for r in finished:
             tokens = self.tokens.pop(r)
             # One over the whole budget would push every parked sequence out, then itself: not copied at all.
-            if len(tokens) * self.cache.slot_bytes <= self.PARKED_BYTES:
+            if len(tokens) <= self.park_budget:
                 self._park(tokens, self.cache.extract(r))
         self.live = [self.live[i] for i in rows]
         if not self.live:
@@ -238,13 +245,13 @@ class BuiltinDecoder:
         self.parked[self._ids] = _Parked(tokens, kv, self.steps, keys)
         for key in keys:
             self.by_prefix.setdefault(key, []).append(self._ids)
-        self.parked_bytes += kv.nbytes
-        while self.parked_bytes > self.PARKED_BYTES:
+        self.parked_tokens += len(tokens)
+        while self.parked_tokens > self.park_budget:
             self._unpark(next(iter(self.parked)))
 
     def _unpark(self, i: int) -> None:
         entry = self.parked.pop(i)
-        self.parked_bytes -= entry.kv.nbytes
+        self.parked_tokens -= len(entry.tokens)
         for key in entry.keys:
             self.by_prefix[key].remove(i)
             if not self.by_prefix[key]:

@@ -10,7 +10,9 @@ Weights: the loop reads `policy.module` at every step. `exclusive()` is how the 
 weights: it stops admissions, waits until running sequences finish, and holds the model lock, so
 every completion is sampled by exactly one policy version, which it reports. The built-in decoder
 outlives its batch while the weights stay the same, so an agent's next turn reuses the keys and
-values of its previous one (a prefix cache); after exclusive() the next batch starts a new decoder.
+values of its previous one (a prefix cache, up to `prefix_cache_tokens`: prefix_budget.py); exclusive()
+drops it, so the parked keys and values, stale once the weights change, free their memory for the train
+step, and the next batch starts a new decoder.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import torch
 
+from ..log import log
 from .decoders import make_decoder
 from .row_sampling import RowSampling
 from .sampling_params import SamplingParams
@@ -84,8 +87,9 @@ class _Sequence:
 class Engine:
     """Continuous-batching sampler over a Policy (atk_trainer.model.modeling); start() runs its thread."""
 
-    def __init__(self, max_batch: int = 256, seed: int = 0):
+    def __init__(self, max_batch: int = 256, seed: int = 0, prefix_cache_tokens: Optional[int] = None):
         self.max_batch = max_batch  # sequences decoded together; more wait in the queue
+        self.prefix_cache_tokens = prefix_cache_tokens  # tokens kept for continuations; None: from free memory
         self.seed = seed  # of the shared generator requests without a seed draw from
         self.policy: Any = None
         self.policy_version = 0  # stamped on completions; the server bumps it after each train step
@@ -93,6 +97,9 @@ class Engine:
         self.autocast = False  # bf16 autocast on CUDA, matching the trainer's forward
         self.decode_step = "dynamic"  # or "static" / "graphs": the built-in model's decode step (static_decode.py)
         self._static: Optional[StaticDecodeStep] = None  # kept across batches: it holds the CUDA graphs
+        self._decoder: Any = None  # the running batch's, kept while idle for its parked sequences
+        self._decoder_epoch = -1  # the _cache_epoch it was made in
+        self._budget_logged = False
         self._shared_rng = torch.Generator().manual_seed(seed)  # draws the seeds of requests without one
         self._rows = RowSampling()  # the running rows' sampling settings, on the model's device
         self._cond = threading.Condition()
@@ -159,6 +166,7 @@ class Engine:
                 self._cond.wait()
         try:
             with self._model_lock:
+                self._decoder = None  # its parked keys and values go stale now: their memory is the step's
                 yield
         finally:
             with self._cond:
@@ -194,18 +202,22 @@ class Engine:
 
     def stats(self) -> Dict[str, int]:
         """Sequences running and waiting; prompt tokens since start, each prefilled (computed) or reused
-        (keys and values taken from the prefix cache), one count per sequence (a request's n choices each)."""
+        (keys and values taken from the prefix cache), one count per sequence (a request's n choices each);
+        tokens the prefix cache holds now, and may hold (the latest decoder's budget; 0 before the first
+        batch, after a weight change and for a backend without a prefix cache)."""
         with self._cond:
+            decoder = self._decoder
             return {
                 "running": len(self._running),
                 "waiting": len(self._queue),
                 "prefilled_tokens": self._prompt_tokens["prefilled"],
                 "reused_tokens": self._prompt_tokens["reused"],
+                "parked_tokens": getattr(decoder, "parked_tokens", 0),
+                "prefix_cache_tokens": getattr(decoder, "park_budget", 0),
             }
 
     # -- the decode loop ------------------------------------------------------------------------------
     def _loop(self) -> None:
-        decoder, epoch = None, -1
         while True:
             with self._cond:
                 while not self._closed and not self._running and (not self._queue or self._pauses):
@@ -213,7 +225,8 @@ class Engine:
                 if self._closed:
                     return
                 admitted: List[_Sequence] = []
-                if not self._pauses and (not self._running or (decoder is not None and decoder.joinable)):
+                joinable = self._decoder is not None and self._decoder.joinable
+                if not self._pauses and (not self._running or joinable):
                     room = self.max_batch - len(self._running)
                     admitted, self._queue = self._queue[:room], self._queue[room:]
                     for seq in admitted:  # the version a sequence reports is the one that samples it
@@ -222,24 +235,28 @@ class Engine:
                     self._running = self._running + admitted
             try:
                 with self._model_lock, torch.no_grad(), self._autocast():
-                    if len(admitted) == len(self._running) and not self._reusable(decoder, epoch):
-                        decoder, epoch = make_decoder(self.policy, self._static_step()), self._cache_epoch
+                    if len(admitted) == len(self._running) and not self._reusable():
+                        self._decoder = None  # the old one's memory counts as free for the new one's prefix cache
+                        self._decoder = make_decoder(self.policy, self._static_step(), self.prefix_cache_tokens)
+                        self._decoder_epoch = self._cache_epoch
+                        self._log_budget(self._decoder)
+                    # No local reference to it: exclusive() must be able to free it while this thread waits.
                     if admitted:
                         budget = max(s.request.params.max_tokens for s in admitted)
-                        logits = decoder.prefill([s.request.prompt for s in admitted], budget)  # (B_new, V)
-                        self._count_prompt_tokens(admitted, decoder.reused)
+                        logits = self._decoder.prefill([s.request.prompt for s in admitted], budget)  # (B_new, V)
+                        self._count_prompt_tokens(admitted, self._decoder.reused)
                         self._rows.join([s.request.params for s in admitted], [s.seed for s in admitted], logits.device)
-                        self._advance(decoder, admitted, logits)
+                        self._advance(self._decoder, admitted, logits)
                     else:
-                        logits = decoder.decode([s.tokens[-1] for s in self._running])  # (B, V)
-                        self._advance(decoder, self._running, logits)
+                        logits = self._decoder.decode([s.tokens[-1] for s in self._running])  # (B, V)
+                        self._advance(self._decoder, self._running, logits)
             except BaseException as error:  # noqa: BLE001 - a failing batch fails its requests, not the server
                 with self._cond:
                     for seq in self._running:
                         seq.request._fail(error)
                     self._running = []
                     self._rows.clear()
-                    decoder = None
+                    self._decoder = None
                     self._cond.notify_all()
 
     def _count_prompt_tokens(self, admitted: List[_Sequence], reused: List[int]) -> None:
@@ -249,6 +266,16 @@ class Engine:
                 self._prompt_tokens["reused"] += n
                 self._prompt_tokens["prefilled"] += len(seq.request.prompt) - n
 
+    def _log_budget(self, decoder: Any) -> None:
+        """The first prefix-cache budget, in trainer.log: what `auto` came to on this machine."""
+        budget = getattr(decoder, "park_budget", None)
+        if budget is None or self._budget_logged:
+            return
+        self._budget_logged = True
+        setting = "auto" if self.prefix_cache_tokens is None else "model.engine.prefix_cache_tokens"
+        mib = budget * decoder.slot_bytes / (1 << 20)
+        log(f"prefix cache: {budget} tokens ({mib:.0f} MiB) for finished sequences' continuations ({setting})")
+
     def _static_step(self) -> Optional[StaticDecodeStep]:
         if self.decode_step == "dynamic":
             return None
@@ -256,13 +283,14 @@ class Engine:
             self._static = StaticDecodeStep(self.policy.module, capture=self.decode_step == "graphs")
         return self._static
 
-    def _reusable(self, decoder: Any, epoch: int) -> bool:
+    def _reusable(self) -> bool:
         """Whether an idle decoder may serve the next batch: one that keeps finished sequences for their
         continuations (a prefix cache), and only with the weights it cached them under."""
+        decoder = self._decoder
         return (
             decoder is not None
             and getattr(decoder, "reusable", False)
-            and epoch == self._cache_epoch
+            and self._decoder_epoch == self._cache_epoch
             and decoder.module is self.policy.module
         )
 

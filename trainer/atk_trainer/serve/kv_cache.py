@@ -61,6 +61,13 @@ class KVCache:
             c.num_hidden_layers, batch, c.num_key_value_heads, c.head_dim, weight.device, weight.dtype, capacity
         )
 
+    @staticmethod
+    def slot_bytes_for(module: Any) -> int:
+        """`slot_bytes` of a cache for_model(module) makes, before there is one."""
+        c = module.config
+        size = module.model.embed_tokens.weight.element_size()
+        return 2 * c.num_hidden_layers * c.num_key_value_heads * c.head_dim * size
+
     @property
     def batch(self) -> int:
         return self.rows

@@ -29,6 +29,7 @@ from ..train.distributed import Peers, RankError, world_size
 from .control import ControlApi
 from .engine_api import EngineApi
 from .engine import Engine
+from .prefix_budget import parse_setting
 from .wire import Body, Reply
 from .run_token import authorized, required_token
 from .weight_send import WeightSendApi
@@ -53,7 +54,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if peers is not None and not peers.leader:
         return follow(peers, args)
     app = TrainerServer(
-        args.host, args.port, served_name=args.served_model_name, max_batch=args.max_batch, seed=args.seed, peers=peers
+        args.host,
+        args.port,
+        served_name=args.served_model_name,
+        max_batch=args.max_batch,
+        seed=args.seed,
+        peers=peers,
+        prefix_cache_tokens=args.prefix_cache_tokens,
     )
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
@@ -86,7 +93,21 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("--served-model-name", default="policy", help="the model name /v1 requests use")
     p.add_argument("--max-batch", type=int, default=256, help="sequences the engine decodes together")
     p.add_argument("--seed", type=int, default=0, help="seeds sampling for requests without a seed")
+    p.add_argument(
+        "--prefix-cache-tokens",
+        type=_prefix_cache_tokens,
+        default=None,
+        metavar="auto|N",
+        help="tokens of finished sequences kept for their continuations; 0: none; auto: from free memory",
+    )
     return p.parse_args(argv)
+
+
+def _prefix_cache_tokens(text: str) -> Optional[int]:
+    try:
+        return parse_setting(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 class TrainerServer:
@@ -100,8 +121,9 @@ class TrainerServer:
         max_batch: int = 256,
         seed: int = 0,
         peers: Optional[Peers] = None,
+        prefix_cache_tokens: Optional[int] = None,
     ):
-        self.engine = Engine(max_batch=max_batch, seed=seed).start()
+        self.engine = Engine(max_batch=max_batch, seed=seed, prefix_cache_tokens=prefix_cache_tokens).start()
         self.engine_api = EngineApi(self.engine, served_name)
         self.control = ControlApi(self.engine, self.engine_api, peers)
         e, c, w = self.engine_api, self.control, WeightSendApi(self.control, host)
