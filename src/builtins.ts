@@ -18,6 +18,7 @@ import { addOptionsCheck, addRecipeCheck } from './recipe/checks.js';
 import { rewards } from './rewards/index.js';
 import { checkEngineSettings, checkUserEngine, weightSyncProblems } from './policy/index.js';
 import { teacherProblems } from './policy/teacher.js';
+import { contextModelProblems } from './policy/context-model.js';
 import { rolloutWorkerProblems } from './run/rollout-workers.js';
 import { tools } from './tools/index.js';
 
@@ -58,6 +59,7 @@ export function registerBuiltins(): void {
   addRecipeCheck((recipe) => checkClusterPlacement(recipe));
   addRecipeCheck(weightSyncProblems);
   addRecipeCheck(teacherProblems);
+  addRecipeCheck(contextModelProblems);
   addRecipeCheck(rolloutWorkerProblems);
   addOptionsCheck(componentOptionsFailures);
 }

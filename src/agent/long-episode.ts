@@ -2,12 +2,14 @@ import type { ChatMessage, ChatTool } from '../tokens/chat-types.js';
 import type { IncrementalRenderer } from '../tokens/incremental-render.js';
 import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { ReasoningHistory } from '../tokens/reasoning-history.js';
+import type { ContextSummarizer } from './context-summarizer.js';
 
 /**
  * `agent.context` of the built-in agent: what happens once a turn's prompt passes `budgetTokens`.
  * `sliding_window` keeps the system prompt, the task and the last turns that fit (at most `keepLastTurns`),
  * after blanking the oldest tool results first when `drop` is `tool_results`; `summarize` does the same
- * and puts the policy's own summary of what was dropped in its place.
+ * and puts a summary of what was dropped in its place: the policy's own (trained), or with a `summarizer`
+ * the fixed model's (environment text, not trained).
  */
 export type ContextPolicy =
   | { readonly strategy: 'none' }
@@ -20,10 +22,16 @@ export type ContextPolicy =
       readonly summaryPrompt?: string;
       /** summarize: most tokens of the summary. */
       readonly maxSummaryTokens?: number;
+      /** summarize: the fixed model that writes the summary (`agent.context.model`); absent, the policy does. */
+      readonly summarizer?: ContextSummarizer;
     };
 
-/** Why a segment ended: the trajectory file and the step metrics name it. */
-export type RewriteReason = 'reasoning_history' | 'sliding_window' | 'summarize' | 'summarized';
+/**
+ * Why a segment ended: the trajectory file and the step metrics name it. `summarize`: the policy's summary
+ * turn follows in a segment of its own; `summarized`: the next segment carries the policy's summary;
+ * `summarized_fixed`: the next segment carries the fixed model's (`agent.context.model`).
+ */
+export type RewriteReason = 'reasoning_history' | 'sliding_window' | 'summarize' | 'summarized' | 'summarized_fixed';
 
 /** Text a blanked tool result shows the model. */
 export const DROPPED_TOOL_RESULT = '[tool result dropped to fit the context]';

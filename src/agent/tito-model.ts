@@ -12,6 +12,7 @@ import type { ModelTokenizer } from '../tokens/model-tokenizer.js';
 import type { ParsedToolCall, ToolCallErrorKind, ToolCallParser } from '../tokens/tool-calls/types.js';
 import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
+import { fixedModelSummary } from './context-summarizer.js';
 import { blame } from './episode-failure.js';
 import { callProblem, type EpisodeLedger } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
@@ -181,8 +182,8 @@ export class TitoModel extends Model<BaseModelConfig> {
     if (policy.strategy === 'summarize' && windowed.dropped.length > 0) {
       const summary = await this.summarise(windowed.dropped, tools, base, render);
       if (summary !== undefined) {
-        this.history = withSummary(windowed.messages, summary);
-        return { kind: 'rewrite', ids: render(this.history), reason: 'summarized' };
+        this.history = withSummary(windowed.messages, summary.text);
+        return { kind: 'rewrite', ids: render(this.history), reason: summary.reason };
       }
     }
     this.history = windowed.messages;
@@ -190,22 +191,30 @@ export class TitoModel extends Model<BaseModelConfig> {
   }
 
   /**
-   * Asks the policy for a summary of `dropped` in a segment of its own (ended with reason `summarize`);
-   * undefined when the request does not fit or the reply is cut off (the window is used without one).
+   * A summary of `dropped` and the reason of the segment that carries it. From the fixed model of
+   * `agent.context.model` when there is one (`summarized_fixed`): only its text enters the episode, as the
+   * next segment's environment tokens. Else from the policy in a segment of its own, ended with reason
+   * `summarize` (`summarized`). Undefined when the request does not fit or the reply is cut off (the
+   * window is used without one).
    */
   private async summarise(
     dropped: readonly ChatMessage[],
     tools: readonly ChatTool[],
     base: Omit<TitoTurnRequest, 'trajectory' | 'fresh' | 'messages' | 'turn'>,
     render: (conversation: readonly ChatMessage[]) => number[],
-  ): Promise<string | undefined> {
+  ): Promise<{ text: string; reason: RewriteReason } | undefined> {
     const policy = this.options.context;
     if (policy?.strategy !== 'summarize') return undefined;
     const request = summaryRequest(conversationHead(this.history), dropped, policy.summaryPrompt ?? '');
+    const maxTokens = policy.maxSummaryTokens ?? this.options.maxNewTokens;
+    if (policy.summarizer) {
+      const fixed = await fixedModelSummary(policy.summarizer, request, tools, maxTokens, base.signal);
+      return fixed.text === undefined ? undefined : { text: fixed.text, reason: 'summarized_fixed' };
+    }
     const ids = blame('template', () => render(request));
     const result = await this.run(
       { kind: 'rewrite', ids, reason: 'summarize' },
-      { ...base, tools, maxNewTokens: policy.maxSummaryTokens ?? this.options.maxNewTokens },
+      { ...base, tools, maxNewTokens: maxTokens },
       request,
     );
     if (result.status !== 'generated') return undefined;
@@ -216,7 +225,7 @@ export class TitoModel extends Model<BaseModelConfig> {
     ];
     this.turn++;
     this.options.ledger.summaryTurns++;
-    return result.finishReason === 'stop' ? result.parsed.text : undefined;
+    return result.finishReason === 'stop' ? { text: result.parsed.text, reason: 'summarized' } : undefined;
   }
 
   /**

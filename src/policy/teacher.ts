@@ -1,8 +1,7 @@
 /**
  * The teacher of on-policy distillation (`algorithm.name: distill`): a second model, served beside the
- * policy and never trained, that scores the tokens the student samples. Its engine starts as any policy's
- * does: embedded (a second trainer process, through the embedded policy's own start) or a vLLM/SGLang/url
- * engine (through the never-trained engine start the simulated user shares).
+ * policy and never trained, that scores the tokens the student samples. Its engine starts as every fixed
+ * model's does (fixed-model.ts): embedded (a second trainer process that only scores) or vLLM/SGLang/url.
  */
 import { join } from 'node:path';
 import { tokenScorers, type TokenScorer } from '../engines/index.js';
@@ -11,10 +10,11 @@ import type { RecipeProblem } from '../recipe/checks.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
 import type { TeacherConfig } from '../recipe/distill-schema.js';
 import { tokenizerMismatch } from '../tokens/tokenizer-match.js';
-import { resolveModelDir, startEmbeddedPolicy } from './embedded-policy.js';
-import { engineKind, engineKindOf } from './index.js';
+import { resolveModelDir } from './embedded-policy.js';
+import { isEmbeddedEngine, startFixedModel } from './fixed-model.js';
+import { engineKind } from './index.js';
 import type { StartPolicyOptions } from './policy.js';
-import { servingModelDir, startServingEngine } from './user-engine.js';
+import { servingModelDir } from './user-engine.js';
 
 /** A running teacher: what scores the student's tokens, and how to stop it. */
 export interface RunningTeacher {
@@ -35,55 +35,32 @@ export async function startTeacher(
   const { recipe, recipeDir } = options;
   const teacher = recipe.teacher;
   if (teacher === undefined || recipe.algorithm.name !== 'distill') return undefined;
-  const embedded =
-    !engineKindOf(teacher.engine).launched && engineKindOf(teacher.engine).syncProtocol(teacher.engine) === undefined;
-  const teacherDir = embedded ? embeddedTeacherDir(teacher, recipeDir) : servingModelDir(teacher.path, recipeDir);
+  const teacherDir = isEmbeddedEngine(teacher.engine)
+    ? embeddedTeacherDir(teacher, recipeDir)
+    : servingModelDir(teacher.path, recipeDir);
   const mismatch = await tokenizerMismatch(engineKind(recipe).modelDir(recipe, recipeDir), teacherDir);
   if (mismatch !== undefined)
     throw new InputError(`teacher.path: the teacher's tokenizer is not the student's: ${mismatch}`, {
       hint: "distillation scores the student's token ids with the teacher: both must share one tokenizer and chat template (atk export copies the run's tokenizer beside a checkpoint)",
     });
-  const timeoutMs = recipe.rollout.request_timeout_s * 1000;
   const facts = { teacher: teacher.path, teacher_engine: teacher.engine.kind };
-  if (embedded) {
-    const policy = await startEmbeddedPolicy({
-      ...options,
-      recipe: teacherRecipe(recipe, teacher, teacherDir),
-      logsDir: join(options.logsDir, 'teacher'),
-      loadsWeights: false,
-    });
-    const scorer = tokenScorers.vllm({ baseUrl: policy.engine.baseUrl, model: policy.engine.model, timeoutMs });
-    return { scorer, facts, close: () => policy.close() };
-  }
-  const served = await startServingEngine(teacher.path, teacher.engine, {
-    recipeDir,
-    runDir: options.runDir,
-    seed: recipe.seed,
-    requestTimeoutMs: timeoutMs,
-    servedModelName: 'teacher',
-    what: 'teacher.engine.kind',
-    logsName: 'teacher',
+  const fixed = await startFixedModel(
+    {
+      path: teacher.path,
+      modelDir: teacherDir,
+      engine: teacher.engine,
+      servedModelName: 'teacher',
+      what: 'teacher.engine.kind',
+      logsName: 'teacher',
+    },
+    options,
+  );
+  const scorer = tokenScorers[fixed.protocol]({
+    baseUrl: fixed.engine.baseUrl,
+    model: fixed.engine.model,
+    timeoutMs: recipe.rollout.request_timeout_s * 1000,
   });
-  const scorer = tokenScorers[served.protocol]({
-    baseUrl: served.engine.baseUrl,
-    model: served.engine.model,
-    timeoutMs,
-  });
-  return { scorer, facts, close: served.stop };
-}
-
-/**
- * The recipe a teacher on the embedded engine starts from: the student's, with the teacher's weights in
- * `model` (pretrained, its own directory's tokenizer) and nothing that trains (no LoRA, no reference model).
- */
-function teacherRecipe(recipe: ResolvedRecipe, teacher: TeacherConfig, teacherDir: string): ResolvedRecipe {
-  const { tokenizer: _tokenizer, chat_template: _template, ...model } = recipe.model;
-  const { lora: _lora, ...algorithm } = recipe.algorithm;
-  return {
-    ...recipe,
-    model: { ...model, path: teacherDir, init: 'pretrained', engine: teacher.engine },
-    algorithm: { ...algorithm, kl_coef: 0 },
-  };
+  return { scorer, facts, close: () => fixed.close() };
 }
 
 /** @throws InputError naming teacher.path and how to make it when it holds no model yet. */

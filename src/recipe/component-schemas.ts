@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { AUTO_TOOL_CALL_FORMAT } from '../tokens/tool-call-format.js';
 import { toolCallParsers } from '../tokens/tool-calls/index.js';
+import { EngineSchema } from './model-schema.js';
 import { OverlongSchema } from './objective-schemas.js';
 import { componentOptions, exactlyOne, positiveInt, positiveNumber } from './schema-parts.js';
 
@@ -191,6 +192,9 @@ export const ExternalAgentSchema = z
 
 const toolCallFormats = Object.keys(toolCallParsers) as [string, ...string[]];
 
+/** `agent.context.model` naming the policy itself as the summariser. */
+export const POLICY_SUMMARIZER = 'policy';
+
 /** agent.context: what the built-in agent does once a prompt passes its budget. */
 const ContextSchema = z
   .strictObject({
@@ -198,7 +202,7 @@ const ContextSchema = z
       .enum(['none', 'sliding_window', 'summarize'])
       .default('none')
       .describe(
-        "none: the episode ends when it passes agent.max_total_tokens; sliding_window: keep the system prompt, the task and the last turns; summarize: the same, with the policy's own summary (trained) of what was dropped. Each rewrite starts a new trajectory segment.",
+        'none: the episode ends when it passes agent.max_total_tokens; sliding_window: keep the system prompt, the task and the last turns; summarize: the same, with a summary of what was dropped, written by the policy (trained) or by agent.context.model (not trained). Each rewrite starts a new trajectory segment.',
       ),
     budget_tokens: positiveInt
       .optional()
@@ -218,8 +222,18 @@ const ContextSchema = z
       .default(
         'Summarise the conversation so far for yourself: the task, what you found, what you did and what is left. Reply with the summary only.',
       )
-      .describe('summarize: the user message that asks the policy for the summary.'),
+      .describe('summarize: the user message that asks for the summary.'),
     max_summary_tokens: positiveInt.default(256).describe('summarize: most tokens of the summary.'),
+    model: z
+      .string()
+      .min(1)
+      .default(POLICY_SUMMARIZER)
+      .describe(
+        'summarize: who writes the summary. policy: the policy itself (its tokens trained, one more model turn). Else a fixed model, never trained: a model directory (relative to the recipe) or, served by vllm/sglang/url, a hub id; it answers greedily and its summary enters the episode as environment text (loss mask 0).',
+      ),
+    engine: EngineSchema.optional().describe(
+      "How agent.context.model is served: embedded (the default; a second trainer process that only generates, with model.trainer's device and threads), vllm, sglang (launched beside the policy's) or url (a running server).",
+    ),
   })
   .describe('Context management of the built-in agent for episodes that outgrow the window.');
 

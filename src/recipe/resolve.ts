@@ -10,7 +10,8 @@ import { stringify } from 'yaml';
 import { resolveAlgorithm, resolveRollout, type ResolvedAlgorithm } from './presets.js';
 import { projectRoot } from '../util/paths.js';
 import type { KeyPath } from './located.js';
-import type { Recipe, RewardComponentConfig, ToolConfig } from './schema.js';
+import { EngineSchema, POLICY_SUMMARIZER } from './schema.js';
+import type { AgentConfig, Recipe, RewardComponentConfig, ToolConfig } from './schema.js';
 
 /** A recipe with every default and preset setting filled in and its paths made absolute. */
 export type ResolvedRecipe = Omit<Recipe, 'algorithm' | 'extends' | '$schema'> & {
@@ -29,11 +30,11 @@ export type BaseDirOf = (path: KeyPath) => string;
  * `dataset.split_by.file`, `model.chat_template`, `agent.system_prompt.file`, tool and reward
  * `module`s, a reward `command`'s executable when it is a path (`./grade.sh`; a bare name is looked
  * up on $PATH), and the `cwd` of a reward command and of a stdio MCP server (default: the directory
- * of the recipe that names it, so the command's arguments are found beside that recipe). `model.path` and
- * `model.tokenizer` may also be hub ids: a value that is absolute, starts with `./`, `../` or `~/`,
- * or names an existing directory (beside the recipe, else in the atk package, e.g.
- * `models/tiny-arith`) becomes an absolute path; anything else is
- * kept as a hub id. `output.runs_dir` resolves against the current directory.
+ * of the recipe that names it, so the command's arguments are found beside that recipe). `model.path`,
+ * `model.tokenizer` and `agent.context.model` (unless `policy`) may also be hub ids: a value that is
+ * absolute, starts with `./`, `../` or `~/`, or names an existing directory (beside the recipe, else in
+ * the atk package, e.g. `models/tiny-arith`) becomes an absolute path; anything else is kept as a hub id.
+ * `output.runs_dir` resolves against the current directory.
  */
 export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): ResolvedRecipe {
   const dirOf: BaseDirOf = typeof baseDir === 'string' ? () => baseDir : baseDir;
@@ -63,6 +64,7 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
       ...(typeof prompt === 'object' && {
         system_prompt: { file: file(prompt.file, ['agent', 'system_prompt', 'file']) },
       }),
+      context: resolveContext(recipe.agent.context, dirOf(['agent', 'context', 'model'])),
     },
     tools: recipe.tools.map((tool, i) => resolveTool(tool, (value, key) => file(value, ['tools', i, ...key]))),
     reward: resolveRewardSource(
@@ -80,6 +82,15 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
     rollout: resolveRollout(recipe.rollout, recipe.algorithm.name),
     output: { ...recipe.output, runs_dir: resolve(recipe.output.runs_dir) },
   };
+}
+
+/**
+ * `agent.context` with a fixed summariser's location resolved as `model.path`'s is, and its engine
+ * defaulted (embedded) so that resolved.yaml shows how it is served.
+ */
+function resolveContext(context: AgentConfig['context'], dir: string): AgentConfig['context'] {
+  if (context.model === POLICY_SUMMARIZER) return context;
+  return { ...context, model: modelLocation(context.model, dir), engine: context.engine ?? EngineSchema.parse({}) };
 }
 
 /** A path written at the key path `key` (below the component) made absolute. */

@@ -7,6 +7,7 @@ import type { Recipe } from '../recipe/schema.js';
 import { startExternalAgents, type ExternalAgents } from '../gateway/external-episode.js';
 import { composeReward, type ComposedReward } from '../rewards/compose.js';
 import { type ModelTokenizer, resolveReasoningHistory, resolveToolCallFormat } from '../tokens/index.js';
+import type { ContextSummarizer } from '../agent/context-summarizer.js';
 import type { ContextPolicy } from '../agent/long-episode.js';
 import { tools as toolRegistry } from '../tools/index.js';
 import { toolComponent } from '../tools/components.js';
@@ -15,6 +16,7 @@ import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
 import { builtInEpisodes, type EpisodeKit, externalEpisodes } from '../rollout/collect.js';
 import { startUserEngine } from '../policy/user-engine.js';
+import { type RunningContextModel, usesContextModel } from '../policy/context-model.js';
 import { startUserSimulation, type UserSimulation } from '../rollout/user-simulation.js';
 
 export interface KitContext {
@@ -25,16 +27,23 @@ export interface KitContext {
   readonly dataset: DatasetDefinition;
   readonly engine: Engine;
   readonly tokenizer: ModelTokenizer;
+  /**
+   * Starts `agent.context.model`, the fixed summariser (the policy layer's startContextModel, which needs
+   * the resolved recipe and the logs directory); needed only when the recipe names one.
+   */
+  readonly startContextModel?: () => Promise<RunningContextModel | undefined>;
   warn(message: string): void;
 }
 
 /**
  * Everything an episode needs that is fixed for the run, built from the recipe: tools, reward,
- * system prompt, limits, and the simulated user when the recipe has a `user` section. Training and evaluation share it. Every tool call is limited to its
+ * system prompt, limits, the simulated user when the recipe has a `user` section, and agent.context.model's
+ * summariser when it names one. Training and evaluation share it. Every tool call is limited to its
  * entry's `timeout_s`. Call `kit.close()` when the run ends: it stops MCP servers the tools started
- * and a user engine it launched.
+ * and a user or summariser engine it started.
  * @throws ConfigError for unknown tools or rewards; InputError for an unreadable prompt file or an
- * unusable `user` section; EngineStartError when a launched user engine does not start.
+ * unusable `user` section or summariser directory; EngineStartError/TrainerError when a user or
+ * summariser engine does not start.
  */
 export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   const { recipe } = ctx;
@@ -54,6 +63,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
   let reward: ComposedReward;
   let user: UserSimulation | undefined;
   let external: ExternalAgents | undefined;
+  let summarizer: ContextSummarizer | undefined;
   try {
     for (const tool of recipe.tools) {
       const { name, options } = toolComponent(tool);
@@ -81,6 +91,12 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
       });
       const started = user;
       closers.push(() => started.close());
+    }
+    if (usesContextModel(recipe)) {
+      if (!ctx.startContextModel) throw new Error('buildEpisodeKit: agent.context.model needs ctx.startContextModel');
+      const started = await ctx.startContextModel();
+      if (started) closers.push(() => started.close());
+      summarizer = started?.summarizer;
     }
     if (recipe.agent.external) {
       const { agent } = recipe;
@@ -122,7 +138,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
         ctx.tokenizer,
         recipe.agent.chat_template_kwargs,
       ),
-      context: contextPolicy(recipe),
+      context: contextPolicy(recipe, summarizer),
     },
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
@@ -136,9 +152,9 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
 
 /**
  * `agent.context` as the built-in agent takes it: the budget defaults to what leaves one full reply
- * within agent.max_total_tokens (or the engine's max_model_len).
+ * within agent.max_total_tokens (or the engine's max_model_len); `summarizer` is agent.context.model started.
  */
-function contextPolicy(recipe: Recipe): ContextPolicy {
+function contextPolicy(recipe: Recipe, summarizer: ContextSummarizer | undefined): ContextPolicy {
   const { context, max_new_tokens } = recipe.agent;
   if (context.strategy === 'none') return { strategy: 'none' };
   const total = recipe.agent.max_total_tokens ?? recipe.model.engine.max_model_len;
@@ -151,6 +167,7 @@ function contextPolicy(recipe: Recipe): ContextPolicy {
     drop: context.drop,
     summaryPrompt: context.summary_prompt,
     maxSummaryTokens: context.max_summary_tokens,
+    ...(summarizer ? { summarizer } : {}),
   };
 }
 

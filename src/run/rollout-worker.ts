@@ -6,12 +6,14 @@
  * sent from here (the HTTP exchange and the reply's parsing run on this core too); the episode goes on
  * as soon as the reply is here.
  */
+import { join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { registerBuiltins } from '../builtins.js';
 import { datasets } from '../datasets/index.js';
 import type { Engine, Generation, SamplingParams } from '../engines/types.js';
 import { CancelledError } from '../errors/index.js';
 import { sendProtocolRequest } from '../engines/protocol-request.js';
+import { startContextModel } from '../policy/context-model.js';
 import { buildEpisodeKit } from './kit.js';
 import { loadModelTokenizer } from '../tokens/index.js';
 import { errorMessage } from '../agent/index.js';
@@ -102,6 +104,14 @@ async function start(): Promise<void> {
     dataset: await datasets.get(recipe.dataset.name),
     engine: engineThroughRunThread(),
     tokenizer: await loadModelTokenizer(setup.modelDir, setup.tokenizer),
+    // Only a url summariser gets here (the recipe check refuses one each worker would launch): a client of its own.
+    startContextModel: () =>
+      startContextModel({
+        recipe,
+        recipeDir: setup.recipeDir,
+        logsDir: join(setup.runDir ?? setup.recipeDir, 'logs'),
+        runDir: setup.runDir ?? setup.recipeDir,
+      }),
     warn: (message) => post({ t: 'warn', message }),
   });
   port.on('message', (message: ToWorker) => {

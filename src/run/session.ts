@@ -13,6 +13,7 @@ import type { RunEvent } from './events.js';
 import { buildEpisodeKit } from './kit.js';
 import { tokenizerOverrides } from './recipe-tokenizer.js';
 import { engineKind, engineProgressLines, type RunningPolicy } from '../policy/index.js';
+import { startContextModel } from '../policy/context-model.js';
 
 export interface SessionOptions {
   readonly recipe: ResolvedRecipe;
@@ -76,6 +77,14 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
       dataset,
       engine: policy.engine,
       tokenizer,
+      startContextModel: () =>
+        startContextModel({
+          recipe,
+          recipeDir: options.recipeDir,
+          logsDir: options.logsDir,
+          runDir: options.runDir,
+          signal,
+        }),
       warn,
     });
   } catch (error) {
