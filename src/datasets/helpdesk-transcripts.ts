@@ -10,7 +10,7 @@ import {
   type TranscriptTurn,
 } from '../domains/tau2/index.js';
 import type { ChatMessage } from '../tokens/chat-types.js';
-import { hash32 } from '../util/random.js';
+import { createRng, hash32 } from '../util/random.js';
 
 /** How often the help-desk teacher of the warm start is sloppy, each a share of the tasks it can happen in. */
 export interface HelpdeskSlips {
@@ -32,7 +32,10 @@ export interface HelpdeskSlips {
  * majority, while its samples sometimes do better, which is what GRPO learns from.
  */
 export function helpdeskTranscript(taskId: string, scenario: HelpdeskScenario, slips: HelpdeskSlips): ChatMessage[] {
-  const slipped = (name: keyof HelpdeskSlips): boolean => hash32('helpdesk-slip', name, taskId) / 2 ** 32 < slips[name];
+  // FNV's top bits barely move with the id's last characters, so hash32 / 2^32 would make neighbouring
+  // order ids slip alike (a pattern in the id to memorise instead of the rule); one mulberry32 draw mixes it.
+  const slipped = (name: keyof HelpdeskSlips): boolean =>
+    createRng(hash32('helpdesk-slip', name, taskId))() < slips[name];
   const user = new HelpdeskUser(scenario, hash32('helpdesk-reference', taskId));
   const db = new EpisodeDb(helpdeskModel, helpdeskBase());
   const messages: ChatMessage[] = [];

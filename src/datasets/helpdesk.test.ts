@@ -19,6 +19,24 @@ describe('generateHelpdesk', () => {
     expect(new Set(test.slice(0, 20).map(kindOf)).size).toBe(4);
     expect(generateHelpdesk('test', perfect).map((t) => t.id)).toStrictEqual(test.map((t) => t.id));
   });
+
+  test('returns references_per_order train tasks per order, each drawing its own slips and wording; test keeps one per order', () => {
+    const options = HelpdeskOptions.parse({ references_per_order: 8, reference_slips: { skips_confirm: 0.5 } });
+    const train = generateHelpdesk('train', options);
+    const one = generateHelpdesk('train', HelpdeskOptions.parse({ reference_slips: { skips_confirm: 0.5 } }));
+    expect(train.length).toBe(8 * one.length);
+    expect(new Set(train.map((t) => t.id)).size).toBe(train.length);
+    expect(generateHelpdesk('test', options).map((t) => t.id)).toStrictEqual(
+      generateHelpdesk('test', perfect).map((t) => t.id),
+    );
+    // one pending cancellation's eight demonstrations: some ask to confirm, some do not, and the opening varies
+    const copies = train.filter((t) => t.id.startsWith(`${one.find((t) => kindOf(t) === 'cancel')!.id}/`));
+    expect(copies).toHaveLength(8);
+    const asks = copies.map((t) => (t.data.reference as ChatMessage[]).some((m) => /confirm/.test(m.content)));
+    expect(new Set(asks)).toStrictEqual(new Set([true, false]));
+    const openings = copies.map((t) => (t.data.reference as ChatMessage[])[0]!.content);
+    expect(new Set(openings).size).toBe(2);
+  });
 });
 
 /**

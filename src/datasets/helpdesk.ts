@@ -24,6 +24,14 @@ export const HelpdeskOptions = z.strictObject({
     .lt(1)
     .default(0.2)
     .describe('Share of the orders held out for test, chosen by a hash of the order id.'),
+  references_per_order: z
+    .number()
+    .int()
+    .min(1)
+    .default(1)
+    .describe(
+      "Train tasks per order for the sft warm start, each with its own draw of the slips and the customer's wording (task ids gain /k), so a model must read the request and the record to imitate them rather than remember what each order id got.",
+    ),
   reference_slips: z
     .strictObject({
       wrong_record: share('Demonstrations whose lookup copies the order id with its last digit changed.'),
@@ -67,16 +75,19 @@ export function generateHelpdesk(split: 'train' | 'test', options: HelpdeskOptio
     const id = record.order_id as string;
     if ((hash32('helpdesk-split', id) / 2 ** 32 < options.test_fraction ? 'test' : 'train') !== split) continue;
     const scenario = scenarioOf(id, record.status as string, record.shipping as string);
-    const taskId = `${scenario.kind}:${id}`;
-    tasks.push({
-      id: taskId,
-      prompt: '',
-      data: {
-        scenario,
-        tau2: tau2Task(taskId, scenario),
-        reference: helpdeskTranscript(taskId, scenario, options.reference_slips),
-      },
-    });
+    const copies = split === 'train' ? options.references_per_order : 1;
+    for (let k = 0; k < copies; k++) {
+      const taskId = copies === 1 ? `${scenario.kind}:${id}` : `${scenario.kind}:${id}/${k}`;
+      tasks.push({
+        id: taskId,
+        prompt: '',
+        data: {
+          scenario,
+          tau2: tau2Task(taskId, scenario),
+          reference: helpdeskTranscript(taskId, scenario, options.reference_slips),
+        },
+      });
+    }
   }
   return shuffled(tasks, hash32('helpdesk-order', split));
 }
