@@ -14,12 +14,12 @@ import { loadRecipe } from '../../src/recipe/index.js';
 import { epochStream, tasksForStep } from '../../src/rollout/task-stream.js';
 import { hasRewardSpread } from '../../src/algorithms/advantages.js';
 import { DATA_STATE_FILE } from '../../src/run/data-state.js';
-import { restorePriorSegments, type PriorSegmentRecord } from '../../src/run/step-record.js';
-import { TokenTrajectory, type TrajectoryJSON } from '../../src/tokens/index.js';
+import { readTrajectoryFile } from '../../src/ui/trajectory/record.js';
 import { CHECKPOINT_MARKER, LOCK_FILE, stepName } from '../../src/runs/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 import '../../src/builtins.js';
 import { BIN, python, readJson, readJsonl, tempRunsDir } from './run-helpers.js';
+import { expectWindowedEpisode, segmentsOf } from './windowed-episodes.js';
 
 const STEPS = 6;
 const OVERRIDES = [
@@ -295,7 +295,7 @@ describe('atk run --resume', () => {
     });
   }, 600_000);
 
-  it('returns a complete run of episodes split by a sliding window after SIGKILLs between a step and its checkpoint and in rollouts: the data order goes on and every episode keeps its segments', async () => {
+  it('returns a complete run of episodes split by a sliding window after SIGKILLs between a step and its checkpoint and in rollouts: every step drew on where the one before left the data stream, and every episode keeps its segments', async () => {
     const steps = 3;
     const { dir, final } = await killAndResume([], [recorded(1), collecting(3)], {
       file: 'recipes/smoke/long-episode.yaml',
@@ -303,6 +303,11 @@ describe('atk run --resume', () => {
       overrides: [
         `train.steps=${steps}`,
         'train.save_every=1',
+        'train.tasks_per_step=2',
+        'algorithm.group_size=2',
+        // Groups of one greedy and one sampled conversation seldom differ, so steps draw more tasks than
+        // 2: the data stream's cursor is then the checkpoint's to give back, not the step count's.
+        'algorithm.dynamic_sampling.max_rounds=2',
         'dataset.limit=6',
         'train.eval_before=false',
         'train.eval_after=false',
@@ -314,42 +319,53 @@ describe('atk run --resume', () => {
     expect(train.map((l) => l.step)).toStrictEqual([1, 2, 3]);
 
     const { recipe } = await loadRecipe(join(dir, 'resolved.yaml'));
+    const { context } = recipe.agent;
+    if (context.strategy !== 'sliding_window') throw new Error(`the smoke's strategy is ${context.strategy}`);
+    const windowed = { budgetTokens: context.budget_tokens!, keepLastTurns: context.keep_last_turns };
     const tasks = (
       await (await datasets.get(recipe.dataset.name)).load(recipe.dataset.split, datasetContext(recipe, dir))
     ).slice(0, recipe.dataset.limit);
+    let position = 0;
     for (const line of train) {
       const step = line.step as number;
-      const records = readJsonl(join(dir, 'trajectories', `${stepName(step)}.jsonl`)) as (Record<string, unknown> & {
-        trajectory: TrajectoryJSON;
-        prior_segments?: PriorSegmentRecord[];
-      })[];
-      expect(records.map((r) => `${r.group}/${r.sample}`).sort()).toStrictEqual(['0/0', '0/1', '1/0', '1/1']);
-      // Whatever was killed and collected again, each step ran the tasks the data order gives it.
-      const byGroup = [0, 1].map((g) => [...new Set(records.filter((r) => r.group === g).map((r) => r.task_id))]);
-      expect(byGroup).toStrictEqual(tasksForStep(tasks, recipe.seed, step - 1, 2).map((t) => [t.id]));
-      // Every episode outgrew the window and kept each segment whole: each segment begins with the
-      // episode's first prompt (the system prompt and task), which the window keeps.
-      for (const record of records) {
-        const prior = restorePriorSegments(record.prior_segments ?? [], record.trajectory);
-        expect(prior.length).toBeGreaterThan(0);
-        expect(new Set(prior.map((s) => s.endedBecause))).toStrictEqual(new Set(['sliding_window']));
-        const segments = [
-          ...prior.map((s) => TokenTrajectory.fromJSON(s.trajectory)),
-          TokenTrajectory.fromJSON(record.trajectory),
-        ];
-        const head = segments[0]!.ids.slice(0, segments[0]!.segments[0]!.length);
-        for (const segment of segments) {
-          expect(segment.mask()).toContain(1);
-          expect(segment.ids.slice(0, head.length)).toStrictEqual(head);
-        }
-      }
-      // The step's figures count the segments its trajectory file holds, so no episode lost or doubled one.
-      const perEpisode = records.reduce((n, r) => n + 1 + (r.prior_segments?.length ?? 0), 0) / records.length;
-      expect([line['segments/per_episode'], line['segments/rewrites/sliding_window']]).toStrictEqual([
-        perEpisode,
-        perEpisode - 1,
-      ]);
+      const records = (await readTrajectoryFile(join(dir, 'trajectories', `${stepName(step)}.jsonl`))).map(
+        (l) => l.record,
+      );
+      const groups = [...new Set(records.map((r) => r.group))].sort((a, b) => a - b);
+      expect(groups).toStrictEqual(groups.map((_, i) => i));
+      const members = groups.map((g) => records.filter((r) => r.group === g));
+      for (const group of members) expect(group.map((r) => r.sample).sort()).toStrictEqual([0, 1]);
+      // Whatever was killed and drawn again, the step's tasks are the stream's next ones after the step before.
+      expect(members.map((group) => [...new Set(group.map((r) => r.task_id))])).toStrictEqual(
+        epochStream(tasks, recipe.seed)
+          .slice(position, position + groups.length)
+          .map((t) => [t.id]),
+      );
+      position += groups.length;
+      expect(line['data/position']).toBe(position);
+      // Every episode, resumed steps' too, was split exactly when a prompt passed the budget, kept each
+      // segment whole and dropped the turns the window left out; each step had conversations that passed it.
+      for (const record of records) expectWindowedEpisode(record, windowed);
+      expect(records.filter((r) => segmentsOf(r) > 1).length).toBeGreaterThan(0);
+      // The step's figures count the segments its trajectory file holds, so no episode lost or doubled
+      // one, and every segment of an episode with an advantage went to the trainer.
+      const perEpisode = records.reduce((n, r) => n + segmentsOf(r), 0) / records.length;
+      const rewrites = records.reduce((n, r) => n + segmentsOf(r) - 1, 0) / records.length;
+      const dropped = records.reduce((n, r) => n + (r.stats.contextDroppedTokens ?? 0), 0) / records.length;
+      const trained = records.filter((r) => r.advantage !== null).reduce((n, r) => n + segmentsOf(r), 0);
+      expect([
+        line['segments/per_episode'],
+        line['segments/rewrites/sliding_window'] ?? 0,
+        line['segments/context_dropped_tokens'],
+        line['train/sequences'] ?? 0,
+      ]).toStrictEqual([perEpisode, rewrites, dropped, trained]);
     }
+    // Steps refilled, so a resume that lost the cursor would have drawn other tasks.
+    expect(position).toBeGreaterThan(steps * 2);
+    expect(readJson(join(dir, 'checkpoints', stepName(steps), DATA_STATE_FILE))).toStrictEqual({
+      position,
+      curriculum: {},
+    });
   }, 600_000);
 
   it('returns the weights and optimizer state of an uninterrupted run with the same seed when killed as its first checkpoint is committed', async () => {
