@@ -2,6 +2,8 @@
 
 The FSDP wrap needs CUDA and is not exercised here; everything around it is: command broadcast,
 micro-batch shares, gradient all-reduce, metric merge, rank-0-only checkpoints, errors and shutdown.
+One rank's side alone (OneRankOfTwo, in this process) shows the forwards an idle rank runs to keep FSDP's
+collectives matched.
 """
 import json
 import os
@@ -15,10 +17,12 @@ import torch
 
 from atk_trainer.serve import server
 from atk_trainer.train.config import parse_config
-from atk_trainer.train.distributed import RankError, check_ranks
+from atk_trainer.train.distributed import Peers, RankError, check_ranks
+from atk_trainer.train.grad_checkpoint import decoder_layers
 from atk_trainer.model.modeling import load_policy, random_policy
 from atk_trainer.train.train import Trainer
 from test_server import CONFIG, TRAINER_DIR, call, start_server
+from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
 
 # micro_batch_tokens 16 packs the batch below into 3 micro-batches: rank 0 takes two, rank 1 one and an empty one.
 TRAIN = {"seed": 3, "learning_rate": 0.01, "micro_batch_tokens": 16, "weight_decay": 0.1}
@@ -203,6 +207,52 @@ def test_shutdown_ends_every_rank(ranks):
     while any(alive(pid) for pid in pids) and time.time() < deadline:
         time.sleep(0.1)
     assert not any(alive(pid) for pid in pids)
+
+
+class OneRankOfTwo:
+    """Rank `rank` of two, alone in this process: Peers' own micro-batch shares, and collectives that see
+    a peer which added nothing. Enough to count what each rank runs; the FSDP ranks whose forwards are
+    collectives need several GPUs."""
+
+    size = 2
+    my_micro_batches = Peers.my_micro_batches
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.leader = rank == 0
+
+    def check(self, failure):
+        if failure is not None:
+            raise failure
+
+    def sum_gradients(self, params):
+        pass
+
+    def gather_totals(self, totals):
+        return [totals, totals]
+
+
+@pytest.mark.parametrize("kl_coef, lora", [(0.1, {"rank": 2}), (0.0, {"rank": 2}), (0.1, None)])
+def test_a_rank_with_no_micro_batch_left_runs_the_same_forwards_as_a_rank_with_one(kl_coef, lora):
+    # Under FSDP each forward of the sharded module is a collective (its layers' all-gathers): a rank that
+    # ran one more or one fewer, or in another order, would hang the others. Three micro-batches over two
+    # ranks leave rank 1 an empty slot after its one; there it still runs the policy's forward, and the
+    # reference's where that is the sharded module with its adapters disabled (LoRA with a KL penalty) on
+    # the first update only, as rank 0 does. Each forward is recorded as grad-enabled (the policy) or not
+    # (the reference).
+    batch = pg_batch(tiny_policy(), FIXED_SEQUENCES)
+    config = {"kl_coef": kl_coef, "lora": lora, "updates_per_step": 2, "micro_batch_tokens": 4096}
+    forwards = []
+    for rank in (0, 1):
+        t = Trainer(tiny_policy(), parse_config(config), OneRankOfTwo(rank))
+        seen = []
+        decoder_layers(t.train_policy.module)[0].register_forward_hook(lambda *_: seen.append(torch.is_grad_enabled()))
+        assert t.step(batch)["micro_batches"] == 3
+        forwards.append(seen)
+    assert OneRankOfTwo(1).my_micro_batches(3) == [1, None]
+    reference = kl_coef > 0 and lora is not None
+    first, later = ([True, False] if reference else [True]), [True]
+    assert forwards[0] == forwards[1] == 2 * first + 2 * later
 
 
 def test_check_ranks_rejects_more_ranks_than_visible_gpus_in_one_line(monkeypatch):

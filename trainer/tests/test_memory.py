@@ -1,5 +1,6 @@
 """The memory and speed knobs: micro_batch_tokens chosen when unset, torch.compile refused where torch
 lacks it, and an out-of-memory error that names the knob to turn down instead of a CUDA traceback."""
+import functools
 import json
 import os
 
@@ -47,6 +48,38 @@ def test_unset_micro_batch_tokens_on_cpu_is_sized_from_available_memory_and_a_gi
     monkeypatch.setattr(memory, "cpu_available_bytes", lambda: None)  # not Linux: the fixed size
     assert Trainer(tiny_policy(), parse_config({})).micro_batch_tokens == memory.CPU_MICRO_BATCH_TOKENS
     assert Trainer(tiny_policy(), parse_config({"micro_batch_tokens": 300})).micro_batch_tokens == 300
+
+
+@pytest.mark.parametrize("lora", [None, {"rank": 2}])
+def test_unset_micro_batch_tokens_reserves_what_the_first_step_allocates_for_gradients_and_adamw(monkeypatch, lora):
+    # The reserve is 12 bytes a trainable parameter: its fp32 gradient and AdamW's two fp32 moments, each
+    # checked here against the tensors a real step allocates.
+    monkeypatch.setattr(memory, "cpu_available_bytes", lambda: 4 * GIB)
+    sized = []
+    auto = memory.auto_micro_batch_tokens
+
+    def sizing(free, *args, **kwargs):
+        sized.append(free)
+        return auto(free, *args, **kwargs)
+
+    monkeypatch.setattr(memory, "auto_micro_batch_tokens", sizing)
+    t = Trainer(tiny_policy(), parse_config({"lora": lora}))
+    assert len(sized) == 1
+    gradients = []
+    step = t.optimizer.step
+
+    @functools.wraps(step)  # keeps the LR scheduler's mark on the step it wrapped
+    def spy(*args, **kwargs):
+        gradients.extend(p.grad for p in t.params)
+        return step(*args, **kwargs)
+
+    t.optimizer.step = spy
+    t.step(pg_batch(t.policy, FIXED_SEQUENCES))
+    moments = [s[k] for s in t.optimizer.state.values() for k in ("exp_avg", "exp_avg_sq")]
+    allocated = sum(x.numel() * x.element_size() for x in gradients + moments)
+    assert 4 * GIB - sized[0] == allocated
+    if lora is not None:  # the adapters alone train: far less than the whole model would reserve
+        assert allocated < 12 * sum(p.numel() for p in t.policy.module.parameters()) / 2
 
 
 def test_cpu_available_bytes_reads_this_machines_memory():

@@ -4,10 +4,12 @@ import json
 import math
 import os
 import random
+import time
 
 import pytest
 import torch
 
+from atk_trainer.train import lora as lora_lib
 from atk_trainer.train.batch import BatchError
 from atk_trainer.train.config import parse_config
 from atk_trainer.train.train import Trainer, lr_factor
@@ -166,6 +168,42 @@ def test_step_returns_mismatch_against_behaviour_logprobs():
     # Ratio exp(0.5) = 1.65 is past 1 + clip_high: the clipped branch is taken on the 12 trained tokens with
     # A > 0 (5 + 3 + 4) and the unclipped one, smaller, on the 6 with A < 0.
     assert metrics["clip_fraction"] == pytest.approx(12 / 18)
+
+
+def test_step_returns_the_largest_mismatch_over_its_micro_batches():
+    # One sequence a micro-batch, each shifted by its own amount: the largest gap is in the second one, so
+    # a max taken wrongly over the micro-batches (the last one's, a min, a sum) shows.
+    t = trainer({"micro_batch_tokens": 8})
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    shifts = [0.1, 0.5, 0.2, 0.3, 0.4]
+    for s, shift in zip(batch["sequences"], shifts):
+        s["logprobs"] = [lp - shift * m for lp, m in zip(s["logprobs"], s["loss_mask"])]
+    metrics = t.step(batch)
+    assert metrics["micro_batches"] == 5
+    assert metrics["mismatch_max"] == pytest.approx(0.5, abs=1e-5)
+    trained = [sum(s["loss_mask"]) for s in batch["sequences"]]
+    expected_mean = sum(n * shift for n, shift in zip(trained, shifts)) / sum(trained)
+    assert metrics["mismatch_mean"] == pytest.approx(expected_mean, abs=1e-5)
+
+
+def test_step_returns_its_own_wall_time_and_the_throughput_over_it():
+    t = trainer()
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    start = time.perf_counter()
+    metrics = t.step(batch)
+    elapsed = time.perf_counter() - start
+    assert 0 < metrics["seconds"] <= elapsed
+    assert metrics["tokens_per_s"] == pytest.approx(metrics["tokens"] / metrics["seconds"])
+
+
+def test_a_builtin_policy_gets_atk_s_own_lora_even_where_peft_is_installed(monkeypatch):
+    # peft's LoRA wraps transformers models; the builtin model takes atk's own adapters (and here, where peft
+    # is not installed, importing it would fail the step's set-up).
+    monkeypatch.setattr(lora_lib, "peft_available", lambda: True)
+    t = trainer({"lora": {"rank": 2}})
+    assert not hasattr(t.policy.module, "peft_config")
+    assert sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7  # layers x targets
+    t.step(sft_batch())
 
 
 def shifted_behaviour(batch, shift):

@@ -138,6 +138,22 @@ def test_step_without_a_kl_penalty_keeps_no_reference_and_adds_no_kl_term():
     assert close(grads, expected)
 
 
+def test_step_multiplies_the_gradient_by_grad_scale_and_reports_the_unscaled_loss():
+    # Under FSDP on N CUDA ranks Trainer sets grad_scale = N: FSDP averages the ranks' gradients while the loss
+    # is normalised over the whole batch, so each rank's gradient must be N times its share for the average
+    # to be the sum. Two ranks need two GPUs (test_fsdp_cuda.py runs one, where N = 1), so the scale is set
+    # here as __init__ sets it for two; a scale divided instead of multiplied would halve every update.
+    one, two = trainer({"grad_clip": 1e6}), trainer({"grad_clip": 1e6})
+    two.grad_scale = 2.0
+    batch = pg_batch(one.policy, FIXED_SEQUENCES)
+    expected = hand_pg_gradient(tiny_policy(0), batch)
+    metrics_one, grads_one = step_gradients(one, batch)
+    metrics_two, grads_two = step_gradients(two, batch)
+    assert close(grads_one, expected)
+    assert close(grads_two, [2.0 * g for g in expected])
+    assert metrics_two["loss"] == metrics_one["loss"]  # the objective's value, not the backward's scaled one
+
+
 def test_step_updates_with_the_gradient_scaled_to_grad_clip():
     # adam_eps 1 makes AdamW's first update about lr * g / (|g| + 1), close to linear in the gradient, so the
     # clipped update differs from the unclipped one (with a tiny eps both are lr * sign(g)).

@@ -65,14 +65,15 @@ class Trainer:
         if config.compile:
             memory.compile_layers(policy.module)
         # -- weights in the dtype they need (CUDA only; precision.py) ------------------------------------
-        sharded = peers is not None and self.device.type == "cuda"
+        # FSDP shards the weights over several CUDA ranks (gloo ranks on CPU each keep a whole copy).
+        self.sharded = peers is not None and self.device.type == "cuda"
         lora = config.lora is not None
-        frozen = None if sharded else precision.frozen_base_dtype(self.device, self.autocast, lora)
+        frozen = None if self.sharded else precision.frozen_base_dtype(self.device, self.autocast, lora)
         if frozen is not None:
             precision.cast_frozen(policy.module, frozen)
         self.weights_dtype = precision.full_weights_dtype(self.device, self.autocast, lora, config.weights_dtype)
         if self.weights_dtype is not None:
-            if sharded:
+            if self.sharded:
                 raise ValueError("weights_dtype: bfloat16 is for one GPU; with several, FSDP keeps float32 shards")
             policy.module.to(self.weights_dtype)
         # -- frozen reference for the KL penalty: the base model without adapters, or a copy --------
@@ -83,7 +84,6 @@ class Trainer:
         # -- more than one GPU: train an FSDP-sharded copy; rank 0's `policy` stays whole, for serving -
         dims = {name: p.dim() for name, p in policy.module.named_parameters()}  # before FSDP flattens them
         self.train_policy = policy
-        self.sharded = peers is not None and self.device.type == "cuda"
         if config.pack_sequences and (policy.backend != "builtin" or self.sharded):
             raise ValueError(
                 "pack_sequences: packed rows need the builtin backend on one device (not transformers, not FSDP)"
