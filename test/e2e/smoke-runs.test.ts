@@ -77,9 +77,8 @@ async function deepcoderChecks(records: StepRecord[]): Promise<void> {
  * customer's next line as a user turn (mask 0), and every one is truncated in a reply, so all six end
  * without a stop token and score 0 with no parts on the judge-free basis. An episode that ends on the
  * customer's stop, scored on DB and COMMUNICATE, is tested on the scripted user with a scripted policy
- * (src/rollout/user-simulation.test.ts); no shipped tiny model reaches it in a real run yet
- * (models/tiny-helpdesk, whose recipes/helpdesk.yaml conversations end on the customer's stop, ships no
- * weights yet, so test/e2e/helpdesk-learning.test.ts is skipped).
+ * (src/rollout/user-simulation.test.ts), and in real runs by the help desk's conversations, which end on
+ * the scripted customer's stop (test/e2e/helpdesk-learning.test.ts, models/tiny-helpdesk).
  */
 async function tau2Checks(records: StepRecord[]): Promise<void> {
   const userTurns: number[][] = [];
