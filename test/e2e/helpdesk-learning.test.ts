@@ -1,9 +1,10 @@
 /**
  * Multi-turn agent RL learns, end to end through the built CLI with the real trainer, embedded engine,
  * scripted customer, tau2 tools and reward: a short run of recipes/helpdesk.yaml must raise held-out task
- * success by MARGIN. A regression in what multi-turn training depends on (user and tool turns trained as
- * if the model wrote them, rewards read from the wrong episode or state, the user simulator's path) makes
- * it learn less: `npm run bench helpdesk` measures both negative controls (docs/helpdesk.md).
+ * success by MARGIN. Rewards read from the wrong episode make it unlearn (`npm run bench helpdesk`'s
+ * shuffle_rewards control: 33.3% -> 0%), as would a broken user simulator, tool or reward path. Its other
+ * control, user and tool tokens trained as the model's, learnt as much as the recipe in 16 steps on this
+ * model (docs/helpdesk.md): masks are held by the trajectory and rollout-to-batch tests, not by this one.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
