@@ -12,18 +12,8 @@ from atk_trainer.serve.engine import Engine
 from atk_trainer.serve.prefix_budget import default_prefix_cache_tokens, parse_setting
 from atk_trainer.serve.sampling_params import SamplingParams
 from atk_trainer.serve.server import parse_args
+from test_decoders import CONFIG  # the small qwen2 the decoder tests use
 
-CONFIG = {
-    "model_type": "qwen2",
-    "vocab_size": 40,
-    "hidden_size": 32,
-    "intermediate_size": 48,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "max_position_embeddings": 256,
-    "tie_word_embeddings": False,
-}
 GREEDY = SamplingParams(max_tokens=6, temperature=0, ignore_eos=True)
 GIB = 1 << 30
 
