@@ -1,6 +1,6 @@
 // The bundled trainer's embedded engine for tests: `python -m atk_trainer` serving the shipped
 // models/tiny-arith on CPU, as `engine: embedded` runs it, spoken to with the vLLM client.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createVllmClient } from '../engines/vllm.js';
@@ -31,8 +31,14 @@ export async function startEmbeddedEngine(init: 'pretrained' | 'random'): Promis
       train: { seed: 0 },
     });
   } catch (error) {
-    await trainer.stop();
+    await stop();
     throw error;
   }
-  return { engine: createVllmClient({ baseUrl: trainer.engineUrl, model: 'policy' }), stop: () => trainer.stop() };
+  return { engine: createVllmClient({ baseUrl: trainer.engineUrl, model: 'policy' }), stop };
+
+  /** Stops the trainer and removes its log directory: a test leaves nothing behind. */
+  async function stop(): Promise<void> {
+    await trainer.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
