@@ -1,8 +1,9 @@
-// Multi-turn RL, measured (docs/helpdesk.md): recipes/helpdesk.yaml per seed, and its two negative controls,
-// the same run with user and tool tokens trained (ATK_NEGATIVE_CONTROL=train_environment_tokens) and with the
-// rewards shuffled across each step's episodes (shuffle_rewards): held-out task success before and after,
-// policy violations per episode, and wall time of each `atk run`.
-//   npm run bench helpdesk                                    seeds 0-2, the recipe and both controls
+// Multi-turn RL, measured (docs/helpdesk.md): recipes/helpdesk.yaml per seed, and its three negative controls,
+// the same run with user and tool tokens trained (ATK_NEGATIVE_CONTROL=train_environment_tokens), with only
+// the first model turn trained (train_first_model_turn_only) and with the rewards shuffled across each step's
+// episodes (shuffle_rewards): held-out task success before and after, policy violations per episode, and
+// wall time of each `atk run`.
+//   npm run bench helpdesk                                    seeds 0-2, the recipe and every control
 //   ATK_BENCH_HELPDESK_SEEDS=0,1,2,3,4 ATK_BENCH_HELPDESK_RUNS=recipe npm run bench helpdesk
 //   ATK_BENCH_HELPDESK_ARGS="train.steps=4" ...              overrides for every run
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import { execa } from 'execa';
 import { readMetricsFile } from '../src/runs/metrics.js';
 import { projectRoot } from '../src/util/paths.js';
 
-const KINDS = ['recipe', 'train_environment_tokens', 'shuffle_rewards'] as const;
+const KINDS = ['recipe', 'train_environment_tokens', 'train_first_model_turn_only', 'shuffle_rewards'] as const;
 type Kind = (typeof KINDS)[number];
 
 const seeds = (process.env.ATK_BENCH_HELPDESK_SEEDS ?? '0,1,2').split(',').map(Number);

@@ -20,7 +20,14 @@ describe('negativeControl', () => {
       negativeControl({ ATK_NEGATIVE_CONTROL: '' }),
       negativeControl({ ATK_NEGATIVE_CONTROL: 'shuffle_rewards' }),
       negativeControl({ ATK_NEGATIVE_CONTROL: 'train_environment_tokens' }),
-    ]).toStrictEqual([undefined, undefined, 'shuffle_rewards', 'train_environment_tokens']);
+      negativeControl({ ATK_NEGATIVE_CONTROL: 'train_first_model_turn_only' }),
+    ]).toStrictEqual([
+      undefined,
+      undefined,
+      'shuffle_rewards',
+      'train_environment_tokens',
+      'train_first_model_turn_only',
+    ]);
     expect(() => negativeControl({ ATK_NEGATIVE_CONTROL: 'mask' })).toThrow(InputError);
   });
 });
@@ -29,6 +36,15 @@ describe('applyNegativeControl', () => {
   test('returns every token after the prompt trained for train_environment_tokens, the prompt still not', () => {
     const [[broken]] = applyNegativeControl([[member(1)]], 'train_environment_tokens', 0);
     expect(broken!.tokens).toStrictEqual({ ...member(1).tokens, loss_mask: [0, 0, 1, 1, 1, 1] });
+  });
+
+  test('returns only the first model turn trained for train_first_model_turn_only, rewards untouched', () => {
+    const [[broken, untouched]] = applyNegativeControl([[member(1), member(0)]], 'train_first_model_turn_only', 0);
+    expect(broken!.tokens).toStrictEqual({ ...member(1).tokens, loss_mask: [0, 0, 1, 1, 0, 0] });
+    expect([broken!.reward, untouched!.reward]).toStrictEqual([1, 0]);
+    const oneTurn = { ...member(1), tokens: { ...member(1).tokens, loss_mask: [0, 0, 0, 1, 1, 1] } };
+    const [[same]] = applyNegativeControl([[oneTurn]], 'train_first_model_turn_only', 0);
+    expect(same!.tokens.loss_mask).toStrictEqual([0, 0, 0, 1, 1, 1]);
   });
 
   test('returns the same rewards permuted across all the episodes of the step for shuffle_rewards', () => {

@@ -2,9 +2,10 @@
  * Multi-turn agent RL learns, end to end through the built CLI with the real trainer, embedded engine,
  * scripted customer, tau2 tools and reward: a short run of recipes/helpdesk.yaml must raise held-out task
  * success by MARGIN. Rewards read from the wrong episode make it unlearn (`npm run bench helpdesk`'s
- * shuffle_rewards control: 33.3% -> 0%), as would a broken user simulator, tool or reward path. Its other
- * control, user and tool tokens trained as the model's, learnt as much as the recipe in 16 steps on this
- * model (docs/helpdesk.md): masks are held by the trajectory and rollout-to-batch tests, not by this one.
+ * shuffle_rewards control: 33.3% -> 0%), as would a broken user simulator, tool or reward path, and so does
+ * a mask that trains only the first model turn (train_first_model_turn_only). User and tool tokens trained
+ * as the model's (train_environment_tokens) learn as much as the recipe (docs/helpdesk.md says why), so
+ * that mask bug is caught here by the trainer's token count, not by the gain.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +21,9 @@ const OVERRIDES = ['train.steps=10', 'dataset.eval_limit=40'];
  */
 const MEASURED_GAINS: readonly number[] = [0.35, 0.375, 0.425, 0.35, 0.35];
 const MARGIN = 0.2;
+
+/** A trajectory segment as the run directory stores it: source, token count, turn, then per-source fields. */
+type Segment = [string, number, ...unknown[]];
 
 const made: string[] = [];
 afterAll(() => {
@@ -55,8 +59,19 @@ describe('helpdesk learning', () => {
     }
     // the trained trajectories interleave model turns with user turns and tool results (environment tokens)
     const sources = readJsonl(join(runDir, 'trajectories', 'step-00001.jsonl')).flatMap((r) =>
-      (r.trajectory as { segments: [string, number, number][] }).segments.map(([source]) => source),
+      (r.trajectory as { segments: Segment[] }).segments.map(([source]) => source),
     );
     expect(new Set(sources)).toStrictEqual(new Set(['prompt', 'model', 'user', 'tool']));
+    // and the trainer trained exactly the model's own tokens: at each step, the tokens it counted are the
+    // model turns of the episodes that got an advantage. Learning does not show user and tool tokens trained
+    // as the model's (the train_environment_tokens control learns as much, docs/helpdesk.md); this does.
+    for (const line of steps) {
+      const file = join(runDir, 'trajectories', `step-${String(line.step).padStart(5, '0')}.jsonl`);
+      const modelTokens = readJsonl(file)
+        .filter((r) => r.advantage !== null)
+        .flatMap((r) => (r.trajectory as { segments: Segment[] }).segments)
+        .reduce((sum, [source, length]) => sum + (source === 'model' ? length : 0), 0);
+      expect(line['train/tokens'] ?? 0, `step ${line.step}`).toBe(modelTokens);
+    }
   }, 900_000);
 });
