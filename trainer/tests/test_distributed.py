@@ -25,7 +25,8 @@ from test_server import CONFIG, TRAINER_DIR, call, start_server
 from tiny import FIXED_SEQUENCES, pg_batch, tiny_policy
 
 # micro_batch_tokens 16 packs the batch below into 3 micro-batches: rank 0 takes two, rank 1 one and an empty one.
-TRAIN = {"seed": 3, "learning_rate": 0.01, "micro_batch_tokens": 16, "weight_decay": 0.1}
+# grad_clip 0.05 sits below every step's norm here (0.7-0.8), so each rank path must clip as one process does.
+TRAIN = {"seed": 3, "learning_rate": 0.01, "micro_batch_tokens": 16, "weight_decay": 0.1, "grad_clip": 0.05}
 LOAD = {"init": "random", "backend": "builtin", "device": "cpu", "dtype": "float32", "train": TRAIN}
 
 
