@@ -1,7 +1,10 @@
 // Mutation testing of the TypeScript core (`npm run mutate`, scripts/mutate.mjs): Stryker plants one
 // small bug at a time in the modules it names and runs the vitest tests that cover each; a mutant no
 // test notices survives. Incremental: a rerun only tests mutants whose code or covering tests changed.
+// scripts/mutate.mjs runs one target at a time, each in a folder of its own (ATK_MUTATE_DIR), so the results
+// of one target are kept while another runs, and two targets can run side by side.
 const targets = (process.env.ATK_MUTATE ?? 'src/tokens,src/algorithms,src/rollout,src/runs,src/run,src/gateway').split(',');
+const dir = process.env.ATK_MUTATE_DIR ?? 'reports/mutation';
 
 export default {
   testRunner: 'vitest',
@@ -16,14 +19,17 @@ export default {
   tsconfigFile: 'reports/mutation/no-tsconfig.json',
   coverageAnalysis: 'perTest',
   incremental: true,
-  incrementalFile: 'reports/mutation/stryker-incremental.json',
-  reporters: ['clear-text', 'json'],
-  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  incrementalFile: `${dir}/stryker-incremental.json`,
+  // progress-append-only: a line every ten seconds (done, survived, time left), for a run that takes hours.
+  reporters: ['clear-text', 'json', 'progress-append-only'],
+  jsonReporter: { fileName: `${dir}/mutation.json` },
   clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
-  // Two cores: one test process per core.
-  concurrency: 2,
+  // Two cores: one test process per core (ATK_MUTATE_CONCURRENCY=1 leaves one for other work).
+  concurrency: Number(process.env.ATK_MUTATE_CONCURRENCY ?? 2),
   timeoutMS: 20_000,
-  tempDirName: 'reports/mutation/sandbox',
+  tempDirName: `${dir}/sandbox`,
+  // Not copied into the sandbox: what runs, benches and scratch work leave in the checkout (git ignores them too).
+  ignorePatterns: ['/scratch', '/runs/*', '!/runs/README.md', '/test-artifacts', '/coverage'],
   cleanTempDir: 'always',
   // Module-level constants run once at import; re-running every test for each of them costs more than it finds.
   ignoreStatic: true,

@@ -3,7 +3,8 @@
 // (trainer/atk_trainer/train/<file>.py) to scripts/mutate-trainer.py. With no target: the core folders
 // (src/tokens src/algorithms src/rollout src/runs src/run src/gateway) and the trainer's update. It
 // prints the mutation score per folder and every surviving mutant; both runs are incremental
-// (reports/mutation/), so a rerun tests only what changed. A full run takes hours on 2 cores.
+// (reports/mutation/, a folder per TypeScript target), so a rerun tests only what changed. A full run takes
+// hours on 2 cores; ATK_MUTATE_CONCURRENCY=1 leaves a core free.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -20,15 +21,20 @@ if (unknown.length) {
 }
 let failed = false;
 
-if (ts.length) {
+// One Stryker run per target, each with its own report and incremental file (reports/mutation/<target>/):
+// a target's results survive runs of the others, and two shells naming different targets can share the work.
+const reports = [];
+for (const target of ts.map((t) => t.replace(/\/$/, ''))) {
+  const dir = `reports/mutation/${target.replace(/[/:]/g, '-')}`;
+  console.log(`\nmutate: ${target} (report in ${dir})`);
   const run = spawnSync('npx', ['stryker', 'run', 'stryker.config.mjs'], {
     stdio: ['ignore', 'inherit', 'inherit'],
-    env: { ...process.env, ATK_MUTATE: ts.map((t) => t.replace(/\/$/, '')).join(',') },
+    env: { ...process.env, ATK_MUTATE: target, ATK_MUTATE_DIR: dir },
   });
   failed ||= run.status !== 0;
-  if (existsSync('reports/mutation/mutation.json'))
-    printFolders(JSON.parse(readFileSync('reports/mutation/mutation.json', 'utf8')));
+  if (existsSync(`${dir}/mutation.json`)) reports.push(JSON.parse(readFileSync(`${dir}/mutation.json`, 'utf8')));
 }
+if (reports.length) printFolders(reports);
 if (args.length === 0 || py.length) {
   const python = [process.env.ATK_PYTHON, '/usr/bin/python3', 'python3'].find(
     (p) => p && spawnSync(p, ['-c', 'import torch, pytest'], { stdio: 'ignore' }).status === 0,
@@ -42,11 +48,11 @@ if (args.length === 0 || py.length) {
 }
 process.exit(failed ? 1 : 0);
 
-/** Mutation score per folder from Stryker's JSON report (mutation-testing-report-schema), then each survivor. */
-function printFolders(report) {
+/** Mutation score per folder from Stryker's JSON reports (mutation-testing-report-schema), then each survivor. */
+function printFolders(reports) {
   const folders = new Map();
   const survivors = [];
-  for (const [file, { mutants }] of Object.entries(report.files)) {
+  for (const [file, { mutants }] of reports.flatMap((r) => Object.entries(r.files))) {
     const folder = dirname(file);
     const tally = folders.get(folder) ?? { killed: 0, total: 0 };
     for (const m of mutants) {
