@@ -28,8 +28,9 @@ export default {
   concurrency: Number(process.env.ATK_MUTATE_CONCURRENCY ?? 2),
   timeoutMS: 20_000,
   tempDirName: `${dir}/sandbox`,
-  // Not copied into the sandbox: what runs, benches and scratch work leave in the checkout (git ignores them too).
-  ignorePatterns: ['/scratch', '/runs/*', '!/runs/README.md', '/test-artifacts', '/coverage'],
+  // Not copied into the sandbox: what runs, benches and scratch work leave in the checkout, and the other
+  // targets' reports and sandboxes (git ignores them all).
+  ignorePatterns: ['/scratch', '/runs/*', '!/runs/README.md', '/test-artifacts', '/coverage', '/reports'],
   cleanTempDir: 'always',
   // Module-level constants run once at import; re-running every test for each of them costs more than it finds.
   ignoreStatic: true,

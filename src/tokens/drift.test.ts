@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
-import type { ChatMessage } from './chat-types.js';
+import type { ChatMessage, ChatTool } from './chat-types.js';
 import { auditDrift } from './drift.js';
 import { incrementalRenderer } from './incremental-render.js';
 import { loadModelTokenizer, type ModelTokenizer } from './model-tokenizer.js';
@@ -12,10 +12,11 @@ function build(
   first: ChatMessage[],
   turns: { model: number[]; then?: ChatMessage[] }[],
   kwargs = {},
+  tools: ChatTool[] = [],
 ): TokenTrajectory {
   const r = incrementalRenderer(tok, kwargs);
   const t = new TokenTrajectory();
-  t.appendEnvironment('prompt', r.initial(first, []), 0);
+  t.appendEnvironment('prompt', r.initial(first, tools), 0);
   turns.forEach((turn, i) => {
     t.appendModel(
       turn.model,
@@ -68,6 +69,46 @@ describe('auditDrift', () => {
     ]);
     expect(report.hunks[0].modelTokens).toBe(4);
     expect(report.firstDivergence).toBe(t.promptLength + tok.encode('See').length);
+    const first = auditDrift({ tokenizer: tok, trajectory: t, messages: [user, assistant], tools: [], maxHunks: 1 });
+    expect(first).toStrictEqual({ ...report, hunks: report.hunks.slice(0, 1) });
+  });
+
+  test('returns identical for a conversation rendered with tools and template variables', async () => {
+    // The turn separator is a template variable, and the tools are listed in a system block.
+    const template =
+      "{%- if tools %}{{ '<|im_start|>system\\n' }}{%- for t in tools %}{{ t.function.name + ';' }}{%- endfor %}{{ '<|im_end|>\\n' }}{%- endif %}" +
+      "{%- for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>' + separator }}{%- endfor %}" +
+      "{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{%- endif %}";
+    const base = await loadModelTokenizer(TINY_TOKENIZER_DIR);
+    const tok = await loadModelTokenizer(base.dir, { chatTemplate: template });
+    const kwargs = { separator: '\n\n' };
+    const tools: ChatTool[] = [
+      { type: 'function', function: { name: 'add', description: 'Add', parameters: { type: 'object' } } },
+    ];
+    const user: ChatMessage = { role: 'user', content: 'Hi' };
+    const t = build(tok, [user], [{ model: tok.encode('Hello there.<|im_end|>') }], kwargs, tools);
+    expect(tok.decode(t.ids)).toBe(
+      '<|im_start|>system\nadd;<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n\n<|im_start|>assistant\nHello there.<|im_end|>',
+    );
+    const messages: ChatMessage[] = [user, { role: 'assistant', content: 'Hello there.' }];
+    const report = auditDrift({ tokenizer: tok, trajectory: t, messages, tools, chatTemplateKwargs: kwargs });
+    expect(report).toMatchObject({ identical: true, firstDivergence: null, hunkCount: 0 });
+    expect(report.rerenderedTokens).toBe(t.length + tok.encode('\n\n').length);
+  });
+
+  test('returns identical for a trajectory cut off before the stop token, compared with the whole turn closer', async () => {
+    const tok = await loadModelTokenizer(TINY_TOKENIZER_DIR);
+    const user: ChatMessage = { role: 'user', content: 'Hi' };
+    // Truncated at the length limit: the model never wrote <|im_end|>, the template writes it.
+    const t = build(tok, [user], [{ model: tok.encode('Hello there.') }]);
+    const report = auditDrift({
+      tokenizer: tok,
+      trajectory: t,
+      messages: [user, { role: 'assistant', content: 'Hello there.' }],
+      tools: [],
+    });
+    expect(report).toMatchObject({ identical: true, hunkCount: 0, trajectoryTokens: t.length });
+    expect(report.rerenderedTokens).toBe(t.length + tok.encode('<|im_end|>\n').length);
   });
 
   test('returns the earlier <think> block that the Qwen3 template strips on re-render', async () => {
