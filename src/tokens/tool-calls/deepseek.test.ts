@@ -87,6 +87,48 @@ describe('deepseekV3Parser', () => {
     });
   });
 
+  test('returns names and arguments around white space, a tool named function, and arguments that are no object', () => {
+    const spaced = `${BEGIN}${CALL}function${SEP}get_weather \n\`\`\`json\n{"a": 1}\n\`\`\`${END}`;
+    const namedFunction = `${CALL}function${SEP}\n{"a": 2}${END}`;
+    const list = v31('f', '[1]');
+    const unfenced = `${CALL} function ${SEP}g\n{"a": 3}${END}`;
+    expect(parse(`${spaced}${namedFunction}${list}${unfenced}${CLOSE}`).calls).toStrictEqual([
+      { ok: true, name: 'get_weather', arguments: { a: 1 }, raw: spaced },
+      { ok: true, name: 'function', arguments: { a: 2 }, raw: namedFunction },
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'f',
+        raw: list,
+        message: `"arguments" of the call to 'f' must be a JSON object`,
+      },
+      {
+        ok: false,
+        kind: 'bad_call',
+        raw: unfenced,
+        message: `after function${SEP} a tool call must be NAME, a line break and a \`\`\`json block`,
+      },
+    ]);
+  });
+
+  test('returns the name of a call left open in either form, trimmed, and none before a separator', () => {
+    const unterminated = (raw: string, name?: string) => ({
+      ok: false,
+      kind: 'unterminated',
+      ...(name === undefined ? {} : { name }),
+      raw,
+      message: `the tool call was not closed with ${END}`,
+    });
+    const v3Open = `${BEGIN}${CALL}function${SEP}get_weather \n\`\`\`json\n{"a": 1`;
+    const v31Open = `${BEGIN}${CALL} f ${SEP}{"a": 1`;
+    const noSep = `${BEGIN}${CALL}get_weather{"a": 1`;
+    expect([v3Open, v31Open, noSep].map((t) => parse(t).calls)).toStrictEqual([
+      [unterminated(v3Open, 'get_weather')],
+      [unterminated(v31Open, 'f')],
+      [unterminated(noSep)],
+    ]);
+  });
+
   test('returns the calls renderCalls writes, in the V3 and the V3.1 form', () => {
     const calls = [
       { name: 'f', arguments: { s: 'é\n"', n: [1, { k: true }] } },

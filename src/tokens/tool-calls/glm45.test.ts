@@ -50,6 +50,39 @@ describe('glm45Parser', () => {
     expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'other', arguments: { note: 'plain words' }, raw }]);
   });
 
+  test('returns a value that reads as JSON as text where the schema says string, and as JSON with no tools given', () => {
+    const raw = call('search', arg(' query ', '42') + arg('limit', '5'));
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: '42', limit: 5 }, raw }]);
+    expect(glm45Parser.parse(raw)).toStrictEqual({
+      reasoning: '',
+      text: '',
+      calls: [{ ok: true, name: 'search', arguments: { query: 42, limit: 5 }, raw }],
+    });
+  });
+
+  test('returns bad_call for an empty key, and unterminated with no name for a reply that ends after <tool_call>', () => {
+    const emptyKey = call('f', arg(' ', '1'));
+    expect(parse(`${emptyKey}Sure.<tool_call>`)).toStrictEqual({
+      reasoning: '',
+      text: 'Sure.',
+      calls: [
+        {
+          ok: false,
+          kind: 'bad_call',
+          name: 'f',
+          raw: emptyKey,
+          message: "the call to 'f' has an empty or repeated key ''",
+        },
+        {
+          ok: false,
+          kind: 'unterminated',
+          raw: '<tool_call>',
+          message: 'the tool call was not closed with </tool_call>',
+        },
+      ],
+    });
+  });
+
   test('returns bad_call and unterminated for broken calls', () => {
     const texts = [
       '<tool_call>\n<arg_key>a</arg_key><arg_value>1</arg_value></tool_call>',

@@ -49,6 +49,37 @@ describe('harmonyParser', () => {
     });
   });
 
+  test('returns messages without a header, or without a channel, as text, and no empty line for blank text', () => {
+    expect(
+      parse(
+        '<|message|>Hi<|end|>tail<|start|>assistant<|message|>more<|end|>' +
+          '<|start|>assistant<|channel|>final<|message|>last<|end|><|message|>end<|end|> \n',
+      ),
+    ).toStrictEqual({ reasoning: '', text: 'Hi\ntail\nmore\nlast\nend', calls: [] });
+  });
+
+  test('returns a header cut short by the length limit as nothing, or as an unterminated call when it names one', () => {
+    expect(parse('<|channel|>final<|message|>Hi<|end|><|start|>assistant<|channel|>analysis')).toStrictEqual({
+      reasoning: '',
+      text: 'Hi',
+      calls: [],
+    });
+    const cut = '<|start|>assistant to=functions.now';
+    expect(parse(`<|channel|>final<|message|>Hi<|end|>${cut}`)).toStrictEqual({
+      reasoning: '',
+      text: 'Hi',
+      calls: [
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'now',
+          raw: cut,
+          message: "the call to 'now' ended before its <|message|>",
+        },
+      ],
+    });
+  });
+
   test('returns one call after reasoning and a preamble, with unicode and escaped strings', () => {
     const raw = call('get_weather', '{"city": "東京", "note": "say \\"hi\\"\\n"}');
     expect(
@@ -81,10 +112,11 @@ describe('harmonyParser', () => {
   test('returns bad_json, bad_call and unterminated for broken calls', () => {
     const badJson = call('f', '{"a": 1,}', '');
     const builtin = '<|start|>assistant<|channel|>analysis to=python<|message|>print(1)<|call|>';
+    const browser = '<|start|>assistant<|channel|>analysis to=browser.search<|message|>{"q": "x"}<|call|>';
     const noName = '<|start|>assistant<|channel|>commentary to=functions. <|message|>{}<|call|>';
     const endedWrong = '<|start|>assistant<|channel|>commentary to=functions.f<|message|>{}<|end|>';
     const noBody = '<|start|>assistant<|channel|>commentary to=functions.g <|constrain|>json';
-    expect(parse(badJson + builtin + noName + endedWrong + noBody)).toStrictEqual({
+    expect(parse(badJson + builtin + browser + noName + endedWrong + noBody)).toStrictEqual({
       reasoning: '',
       text: '',
       calls: [
@@ -101,6 +133,12 @@ describe('harmonyParser', () => {
           kind: 'bad_call',
           raw: builtin,
           message: "only function tools can be called, addressed to=functions.NAME; 'python' is not one",
+        },
+        {
+          ok: false,
+          kind: 'bad_call',
+          raw: browser,
+          message: "only function tools can be called, addressed to=functions.NAME; 'browser.search' is not one",
         },
         {
           ok: false,

@@ -51,9 +51,15 @@ describe('hermesParser', () => {
 
   test('returns bad_call for JSON that is not a call', () => {
     const calls = hermesParser.parse(
-      '<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>',
+      '<tool_call>[1]</tool_call><tool_call>{"name": "f", "arguments": "a=1"}</tool_call>' +
+        '<tool_call>null</tool_call><tool_call>{"name": "", "arguments": {}}</tool_call>',
     ).calls;
-    expect(calls.map((c) => (c.ok ? 'ok' : `${c.kind}:${c.name ?? ''}`))).toStrictEqual(['bad_call:', 'bad_call:f']);
+    expect(calls.map((c) => (c.ok ? 'ok' : `${c.kind}:${c.name ?? ''}`))).toStrictEqual([
+      'bad_call:',
+      'bad_call:f',
+      'bad_call:',
+      'bad_call:',
+    ]);
   });
 
   test('returns unterminated for a call without its closing tag, even with valid JSON', () => {
@@ -87,6 +93,15 @@ describe('hermesParser', () => {
       reasoning: 'use <tool_call> then',
       text: '',
       calls: [{ ok: true, name: 'calc', arguments: {}, raw: call }],
+    });
+  });
+
+  test('returns a call whose arguments hold </think> as a call when the reply has no reasoning', () => {
+    const raw = '<tool_call>\n{"name": "calc", "arguments": {"e": "</think>"}}\n</tool_call>';
+    expect(hermesParser.parse(`Let me check.\n${raw}`)).toStrictEqual({
+      reasoning: '',
+      text: 'Let me check.',
+      calls: [{ ok: true, name: 'calc', arguments: { e: '</think>' }, raw }],
     });
   });
 

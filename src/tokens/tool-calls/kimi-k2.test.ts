@@ -66,6 +66,15 @@ describe('kimiK2Parser', () => {
     });
   });
 
+  test('returns the name of a call whose id stands in white space, closed or left open', () => {
+    const closed = `${BEGIN}${call(' functions.f:0 ', '{"a": 1}')}`;
+    const open = `${CALL}\nfunctions.g:1 ${ARGS}{"a": 1`;
+    expect(parse(`${closed}${open}`).calls).toStrictEqual([
+      { ok: true, name: 'f', arguments: { a: 1 }, raw: closed },
+      { ok: false, kind: 'unterminated', name: 'g', raw: open, message: `the tool call was not closed with ${END}` },
+    ]);
+  });
+
   test('returns the calls renderCalls writes', () => {
     const calls = [
       { name: 'f', arguments: { s: 'é\n"', n: [1, { k: true }] } },

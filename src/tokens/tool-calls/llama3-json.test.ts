@@ -102,6 +102,22 @@ describe('llama3JsonParser', () => {
     });
   });
 
+  test('returns the text after a line that <|python_tag|> opened with no JSON call', () => {
+    const notJson = '<|python_tag|>brave_search.call(query="x")';
+    expect(parse(`Sure. ${notJson}\nDone.`)).toStrictEqual({
+      reasoning: '',
+      text: 'Sure. \nDone.',
+      calls: [
+        {
+          ok: false,
+          kind: 'bad_call',
+          raw: notJson,
+          message: 'after <|python_tag|> a tool call must be a JSON object {"name": ..., "parameters": {...}}',
+        },
+      ],
+    });
+  });
+
   test('returns the calls renderCalls writes', () => {
     const calls = [
       { name: 'f', arguments: { s: 'é;"', n: [1, { k: true }] } },

@@ -92,6 +92,34 @@ describe('mistralParser', () => {
     });
   });
 
+  test('returns bad_call for a JSON object after the marker and for a reply ending at the marker, unterminated for an open list', () => {
+    const object = '[TOOL_CALLS]{"name": "f", "arguments": {}}';
+    const openList = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}';
+    expect([object, openList].map((t) => parse(t).calls)).toStrictEqual([
+      [
+        {
+          ok: false,
+          kind: 'bad_call',
+          raw: object,
+          message: `after [TOOL_CALLS] a tool call must be NAME[ARGS]{...} or a JSON list of calls; found '{"name": "f", "arguments": {}}'`,
+        },
+      ],
+      [{ ok: false, kind: 'unterminated', name: 'f', raw: openList, message: 'the tool call JSON was not closed' }],
+    ]);
+    expect(parse('Sure. [TOOL_CALLS] ')).toStrictEqual({
+      reasoning: '',
+      text: 'Sure.',
+      calls: [
+        {
+          ok: false,
+          kind: 'bad_call',
+          raw: '[TOOL_CALLS] ',
+          message: "after [TOOL_CALLS] a tool call must be NAME[ARGS]{...} or a JSON list of calls; found ' '",
+        },
+      ],
+    });
+  });
+
   test('returns the calls renderCalls writes', () => {
     const calls = [
       { name: 'f', arguments: { s: '東京\n"', n: [1.5, { k: false }] } },
