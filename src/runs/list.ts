@@ -107,9 +107,12 @@ export async function findRun(ref: string, runsDir: string): Promise<RunDir> {
 
 function splitRef(ref: string): [string, string | undefined] {
   const parts = ref.split('/').filter(Boolean);
+  // An absolute path keeps its leading slash, which dropping the empty parts would lose.
+  const root = ref.startsWith('/') ? '/' : '';
   const last = parts[parts.length - 1] ?? '';
-  if (parts.length >= 2 && (/^v\d{3,}$/.test(last) || last === 'latest')) return [parts.slice(0, -1).join('/'), last];
-  return [parts.join('/'), undefined];
+  if (parts.length >= 2 && (/^v\d{3,}$/.test(last) || last === 'latest'))
+    return [root + parts.slice(0, -1).join('/'), last];
+  return [root + parts.join('/'), undefined];
 }
 
 async function totalSteps(run: RunDir): Promise<number | undefined> {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
@@ -52,5 +52,56 @@ describe('readMetricsTail', () => {
       await readMetricsTail(torn, 3),
       await readMetricsTail(file, 0),
     ]).toStrictEqual([[], [], []]);
+  });
+});
+
+describe('readMetricsFile', () => {
+  test('returns only whole JSON objects: a last line without its newline, blank lines and non-objects are skipped', async () => {
+    const file = join(root, 'mixed.jsonl');
+    const lines = ['{"step":1}', '', 'null', '5', '"text"', '[1,2]', 'true', '{"step":2}', '{"torn', '{"step":3}'];
+    // The last line is a whole object, but a writer killed before its newline may have meant more.
+    writeFileSync(file, `${lines.join('\n')}\n{"step":4}`);
+    expect(await readMetricsFile(file)).toStrictEqual([{ step: 1 }, { step: 2 }, { step: 3 }]);
+  });
+
+  test('returns nothing for a missing file and rejects a path it cannot read', async () => {
+    const dir = join(root, 'a-directory.jsonl');
+    mkdirSync(dir);
+    expect(await readMetricsFile(join(root, 'missing.jsonl'))).toStrictEqual([]);
+    await expect(readMetricsFile(dir)).rejects.toThrow(/EISDIR/);
+  });
+});
+
+describe('readMetricsTail, edge cases', () => {
+  test('returns every line, the first included, when asked for more than the file has', async () => {
+    const file = join(root, 'short.jsonl');
+    writeFileSync(file, '{"step":1}\n{"step":2}\n{"step":3}\n');
+    for (const chunk of [4, 11, 1 << 16])
+      expect(await readMetricsTail(file, 10, chunk)).toStrictEqual([{ step: 1 }, { step: 2 }, { step: 3 }]);
+  });
+
+  test('returns no part of a last line without its newline, even one longer than a chunk that holds whole objects', async () => {
+    const file = join(root, 'torn-objects.jsonl');
+    // A torn last line whose chunk-sized pieces parse on their own: they must not be taken for lines.
+    writeFileSync(file, '{"step":1}\n{"step":2}\n{"s":3}{"t":4}');
+    for (const chunk of [7, 3, 1 << 16])
+      expect(await readMetricsTail(file, 5, chunk)).toStrictEqual([{ step: 1 }, { step: 2 }]);
+    writeFileSync(file, '{"step":1}\n{"step":2}');
+    expect(await readMetricsTail(file, 5, 4)).toStrictEqual([{ step: 1 }]);
+  });
+
+  test('returns the same lines as readMetricsFile for non-objects and blank lines', async () => {
+    const file = join(root, 'non-objects.jsonl');
+    writeFileSync(file, '{"step":1}\n\nnull\n5\n[1]\n"s"\n{"step":2}\n');
+    expect(await readMetricsTail(file, 10, 5)).toStrictEqual([{ step: 1 }, { step: 2 }]);
+  });
+
+  test('rejects a path it cannot open, and closes the file it reads', async () => {
+    const file = join(root, 'short-closed.jsonl');
+    writeFileSync(file, '{"step":1}\n');
+    await expect(readMetricsTail(join(file, 'below-a-file.jsonl'), 1)).rejects.toThrow(/ENOTDIR/);
+    const open = readdirSync('/proc/self/fd').length;
+    for (let i = 0; i < 20; i++) await readMetricsTail(file, 1);
+    expect(readdirSync('/proc/self/fd').length).toBe(open);
   });
 });

@@ -10,22 +10,13 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { platform, release, tmpdir, totalmem } from 'node:os';
+import { hostname, platform, release, tmpdir, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
-import {
-  atkVersion,
-  CHECKPOINT_MARKER,
-  createRunDir,
-  findRun,
-  listRuns,
-  openRunDir,
-  sha256,
-  type RunDir,
-} from './index.js';
+import { atkVersion, CHECKPOINT_MARKER, createRunDir, findRun, listRuns, openRunDir, sha256, RunDir } from './index.js';
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 
@@ -251,6 +242,156 @@ describe('RunDir', () => {
   });
 });
 
+describe('RunDir, more', () => {
+  test('returns the recipe file and no command in the manifest when given so, and the recipe directory while it exists', async () => {
+    const dir = runsDir();
+    mkdirSync(join(dir, 'recipes'));
+    const recipeFile = join(dir, 'recipes', 'demo.yaml');
+    const run = await createRunDir({
+      runsDir: dir,
+      name: 'demo',
+      recipeText: 'a',
+      resolvedYaml: 'b',
+      seed: 1,
+      recipeFile,
+    });
+    const manifest = await run.manifest();
+    expect([manifest.recipe_file, 'command' in manifest]).toStrictEqual([recipeFile, false]);
+    expect(await run.recipeDir()).toBe(join(dir, 'recipes'));
+    rmSync(join(dir, 'recipes'), { recursive: true });
+    expect(await run.recipeDir()).toBeUndefined();
+    const bare = await newRun(dir, 'bare');
+    expect(['recipe_file' in (await bare.manifest()), await bare.recipeDir()]).toStrictEqual([false, undefined]);
+  });
+
+  test('returns the running pid only on a running status, and a history entry without a message key when none is given', async () => {
+    const run = await newRun(runsDir());
+    await run.updateManifest({ pid: 1 });
+    const failed = await run.setStatus('failed');
+    expect([failed.pid, failed.status_history.at(-1)]).toStrictEqual([1, { status: 'failed', at: failed.updated_at }]);
+    expect((await run.manifest()).pid).toBe(1);
+    await run.setStatus('interrupted', 'SIGINT');
+    await run.updateManifest({ pid: 1 });
+    const resumed = await run.setStatus('running');
+    expect([resumed.pid, (await run.manifest()).pid, resumed.finished_at]).toStrictEqual([
+      process.pid,
+      process.pid,
+      undefined,
+    ]);
+    expect((await run.manifest()).status_history.map((h) => [h.status, h.message])).toStrictEqual([
+      ['running', undefined],
+      ['failed', undefined],
+      ['interrupted', 'SIGINT'],
+      ['running', undefined],
+    ]);
+  });
+
+  test('returns a manifest whose facts replace a mapping with a scalar, null or array, and a scalar with a mapping', async () => {
+    const run = await newRun(runsDir());
+    await run.updateManifest({ engine: { kind: 'embedded' }, trainer: { pid: 3 }, data: 'x', tokenizer: { a: 1 } });
+    await run.updateManifest({ engine: 'none', trainer: null, data: { rows: 2 }, tokenizer: ['a'] });
+    const m = await run.manifest();
+    expect([m.engine, m.trainer, m.data, m.tokenizer]).toStrictEqual(['none', null, { rows: 2 }, ['a']]);
+  });
+
+  test('returns each appended metrics line to every onMetrics listener, in order, after it is on disk', async () => {
+    const run = await newRun(runsDir());
+    const seen: string[] = [];
+    run.onMetrics((line) =>
+      seen.push(`a:${line.step}:${readFileSync(run.paths.metrics, 'utf8').split('\n').length - 1}`),
+    );
+    run.onMetrics((line) => seen.push(`b:${line.step}`));
+    await Promise.all([run.appendMetrics({ kind: 'train', step: 1 }), run.appendMetrics({ kind: 'train', step: 2 })]);
+    expect(seen).toStrictEqual(['a:1:1', 'b:1', 'a:2:2', 'b:2']);
+  });
+
+  test('returns summary.json once written, undefined before, and log paths under logs/', async () => {
+    const run = await newRun(runsDir());
+    expect(await run.readSummary()).toBeUndefined();
+    await run.writeSummary({ reward: 0.5 });
+    expect(await run.readSummary()).toStrictEqual({ reward: 0.5 });
+    expect(run.logPath('trainer.log')).toBe(join(run.dir, 'logs', 'trainer.log'));
+  });
+
+  test('returns no checkpoint and no trajectory steps for a run without them, even without the directories', async () => {
+    const run = await newRun(runsDir());
+    expect([await run.latestCheckpoint(), await run.trajectorySteps()]).toStrictEqual([undefined, []]);
+    rmSync(run.checkpointsDir, { recursive: true });
+    rmSync(run.trajectoriesDir, { recursive: true });
+    expect([await run.latestCheckpoint(), await run.trajectorySteps()]).toStrictEqual([undefined, []]);
+  });
+
+  test('returns steps in numeric order past step 99999, and the newest checkpoint by number, not by name', async () => {
+    const run = await newRun(runsDir());
+    const steps = [100_000, 7, 99_999, 123_456, 5, 1_000_000, 42, 99_998];
+    for (const step of steps) await run.writeTrajectories(step, []);
+    expect(await run.trajectorySteps()).toStrictEqual([...steps].sort((a, b) => a - b));
+    for (const step of [99_999, 100_000, 99_998]) await run.commitCheckpoint(step, 5);
+    expect(await run.latestCheckpoint()).toStrictEqual({ step: 100_000, dir: join(run.checkpointsDir, 'step-100000') });
+    await run.commitCheckpoint(100_001, 2);
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual(['step-100000', 'step-100001']);
+  });
+
+  test('returns only files and checkpoints named exactly step-N, not copies or leftovers beside them', async () => {
+    const run = await newRun(runsDir());
+    await run.writeTrajectories(3, [{ a: 1 }]);
+    for (const name of ['step-00003.jsonl.bak', 'old-step-00004.jsonl', 'step-00005.jsonl.gz'])
+      writeFileSync(join(run.trajectoriesDir, name), '{}\n');
+    expect(await run.trajectorySteps()).toStrictEqual([3]);
+    expect(await run.pruneTrajectories(3, { last: 1 })).toStrictEqual([]);
+    // Copies of checkpoint 20 (with its marker) beside it must not count as a second checkpoint 20.
+    await run.commitCheckpoint(10, 2);
+    await run.commitCheckpoint(20, 2);
+    for (const name of ['step-00020.bak', 'old-step-00020', 'step-00030.partial']) {
+      mkdirSync(join(run.checkpointsDir, name));
+      writeFileSync(join(run.checkpointsDir, name, CHECKPOINT_MARKER), '{}');
+    }
+    expect(await run.latestCheckpoint()).toStrictEqual({ step: 20, dir: join(run.checkpointsDir, 'step-00020') });
+    await run.commitCheckpoint(20, 2);
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual([
+      'old-step-00020',
+      'step-00010',
+      'step-00020',
+      'step-00020.bak',
+      'step-00030.partial',
+    ]);
+  });
+
+  test('returns a newer incomplete checkpoint untouched by a commit, and drops the committed one when newer complete ones fill keep', async () => {
+    const run = await newRun(runsDir());
+    await run.commitCheckpoint(10, 1);
+    mkdirSync(run.checkpointDir(30)); // a killed save after the one being committed
+    await run.commitCheckpoint(20, 1);
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual(['step-00020', 'step-00030']);
+    await run.commitCheckpoint(30, 1);
+    await run.commitCheckpoint(20, 1);
+    expect(readdirSync(run.checkpointsDir).sort()).toStrictEqual(['step-00030']);
+  });
+
+  test('returns a took-over history entry that says --force for a lock of another host taken with force, and why otherwise', async () => {
+    const run = await newRun(runsDir());
+    await run.release();
+    const elsewhere = { host: `not-${hostname()}`, pid: 4242, started_at: '2026-01-01T00:00:00.000Z' };
+    writeFileSync(join(run.dir, 'writer.lock'), JSON.stringify(elsewhere));
+    const opened = await openRunDir(run.dir);
+    await opened.lock({ force: true });
+    expect((await opened.manifest()).status_history.at(-1)?.message).toBe(
+      `took over the writer lock of atk pid 4242 on not-${hostname()} (started 2026-01-01T00:00:00.000Z) with --force`,
+    );
+    await opened.release();
+    await opened.release();
+    const dead = Number((await execa('node', ['-e', 'process.stdout.write(String(process.pid))'])).stdout);
+    writeFileSync(join(run.dir, 'writer.lock'), JSON.stringify({ ...elsewhere, host: hostname(), pid: dead }));
+    await opened.lock();
+    expect((await opened.manifest()).status_history.at(-1)?.message).toBe(
+      `took over the writer lock of atk pid ${dead} on ${hostname()} (started 2026-01-01T00:00:00.000Z): that process is gone`,
+    );
+    await opened.release();
+    expect(readdirSync(run.dir)).not.toContain('writer.lock');
+    await new RunDir(run.dir).release();
+  });
+});
+
 describe('RunDir writers killed mid-write', () => {
   // Big enough that a write takes many syscalls; the child kills itself at a chosen point (see dieAt in
   // the fixture), so whether the kill lands mid-write never depends on timing.
@@ -333,7 +474,13 @@ describe('RunDir writers killed mid-write', () => {
 
 describe('openRunDir', () => {
   test('rejects a directory without manifest.json', async () => {
-    await expect(openRunDir(runsDir())).rejects.toThrow(InputError);
+    const dir = runsDir();
+    const error = await openRunDir(dir).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InputError);
+    expect([(error as InputError).message, (error as InputError).hint]).toStrictEqual([
+      `not a run directory (no manifest.json): ${dir}`,
+      'atk runs ls lists the runs',
+    ]);
   });
 });
 

@@ -46,4 +46,41 @@ describe('runTiming', () => {
   it('throws when no step was timed', () => {
     expect(() => runTiming([{ kind: 'eval', step: 0, at: at(1), accuracy: 0.1 }], at(0))).toThrow(/no train steps/);
   });
+
+  it('returns figures of timed train lines only, wall time from lines with a time, and evals with a time and an accuracy', () => {
+    const timing = runTiming(
+      [
+        { kind: 'eval', step: 0, at: at(6), accuracy: 0.5 },
+        { kind: 'eval', step: 0, accuracy: 0.9 }, // no time
+        { kind: 'eval', step: 1, at: at(8), reward_mean: 1 }, // no accuracy
+        { kind: 'eval', step: 1, at: at(9), accuracy: 0.1, time_step_s: 50 }, // an eval is not a step
+        trainLine(1, 12),
+        { ...trainLine(2, 100), time_step_s: undefined }, // untimed: not a step, its time still counts
+        { ...trainLine(3, 20), accuracy: 0.7 }, // a train line is not an eval
+        { kind: 'train', step: 4, time_step_s: 2, time_generation_s: 1, time_train_s: 0.5, time_sync_s: 0.1 }, // no at
+      ],
+      at(0),
+    );
+    expect([timing.steps, timing.wallSeconds, timing.evals]).toStrictEqual([
+      3,
+      100,
+      [
+        { step: 0, minutes: 0.1, accuracy: 0.5 },
+        { step: 1, minutes: 0.15, accuracy: 0.1 },
+      ],
+    ]);
+    expect(timing.outsideStepsShare).toBeCloseTo(0.94);
+  });
+
+  it('returns the summed step time as the wall time when no line has a time, and no gain without evals', () => {
+    const untimed = { kind: 'train', step: 1, time_step_s: 3, time_generation_s: 2 };
+    const timing = runTiming([untimed, { ...untimed, step: 2 }], at(0));
+    expect([timing.wallSeconds, timing.stepsPerMinute, timing.outsideStepsShare, timing.evals]).toStrictEqual([
+      6,
+      20,
+      0,
+      [],
+    ]);
+    expect(minutesToGain(timing, 0)).toBeUndefined();
+  });
 });
