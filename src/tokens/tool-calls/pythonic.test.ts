@@ -139,4 +139,80 @@ describe('pythonicParser', () => {
       calls.map((c) => [c.name, c.arguments]),
     );
   });
+
+  test('returns a list opening a line inside a string of a call as part of that call', () => {
+    const raw = '[f(s="""x\n[g(b=1)]""")]';
+    expect(parse(raw)).toStrictEqual({
+      reasoning: '',
+      text: '',
+      calls: [{ ok: true, name: 'f', arguments: { s: 'x\n[g(b=1)]' }, raw }],
+    });
+  });
+
+  test('returns <|python_end|> as part of a call only after <|python_start|>, and a start without an end', () => {
+    expect(parse('[f(a=1)]<|python_end|>')).toStrictEqual({
+      reasoning: '',
+      text: '<|python_end|>',
+      calls: [{ ok: true, name: 'f', arguments: { a: 1 }, raw: '[f(a=1)]' }],
+    });
+    expect(parse('<|python_start|>[f(a=1)] done')).toStrictEqual({
+      reasoning: '',
+      text: 'done',
+      calls: [{ ok: true, name: 'f', arguments: { a: 1 }, raw: '<|python_start|>[f(a=1)]' }],
+    });
+  });
+
+  test('returns the calls of a list with a trailing comma and spaces around its items', () => {
+    for (const raw of ['[f(a=1), g(),]', '[f(a=1) , g() , ]']) {
+      expect(parse(raw).calls).toStrictEqual([
+        { ok: true, name: 'f', arguments: { a: 1 }, raw },
+        { ok: true, name: 'g', arguments: {}, raw },
+      ]);
+    }
+  });
+
+  test('returns bad_call for an empty item between calls, an item without a name and an argument without one', () => {
+    const found = (item: string) => `each item of the list must be a call, name(arg=value, ...); found '${item}'`;
+    expect(parse('[f(), , g()]').calls).toStrictEqual([
+      { ok: true, name: 'f', arguments: {}, raw: '[f(), , g()]' },
+      { ok: false, kind: 'bad_call', raw: '[f(), , g()]', message: found('') },
+      { ok: true, name: 'g', arguments: {}, raw: '[f(), , g()]' },
+    ]);
+    expect(parse('[f(), (a=1)]').calls[1]).toStrictEqual({
+      ok: false,
+      kind: 'bad_call',
+      raw: '[f(), (a=1)]',
+      message: found('(a=1)'),
+    });
+    expect(parse('[f(=1)]').calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'bad_call',
+        name: 'f',
+        raw: '[f(=1)]',
+        message: "the arguments of the call to 'f' must be written name=value (at character 3)",
+      },
+    ]);
+  });
+
+  test('returns bad_json for arguments without a comma between them and for text after a call', () => {
+    expect(parse('[f(a=1 b=2)]').calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'bad_json',
+        name: 'f',
+        raw: '[f(a=1 b=2)]',
+        message: "the call to 'f' is not valid Python (expected ')' at character 7, found \"b=2)\")",
+      },
+    ]);
+    expect(parse('[f(a=1) x]').calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'bad_json',
+        name: 'f',
+        raw: '[f(a=1) x]',
+        message: 'the call to \'f\' is not valid Python (unexpected text after the call at character 8, found "x")',
+      },
+    ]);
+  });
 });

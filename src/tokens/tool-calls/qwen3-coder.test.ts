@@ -107,6 +107,19 @@ describe('qwen3CoderParser', () => {
       [{ oneOf: [{ enum: [1] }, { type: 'boolean' }] }, 'TRUE', true],
       [{ anyOf: [{ type: 'null' }] }, '[1]', '[1]'],
       [{ type: 'string' }, 'NULL', null],
+      // Type names match by prefix, as vLLM's startswith: 'bigint' and 'ufloat' are no integer or number.
+      [{ type: 'integer' }, '1_000', 1000],
+      [{ type: 'bigint' }, 'True', true],
+      [{ type: 'number' }, '1_000.5', 1000.5],
+      [{ type: 'ufloat' }, 'True', true],
+      // JSON first for object and array types only (true and null are JSON, not Python literals).
+      [{ type: 'array' }, '[true, null]', [true, null]],
+      [{ type: 'arr' }, '[true]', [true]],
+      [{ type: 'list[bool]' }, '[true]', [true]],
+      [{ type: 'custom' }, '{"a": true}', '{"a": true}'],
+      [{ type: ['Null', 'integer'] }, '4.5', '4.5'],
+      [{ type: [' null ', 'integer'] }, '4.5', '4.5'],
+      [null, '[1]', '[1]'],
     ];
     for (const [schema, value, expected] of cases) {
       const tool: ChatTool = {
@@ -116,6 +129,23 @@ describe('qwen3CoderParser', () => {
       const [parsed] = qwen3CoderParser.parse(call('f', param('p', value)), { tools: [tool] }).calls;
       expect([schema, value, parsed?.ok && parsed.arguments.p]).toStrictEqual([schema, value, expected]);
     }
+  });
+
+  test("returns values typed by the called tool's schema, not another tool's", () => {
+    const raw = call('now', param('limit', '10'));
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'now', arguments: { limit: '10' }, raw }]);
+  });
+
+  test('returns the trimmed name of an unterminated call, or none where it has none', () => {
+    const named = '<tool_call>\n<function= search >\n<parameter=query>\nx\n</parameter>\n</function>';
+    const unnamed = '<tool_call>\n<function=>\n</function>';
+    const bare = '<tool_call>\n{"name": "now"}';
+    const message = 'the tool call was not closed with </tool_call>';
+    expect([named, unnamed, bare].map((text) => parse(text).calls)).toStrictEqual([
+      [{ ok: false, kind: 'unterminated', name: 'search', raw: named, message }],
+      [{ ok: false, kind: 'unterminated', raw: unnamed, message }],
+      [{ ok: false, kind: 'unterminated', raw: bare, message }],
+    ]);
   });
 
   test('returns values typed by a parameters object without properties, as vLLM reads one', () => {
