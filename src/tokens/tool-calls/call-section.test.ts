@@ -2,15 +2,9 @@ import { describe, expect, test } from 'vitest';
 import { parseToolCallTags, parseSections } from './call-section.js';
 import { deepseekV31Parser } from './deepseek.js';
 import { parseJsonCall, salvageName } from './json-call.js';
+import { BEGIN, CALL, CLOSE, END, SEP } from '../../__fixtures__/deepseek-markers.js';
 
 // parseSections as DeepSeek V3.1 uses it.
-const [BEGIN, CALL, SEP, END, CLOSE] = [
-  '<｜tool▁calls▁begin｜>',
-  '<｜tool▁call▁begin｜>',
-  '<｜tool▁sep｜>',
-  '<｜tool▁call▁end｜>',
-  '<｜tool▁calls▁end｜>',
-];
 const call = (name: string, args: string) => `${CALL}${name}${SEP}${args}${END}`;
 const parse = (text: string) => deepseekV31Parser.parse(text);
 

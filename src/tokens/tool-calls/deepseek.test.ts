@@ -1,13 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { deepseekV31Parser, deepseekV3Parser } from './deepseek.js';
+import { BEGIN, CALL, CLOSE, END, SEP } from '../../__fixtures__/deepseek-markers.js';
 
-const [BEGIN, CALL, SEP, END, CLOSE] = [
-  '<｜tool▁calls▁begin｜>',
-  '<｜tool▁call▁begin｜>',
-  '<｜tool▁sep｜>',
-  '<｜tool▁call▁end｜>',
-  '<｜tool▁calls▁end｜>',
-];
 const v3 = (name: string, args: string) => `${CALL}function${SEP}${name}\n\`\`\`json\n${args}\n\`\`\`${END}`;
 const v31 = (name: string, args: string) => `${CALL}${name}${SEP}${args}${END}`;
 const parse = (text: string) => deepseekV3Parser.parse(text);
