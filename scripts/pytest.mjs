@@ -1,6 +1,8 @@
 // Runs the Python trainer's tests with a Python that can import torch (Debian's lives in /usr/bin).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 if (!existsSync('trainer')) {
   console.log('pytest: no trainer/ package yet; nothing to run');
@@ -31,7 +33,15 @@ if (black.status === 0 && black.stdout.startsWith(BLACK_MAJOR)) {
   const found = black.status === 0 ? `black ${black.stdout.trim()} is not ${BLACK_MAJOR}x` : 'black is not installed';
   console.log(`black: ${found}, format check skipped (apt-get install black; atk setup --dev installs it)`);
 }
-const result = spawnSync(python, ['-m', 'pytest', 'trainer', '-q', ...process.argv.slice(2)], { stdio: 'inherit' });
+// One temporary root for the run, removed at its end, as test/temp-root.global.ts does for vitest: pytest's
+// own tmp_path folders and what the processes the tests start write there (torchrun's torchelastic_* folders)
+// follow $TMPDIR, so nothing is left in the host's temporary directory.
+const root = mkdtempSync(join(tmpdir(), 'atk-py-'));
+const result = spawnSync(python, ['-m', 'pytest', 'trainer', '-q', ...process.argv.slice(2)], {
+  stdio: 'inherit',
+  env: { ...process.env, TMPDIR: root },
+});
+rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 process.exit(result.status ?? 1);
 
 function imports(module) {
