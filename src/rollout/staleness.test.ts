@@ -8,8 +8,11 @@ import { filterStale, samplingVersion, stalenessOf } from './staleness.js';
 function rollout(group: number, sample: number, startVersion: number, turnVersions: readonly number[]): Rollout {
   const trajectory = new TokenTrajectory();
   trajectory.appendEnvironment('prompt', [1, 2], 0);
-  for (const [turn, version] of turnVersions.entries())
+  for (const [turn, version] of turnVersions.entries()) {
+    // A tool result between turns, as in a real episode: adjacent model turns would merge into one segment.
+    if (turn > 0) trajectory.appendEnvironment('tool', [5], turn);
     trajectory.appendModel([3, 4], [-0.5, -0.25], turn, version, 'stop');
+  }
   const episode = { trajectory } as unknown as EpisodeResult;
   return {
     task: { id: `t${group}`, prompt: '', data: {} },
@@ -27,6 +30,12 @@ function rollout(group: number, sample: number, startVersion: number, turnVersio
 describe('samplingVersion', () => {
   test('returns the oldest turn version of a multi-turn episode that spans a sync, or the start version without turns', () => {
     expect([samplingVersion(rollout(0, 0, 2, [2, 3, 3])), samplingVersion(rollout(0, 1, 7, []))]).toStrictEqual([2, 7]);
+  });
+
+  test('returns the oldest turn version, neither the start version nor the first or last turn, read from the model segments', () => {
+    // Started under 2, first sampled by 4 (the episode waited through syncs), then 3 on a lagging engine, then 5.
+    expect(samplingVersion(rollout(0, 0, 2, [4, 3, 5]))).toBe(3);
+    expect(stalenessOf(rollout(0, 0, 2, [4, 3, 5]), 6)).toBe(3);
   });
 
   test('returns the version a reference conversation (sft) was collected under, not the 0 its segments carry', () => {

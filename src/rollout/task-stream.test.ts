@@ -45,8 +45,17 @@ describe('tasksForStep', () => {
     expect(epochs(tasks, 1, 2)).not.toStrictEqual(epochs(tasks, 2, 2));
   });
 
-  it('returns distinct episode seeds per sample', () => {
-    const seeds = new Set([0, 1, 2, 3].map((i) => episodeSeed(0, 5, 1, i)));
-    expect(seeds.size).toBe(4);
+  it('returns no tasks from an empty split', () => {
+    expect(tasksForStep([], 0, 3, 4)).toStrictEqual([]);
+  });
+
+  it('returns the recorded episode seeds, distinct per sample, step and slot', () => {
+    // Golden: a change here resamples every episode of every run (and of a resumed one).
+    expect([0, 1, 2, 3].map((i) => episodeSeed(0, 5, 1, i))).toStrictEqual([
+      676535942, 693313561, 642980704, 659758323,
+    ]);
+    expect([episodeSeed(3, 0, 0, 0), episodeSeed(3, 1, 0, 0), episodeSeed(3, 0, 1, 0)]).toStrictEqual([
+      2050925891, 434814240, 458735512,
+    ]);
   });
 });
