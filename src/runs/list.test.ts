@@ -1,23 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { findRun, listRuns, overview, processGone } from './list.js';
 import type { Manifest } from './manifest.js';
 import { createRunDir, type RunDir } from './run-dir.js';
+import { tempDirs } from '../__fixtures__/temp-dirs.js';
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-function runsDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'atk-list-')));
-  made.push(dir);
-  return dir;
-}
+const runsDir = tempDirs('atk-list-');
 
 async function newRun(dir: string, name = 'demo', resolvedYaml = 'train:\n  steps: 4\n'): Promise<RunDir> {
   const run = await createRunDir({ runsDir: dir, name, recipeText: 'x', resolvedYaml, seed: 1 });

@@ -1,35 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readlinkSync,
-  readdirSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { hostname, platform, release, tmpdir, totalmem } from 'node:os';
+import { mkdirSync, readFileSync, readlinkSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname, platform, release, totalmem } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import { atkVersion, CHECKPOINT_MARKER, createRunDir, findRun, listRuns, openRunDir, sha256, RunDir } from './index.js';
+import { tempDirs } from '../__fixtures__/temp-dirs.js';
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 
-const made: string[] = [];
-afterAll(() => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
-
-function runsDir(): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), 'atk-runs-')));
-  made.push(dir);
-  return dir;
-}
+const runsDir = tempDirs('atk-runs-');
 
 function newRun(dir: string, name = 'demo', resolvedYaml = 'name: demo\ntrain:\n  steps: 4\n'): Promise<RunDir> {
   return createRunDir({

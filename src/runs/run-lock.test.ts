@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs, { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import fsp, { rm } from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -10,6 +9,7 @@ import { newRecipeRun, reopenRecipeRun } from '../cli/recipe-run.js';
 import { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import { LOCK_FILE, type LockHolder, lockRunDir, processAlive } from './run-lock.js';
+import { withPatched } from '../__fixtures__/patch-builtin.js';
 
 const CHILD = join(projectRoot(), 'src', '__fixtures__', 'run-dir-child.ts');
 const CLI = join(projectRoot(), 'src', '__fixtures__', 'atk-cli.ts');
@@ -124,28 +124,6 @@ async function myStart(): Promise<string> {
   const { started_at } = lockFile(dir) as LockHolder;
   await lock.release();
   return started_at;
-}
-
-/**
- * Run `body` with one function of node:fs or node:fs/promises replaced; run-lock.ts's named imports see
- * the replacement through syncBuiltinESMExports. How a second process acting between two of this
- * process's file operations, or a host without /proc, looks to the code under test.
- */
-async function withPatched<T extends object, K extends keyof T>(
-  module: T,
-  name: K,
-  replace: (original: T[K]) => T[K],
-  body: () => Promise<void>,
-): Promise<void> {
-  const original = module[name];
-  module[name] = replace(original);
-  syncBuiltinESMExports();
-  try {
-    await body();
-  } finally {
-    module[name] = original;
-    syncBuiltinESMExports();
-  }
 }
 
 describe('lockRunDir', () => {

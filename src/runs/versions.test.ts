@@ -1,10 +1,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import fsp from 'node:fs/promises';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { allocateVersion, formatVersion, listVersions, readLatest, updateLatest, versionNumber } from './versions.js';
+import { withPatched } from '../__fixtures__/patch-builtin.js';
 
 const root = mkdtempSync(join(tmpdir(), 'atk-versions-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -17,27 +17,6 @@ function nameDir(versions: readonly string[] = [], files: readonly string[] = []
   for (const v of versions) mkdirSync(join(dir, v));
   for (const f of files) writeFileSync(join(dir, f), 'not a version\n');
   return dir;
-}
-
-/**
- * Run `body` with one function of node:fs/promises replaced (the ESM named imports of versions.ts see
- * the replacement through syncBuiltinESMExports), restoring it after: how a filesystem that refuses
- * symlinks, or a failing disk, looks to the code under test.
- */
-async function withFs<K extends 'mkdir' | 'symlink'>(
-  name: K,
-  replacement: (typeof fsp)[K],
-  body: () => Promise<void>,
-): Promise<void> {
-  const original = fsp[name];
-  fsp[name] = replacement;
-  syncBuiltinESMExports();
-  try {
-    await body();
-  } finally {
-    fsp[name] = original;
-    syncBuiltinESMExports();
-  }
 }
 
 function errno(code: string): NodeJS.ErrnoException {
@@ -85,9 +64,14 @@ describe('allocateVersion', () => {
       }
       return mkdir(path, options);
     }) as typeof mkdir;
-    await withFs('mkdir', failing, async () => {
-      await expect(allocateVersion(dir)).rejects.toThrow('EIO: refused');
-    });
+    await withPatched(
+      fsp,
+      'mkdir',
+      () => failing,
+      async () => {
+        await expect(allocateVersion(dir)).rejects.toThrow('EIO: refused');
+      },
+    );
     expect(tried).toStrictEqual([join(dir, 'v002')]);
   });
 });
@@ -111,9 +95,10 @@ describe('updateLatest and readLatest', () => {
 
   test('returns the version from a text file where symlinks are refused', async () => {
     const dir = nameDir(['v001', 'v002']);
-    await withFs(
+    await withPatched(
+      fsp,
       'symlink',
-      async () => Promise.reject(errno('EPERM')),
+      () => async () => Promise.reject(errno('EPERM')),
       () => updateLatest(dir),
     );
     expect(readFileSync(join(dir, 'latest'), 'utf8')).toBe('v002\n');
