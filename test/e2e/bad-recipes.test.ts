@@ -1,15 +1,16 @@
 /**
- * The broken-recipe corpus through the built CLI: each fixture in test/fixtures/bad-recipes must
- * make `atk validate` exit 2 and print exactly these lines (then the hint), with no stack trace.
+ * The broken-recipe corpus through the CLI's entry point: each fixture in test/fixtures/bad-recipes
+ * must make `atk validate` exit 2 and print exactly these lines (then the hint), with no stack trace.
+ * The entry point runs in this process (a fresh Node process per case cost a second each); that the
+ * built CLI's process exits 2 with the same first line is test/e2e/cli.test.ts's.
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
+import { runCliInProcess } from '../../src/__fixtures__/cli-in-process.js';
 import { datasets } from '../../src/datasets/index.js';
 import { projectRoot } from '../../src/util/paths.js';
 
-const BIN = join(projectRoot(), 'bin', 'atk');
 const FIXTURES = join(projectRoot(), 'test', 'fixtures', 'bad-recipes');
 
 /** fixture, overrides, expected stderr lines before the hint. */
@@ -219,17 +220,12 @@ describe('atk validate on broken recipes', () => {
     expect(onDisk.filter((f) => !CORPUS.some(([file]) => file === f))).toStrictEqual([]);
   });
 
-  // One fresh CLI process per case, a few at a time (vitest's maxConcurrency), each within its own
-  // test's time limit: sixty processes of about a CPU-second each must not share one hook's budget
-  // on a loaded two-core machine.
-  test.concurrent.each(CORPUS.map((entry, index) => [entry[0], entry[1].join(' '), index] as const))(
+  // One case at a time: each changes the process's working directory and reads its exit code.
+  test.each(CORPUS.map((entry, index) => [entry[0], entry[1].join(' '), index] as const))(
     'rejects %s %s with its exact lines and exit code 2',
     async (file, _args, index) => {
-      const outcome = await execa('node', [BIN, 'validate', file, ...CORPUS[index]![1]], {
-        cwd: FIXTURES,
-        reject: false,
-      });
-      const lines = String(outcome.stderr).split('\n').filter(Boolean);
+      const outcome = await runCliInProcess(['validate', file, ...CORPUS[index]![1]], FIXTURES);
+      const lines = outcome.stderr.split('\n').filter(Boolean);
       expect({ exitCode: outcome.exitCode, stdout: outcome.stdout, lines: lines.slice(0, -1) }).toStrictEqual({
         exitCode: 2,
         stdout: '',
