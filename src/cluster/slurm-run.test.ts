@@ -29,12 +29,21 @@ const STANDIN_ENGINE = [
   'algorithm: {name: sft, lora: {rank: 8, alpha: 16}}',
 ];
 
+interface TwinOptions {
+  /** The recipe's model.engine/trainer and algorithm lines. */
+  readonly lines?: readonly string[];
+  /** More keys of train, after its steps. */
+  readonly train?: string;
+  /** The shipped tiny-arith (a GRPO signal) rather than random weights of its architecture. */
+  readonly shipped?: boolean;
+  /** More keys of cluster, after its launcher. */
+  readonly cluster?: string;
+}
+
 async function writeTwin(
   name: string,
   steps: number,
-  lines: readonly string[] = STANDIN_ENGINE,
-  train = '',
-  shipped = false,
+  { lines = STANDIN_ENGINE, train = '', shipped = false, cluster = '' }: TwinOptions = {},
 ): Promise<{ dir: string; recipe: string }> {
   const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
   // The shipped tiny-arith model has a learning signal under GRPO; random weights of its architecture train by SFT.
@@ -46,7 +55,7 @@ async function writeTwin(
     [
       `name: ${name}`,
       `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'cluster: {launcher: slurm}',
+      `cluster: {launcher: slurm${cluster}}`,
       'model:',
       `  path: ${model}`,
       ...lines,
@@ -179,11 +188,9 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
 
   test('returns a finished run whose trainer spans n1 and n2 in one srun step, one torchrun per node, rank 0 serving on n1', async () => {
     const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
-    const { dir, recipe } = await writeTwin('slurm-2node', 2, [
-      '  engine: {kind: embedded}',
-      '  trainer: {device: cpu, nodes: 2}',
-      'algorithm: {name: sft}',
-    ]);
+    const { dir, recipe } = await writeTwin('slurm-2node', 2, {
+      lines: ['  engine: {kind: embedded}', '  trainer: {device: cpu, nodes: 2}', 'algorithm: {name: sft}'],
+    });
     const result = await atkInAllocation(dir, recipe);
     expect([result.exitCode, atkErrors(result)]).toStrictEqual([0, '']);
     const run = join(dir, 'runs', 'slurm-2node', 'v001');
@@ -205,16 +212,14 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
   }, 300_000);
 
   test('returns a full-weight run broadcast to n2 without a shared directory that, its job cancelled mid-run, resumes in a new allocation with every step once', async () => {
-    const { dir, recipe } = await writeTwin(
-      'slurm-broadcast',
-      4,
-      [
+    const { dir, recipe } = await writeTwin('slurm-broadcast', 4, {
+      lines: [
         `  engine: {kind: vllm, command: ${JSON.stringify(embeddedVllmCommand)}, replicas: 1, startup_timeout_s: 120}`,
         '  trainer: {device: cpu, nodes: 1}',
       ],
-      ', save_every: 1',
-      true,
-    );
+      train: ', save_every: 1',
+      shipped: true,
+    });
     const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
     const run = join(dir, 'runs', 'slurm-broadcast', 'v001');
     const metrics = join(run, 'metrics.jsonl');
@@ -257,7 +262,8 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
   }, 300_000);
 
   test('rejects a run whose engine process stops answering mid-run, after three unanswered heartbeats, naming the replica and its node', async () => {
-    const { dir, recipe } = await writeTwin('slurm-hung', 40);
+    // Heartbeats 2 s apart rather than the default 10: the three misses take a third of the time to add up.
+    const { dir, recipe } = await writeTwin('slurm-hung', 40, { cluster: ', heartbeat_interval_s: 2' });
     const cli = atkInAllocation(dir, recipe);
     const run = join(dir, 'runs', 'slurm-hung', 'v001');
     const metrics = join(run, 'metrics.jsonl');
@@ -272,10 +278,10 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
     const seconds = (Date.now() - stoppedAt) / 1000;
     expect(result.exitCode).not.toBe(0);
     expect(String(result.stderr)).toMatch(
-      /engine replica 0 on node n2 \(slurm job \d+\) answered none of 3 heartbeats \(GET \/health, 10 s apart\) during the run/,
+      /engine replica 0 on node n2 \(slurm job \d+\) answered none of 3 heartbeats \(GET \/health, 2 s apart\) during the run/,
     );
-    // 3 heartbeats 10 s apart, each given 5 s, then the steps' cancellation: well under the 120 s request timeout.
-    expect(seconds).toBeLessThan(75);
+    // 3 heartbeats 2 s apart, each given 5 s, then the steps' cancellation: well under the 120 s request timeout.
+    expect(seconds).toBeLessThan(60);
     expect(await jobSteps()).toStrictEqual([]);
   }, 300_000);
 

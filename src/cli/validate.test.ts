@@ -7,9 +7,9 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { runCliInProcess } from '../../src/__fixtures__/cli-in-process.js';
-import { datasets } from '../../src/datasets/index.js';
-import { projectRoot } from '../../src/util/paths.js';
+import { runCliInProcess } from '../__fixtures__/cli-in-process.js';
+import { datasets } from '../datasets/index.js';
+import { projectRoot } from '../util/paths.js';
 
 const FIXTURES = join(projectRoot(), 'test', 'fixtures', 'bad-recipes');
 
