@@ -1,6 +1,6 @@
 // The atk CLI as a real subprocess, for the end-to-end tests of `atk run` and `atk launch`.
 import { execa } from 'execa';
-import { tsScript } from './engine-processes.js';
+import { atkCliCommand } from './engine-processes.js';
 
 /** What an atk subprocess left: its exit code, its stdout, and its stderr less npm's warnings and blank lines. */
 export interface AtkProcessResult {
@@ -9,12 +9,12 @@ export interface AtkProcessResult {
   readonly stderr: string;
 }
 
-/** Runs `atk <args>` (the CLI through tsx) in `cwd` to its end, never rejecting: a failed run is in its result. */
+/** Runs `atk <args>` (see atkCliCommand) in `cwd` to its end, never rejecting: a failed run is in its result. */
 export async function runAtk(
   args: readonly string[],
   options: { readonly cwd: string; readonly env?: Readonly<Record<string, string>> },
 ): Promise<AtkProcessResult> {
-  const [file, ...cli] = tsScript('atk-cli.ts');
+  const [file, ...cli] = atkCliCommand();
   const result = await execa(file!, [...cli, ...args], {
     reject: false,
     cwd: options.cwd,

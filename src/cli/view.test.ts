@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { execa } from 'execa';
-import { tsScript } from '../__fixtures__/engine-processes.js';
+import { atkCliCommand } from '../__fixtures__/engine-processes.js';
 import { recordRun } from '../__fixtures__/recorded-run.js';
 import { InputError } from '../errors/index.js';
 import { runView, viewHint, viewUrl } from './view.js';
@@ -45,7 +45,7 @@ describe('viewHint', () => {
   });
 
   test('returns the hint as atk report prints it, after the file it wrote', async () => {
-    const [node, ...args] = tsScript('atk-cli.ts');
+    const [node, ...args] = atkCliCommand();
     const { stdout } = await execa(node!, [...args, 'report', runDir], { cwd: root });
     expect(stdout.split('\n')).toStrictEqual([
       `report written to ${join(runDir, 'report.html')}`,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { embeddedVllmCommand, tsScript } from '../__fixtures__/engine-processes.js';
+import { atkCliCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
 import { missingSlurmBinaries, startLocalSlurm, type LocalSlurm } from '../__fixtures__/local-slurm.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
@@ -71,7 +71,7 @@ function atkInAllocation(dir: string, recipe: string): ReturnType<typeof execa> 
 }
 
 function atkCliInAllocation(dir: string, atkArgs: readonly string[]): ReturnType<typeof execa> {
-  const [file, ...args] = tsScript('atk-cli.ts');
+  const [file, ...args] = atkCliCommand();
   return execa('salloc', ['-N2', '--job-name=atk-test', '--', file!, ...args, ...atkArgs], {
     reject: false,
     cwd: dir,
@@ -137,7 +137,7 @@ describe.skipIf(missing.length > 0)('atk run on a two-node Slurm allocation', { 
     // The slurmd logs hold the steps of earlier tests and of a failed first try: only this try's count.
     const before = { n1: stepsOn('n1').length, n2: stepsOn('n2').length };
     const { dir, recipe } = await writeTwin('slurm-twin', 2);
-    const [file, ...args] = tsScript('atk-cli.ts');
+    const [file, ...args] = atkCliCommand();
     const launched = await execa(file!, [...args, 'launch', 'slurm', recipe, `output.runs_dir=${join(dir, 'runs')}`], {
       reject: false,
       cwd: dir,

@@ -3,6 +3,6 @@
  * the sources fails the file before any test starts (see built-cli.ts). Other tests need no build.
  */
 import { expect } from 'vitest';
-import { assertBuildCurrent } from './built-cli.js';
+import { assertBuildCurrent } from '../../src/__fixtures__/built-cli.js';
 
 if (/[/\\]test[/\\]e2e[/\\]/.test(expect.getState().testPath ?? '')) assertBuildCurrent();

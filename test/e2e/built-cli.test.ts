@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { assertBuildCurrent, staleSources } from './built-cli.js';
+import { assertBuildCurrent, staleSources } from '../../src/__fixtures__/built-cli.js';
 
 const made: string[] = [];
 afterAll(() => {

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { projectRoot } from '../../src/util/paths.js';
+import { projectRoot } from '../util/paths.js';
 
 /**
  * Throws unless every source the build compiles (src/ as in tsconfig.build.json, and viewer/) has its
