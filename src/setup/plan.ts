@@ -20,8 +20,11 @@ export interface MachineFacts {
 export type SetupCommand = readonly [string, ...string[]];
 
 export interface SetupPlan {
-  /** `apt`: Debian/Ubuntu packages as root; `venv`: a private virtual environment with pip; `none`: nothing missing. */
-  readonly route: 'apt' | 'venv' | 'none';
+  /**
+   * `apt`: Debian/Ubuntu packages as root; `venv`: a private virtual environment with pip; `gpu`: a CUDA torch into
+   * that venv (gpu-plan.ts); `none`: nothing missing.
+   */
+  readonly route: 'apt' | 'venv' | 'gpu' | 'none';
   readonly commands: readonly SetupCommand[];
   /** What setup cannot do on this route, said once (e.g. bubblewrap outside apt). */
   readonly notes: readonly string[];
