@@ -136,11 +136,15 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
 export const setupCommand = defineCommand({
   command: 'setup',
   describe:
-    "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
+    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv",
   options: SETUP_FLAGS,
   examples: [
     ['$0 setup --dry-run', 'the commands it would run'],
     ['$0 setup --yes', 'install without asking (CI)'],
+    [
+      '$0 setup --gpu --yes',
+      "a GPU machine: a CUDA build of torch into atk's venv; atk doctor then says which recipes fit",
+    ],
     ['$0 setup --yes --dev', 'also what npm test needs'],
   ],
   handler: async (args) => void (await setupFromArgs(args)),
