@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot, venvDir } from '../util/paths.js';
 import { DEV_PACKAGES, type MachineFacts, type SetupCommand, type SetupPlan } from './plan.js';
@@ -6,13 +7,16 @@ import { DEV_PACKAGES, type MachineFacts, type SetupCommand, type SetupPlan } fr
 export interface GpuMachineFacts extends MachineFacts {
   /** torch in atk's venv: its version and the CUDA version it was built for (null: a CPU build); null when the venv has no torch. */
   readonly venvTorch: { readonly version: string; readonly cuda: string | null } | null;
-  /** Whether atk's venv imports pytest. */
-  readonly venvPytest: boolean;
+  /** The requirements atk's venv was last installed from (`VENV_STAMPS`' files); null where there is none. */
+  readonly venvStamps: { readonly gpu: string | null; readonly dev: string | null };
   /** `python3 --version`'s number, e.g. "3.11.2"; null when there is no python3. */
   readonly python3Version: string | null;
   /** `process.platform`-`process.arch`, e.g. "linux-x64". */
   readonly platform: string;
 }
+
+/** Copies of the requirements files in atk's venv, written after pip installed them: the venv is current while they match. */
+export const VENV_STAMPS = { gpu: 'atk-requirements-gpu.txt', dev: 'atk-requirements-dev.txt' } as const;
 
 /** The trainer's GPU requirements (a CUDA build of torch), pinned; shipped with the trainer. */
 export function gpuRequirementsFile(): string {
@@ -33,9 +37,11 @@ const MIN_PYTHON: readonly [number, number] = [3, 11];
  * The commands that give this machine a CUDA build of torch in atk's venv (`~/.cache/atk/venv`, which the
  * trainer prefers to the system's Pythons): on Debian/Ubuntu with apt, the missing packages of
  * `GPU_APT_PACKAGES` (and with `dev` the test tools that are not Python packages); then, unless the venv
- * already has a CUDA torch (and, with `dev`, pytest), `python3 -m venv` and `pip install -r
- * trainer/requirements-gpu.txt` from PyPI, whose Linux torch wheels are CUDA builds. A CPU torch already in
- * the venv is replaced (pip would otherwise take `2.15.0+cpu` as satisfying `torch==2.15.0`).
+ * already has a CUDA torch and was installed from the requirements as they are now, `python3 -m venv`,
+ * `pip install -r trainer/requirements-gpu.txt` from PyPI (whose Linux torch wheels are CUDA builds), with
+ * `dev` also `-r trainer/requirements-dev.txt`, and copies of the requirements into the venv as its stamps.
+ * A CPU torch already in the venv is replaced (pip would otherwise take `2.15.0+cpu` as satisfying
+ * `torch==2.15.0`).
  */
 export function gpuSetupPlan(
   facts: GpuMachineFacts,
@@ -82,17 +88,18 @@ export function gpuSetupPlan(
     );
   }
   const venv = options.venv ?? venvDir();
-  const hasCudaTorch = facts.venvTorch?.cuda != null;
-  if (hasCudaTorch && (!options.dev || facts.venvPytest))
-    return { route: commands.length ? 'apt' : 'none', commands, notes };
+  const files = {
+    gpu: options.requirements ?? gpuRequirementsFile(),
+    dev: options.devRequirements ?? gpuDevRequirementsFile(),
+  };
+  const current = (kind: 'gpu' | 'dev'): boolean => facts.venvStamps[kind] === readFileSync(files[kind], 'utf8');
+  const cudaTorch = facts.venvTorch?.cuda != null;
+  const wanted = options.dev ? (['gpu', 'dev'] as const) : (['gpu'] as const);
+  if (cudaTorch && wanted.every(current)) return { route: commands.length ? 'apt' : 'none', commands, notes };
   if (facts.venvTorch === null) commands.push(['python3', '-m', 'venv', venv]);
-  const requirements = [
-    '-r',
-    options.requirements ?? gpuRequirementsFile(),
-    ...(options.dev ? ['-r', options.devRequirements ?? gpuDevRequirementsFile()] : []),
-  ];
-  const replace = facts.venvTorch !== null && !hasCudaTorch ? ['--force-reinstall'] : [];
-  commands.push([join(venv, 'bin', 'pip'), 'install', ...replace, ...requirements]);
+  const replace = facts.venvTorch !== null && !cudaTorch ? ['--force-reinstall'] : [];
+  commands.push([join(venv, 'bin', 'pip'), 'install', ...replace, ...wanted.flatMap((kind) => ['-r', files[kind]])]);
+  for (const kind of wanted) commands.push(['cp', files[kind], join(venv, VENV_STAMPS[kind])]);
   return { route: 'gpu', commands, notes };
 }
 
