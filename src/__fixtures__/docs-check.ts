@@ -12,7 +12,7 @@ export interface DocCommandLine {
   readonly lineNumber: number;
   /**
    * An inline code span (`atk eval`, `atk explain <recipe> [key=value ...]`) names a command and its flags
-   * without being a whole command line: its required positionals may be left out.
+   * without being a whole command line: its required positionals and options may be left out.
    */
   readonly reference: boolean;
 }
@@ -25,7 +25,7 @@ const WRAPPERS = new Set(['salloc', 'srun', 'sbatch', 'timeout', 'nohup', 'env',
 /** Every atk command line of a markdown page: each line of a shell code block that runs atk, and each inline `atk ...` span. */
 export function commandLinesOf(markdown: string): DocCommandLine[] {
   const found: DocCommandLine[] = [];
-  const lines = markdown.split('\n');
+  const lines = withoutComments(markdown).split('\n');
   let block: string | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
@@ -48,6 +48,11 @@ export function commandLinesOf(markdown: string): DocCommandLine[] {
     }
   }
   return found;
+}
+
+/** The page without its HTML comments (notes to maintainers, not shown), keeping the line numbers. */
+function withoutComments(markdown: string): string {
+  return markdown.replace(/<!--[\s\S]*?-->/g, (comment) => comment.replace(/[^\n]/g, ''));
 }
 
 /**
@@ -120,27 +125,54 @@ export function shellSegments(line: string): string[][] {
 
 const PARSED = Symbol('parsed');
 
+/** What a reference leaves out is filled with this word; the parser's verdict on it is not the page's. */
+const FILLER = 'x';
+
 /**
  * Parses `atk <args>` with atk's own strict parser and runs no command: undefined when it parses, else the
- * error atk would print. A reference may leave out required positionals; `--help` asks only that the
- * command and its flags exist.
+ * error atk would print. A reference (and a line asking for `--help`) may leave out required positionals and
+ * options: they are filled in and the line parsed again, so that its flags are still checked. A placeholder
+ * (`<launcher>`) stands for any of the values the parser accepts.
  */
 export async function parsesStrictly(line: DocCommandLine): Promise<string | undefined> {
   if (line.args.length === 1 && line.args[0] === '--version') return undefined;
-  const help = line.args.some((a) => a === '--help' || a === '-h');
-  const args = line.args.filter((a) => a !== '--help' && a !== '-h');
+  const partial = line.reference || line.args.some((a) => a === '--help' || a === '-h');
+  let args = line.args.filter((a) => a !== '--help' && a !== '-h');
+  const stands = new Set([...line.source.matchAll(/<([^<>]+)>/g)].map((m) => m[1]!.trim().replace(/\s+/g, '-')));
+  for (let attempt = 0; ; attempt++) {
+    const message = await parseError(args);
+    if (message === undefined) return undefined;
+    const given = [...message.matchAll(/Given: "([^"]*)"/g)].map((m) => m[1]!);
+    if (given.length > 0 && given.every((value) => stands.has(value) || (partial && value === FILLER)))
+      return undefined;
+    if (!partial || attempt === 5) return message;
+    const positionals = message.match(/^Not enough non-option arguments: got (\d+), need at least (\d+)/);
+    const option = message.match(/^Missing required arguments?: ([\w-]+)/);
+    if (positionals) {
+      // The fillers go after the command and the positionals given, before the first flag.
+      const at = args.findIndex((a) => a.startsWith('-'));
+      const cut = at === -1 ? args.length : at;
+      const missing = Number(positionals[2]) - Number(positionals[1]);
+      args = [...args.slice(0, cut), ...Array<string>(missing).fill(FILLER), ...args.slice(cut)];
+    } else if (option) {
+      args = [...args, `--${option[1]}`, FILLER];
+    } else {
+      return message;
+    }
+  }
+}
+
+async function parseError(args: readonly string[]): Promise<string | undefined> {
   const parser = atkParser(args).exitProcess(false);
   parser.middleware(() => {
     throw PARSED;
   }, false);
   try {
-    await parser.parseAsync();
+    await parser.parseAsync(); // yargs throws a failure synchronously or rejects with it, depending on where it arose
     return 'no command matched';
   } catch (error) {
     if (error === PARSED) return undefined;
-    const message = error instanceof Error ? error.message : String(error);
-    if ((line.reference || help) && /^Not enough non-option arguments/.test(message)) return undefined;
-    return message;
+    return error instanceof Error ? error.message : String(error);
   }
 }
 
@@ -167,7 +199,7 @@ export function recipePathsOf(markdown: string): DocRecipe[] {
     const overrides = line.args.slice(at + 1).filter((a) => /^[\w.]+=/.test(a));
     add({ path, overrides, lineNumber: line.lineNumber });
   }
-  for (const [i, text] of markdown.split('\n').entries())
+  for (const [i, text] of withoutComments(markdown).split('\n').entries())
     for (const match of text.matchAll(RECIPE)) add({ path: match[1]!, overrides: [], lineNumber: i + 1 });
   return [...found.values()];
 }
