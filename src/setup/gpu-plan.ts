@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot, venvDir } from '../util/paths.js';
-import { DEV_PACKAGES, type MachineFacts, type SetupCommand, type SetupPlan } from './plan.js';
+import { aptInstall, canApt, DEV_PACKAGES, type MachineFacts, type SetupCommand, type SetupPlan } from './plan.js';
 
 /** What `atk setup --gpu` needs to know beyond `MachineFacts` (injected in tests). */
 export interface GpuMachineFacts extends MachineFacts {
@@ -61,28 +61,14 @@ export function gpuSetupPlan(
     notes.push(
       `python3 is ${facts.python3Version}; the pinned torch needs Python >= ${MIN_PYTHON.join('.')} (put a newer python3 first on PATH)`,
     );
-  const debian = facts.osIds.some((id) => id === 'debian' || id === 'ubuntu');
-  const canApt = debian && facts.onPath.has('apt-get') && (facts.isRoot || facts.onPath.has('sudo'));
+  const apt = canApt(facts);
   // The Python test tools go into the venv with pip (npm test runs them under the trainer's Python).
   const devApt = DEV_PACKAGES.filter((p) => !['python3-pytest', 'flake8', 'black'].includes(p));
   const wantedApt = [...GPU_APT_PACKAGES, ...(options.dev ? devApt : [])];
   const missingApt = wantedApt.filter((p) => !facts.installedPackages.has(p));
-  if (canApt && missingApt.length > 0) {
-    const sudo = facts.isRoot ? [] : ['sudo'];
-    commands.push(
-      [...sudo, 'apt-get', 'update'] as unknown as SetupCommand,
-      [
-        ...sudo,
-        'env',
-        'DEBIAN_FRONTEND=noninteractive',
-        'apt-get',
-        'install',
-        '-y',
-        '--no-install-recommends',
-        ...missingApt,
-      ] as unknown as SetupCommand,
-    );
-  } else if (!canApt && !facts.onPath.has('bwrap')) {
+  if (apt && missingApt.length > 0) {
+    commands.push(...aptInstall(facts, missingApt));
+  } else if (!apt && !facts.onPath.has('bwrap')) {
     notes.push(
       'bubblewrap (bwrap) runs the code sandbox of run_python and code_tests: install it with your package manager',
     );
