@@ -1,6 +1,6 @@
 // The README's main job, measured (docs/quickstart.md): quickstart steps per minute, minutes to +20 points of held-out
 // accuracy, and where step time goes (generation, training, weight sync, atk's own overhead).
-//   npm run bench quickstart                  runs recipes/quickstart.yaml (8 steps, under a minute on 2 cores)
+//   npm run bench quickstart                  runs recipes/quickstart.yaml (8 steps)
 //   npx tsx bench/quickstart.ts <run-dir>     measures a finished run instead
 //   ATK_BENCH_QUICKSTART_STEPS=30 ...         a shorter run: step figures only
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';

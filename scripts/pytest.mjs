@@ -1,18 +1,27 @@
-// Runs the Python trainer's tests with a Python that can import torch (Debian's lives in /usr/bin).
+// Runs the Python trainer's tests with a Python that can import torch, found in the order the trainer's own
+// launch looks (src/trainer/find-python.ts): $ATK_PYTHON, atk's venv (atk setup --gpu), then the system's
+// (Debian's python3-torch lives in /usr/bin).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { atkCacheDir } from './venv.mjs';
 
 if (!existsSync('trainer')) {
   console.log('pytest: no trainer/ package yet; nothing to run');
   process.exit(0);
 }
-const candidates = [process.env.ATK_PYTHON, 'python3', '/usr/bin/python3', 'python'].filter(Boolean);
+const candidates = [
+  process.env.ATK_PYTHON,
+  join(atkCacheDir(), 'venv', 'bin', 'python'),
+  'python3',
+  '/usr/bin/python3',
+  'python',
+].filter(Boolean);
 const python = candidates.find((p) => spawnSync(p, ['-c', 'import torch, pytest'], { stdio: 'ignore' }).status === 0);
 if (!python) {
   console.error(`pytest: no Python among ${candidates.join(', ')} can import torch and pytest.`);
-  console.error('hint: apt-get install python3-torch libopenblas0-pthread python3-pytest, or set ATK_PYTHON');
+  console.error('hint: atk setup --yes --dev (or --gpu --dev), or set ATK_PYTHON');
   process.exit(1);
 }
 // The Python checks first, over every Python file we ship or test with. flake8 is pyflakes (unused imports,

@@ -12,9 +12,8 @@ import { join } from 'node:path';
  * `{ skipped }` with the reason when `offlineSkips` and pip cannot reach the package index.
  */
 export function ensureVenv({ name, requirements, note, offlineSkips = false }) {
-  const cache = process.env.XDG_CACHE_HOME?.startsWith('/') ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache');
   const override = process.env[`ATK_${name.replace(/^venv-/, '').toUpperCase()}_VENV`];
-  const venv = override ?? join(cache, 'atk', name);
+  const venv = override ?? join(atkCacheDir(), name);
   const python = join(venv, 'bin', 'python');
   const stamp = join(venv, 'atk-requirements.txt');
   const wanted = readFileSync(requirements, 'utf8');
@@ -43,6 +42,14 @@ export function ensureVenv({ name, requirements, note, offlineSkips = false }) {
   }
   writeFileSync(stamp, wanted);
   return { python, venv };
+}
+
+/** atk's cache folder, as src/util/paths.ts's venvDir finds it: $XDG_CACHE_HOME/atk, else ~/.cache/atk. */
+export function atkCacheDir() {
+  return join(
+    process.env.XDG_CACHE_HOME?.startsWith('/') ? process.env.XDG_CACHE_HOME : join(homedir(), '.cache'),
+    'atk',
+  );
 }
 
 /** Runs `command`, inheriting stdio; exits with its status when it fails. */

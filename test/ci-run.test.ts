@@ -26,12 +26,12 @@ function ciNpmCommands(): string[] {
 
 describe('.ci/run', () => {
   test("returns exactly the README's test commands as its last steps", () => {
-    expect(readmeCommands('one line sets up and runs the tests:')).toStrictEqual([
+    expect(readmeCommands('## Contributing and license')).toStrictEqual([
       'npm ci',
       'npx atk setup --yes --dev',
       'npm test',
     ]);
-    expect(ciNpmCommands()).toStrictEqual(readmeCommands('one line sets up and runs the tests:'));
+    expect(ciNpmCommands()).toStrictEqual(readmeCommands('## Contributing and license'));
   });
 
   test('returns Node 22 as a package dependency, and atk setup --dev installing the apt packages the trainer and the tests need', async () => {

@@ -15,21 +15,21 @@ import { setupCommand } from './setup.js';
 import { validateCommand } from './validate.js';
 import { viewCommand } from './view.js';
 
-/** Every command, one module per verb. */
+/** Every command, one module per verb, in the order `atk --help` lists them: the workflow first, then the rest. */
 export const commands: readonly CommandModule[] = [
-  runCommand,
-  exportCommand,
-  dataCommand,
+  initCommand,
   validateCommand,
   explainCommand,
-  initCommand,
-  schemaCommand,
-  runsCommand,
-  doctorCommand,
-  setupCommand,
+  runCommand,
+  viewCommand,
+  evalCommand,
+  exportCommand,
   inspectTrajectoryCommand,
   reportCommand,
-  evalCommand,
-  viewCommand,
+  runsCommand,
+  dataCommand,
   launchCommand,
+  doctorCommand,
+  setupCommand,
+  schemaCommand,
 ];

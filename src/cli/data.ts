@@ -118,10 +118,7 @@ const fetchCommand = defineCommand({
     'base-url': { type: 'string', describe: 'Mirror serving the same files instead of the canonical host' },
   },
   examples: [
-    [
-      '$0 data fetch',
-      'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into $ATK_DATA_DIR or ~/.local/share/atk/datasets',
-    ],
+    ['$0 data fetch', 'every dataset the shipped recipes read (gsm8k, tau2, deepcoder), into the data directory'],
     ['$0 data fetch tau2', 'tau2-bench airline and retail at the pinned commit'],
     ['$0 data fetch gsm8k', 'GSM8K train and test at the pinned revision, where the gsm8k dataset reads it'],
     [

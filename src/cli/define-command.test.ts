@@ -67,6 +67,6 @@ describe('defineCommand', () => {
       '  --runs-dir',
       '  --loud',
     ]);
-    expect(output).toMatch(/Examples:\n {2}atk greet ada +greet Ada/);
+    expect(output).toMatch(/Examples:\n {2}# greet Ada\n {2}atk greet ada$/);
   });
 });

@@ -26,7 +26,7 @@ export function defineCommand<
       if (definition.conflicts) built = built.conflicts(definition.conflicts);
       for (const command of commands) built = built.command(command);
       if (definition.demandCommand !== undefined) built = built.demandCommand(1, definition.demandCommand);
-      for (const [line, meaning] of examples) built = built.example(line, meaning);
+      built = withExamples(built, examples);
       const { check } = definition;
       return check
         ? built.check((argv) => {
@@ -40,12 +40,23 @@ export function defineCommand<
   };
 }
 
+/**
+ * Adds `[command line, what it does]` pairs to a parser's Examples: each as two full-width rows, a `#` comment
+ * and then the command, so that a long command is never wrapped inside yargs' half-width example column and
+ * copies as one line.
+ */
+export function withExamples(yargs: Argv, examples: readonly (readonly [string, string])[]): Argv {
+  let built = yargs;
+  for (const [line, meaning] of examples) built = built.example(`# ${meaning}`, '').example(line, '');
+  return built;
+}
+
 /** What `defineCommand` takes. Give the option objects inline (or `as const`), so their literal types survive. */
 export interface CommandDefinition<
   P extends Readonly<Record<string, PositionalOptions>>,
   O extends Readonly<Record<string, Options>>,
 > {
-  /** The yargs command string: the verb and its positionals, e.g. `view [paths..]`. */
+  /** The yargs command string: the verb and its positionals, e.g. `view [runs..]`. */
   readonly command: string;
   readonly describe: string;
   /** The positionals the command string names, in its order. */

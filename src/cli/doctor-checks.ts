@@ -3,11 +3,14 @@
  * fail, and for anything but pass how to fix it. Checks run concurrently and never throw.
  */
 import { existsSync, readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { engineDoctorRows } from '../policy/index.js';
+import { loadRecipe } from '../recipe/index.js';
+import { fitsGpus, needsText, type RecipeGpuNeeds, recipeGpuNeeds } from '../setup/gpu-fit.js';
 import { nvidiaSmi } from '../setup/probe.js';
 import { sandboxCapabilities } from '../tools/sandbox/index.js';
 import { findPython, type PythonInfo } from '../trainer/find-python.js';
-import { dataDir } from '../util/paths.js';
+import { dataDir, projectRoot } from '../util/paths.js';
 
 export type DoctorStatus = 'pass' | 'warn' | 'fail';
 
@@ -27,16 +30,20 @@ const NODE22 =
 /** Run every check. */
 export async function doctorChecks(): Promise<DoctorRow[]> {
   const python = findPython();
+  const smi = nvidiaSmi();
   const [node, torch, blas, gpu, engines, sandbox, data] = await Promise.all([
     nodeCheck(process.versions.node),
     python.then(({ info, tried }) => torchCheck(info, tried)),
     python.then(({ info }) => blasCheck(info)),
-    python.then(({ info }) => gpuCheck(info)),
+    python.then(({ info }) => gpuCheck(info, () => smi)),
     python.then(({ info }) => engineDoctorRows(info?.python)),
     sandboxCheck(),
     dataDirCheck(dataDir()),
   ]);
-  return [node, torch, blas, gpu, ...engines, sandbox, data];
+  // Loaded once the sandbox probe has settled: a recipe loaded while that probe's program runs leaves the probe
+  // waiting forever (sandboxCapabilities() beside loadRecipe() in one process).
+  const recipes = await gpuRecipeRows(gpuMemoryGiB(await smi));
+  return [node, torch, blas, gpu, ...recipes, ...engines, sandbox, data];
 }
 
 /** Node >= 22 is required (the Strands SDK, ink, execa). */
@@ -54,16 +61,18 @@ export function torchCheck(info: PythonInfo | null, tried: readonly string[]): D
       check: 'python + torch',
       status: 'fail',
       detail: `no Python can import torch (${tried.join('; ')})`,
-      fix: 'atk setup (or atk doctor --fix): python3-torch libopenblas0-pthread through apt, else a venv; or set ATK_PYTHON to a Python with torch',
+      fix: 'atk setup (or atk doctor --fix): python3-torch libopenblas0-pthread through apt, else a venv; atk setup --gpu: a CUDA torch; or set ATK_PYTHON to a Python with torch',
     };
   }
   const extras = [info.transformers && `transformers ${info.transformers}`, info.peft && `peft ${info.peft}`]
     .filter(Boolean)
     .join(', ');
+  const build = info.cudaBuild ? `CUDA ${info.cudaBuild} build` : 'CPU build';
+  const sees = info.cudaBuild ? `, sees ${info.gpuCount} GPU${info.gpuCount === 1 ? '' : 's'}` : '';
   return {
     check: 'python + torch',
     status: 'pass',
-    detail: `${info.python} (Python ${info.pythonVersion}): torch ${info.torchVersion}, ${info.cuda ? `CUDA, ${info.gpuCount} GPU(s)` : 'CPU only'}${extras ? `; ${extras}` : '; built-in model code for qwen2, qwen3, llama and mistral (no transformers)'}`,
+    detail: `${info.python} (Python ${info.pythonVersion}): torch ${info.torchVersion} (${build}${sees})${extras ? `; ${extras}` : '; built-in model code for qwen2, qwen3, llama and mistral (no transformers)'}`,
   };
 }
 
@@ -106,14 +115,83 @@ export async function gpuCheck(
     };
   }
   const detail = `${gpus.length}: ${gpus.map((g) => g.replace(/\s*,\s*/g, ', ')).join('; ')}`;
-  if (info && !info.cuda)
+  if (info && !info.cudaBuild)
     return {
       check: 'gpus',
       status: 'warn',
-      detail: `${detail}; but torch in ${info.python} has no CUDA`,
-      fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU',
+      detail: `${detail}; but torch ${info.torchVersion} in ${info.python} is a CPU build`,
+      fix: "atk setup --gpu --yes: a CUDA build of torch into atk's venv, which the trainer then uses (or set ATK_PYTHON to a Python with one)",
     };
+  if (info && !info.cuda) {
+    const driver = gpus[0]!.split(',').at(-1)?.trim() ?? '';
+    const needed = minimumDriver(info.cudaBuild!);
+    return {
+      check: 'gpus',
+      status: 'warn',
+      detail: `${detail}; but torch ${info.torchVersion} (CUDA ${info.cudaBuild} build) sees none`,
+      fix: `CUDA ${info.cudaBuild} needs an NVIDIA driver >= ${needed} (found ${driver || 'unknown'}); update the driver, or check CUDA_VISIBLE_DEVICES`,
+    };
+  }
   return { check: 'gpus', status: 'pass', detail };
+}
+
+/** The oldest Linux driver a CUDA major version runs on (NVIDIA's minor-version compatibility table). */
+function minimumDriver(cuda: string): string {
+  const major = Number(cuda.split('.')[0]);
+  return major >= 13 ? '580' : major === 12 ? '525' : major === 11 ? '450' : 'the one its release notes name';
+}
+
+/** Each GPU's total memory in GiB, from nvidia-smi's `name, memory.total, driver_version` lines (`81559 MiB`). */
+export function gpuMemoryGiB(smi: string | null): number[] {
+  return (smi ?? '')
+    .split('\n')
+    .filter((line) => line.trim())
+    .map((line) => Number(line.split(',')[1]?.match(/([\d.]+)\s*MiB/)?.[1] ?? 0) / 1024);
+}
+
+/**
+ * Which shipped GPU recipes fit this machine's GPUs (`gpuGiB`, by index): their weights, gradients,
+ * optimizer state and engine shares under `recipeGpuNeeds`' rule. Without GPUs one row says what each needs;
+ * with GPUs one row per recipe. Cluster recipes are left to `atk validate` inside their allocation.
+ */
+export async function gpuRecipeRows(
+  gpuGiB: readonly number[],
+  files: readonly string[] = shippedRecipeFiles(),
+): Promise<DoctorRow[]> {
+  const fix = 'the memory rule and measured figures: docs/gpu.md#which-recipes-fit';
+  const all = await Promise.all(
+    files.map(async (file) => ({ name: basename(file, '.yaml'), needs: await needsOf(file) })),
+  );
+  const onGpus = all.filter((r) => r.needs.kind === 'gpus' || r.needs.kind === 'unknown');
+  const text = (needs: RecipeGpuNeeds): string =>
+    needs.kind === 'gpus' ? needsText(needs.needs) : needs.kind === 'unknown' ? needs.reason : needs.kind;
+  if (gpuGiB.length === 0) {
+    const listed = onGpus.map((r) => `${r.name} (${text(r.needs)})`).join('; ');
+    return [{ check: 'gpu recipes', status: 'warn', detail: `no GPU here; they need: ${listed}`, fix }];
+  }
+  return onGpus.map(({ name, needs }): DoctorRow => {
+    const check = `recipe ${name}`;
+    if (needs.kind !== 'gpus') return { check, status: 'warn', detail: text(needs), fix };
+    const { fits, why } = fitsGpus(needs.needs, gpuGiB);
+    return fits ? { check, status: 'pass', detail: `fits: ${why}` } : { check, status: 'warn', detail: why, fix };
+  });
+}
+
+async function needsOf(file: string): Promise<RecipeGpuNeeds> {
+  try {
+    return recipeGpuNeeds((await loadRecipe(file)).recipe);
+  } catch (error) {
+    return { kind: 'unknown', reason: error instanceof Error ? (error.message.split('\n')[0] ?? '') : String(error) };
+  }
+}
+
+/** The recipes atk ships at the top of recipes/ (smoke/, tiny/ and examples/ are CPU tests and starters). */
+function shippedRecipeFiles(): string[] {
+  const dir = join(projectRoot(), 'recipes');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => join(dir, f));
 }
 
 /** bubblewrap sandboxes model-written code (run_python, code_tests). */

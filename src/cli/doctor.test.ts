@@ -3,7 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { PythonInfo } from '../trainer/find-python.js';
-import { blasCheck, dataDirCheck, doctorChecks, gpuCheck, nodeCheck, torchCheck } from './doctor-checks.js';
+import {
+  blasCheck,
+  dataDirCheck,
+  doctorChecks,
+  gpuCheck,
+  gpuMemoryGiB,
+  gpuRecipeRows,
+  nodeCheck,
+  torchCheck,
+} from './doctor-checks.js';
 import { runDoctor } from './doctor.js';
 
 const torch: PythonInfo = {
@@ -12,6 +21,8 @@ const torch: PythonInfo = {
   torchVersion: '1.13.0',
   cuda: false,
   gpuCount: 0,
+  cudaBuild: null,
+  gpus: [],
   transformers: null,
   peft: null,
   blas: 'openblas',
@@ -59,12 +70,56 @@ describe('doctor checks', () => {
     expect(await gpuCheck(torch, smi(h100s))).toStrictEqual({
       check: 'gpus',
       status: 'warn',
-      detail: `${listed}; but torch in /usr/bin/python3 has no CUDA`,
-      fix: 'install a CUDA build of torch (or set ATK_PYTHON to one) to train on the GPU',
+      detail: `${listed}; but torch 1.13.0 in /usr/bin/python3 is a CPU build`,
+      fix: "atk setup --gpu --yes: a CUDA build of torch into atk's venv, which the trainer then uses (or set ATK_PYTHON to a Python with one)",
     });
+    const cuda13 = { ...torch, torchVersion: '2.15.0+cu132', cudaBuild: '13.2' };
+    expect(await gpuCheck(cuda13, smi(h100s))).toStrictEqual({
+      check: 'gpus',
+      status: 'warn',
+      detail: `${listed}; but torch 2.15.0+cu132 (CUDA 13.2 build) sees none`,
+      fix: 'CUDA 13.2 needs an NVIDIA driver >= 580 (found 550.54.15); update the driver, or check CUDA_VISIBLE_DEVICES',
+    });
+    expect(await gpuCheck({ ...cuda13, cuda: true, gpuCount: 2 }, smi(h100s))).toStrictEqual({
+      check: 'gpus',
+      status: 'pass',
+      detail: listed,
+    });
+  });
+
+  test('returns the torch build and the GPUs it sees', () => {
     expect(
-      await gpuCheck({ ...torch, torchVersion: '2.5.1+cu124', cuda: true, gpuCount: 2 }, smi(h100s)),
-    ).toStrictEqual({ check: 'gpus', status: 'pass', detail: listed });
+      torchCheck({ ...torch, torchVersion: '2.15.0+cu132', cudaBuild: '13.2', cuda: true, gpuCount: 1 }, []).detail,
+    ).toBe(
+      '/usr/bin/python3 (Python 3.11.2): torch 2.15.0+cu132 (CUDA 13.2 build, sees 1 GPU); built-in model code for qwen2, qwen3, llama and mistral (no transformers)',
+    );
+    expect(torchCheck(torch, []).detail).toMatch(/: torch 1\.13\.0 \(CPU build\); /);
+  });
+
+  test("returns each GPU's memory in GiB from nvidia-smi's lines", () => {
+    expect(
+      gpuMemoryGiB('NVIDIA H100 80GB HBM3, 81559 MiB, 550.54.15\nNVIDIA L4, 23034 MiB, 550.54.15\n'),
+    ).toStrictEqual([81559 / 1024, 23034 / 1024]);
+    expect(gpuMemoryGiB(null)).toStrictEqual([]);
+  });
+
+  test('returns one row per shipped GPU recipe with GPUs, saying which fit, and one row listing their needs without', async () => {
+    const rows = await gpuRecipeRows([79.6]);
+    expect(rows.find((r) => r.check === 'recipe gsm8k-one-gpu')).toStrictEqual({
+      check: 'recipe gsm8k-one-gpu',
+      status: 'pass',
+      detail: 'fits: needs 1 GPU of >= 4 GiB',
+    });
+    expect(rows.find((r) => r.check === 'recipe gsm8k-grpo')).toMatchObject({
+      status: 'warn',
+      detail: 'needs 2 GPUs of >= 5 GiB, has 1',
+    });
+    expect(rows.map((r) => r.check)).not.toContain('recipe quickstart'); // a CPU recipe
+    expect(rows.map((r) => r.check)).not.toContain('recipe gsm8k-grpo-slurm'); // placed by Slurm
+    const none = await gpuRecipeRows([]);
+    expect(none).toHaveLength(1);
+    expect(none[0]).toMatchObject({ check: 'gpu recipes', status: 'warn' });
+    expect(none[0]!.detail).toContain('gsm8k-one-gpu (1 GPU of >= 4 GiB)');
   });
 
   test('returns warn for a missing or empty data directory and pass listing the datasets', () => {
@@ -77,7 +132,10 @@ describe('doctor checks', () => {
 
   test('returns a row for every check on this machine, with a fix on every row that is not pass', async () => {
     const rows = await doctorChecks();
-    expect(rows.map((r) => r.check)).toStrictEqual([
+    // The GPU recipes are one row without a GPU, one row each with GPUs.
+    const recipeRows = rows.filter((r) => r.check === 'gpu recipes' || r.check.startsWith('recipe '));
+    expect(recipeRows.length).toBeGreaterThan(0);
+    expect(rows.filter((r) => !recipeRows.includes(r)).map((r) => r.check)).toStrictEqual([
       'node',
       'python + torch',
       'openblas',

@@ -36,7 +36,7 @@ export async function runDoctor(style: TableStyle = {}, rows?: readonly DoctorRo
 export const doctorCommand = defineCommand({
   command: 'doctor [model]',
   describe:
-    "Check this machine: Node, Python + torch, OpenBLAS, GPUs, vllm/sglang, bubblewrap, data directory; or, given a model directory, its chat template's tool calling",
+    "Check this machine (Node, Python and its torch build, OpenBLAS, GPUs and which GPU recipes fit them, vllm/sglang, bubblewrap, data directory), or a model directory's tool calling",
   positionals: {
     model: {
       type: 'string',
@@ -66,7 +66,7 @@ export const doctorCommand = defineCommand({
     ['$0 doctor --fix --yes', 'check, then install the missing Python side'],
     [
       '$0 doctor ~/models/Llama-3.1-8B-Instruct',
-      "the model's tool-call format, a sample call parsed back, and whether its history stays append-only",
+      "a model's tool-call format, a sample call parsed back, whether its history stays append-only",
     ],
   ],
   handler: async (args) => {

@@ -28,10 +28,14 @@ export interface EvalOptions {
 }
 
 export const evalCommand = defineCommand({
-  command: 'eval <target> [overrides..]',
+  command: 'eval <recipe-or-run> [overrides..]',
   describe: "Score a model or a run's checkpoint on a split with the same agent loop, tools and reward as training",
   positionals: {
-    target: { type: 'string', demandOption: true, describe: 'Recipe YAML file, or a run directory' },
+    'recipe-or-run': {
+      type: 'string',
+      demandOption: true,
+      describe: 'Recipe YAML file (its base model), or a run directory (its checkpoints)',
+    },
     overrides: { type: 'string', array: true, default: [], describe: 'key=value recipe overrides' },
   },
   options: {
@@ -80,7 +84,7 @@ export const evalCommand = defineCommand({
     ],
   ],
   handler: async (argv) => {
-    const result = await runEval(argv);
+    const result = await runEval({ ...argv, target: argv.recipeOrRun });
     process.stdout.write(result.text);
   },
 });

@@ -34,13 +34,13 @@ export interface InspectOptions {
 }
 
 export const inspectTrajectoryCommand = defineCommand({
-  command: 'inspect-trajectory <path>',
+  command: 'inspect-trajectory <run>',
   describe: 'Show what the agent did in an episode: the conversation, rewards, stats, tokens and drift',
   positionals: {
-    path: {
+    run: {
       type: 'string',
       demandOption: true,
-      describe: 'Run directory, trajectories/step-NNNNN.jsonl, or an eval results.jsonl / eval directory',
+      describe: 'Run directory, or one of its trajectories/step-NNNNN.jsonl, eval directories or eval results.jsonl',
     },
   },
   options: {
@@ -80,7 +80,9 @@ export const inspectTrajectoryCommand = defineCommand({
     ],
   ],
   handler: async (argv) => {
-    process.stdout.write(await runInspectTrajectory({ ...argv, color: argv.color ?? wantsColor(process.stdout) }));
+    process.stdout.write(
+      await runInspectTrajectory({ ...argv, path: argv.run, color: argv.color ?? wantsColor(process.stdout) }),
+    );
   },
 });
 

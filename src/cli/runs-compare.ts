@@ -90,6 +90,7 @@ export const compareCommand = defineCommand({
       type: 'string',
       array: true,
       demandOption: true,
+      default: undefined, // not yargs' [] for a variadic positional, which --help would print beside [required]
       describe: 'Runs: directories, names (newest version) or name/v002',
     },
   },

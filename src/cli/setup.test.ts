@@ -2,6 +2,8 @@ import { describe, expect, test } from 'vitest';
 import { bareDebianRoot } from '../__fixtures__/machine-facts.js';
 import { InputError } from '../errors/index.js';
 import type { SetupCommand } from '../setup/plan.js';
+import { gpuRequirementsFile } from '../setup/gpu-plan.js';
+import { venvDir } from '../util/paths.js';
 import { runSetup } from './setup.js';
 
 const facts = bareDebianRoot;
@@ -65,5 +67,31 @@ describe('runSetup', () => {
     expect(h.ran.map((c) => c.join(' '))).toStrictEqual(APT);
     expect(h.printed.filter((l) => l.startsWith('$ '))).toStrictEqual(APT.map((c) => `$ ${c}`));
     expect(h.printed.at(-1)).toBe('atk setup: done; atk doctor checks the result');
+  });
+
+  test('returns the GPU plan with gpu: apt for the sandbox, then a CUDA torch into the venv', async () => {
+    const h = harness({ dryRun: true });
+    const commands = await runSetup({
+      ...h.options,
+      gpu: true,
+      gpuFacts: {
+        ...facts,
+        venvTorch: null,
+        venvStamps: { gpu: null, dev: null },
+        python3Version: '3.11.2',
+        platform: 'linux-x64',
+      },
+    });
+    expect(h.printed[0]).toBe(
+      "atk setup would run (a CUDA build of torch from PyPI into atk's venv, which the trainer prefers):",
+    );
+    expect(commands.map((c) => c.slice(0, 3).join(' '))).toStrictEqual([
+      'apt-get update',
+      'env DEBIAN_FRONTEND=noninteractive apt-get',
+      'python3 -m venv',
+      `${venvDir()}/bin/pip install -r`,
+      `cp ${gpuRequirementsFile()} ${venvDir()}/atk-requirements-gpu.txt`,
+    ]);
+    expect(commands.at(-2)?.at(-1)).toBe(gpuRequirementsFile());
   });
 });

@@ -2,7 +2,9 @@ import { createInterface } from 'node:readline/promises';
 import { execa } from 'execa';
 import type { InferredOptionTypes } from 'yargs';
 import { AtkError, InputError } from '../errors/index.js';
-import { commandLine, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
+import { type GpuMachineFacts, gpuSetupPlan } from '../setup/gpu-plan.js';
+import { probeGpuMachine } from '../setup/gpu-probe.js';
+import { commandLine, DEV_PACKAGES, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
 import { probeMachine } from '../setup/probe.js';
 import { defineCommand } from './define-command.js';
 
@@ -13,12 +15,15 @@ export interface SetupOptions {
   readonly yes: boolean;
   /** Also what the test suite needs (pytest, tmux, chromium). */
   readonly dev: boolean;
+  /** A CUDA build of torch from PyPI into atk's venv instead of the system's CPU torch. */
+  readonly gpu?: boolean;
   readonly print: (line: string) => void;
   /** Whether someone can answer a question (a TTY, not CI). */
   readonly interactive: boolean;
   readonly ask?: (question: string) => Promise<boolean>;
   readonly run?: (command: SetupCommand) => Promise<void>;
   readonly facts?: MachineFacts;
+  readonly gpuFacts?: GpuMachineFacts;
 }
 
 /**
@@ -29,14 +34,15 @@ export interface SetupOptions {
  * AtkError (exit 1) naming the command that failed.
  */
 export async function runSetup(options: SetupOptions): Promise<readonly SetupCommand[]> {
-  const plan = setupPlan(options.facts ?? (await probeMachine()), { dev: options.dev });
+  const plan = options.gpu
+    ? gpuSetupPlan(options.gpuFacts ?? (await probeGpuMachine()), { dev: options.dev })
+    : setupPlan(options.facts ?? (await probeMachine()), { dev: options.dev });
   for (const note of plan.notes) options.print(`note: ${note}`);
   if (plan.commands.length === 0) {
     options.print('atk setup: nothing to install; atk doctor shows what was found');
     return [];
   }
-  const route =
-    plan.route === 'apt' ? 'Debian packages through apt' : 'a private Python venv with pip (the trainer finds it)';
+  const route = ROUTES[plan.route];
   options.print(`atk setup ${options.dryRun ? 'would run' : 'runs'} (${route}):`);
   for (const command of plan.commands) options.print(`  ${commandLine(command)}`);
   if (options.dryRun) return plan.commands;
@@ -57,6 +63,13 @@ export async function runSetup(options: SetupOptions): Promise<readonly SetupCom
   options.print('atk setup: done; atk doctor checks the result');
   return plan.commands;
 }
+
+const ROUTES = {
+  apt: 'Debian packages through apt',
+  venv: 'a private Python venv with pip (the trainer finds it)',
+  gpu: "a CUDA build of torch from PyPI into atk's venv, which the trainer prefers",
+  none: '',
+} as const;
 
 async function runInherited(command: SetupCommand): Promise<void> {
   const [file, ...args] = command;
@@ -97,7 +110,13 @@ export const SETUP_FLAGS = {
   dev: {
     type: 'boolean',
     default: false,
-    describe: "Also what atk's tests need: pytest, tmux, chromium",
+    describe: `Also what atk's tests need: ${DEV_PACKAGES.join(', ')} (with --gpu, pytest, flake8 and black go into the venv)`,
+  },
+  gpu: {
+    type: 'boolean',
+    default: false,
+    describe:
+      "A CUDA build of torch from PyPI (trainer/requirements-gpu.txt) into atk's venv (~/.cache/atk/venv), which the trainer then uses",
   },
 } as const;
 
@@ -107,6 +126,7 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
     dryRun: args['dry-run'],
     yes: args.yes,
     dev: args.dev,
+    gpu: args.gpu,
     interactive: isInteractive(),
     ask: askOnTerminal,
     print: (line) => process.stdout.write(`${line}\n`),
@@ -116,11 +136,15 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
 export const setupCommand = defineCommand({
   command: 'setup',
   describe:
-    "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
+    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv",
   options: SETUP_FLAGS,
   examples: [
     ['$0 setup --dry-run', 'the commands it would run'],
     ['$0 setup --yes', 'install without asking (CI)'],
+    [
+      '$0 setup --gpu --yes',
+      "a GPU machine: a CUDA build of torch into atk's venv; atk doctor then says which recipes fit",
+    ],
     ['$0 setup --yes --dev', 'also what npm test needs'],
   ],
   handler: async (args) => void (await setupFromArgs(args)),

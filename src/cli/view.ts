@@ -18,10 +18,10 @@ export interface ViewOptions {
 }
 
 export const viewCommand = defineCommand({
-  command: 'view [paths..]',
+  command: 'view [runs..]',
   describe: 'Serve a local web viewer of runs (live while they train): runs, curves, episodes, tokens',
   positionals: {
-    paths: {
+    runs: {
       type: 'string',
       array: true,
       default: ['runs'],
@@ -48,11 +48,11 @@ export const viewCommand = defineCommand({
     ['$0 view --host 0.0.0.0 --token "$(openssl rand -hex 16)"', 'reachable from other machines, with a token'],
   ],
   handler: async (argv) => {
-    const server = await runView(argv);
+    const server = await runView({ ...argv, paths: argv.runs });
     const url = viewUrl(server, argv.at);
     const count = server.catalog.list().length;
     process.stdout.write(
-      `atk view: ${count} run${count === 1 ? '' : 's'} from ${argv.paths.join(', ')}\n${url}\n(Ctrl-C to stop)\n`,
+      `atk view: ${count} run${count === 1 ? '' : 's'} from ${argv.runs.join(', ')}\n${url}\n(Ctrl-C to stop)\n`,
     );
     if (argv.open) openInBrowser(url);
     await new Promise<void>((resolve) => {

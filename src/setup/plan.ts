@@ -20,8 +20,11 @@ export interface MachineFacts {
 export type SetupCommand = readonly [string, ...string[]];
 
 export interface SetupPlan {
-  /** `apt`: Debian/Ubuntu packages as root; `venv`: a private virtual environment with pip; `none`: nothing missing. */
-  readonly route: 'apt' | 'venv' | 'none';
+  /**
+   * `apt`: Debian/Ubuntu packages as root; `venv`: a private virtual environment with pip; `gpu`: a CUDA torch into
+   * that venv (gpu-plan.ts); `none`: nothing missing.
+   */
+  readonly route: 'apt' | 'venv' | 'gpu' | 'none';
   readonly commands: readonly SetupCommand[];
   /** What setup cannot do on this route, said once (e.g. bubblewrap outside apt). */
   readonly notes: readonly string[];
@@ -43,28 +46,9 @@ export function setupPlan(
 ): SetupPlan {
   const wanted = [...RUNTIME_PACKAGES, ...(options.dev ? DEV_PACKAGES : [])];
   const missing = wanted.filter((p) => !facts.installedPackages.has(p));
-  const debian = facts.osIds.some((id) => id === 'debian' || id === 'ubuntu');
-  const canApt = debian && facts.onPath.has('apt-get') && (facts.isRoot || facts.onPath.has('sudo'));
-  if (canApt) {
+  if (canApt(facts)) {
     if (missing.length === 0) return { route: 'none', commands: [], notes: [] };
-    const sudo = facts.isRoot ? [] : ['sudo'];
-    return {
-      route: 'apt',
-      commands: [
-        [...sudo, 'apt-get', 'update'] as unknown as SetupCommand,
-        [
-          ...sudo,
-          'env',
-          'DEBIAN_FRONTEND=noninteractive',
-          'apt-get',
-          'install',
-          '-y',
-          '--no-install-recommends',
-          ...missing,
-        ] as unknown as SetupCommand,
-      ],
-      notes: [],
-    };
+    return { route: 'apt', commands: aptInstall(facts, missing), notes: [] };
   }
   const notes: string[] = [];
   if (!facts.onPath.has('bwrap'))
@@ -93,6 +77,22 @@ export function setupPlan(
     ],
     notes,
   };
+}
+
+/** Whether setup can install Debian packages here: Debian or Ubuntu, apt-get, and root or sudo. */
+export function canApt(facts: MachineFacts): boolean {
+  const debian = facts.osIds.some((id) => id === 'debian' || id === 'ubuntu');
+  return debian && facts.onPath.has('apt-get') && (facts.isRoot || facts.onPath.has('sudo'));
+}
+
+/** `apt-get update` and a non-interactive `apt-get install` of `packages`, through sudo unless root. */
+export function aptInstall(facts: MachineFacts, packages: readonly string[]): SetupCommand[] {
+  const sudo = facts.isRoot ? [] : ['sudo'];
+  const apt = ['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', 'install', '-y', '--no-install-recommends'];
+  return [
+    [...sudo, 'apt-get', 'update'] as unknown as SetupCommand,
+    [...sudo, ...apt, ...packages] as unknown as SetupCommand,
+  ];
 }
 
 /** A command as a shell line, for printing. */

@@ -42,7 +42,8 @@ async function executables(names: readonly string[]): Promise<Set<string>> {
   return new Set(found.filter((n): n is string => n !== undefined));
 }
 
-async function debianPackages(names: readonly string[]): Promise<Set<string>> {
+/** Which of `names` dpkg says are installed (none where there is no dpkg). */
+export async function debianPackages(names: readonly string[]): Promise<Set<string>> {
   // biome-ignore lint/suspicious/noTemplateCurlyInString: dpkg-query's own format fields
   const result = await execa('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...names], {
     reject: false,

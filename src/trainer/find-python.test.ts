@@ -1,27 +1,26 @@
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { venvDir } from '../util/paths.js';
 import { findPython, findTorchPython, pythonCandidates } from './find-python.js';
 
-// Issue 4's order: $ATK_PYTHON, then the recipe's model.trainer.python, then python3 and /usr/bin/python3.
 describe('pythonCandidates', () => {
   afterEach(() => vi.unstubAllEnvs());
 
-  test('returns $ATK_PYTHON, then the recipe python, then the fallbacks and the atk setup venv, each once', () => {
+  test("returns $ATK_PYTHON, then the recipe python, then atk's venv, then the system's Pythons, each once", () => {
     const venv = join(venvDir(), 'bin', 'python');
     vi.stubEnv('ATK_PYTHON', '/opt/py/bin/python');
     expect(pythonCandidates('/srv/venv/bin/python')).toStrictEqual([
       '/opt/py/bin/python',
       '/srv/venv/bin/python',
+      venv,
       'python3',
       '/usr/bin/python3',
       'python',
-      venv,
     ]);
     vi.stubEnv('ATK_PYTHON', '');
-    expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', 'python3', 'python', venv]);
+    expect(pythonCandidates('/usr/bin/python3')).toStrictEqual(['/usr/bin/python3', venv, 'python3', 'python']);
   });
 });
 
@@ -70,6 +69,18 @@ describe('findTorchPython', () => {
     expect(tried.slice(0, 2)).toStrictEqual(['/nonexistent/atk-python: not found', `${noTorch}: no torch installed`]);
     expect(['python3', '/usr/bin/python3']).toContain(python); // python3 is /usr/bin/python3 unless another comes first
     expect(await findPython(python!)).toMatchObject({ info: { python } }); // and that one really imports torch
+  });
+
+  test("returns atk's venv ahead of the system's Pythons, so a CUDA torch of atk setup --gpu wins", async () => {
+    // atk's venv, as venvDir() finds it under $XDG_CACHE_HOME, whose python is Debian's (with torch).
+    const cache = mkdtempSync(join(tmpdir(), 'atk-cache-'));
+    vi.stubEnv('XDG_CACHE_HOME', cache);
+    vi.stubEnv('ATK_PYTHON', '');
+    const python = join(venvDir(), 'bin', 'python');
+    mkdirSync(dirname(python), { recursive: true });
+    symlinkSync('/usr/bin/python3', python);
+    expect(await findTorchPython()).toStrictEqual({ python, tried: [] });
+    rmSync(cache, { recursive: true });
   });
 
   test('returns the Python it found earlier in the process without probing again, and probes again when PYTHONPATH changes', async () => {

@@ -9,6 +9,10 @@ export interface PythonInfo {
   readonly torchVersion: string;
   readonly cuda: boolean;
   readonly gpuCount: number;
+  /** The CUDA version torch was built for (`torch.version.cuda`); null for a CPU build. */
+  readonly cudaBuild: string | null;
+  /** The GPUs torch sees: name and total memory in GiB. */
+  readonly gpus: readonly { readonly name: string; readonly memoryGiB: number }[];
   readonly transformers: string | null;
   readonly peft: string | null;
   /**
@@ -49,24 +53,26 @@ def blas():
     return ("openblas" if "openblas" in cfg else ("mkl" if "mkl" in cfg else "")), ""
 kind, library = blas()
 print(json.dumps({"pythonVersion": sys.version.split()[0], "torchVersion": torch.__version__,
-  "cuda": torch.cuda.is_available(), "gpuCount": torch.cuda.device_count(),
+  "cuda": torch.cuda.is_available(), "gpuCount": torch.cuda.device_count(), "cudaBuild": torch.version.cuda,
+  "gpus": [{"name": p.name, "memoryGiB": round(p.total_memory / 2**30, 1)} for p in
+           (torch.cuda.get_device_properties(i) for i in range(torch.cuda.device_count()))],
   "transformers": version("transformers"), "peft": version("peft"), "blas": kind, "blasLibrary": library}))
 `;
 
 /**
- * Candidates in order: $ATK_PYTHON, the recipe's `model.trainer.python`, then python3 on PATH and
- * Debian's /usr/bin/python3 (where python3-torch lives even when another python3 comes first), then
- * the venv of `atk setup`.
+ * Candidates in order: $ATK_PYTHON, the recipe's `model.trainer.python`, then atk's venv (made by `atk
+ * setup --gpu`, or by `atk setup` where apt cannot install torch: where it exists it was made for atk, so
+ * its CUDA torch wins over a CPU torch of the system's), then python3 on PATH and Debian's /usr/bin/python3
+ * (where python3-torch lives even when another python3 comes first).
  */
 export function pythonCandidates(recipePython?: string): string[] {
-  // Last: the private venv `atk setup` makes where apt cannot install torch.
   const list = [
     process.env.ATK_PYTHON,
     recipePython,
+    join(venvDir(), 'bin', 'python'),
     'python3',
     '/usr/bin/python3',
     'python',
-    join(venvDir(), 'bin', 'python'),
   ];
   return [...new Set(list.filter((p): p is string => Boolean(p)))];
 }

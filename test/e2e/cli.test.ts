@@ -190,7 +190,7 @@ describe('atk commands', () => {
     async (command) => {
       const result = await atk([...command.split(' '), '--help']);
       expect(result.exitCode).toBe(0);
-      expect(result.stdout).toMatch(/\nExamples:\n {2}atk /);
+      expect(result.stdout).toMatch(/\nExamples:\n {2}# .+\n {2}atk /);
     },
   );
 });

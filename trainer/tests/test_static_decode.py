@@ -3,6 +3,7 @@ buckets. On CPU it runs eagerly and must give what the dynamic step gives: the s
 logprobs within float32 rounding, seeded samples that do not depend on the batch. On CUDA the same step
 is captured as CUDA graphs (the last test, skipped here); a capture that fails falls back with one line."""
 import json
+import re
 import time
 from types import SimpleNamespace
 
@@ -197,7 +198,8 @@ def test_a_failed_capture_logs_one_line_and_decodes_with_the_dynamic_step(capsys
         check(policy, logits, seqs)  # eager, then the failed capture step's own (eager) result, then dynamic
         assert step.enabled == (i == 0)  # a bucket is captured at its second step (CudaGraphs.CAPTURE_AT)
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 1 and "CUDA graphs off (capture failed: RuntimeError" in lines[0]
+    # The exception's class is torch's to choose (RuntimeError; AcceleratorError in a CUDA build without a GPU).
+    assert len(lines) == 1 and re.search(r"CUDA graphs off \(capture failed: \w+Error: \S", lines[0])
     assert step.graphs is None and not step.enabled
 
 
