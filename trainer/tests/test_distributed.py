@@ -284,3 +284,18 @@ def test_server_exits_2_with_one_line_when_ranks_outnumber_gpus(monkeypatch, cap
         "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU "
         "(model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
     )
+
+
+def test_a_rank_with_no_micro_batch_left_joins_the_forwards_masked_tokens_drop_runs_first():
+    # mismatch.masked_tokens drop reads every micro-batch's logprobs (without gradient) before the first update;
+    # an idle slot still runs one, so both ranks run the same forwards in the same order.
+    batch = pg_batch(tiny_policy(), FIXED_SEQUENCES)
+    config = {"mismatch": {"mode": "mask", "masked_tokens": "drop"}, "updates_per_step": 2, "micro_batch_tokens": 4096}
+    forwards = []
+    for rank in (0, 1):
+        t = Trainer(tiny_policy(), parse_config(config), OneRankOfTwo(rank))
+        seen = []
+        decoder_layers(t.train_policy.module)[0].register_forward_hook(lambda *_: seen.append(torch.is_grad_enabled()))
+        assert t.step(batch)["micro_batches"] == 3
+        forwards.append(seen)
+    assert forwards[0] == forwards[1] == [False, False, True, True, True, True]
