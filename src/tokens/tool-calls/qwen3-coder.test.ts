@@ -172,13 +172,10 @@ describe('qwen3CoderParser', () => {
     ]);
   });
 
-  test('returns a call written without its <tool_call>, as vLLM reads one', () => {
-    const raw = '<function=search>\n<parameter=query>\nx\n</parameter>\n</function>';
-    expect(parse(`Looking.\n${raw}`)).toStrictEqual({
-      reasoning: '',
-      text: 'Looking.',
-      calls: [{ ok: true, name: 'search', arguments: { query: 'x' }, raw }],
-    });
+  test('returns a <function= written without <tool_call> as text: a call starts at the <tool_call> the model generates', () => {
+    // vLLM also reads a bare <function= as a call; text that spells one out (an answer about the format) is no call here.
+    const text = 'Looking.\n<function=search>\n<parameter=query>\nx\n</parameter>\n</function>';
+    expect(parse(text)).toStrictEqual({ reasoning: '', text, calls: [] });
   });
 
   test("returns values typed by the called tool's schema, not another tool's", () => {

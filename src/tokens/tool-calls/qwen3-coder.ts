@@ -14,8 +14,8 @@ const PARAMETER_CLOSE = '</parameter>';
 
 /**
  * Qwen3-Coder's XML format (also Qwen3.5-style models), vLLM's `qwen3_coder`:
- * `<tool_call><function=NAME><parameter=P>value</parameter>...</function></tool_call>`; a `<function=` without
- * its `<tool_call>` is a call too. Values are text, converted by the parameter's JSON-schema types as vLLM
+ * `<tool_call><function=NAME><parameter=P>value</parameter>...</function></tool_call>`. A call starts only at
+ * `<tool_call>` (a token the model generates; vLLM also takes a bare `<function=`, which text can spell). Values are text, converted by the parameter's JSON-schema types as vLLM
  * converts them (schema-coerce.ts), after one leading and one trailing line break are dropped.
  *
  * Markup is structural only where the call's structure continues after it, so a value may hold the format's
@@ -60,8 +60,6 @@ interface XmlCallMarkers {
 interface Grammar {
   readonly callOpen: string;
   readonly callClose: string;
-  /** A call's `callOpen`, or a `<function=` written without one (vLLM reads both). */
-  readonly callStart: RegExp;
   /** The end of one call and the start of the next. */
   readonly callsBoundary: RegExp;
 }
@@ -71,11 +69,7 @@ function xmlCallParser({ format, callOpen, callClose, think, valueOnOwnLines }: 
   const grammar: Grammar = {
     callOpen,
     callClose,
-    callStart: new RegExp(`${regexSource(callOpen)}|<function=`, 'g'),
-    callsBoundary: new RegExp(
-      `<\\/function>\\s*(?:${regexSource(callClose)}\\s*)?(?:${regexSource(callOpen)}|<function=)`,
-      'g',
-    ),
+    callsBoundary: new RegExp(`<\\/function>\\s*(?:${regexSource(callClose)}\\s*)?${regexSource(callOpen)}`, 'g'),
   };
   const reasoning: ReasoningMarkers = {
     ...think,
@@ -113,9 +107,8 @@ function parseCalls(
   const calls: ParsedToolCall[] = [];
   let at = 0;
   for (;;) {
-    grammar.callStart.lastIndex = at;
-    const start = grammar.callStart.exec(text)?.index;
-    if (start === undefined) break;
+    const start = text.indexOf(grammar.callOpen, at);
+    if (start < 0) break;
     kept.push(text.slice(at, start));
     const read = readCall(text, start, tools, grammar);
     calls.push(read.call);
@@ -133,8 +126,7 @@ function readCall(
   grammar: Grammar,
 ): { call: ParsedToolCall; end: number } {
   const { callOpen, callClose } = grammar;
-  const wrapped = text.startsWith(callOpen, start);
-  const headAt = wrapped ? skipSpace(text, start + callOpen.length) : start;
+  const headAt = skipSpace(text, start + callOpen.length);
   FUNCTION.lastIndex = headAt;
   const head = FUNCTION.exec(text);
   const name = head?.[1]?.trim() ?? '';
@@ -170,7 +162,7 @@ function readCall(
     const entries = read.entries.map(([k, v]) => [k, v.replace(/^\n/, '').replace(/\n$/, '')] as const);
     return { end: read.end, call: namedCall(name, coerceArguments(entries, tools, name), raw) };
   }
-  return diagnose(text, start, FUNCTION.lastIndex, name, wrapped ? callClose : undefined);
+  return diagnose(text, start, FUNCTION.lastIndex, name, callClose);
 }
 
 /** The parameters a tool declares (undefined: no schema, so any `<parameter=NAME>` may start a parameter). */
@@ -256,14 +248,14 @@ function diagnose(
   start: number,
   bodyAt: number,
   name: string,
-  closeTag: string | undefined,
+  closeTag: string,
 ): { call: ParsedToolCall; end: number } {
-  const callClose = closeTag === undefined ? -1 : text.indexOf(closeTag, bodyAt);
+  const callClose = text.indexOf(closeTag, bodyAt);
   const found = text.indexOf(FUNCTION_CLOSE, bodyAt);
   const functionClose = callClose >= 0 && found > callClose ? -1 : found;
   const end =
     callClose >= 0
-      ? callClose + closeTag!.length
+      ? callClose + closeTag.length
       : functionClose >= 0
         ? functionClose + FUNCTION_CLOSE.length
         : text.length;

@@ -26,10 +26,9 @@ describe('seedOssParser', () => {
     });
   });
 
-  test('returns a <function= call written without <seed:tool_call>, as vLLM does, other tags left as text', () => {
+  test("returns Qwen3-Coder's <tool_call> as text: Seed-OSS calls stand in its own markers", () => {
     const text = '<tool_call>\n<function=get_weather>\n<parameter=location>x</parameter>\n</function>\n</tool_call>';
-    expect(parse(text).calls.map((c) => c.ok)).toStrictEqual([true]);
-    expect(parse(text).text).toBe('<tool_call>\n\n</tool_call>');
+    expect(parse(text)).toStrictEqual({ reasoning: '', text, calls: [] });
   });
 
   test('returns the calls renderCalls writes, values on the call line as the Seed-OSS template writes them', () => {
