@@ -67,7 +67,7 @@ export const DynamicSamplingSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), distill (on-policy distillation: per-token advantage log pi_teacher - log pi_student, see algorithm.distill and teacher), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
+      "Preset: grpo, dr_grpo, rloo, reinforce (-A log pi, no ratio or clip, batch-mean baseline), gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), distill (on-policy distillation: per-token advantage log pi_teacher - log pi_student, see algorithm.distill and teacher), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
