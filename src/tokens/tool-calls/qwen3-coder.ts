@@ -179,7 +179,7 @@ type Entries = readonly (readonly [string, string])[];
  * number of its tags, not more).
  */
 class CallReader {
-  private readonly memo = new Map<number, { end: number; entries: Entries } | null>();
+  private readonly memo = new Map<string, { end: number; entries: Entries } | null>();
 
   constructor(
     private readonly text: string,
@@ -187,12 +187,14 @@ class CallReader {
     private readonly declared: ReadonlySet<string> | undefined,
   ) {}
 
-  parametersFrom(at: number): { end: number; entries: Entries } | null {
-    if (!this.memo.has(at)) this.memo.set(at, this.read(at));
-    return this.memo.get(at) ?? null;
+  /** The parameters from `at` on, `given` those read before it. */
+  parametersFrom(at: number, given: readonly string[] = []): { end: number; entries: Entries } | null {
+    const key = `${at} ${given.join('\n')}`;
+    if (!this.memo.has(key)) this.memo.set(key, this.read(at, given));
+    return this.memo.get(key) ?? null;
   }
 
-  private read(from: number): { end: number; entries: Entries } | null {
+  private read(from: number, given: readonly string[]): { end: number; entries: Entries } | null {
     const { text } = this;
     const at = skipSpace(text, from);
     if (text.startsWith(FUNCTION_CLOSE, at)) return this.callEnd(at + FUNCTION_CLOSE.length);
@@ -201,8 +203,9 @@ class CallReader {
     if (!open) return null;
     const key = open[1]!.trim();
     const valueAt = PARAMETER.lastIndex;
-    for (const end of this.valueEnds(valueAt)) {
-      const rest = this.parametersFrom(end.next);
+    const read = [...given, key];
+    for (const end of this.valueEnds(valueAt, read)) {
+      const rest = this.parametersFrom(end.next, read);
       if (rest) return { end: rest.end, entries: [[key, text.slice(valueAt, end.at)], ...rest.entries] };
     }
     return null;
@@ -221,11 +224,11 @@ class CallReader {
   }
 
   /**
-   * Where the value starting at `valueAt` may end, in order: a declared `<parameter=` before its first
-   * `</parameter>`, then each `</parameter>` before the boundary of two calls (a value holds a whole call, not
-   * the start of the next one).
+   * Where the value starting at `valueAt` may end, in order: a `<parameter=` of a declared parameter not yet
+   * `given` before its first `</parameter>`, then each `</parameter>` before the boundary of two calls (a value
+   * holds a whole call, not the start of the next one).
    */
-  private *valueEnds(valueAt: number): Generator<{ at: number; next: number }> {
+  private *valueEnds(valueAt: number, given: readonly string[]): Generator<{ at: number; next: number }> {
     const { text } = this;
     const { callsBoundary } = this.grammar;
     callsBoundary.lastIndex = valueAt;
@@ -235,7 +238,9 @@ class CallReader {
       if (firstClose >= 0 && open > firstClose) break;
       PARAMETER.lastIndex = open;
       const next = PARAMETER.exec(text);
-      if (next && (this.declared === undefined || this.declared.has(next[1]!.trim()))) yield { at: open, next: open };
+      const name = next?.[1]?.trim() ?? '';
+      if (next && !given.includes(name) && (this.declared === undefined || this.declared.has(name)))
+        yield { at: open, next: open };
     }
     for (let close = firstClose; close >= 0 && close < boundary; close = text.indexOf(PARAMETER_CLOSE, close + 1))
       yield { at: close, next: close + PARAMETER_CLOSE.length };
