@@ -172,6 +172,13 @@ describe('qwen3CoderParser', () => {
     ]);
   });
 
+  test('returns <parameter=NAME> of a parameter already read as part of the value, not a second one', () => {
+    const raw = call('search', param('query', 'a <parameter=query> b') + param('limit', '2'));
+    expect(parse(raw).calls).toStrictEqual([
+      { ok: true, name: 'search', arguments: { query: 'a <parameter=query> b', limit: 2 }, raw },
+    ]);
+  });
+
   test('returns a <function= written without <tool_call> as text: a call starts at the <tool_call> the model generates', () => {
     // vLLM also reads a bare <function= as a call; text that spells one out (an answer about the format) is no call here.
     const text = 'Looking.\n<function=search>\n<parameter=query>\nx\n</parameter>\n</function>';
