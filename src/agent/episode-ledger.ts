@@ -13,20 +13,30 @@ export type ToolErrorKind = ToolCallErrorKind | 'tool_failed' | 'too_many_calls'
 export interface CallProblem {
   readonly kind: ToolErrorKind;
   readonly message: string;
+  /**
+   * Counted, but answered by the result of an earlier call of the reply (the first past the per-turn cap
+   * answers for every call after it), so it gets no result of its own.
+   */
+  readonly answeredAbove?: true;
 }
 
 /**
- * The problem of the `index`-th call of a reply, or undefined when it may run: past
- * agent.max_tool_calls_per_turn (`cap`) whatever it was, else its parse error when malformed. The built-in
- * agent and the gateway answer both the same way.
+ * The problem of each call of a reply, undefined for one that may run: its parse error when malformed; past
+ * agent.max_tool_calls_per_turn (`cap`), whatever it was, one error result for all of them (on the first past
+ * the cap) and none for each of the others, so a reply of hundreds of calls adds one short result to the next
+ * prompt instead of one per call. The built-in agent and the gateway answer both the same way.
  */
-export function callProblem(call: ParsedToolCall, index: number, cap: number): CallProblem | undefined {
-  if (index >= cap)
-    return {
-      kind: 'too_many_calls',
-      message: `this call was not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`,
-    };
-  return call.ok ? undefined : { kind: call.kind, message: call.message };
+export function callProblems(calls: readonly ParsedToolCall[], cap: number): (CallProblem | undefined)[] {
+  const over = Math.max(0, calls.length - cap);
+  const message =
+    over === 1
+      ? `this call was not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`
+      : `this call and the ${over - 1} after it were not run: at most ${cap} tool calls per turn (agent.max_tool_calls_per_turn)`;
+  return calls.map((call, index) => {
+    if (index === cap) return { kind: 'too_many_calls', message };
+    if (index > cap) return { kind: 'too_many_calls', message, answeredAbove: true };
+    return call.ok ? undefined : { kind: call.kind, message: call.message };
+  });
 }
 
 /**
@@ -65,6 +75,8 @@ export class EpisodeLedger {
   readonly toolErrorsByTool: Record<string, number> = {};
   /** Calls the provider could not parse or will not run (past the per-turn cap), by toolUseId: the guard turns them into error results. */
   readonly rejectedCalls = new Map<string, { kind: ToolErrorKind; message: string }>();
+  /** Calls past the per-turn cap, recorded after the call whose error result answers for them (by its toolUseId). */
+  readonly answeredBy = new Map<string, ToolCallRecord[]>();
   /** Tool names the agent has, for "unknown tool" messages. */
   toolNames: readonly string[] = [];
   /** Set when the provider itself ended the episode without a model call (e.g. maxTotalTokens). */

@@ -14,7 +14,7 @@ import { clipEcho } from '../util/clip.js';
 import { systemPromptText, toChatMessages, toChatTools } from './chat-messages.js';
 import { fixedModelSummary } from './context-summarizer.js';
 import { blame } from './episode-failure.js';
-import { callProblem, type EpisodeLedger } from './episode-ledger.js';
+import { callProblems, type EpisodeLedger } from './episode-ledger.js';
 import type { GenerationSettings } from './generation-settings.js';
 import type { PolicyClock } from './policy-clock.js';
 import type { ReasoningHistory } from '../tokens/reasoning-history.js';
@@ -307,12 +307,29 @@ export class TitoModel extends Model<BaseModelConfig> {
       yield { type: 'modelContentBlockDeltaEvent', delta: { type: 'textDelta', text: parsed.text } };
       yield { type: 'modelContentBlockStopEvent' };
     }
-    const cap = this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
+    const problems = callProblems(parsed.calls, this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY);
+    let answering = '';
     for (const [i, call] of parsed.calls.entries()) {
+      const problem = problems[i];
+      if (problem?.answeredAbove) {
+        // Answered by the first call past the cap: counted like it, recorded after it, no tool use of its own.
+        const name = call.ok ? call.name : (call.name ?? 'invalid_tool_call');
+        ledger.countToolError(problem.kind);
+        ledger.countToolCall(name, 'error');
+        const record = {
+          name,
+          input: call.ok ? call.arguments : {},
+          status: 'error' as const,
+          output: `Error: ${problem.message}`,
+        };
+        ledger.answeredBy.set(answering, [...(ledger.answeredBy.get(answering) ?? []), record]);
+        continue;
+      }
       const toolUseId = `call_${this.turn}_${i}`;
+      answering = toolUseId;
       const input = toolInput(call);
-      const problem = callProblem(call, i, cap) ?? input.problem;
-      if (problem) ledger.rejectedCalls.set(toolUseId, problem);
+      const rejected = problem ?? input.problem;
+      if (rejected) ledger.rejectedCalls.set(toolUseId, rejected);
       yield* toolUseEvents(call, toolUseId, input.json);
     }
     const stopReason =

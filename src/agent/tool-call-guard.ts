@@ -29,6 +29,7 @@ export function toolCallGuard(ledger: EpisodeLedger): Plugin {
         if (event.result.status === 'error' && !rejected.has(toolUseId)) ledger.countToolError('tool_failed');
         ledger.countToolCall(name, event.result.status);
         ledger.toolCalls.push({ name, input, status: event.result.status, output: toolResultText(event.result) });
+        ledger.toolCalls.push(...(ledger.answeredBy.get(toolUseId) ?? []));
       });
     },
   };

@@ -6,11 +6,24 @@ const episodes = (rewards: number[], excluded: number[] = []): ScoredEpisode[] =
   rewards.map((reward, i) => ({ reward, excluded: excluded.includes(i), success: reward >= 1 }));
 
 describe('groupAdvantages', () => {
-  it('returns std-normalised group-mean advantages for grpo', () => {
+  it('returns group-mean advantages over the unbiased group std for grpo, as torch.std (verl, TRL, slime)', () => {
     const { advantages, hasSignal } = groupAdvantages(episodes([1, 0, 0, 1]), PRESETS.grpo);
     expect(hasSignal).toBe(true);
-    // mean 0.5, population std 0.5
-    expect(advantages.map((a) => Number(a.toFixed(4)))).toStrictEqual([1, -1, -1, 1]);
+    // mean 0.5, squared deviations 4 x 0.25 over n - 1 = 3: std sqrt(1/3)
+    const std = Math.sqrt(1 / 3);
+    expect(advantages).toStrictEqual([0.5, -0.5, -0.5, 0.5].map((d) => d / (std + 1e-6)));
+  });
+
+  it('returns advantages over the population std with std: population', () => {
+    const { advantages } = groupAdvantages(episodes([1, 0, 0, 1]), { ...PRESETS.grpo, std: 'population' });
+    expect(advantages).toStrictEqual([0.5, -0.5, -0.5, 0.5].map((d) => d / (0.5 + 1e-6)));
+  });
+
+  it('returns the unbiased std over the included episodes only, and 0 for a group of one', () => {
+    // rewards 3, 1 (5 excluded): mean 2, std sqrt(2 / 1)
+    const { advantages } = groupAdvantages(episodes([3, 1, 5], [2]), PRESETS.grpo);
+    expect(advantages.slice(0, 2)).toStrictEqual([1 / (Math.SQRT2 + 1e-6), -1 / (Math.SQRT2 + 1e-6)]);
+    expect(groupAdvantages(episodes([4]), PRESETS.grpo).advantages).toStrictEqual([0]);
   });
 
   it('returns unnormalised group-mean advantages for dr_grpo', () => {
@@ -60,10 +73,10 @@ describe('groupAdvantages', () => {
   });
 
   it('returns advantages divided by the std plus epsilon under std_normalize', () => {
-    // rewards 1 and 0: mean 0.5, population std 0.5
+    // rewards 1 and 0: mean 0.5, unbiased std sqrt(0.5)
     expect(groupAdvantages(episodes([1, 0]), PRESETS.grpo).advantages).toStrictEqual([
-      0.5 / (0.5 + 1e-6),
-      -0.5 / (0.5 + 1e-6),
+      0.5 / (Math.sqrt(0.5) + 1e-6),
+      -0.5 / (Math.sqrt(0.5) + 1e-6),
     ]);
   });
 });

@@ -1,4 +1,11 @@
 import type { PresetSettings } from '../recipe/presets.js';
+import type { AlgorithmConfig } from '../recipe/schema.js';
+
+/** What advantage estimation reads of the resolved algorithm. */
+export type AdvantageSettings = Pick<PresetSettings, 'baseline' | 'std_normalize'> & {
+  /** The group std's divisor: n - 1 (unbiased, as verl, TRL and slime) or n (population); absent = unbiased. */
+  readonly std?: AlgorithmConfig['std'];
+};
 
 /** What an advantage estimator needs of one episode. */
 export interface ScoredEpisode {
@@ -23,11 +30,14 @@ const EPS = 1e-6;
  * - group_mean: r - mean(r); leave_one_out: r - mean of the others (RLOO);
  * - none / batch_mean: r itself here (batch_mean is subtracted later over the whole batch by `batchBaseline`);
  * - std_normalize divides by the group's std (GRPO), which Dr. GRPO drops because it up-weights easy/hard groups.
+ *   GRPO's paper does not say which std; `settings.std` picks n - 1 (unbiased: torch.std, as verl, TRL and slime
+ *   compute it) or n (population). A group of one has no unbiased std: its std counts as 0.
  */
-export function groupAdvantages(episodes: readonly ScoredEpisode[], settings: PresetSettings): GroupAdvantages {
+export function groupAdvantages(episodes: readonly ScoredEpisode[], settings: AdvantageSettings): GroupAdvantages {
   const { n, mean, variance } = includedMoments(episodes);
   const hasSignal = spread(n, variance);
-  const std = Math.sqrt(variance);
+  const unbiased = (settings.std ?? 'unbiased') === 'unbiased';
+  const std = unbiased ? (n > 1 ? Math.sqrt((variance * n) / (n - 1)) : 0) : Math.sqrt(variance);
   const sum = mean * n;
   const advantages = episodes.map((e) => {
     if (e.excluded) return Number.NaN;

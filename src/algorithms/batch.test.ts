@@ -28,7 +28,8 @@ describe('assembleBatch', () => {
       token_ids: [1, 2, 3],
       loss_mask: [0, 1, 1],
       logprobs: [0, -0.5, -0.1],
-      advantage: expect.closeTo(1, 5),
+      // rewards 1 and 0: deviation 0.5 over the unbiased std sqrt(0.5)
+      advantage: expect.closeTo(Math.SQRT1_2, 5),
     });
     expect(batch.advantages[1]).toStrictEqual([null, null]);
   });

@@ -61,9 +61,9 @@ describe('assembleBatch with algorithm distill', () => {
 
   test('returns the reward-weighted group advantage added to every generated token', () => {
     const batch = assembleBatch([[member(1, [null, -1, -2]), member(0, [null, -1, -2])]], algorithm(0.5));
-    // rewards 1 and 0: GRPO advantages +1 and -1 (std-normalised), times 0.5
-    expect(batch.sequences[0]!.advantages![1]).toBeCloseTo(0.5, 5);
-    expect(batch.sequences[1]!.advantages![2]).toBeCloseTo(-0.5, 5);
+    // rewards 1 and 0: GRPO advantages +-0.5 / sqrt(0.5) (the unbiased std), times 0.5
+    expect(batch.sequences[0]!.advantages![1]).toBeCloseTo(0.5 * Math.SQRT1_2, 5);
+    expect(batch.sequences[1]!.advantages![2]).toBeCloseTo(-0.5 * Math.SQRT1_2, 5);
     expect(batch.sequences[0]!.advantages![0]).toBe(0);
   });
 

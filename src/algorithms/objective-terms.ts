@@ -70,6 +70,7 @@ export const OBJECTIVE_TERMS: readonly ObjectiveTerm[] = [
             'algorithm.group_size',
             'algorithm.baseline',
             'algorithm.std_normalize',
+            ...(r.algorithm.std_normalize ? ['algorithm.std'] : []),
             'algorithm.drop_zero_variance_groups',
             'algorithm.mask_truncated',
           ],
@@ -85,17 +86,27 @@ export const OBJECTIVE_TERMS: readonly ObjectiveTerm[] = [
   },
   {
     name: 'policy loss',
-    settings: (r) =>
-      trainsWithCrossEntropy(r.algorithm.name)
-        ? ['algorithm.name']
-        : ['algorithm.name', 'algorithm.clip_low', 'algorithm.clip_high', 'algorithm.updates_per_step'],
+    settings: ({ algorithm: a }) => {
+      if (trainsWithCrossEntropy(a.name)) return ['algorithm.name'];
+      if (policyLoss(a.name) === 'reinforce') return ['algorithm.name', 'algorithm.updates_per_step'];
+      const clip = ['algorithm.name', 'algorithm.clip_low', 'algorithm.clip_high'];
+      if (policyLoss(a.name) === 'ppo') clip.push('algorithm.dual_clip');
+      return [...clip, 'algorithm.updates_per_step'];
+    },
     state: policyLossState,
   },
   {
     name: 'mismatch correction',
     settings: (r) =>
       r.algorithm.mismatch
-        ? ['algorithm.mismatch.mode', 'algorithm.mismatch.level', 'algorithm.mismatch.low', 'algorithm.mismatch.high']
+        ? [
+            'algorithm.mismatch.mode',
+            'algorithm.mismatch.level',
+            'algorithm.mismatch.low',
+            'algorithm.mismatch.high',
+            ...(r.algorithm.mismatch.mode === 'tis' ? [] : ['algorithm.mismatch.masked_tokens']),
+            'algorithm.mismatch.trust_region',
+          ]
         : ['algorithm.mismatch'],
     state: mismatchState,
   },
@@ -110,10 +121,11 @@ export const OBJECTIVE_TERMS: readonly ObjectiveTerm[] = [
       r.algorithm.kl_coef > 0 ? ['algorithm.kl_coef', 'algorithm.kl_estimator'] : ['algorithm.kl_coef'],
     state: ({ algorithm }) => {
       if (algorithm.kl_coef <= 0) return { summary: 'off: no reference model is kept', formula: [] };
-      const k =
-        algorithm.kl_estimator === 'k1'
-          ? 'k1 = log pi(y_t) - log pi_ref(y_t)'
-          : 'k3 = pi_ref(y_t) / pi(y_t) - log(pi_ref(y_t) / pi(y_t)) - 1';
+      const k = {
+        k1: 'k1 = log pi(y_t) - log pi_ref(y_t)',
+        k2: 'k2 = (log pi(y_t) - log pi_ref(y_t))^2 / 2',
+        k3: 'k3 = pi_ref(y_t) / pi(y_t) - log(pi_ref(y_t) / pi(y_t)) - 1',
+      }[algorithm.kl_estimator];
       return {
         summary: `${algorithm.kl_coef} x KL(pi || pi_ref) per token, pi_ref the frozen initial policy`,
         formula: [`loss_t += ${algorithm.kl_coef} * ${k}`],
@@ -135,7 +147,8 @@ function advantageState({ algorithm: a }: ResolvedRecipe): TermState {
     batch_mean: { text: 'r_i - mean over the batch of r', paper: 'Williams 1992, REINFORCE with a baseline' },
     none: { text: 'r_i', paper: 'Williams 1992, REINFORCE' },
   }[a.baseline];
-  const scaled = a.std_normalize ? `(${center.text}) / (std_j r_j + 1e-6)` : center.text;
+  const std = a.std === 'population' ? 'sqrt(sum_j (r_j - mean r)^2 / G)' : 'sqrt(sum_j (r_j - mean r)^2 / (G - 1))';
+  const scaled = a.std_normalize ? `(${center.text}) / (std_j r_j + 1e-6), std_j r_j = ${std}` : center.text;
   const formula = [`A_i = ${scaled}, over the ${a.group_size} episodes j of a task; every token of y_i gets A_i`];
   if (a.drop_zero_variance_groups) formula.push('groups whose rewards are all equal (A = 0) are left out of the batch');
   if (a.mask_truncated)
@@ -144,7 +157,7 @@ function advantageState({ algorithm: a }: ResolvedRecipe): TermState {
   if (!a.std_normalize && a.baseline === 'group_mean') papers.push('Liu et al. 2025, Dr. GRPO, arXiv 2503.20783');
   if (a.mask_truncated) papers.push(`${DAPO_PAPER} (overlong filtering)`);
   return {
-    summary: `${a.baseline.replace(/_/g, '-')} baseline${a.std_normalize ? ', divided by the group std' : ''}`,
+    summary: `${a.baseline.replace(/_/g, '-')} baseline${a.std_normalize ? `, divided by the group's ${a.std} std` : ''}`,
     formula,
     paper: papers.join('; '),
   };
@@ -181,46 +194,78 @@ function policyLossState({ algorithm: a }: ResolvedRecipe): TermState {
         ],
         paper: 'MiniMax 2025, MiniMax-M1 (CISPO), arXiv 2506.13585, eq. 4-5',
       };
-    default:
+    case 'reinforce':
       return {
-        summary: `PPO clipped surrogate per token, clipped at [${lo}, ${hi}]`,
+        summary: 'REINFORCE: the advantage times the log-likelihood, no ratio and no clip',
+        formula: ['loss_t = -A_i log pi(y_t)', passes],
+        paper: 'Williams 1992, REINFORCE',
+      };
+    default: {
+      const c = a.dual_clip;
+      return {
+        summary: `PPO clipped surrogate per token, clipped at [${lo}, ${hi}]${c === undefined ? '' : `, dual-clip at ${c}`}`,
         formula: [
           'r_t = pi(y_t) / pi_old(y_t)',
-          `loss_t = -min(r_t A_i, clip(r_t, ${lo}, ${hi}) A_i)`,
+          c === undefined
+            ? `loss_t = -min(r_t A_i, clip(r_t, ${lo}, ${hi}) A_i)`
+            : `loss_t = -min(r_t A_i, clip(r_t, ${lo}, ${hi}) A_i) if A_i >= 0, else -max(min(r_t A_i, clip(r_t, ${lo}, ${hi}) A_i), ${c} A_i)`,
           `${old}; ${passes}`,
         ],
-        paper: `Schulman et al. 2017, PPO, arXiv 1707.06347; clip-higher (clip_high > clip_low): ${DAPO_PAPER}`,
+        paper: `Schulman et al. 2017, PPO, arXiv 1707.06347; clip-higher (clip_high > clip_low): ${DAPO_PAPER}${c === undefined ? '' : '; dual-clip: Ye et al. 2020, arXiv 1912.09729'}`,
       };
+    }
   }
 }
 
 function mismatchState({ algorithm: a }: ResolvedRecipe): TermState {
   const m = a.mismatch;
   if (!m) return { summary: "off: the engine's logprobs are pi_old, uncorrected", formula: [] };
-  const rho =
-    m.level === 'token'
-      ? 'rho_t = pi_trainer(y_t) / pi_engine(y_t)'
-      : 'rho_i = prod_t pi_trainer(y_t) / pi_engine(y_t), one per sequence';
-  const action =
-    m.mode === 'tis'
-      ? `loss_t *= sg[clip(rho, ${m.low}, ${m.high})]`
-      : `loss_t *= 1 if ${m.low} <= rho <= ${m.high} else 0 (the share left out: train/mismatch_masked_fraction)`;
+  const rho = {
+    token: 'rho_t = pi_trainer(y_t) / pi_engine(y_t)',
+    sequence: 'rho_i = prod_t pi_trainer(y_t) / pi_engine(y_t), one per sequence',
+    geometric: 'rho_i = (prod_t pi_trainer(y_t) / pi_engine(y_t))^(1/|y_i|), one per sequence (geometric mean)',
+  }[m.level];
+  const action = {
+    tis: `loss_t *= sg[clip(rho, ${m.low}, ${m.high})]`,
+    mask: `loss_t *= sg[rho] if ${m.low} <= rho <= ${m.high} else 0`,
+    reject: `loss_t *= 1 if ${m.low} <= rho <= ${m.high} else 0`,
+  }[m.mode];
   const formula = [`${rho}, pi_trainer under the weights the step starts from`, action];
-  if (policyLoss(a.name) === 'ppo')
+  if (m.mode !== 'tis')
+    formula.push(
+      m.masked_tokens === 'count'
+        ? 'a token outside the range still counts in the aggregation (|y_i|, the token count); share: train/mismatch_masked_fraction'
+        : 'a token outside the range leaves the aggregation counts, a sequence with none left the sequence count; share: train/mismatch_masked_fraction',
+    );
+  if (m.trust_region && policyLoss(a.name) === 'ppo')
     formula.push('tokens PPO would clip against pi_engine get no gradient (the trust region stays at the sampler)');
+  const name = { tis: 'truncated importance weights', mask: 'masked importance weights', reject: 'rejection' }[m.mode];
+  const level = { token: 'token', sequence: 'sequence', geometric: 'sequence (geometric mean)' }[m.level];
   return {
-    summary: `${m.mode === 'tis' ? 'truncated importance weights' : 'masking'} per ${m.level}`,
+    summary: `${name} per ${level}`,
     formula,
-    paper:
-      m.mode === 'tis'
-        ? 'Yao et al. 2025, "Your efficient RL framework secretly brings you off-policy RL training" (TIS); Fu et al. 2025, AReaL decoupled PPO, arXiv 2505.24298'
-        : 'masked importance sampling: Liu et al. 2025, "When speed kills stability" (token/sequence MIS)',
+    paper: [
+      {
+        tis: 'Yao et al. 2025, "Your efficient RL framework secretly brings you off-policy RL training" (TIS); Fu et al. 2025, AReaL decoupled PPO, arXiv 2505.24298',
+        mask: 'Ling team 2025, "Small leak can sink a great ship: boost RL training on MoE with IcePop" (M(k) = k inside [alpha, beta], 0 outside)',
+        reject: 'Liu, Li et al. 2025, "When speed kills stability" (rejection sampling; verl\'s rollout_rs)',
+      }[m.mode],
+      ...(m.level === 'token'
+        ? []
+        : [
+            `Liu, Li et al. 2025, "When speed kills stability" (${m.level === 'sequence' ? 'Seq-TIS / Seq-MIS' : 'Geo-RS'})`,
+          ]),
+    ].join('; '),
   };
 }
 
 function aggregationState({ algorithm: a, agent }: ResolvedRecipe): TermState {
   const constant = agent.max_new_tokens * agent.max_turns;
   const forms = {
+    'token-sum': {
+      f: 'L = sum_i sum_t loss_i,t (no normaliser: the gradient grows with the batch)',
+      p: 'Williams 1992, REINFORCE as a sum over samples',
+    },
     'token-mean': { f: 'L = sum_i sum_t loss_i,t / sum_i |y_i| (every token weighs the same)', p: DAPO_PAPER },
     'seq-mean-token-sum': { f: 'L = (1/N) sum_i sum_t loss_i,t', p: 'sum per sequence, mean over the N sequences' },
     'seq-mean-token-mean': { f: 'L = (1/N) sum_i (1/|y_i|) sum_t loss_i,t', p: GRPO_PAPER },

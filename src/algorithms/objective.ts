@@ -62,7 +62,9 @@ function originOf(
     return { kind: 'preset', preset: recipe.algorithm.name };
   if (path.startsWith('algorithm.mismatch') && recipe.algorithm.mismatch) {
     if (written('algorithm.mismatch'))
-      return { kind: 'derived', from: `the default of mismatch.mode ${recipe.algorithm.mismatch.mode}` };
+      return path === 'algorithm.mismatch.low' || path === 'algorithm.mismatch.high'
+        ? { kind: 'derived', from: `the default of mismatch.mode ${recipe.algorithm.mismatch.mode}` }
+        : { kind: 'default' };
     if (written('algorithm.tis_cap')) return { kind: 'derived', from: 'algorithm.tis_cap (its older spelling)' };
     return { kind: 'derived', from: `rollout.max_staleness ${recipe.rollout.max_staleness} > 0` };
   }

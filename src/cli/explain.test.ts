@@ -56,12 +56,72 @@ describe('runExplain', () => {
       ['algorithm.mismatch.level', 'token', { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
       ['algorithm.mismatch.low', 0, { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
       ['algorithm.mismatch.high', 2, { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
+      ['algorithm.mismatch.trust_region', true, { kind: 'derived', from: 'rollout.max_staleness 1 > 0' }],
     ]);
+    expect(stale.formula[2]).toBe(
+      'tokens PPO would clip against pi_engine get no gradient (the trust region stays at the sampler)',
+    );
     const capped = (await terms(recipe('cap.yaml', `${BASE}algorithm:\n  tis_cap: 3\n`)))['mismatch correction']!;
     expect(capped.settings.map((s) => s.origin)).toStrictEqual(
-      Array(4).fill({ kind: 'derived', from: 'algorithm.tis_cap (its older spelling)' }),
+      Array(5).fill({ kind: 'derived', from: 'algorithm.tis_cap (its older spelling)' }),
     );
     expect(capped.formula[1]).toBe('loss_t *= sg[clip(rho, 0, 3)]');
+  });
+
+  test('returns a written mismatch correction without a trust region unless it sets one, IcePop weights under mask', async () => {
+    const text = `${BASE}algorithm:\n  mismatch: {mode: mask, level: geometric}\n`;
+    const term = (await terms(recipe('icepop.yaml', text)))['mismatch correction']!;
+    expect(term.summary).toBe('masked importance weights per sequence (geometric mean)');
+    expect(term.formula).toStrictEqual([
+      'rho_i = (prod_t pi_trainer(y_t) / pi_engine(y_t))^(1/|y_i|), one per sequence (geometric mean), pi_trainer under the weights the step starts from',
+      'loss_t *= sg[rho] if 0.5 <= rho <= 2 else 0',
+      'a token outside the range still counts in the aggregation (|y_i|, the token count); share: train/mismatch_masked_fraction',
+    ]);
+    expect(term.settings.map((s) => [s.path, s.value, s.origin.kind])).toStrictEqual([
+      ['algorithm.mismatch.mode', 'mask', 'written'],
+      ['algorithm.mismatch.level', 'geometric', 'written'],
+      ['algorithm.mismatch.low', 0.5, 'derived'],
+      ['algorithm.mismatch.high', 2, 'derived'],
+      ['algorithm.mismatch.masked_tokens', 'count', 'default'],
+      ['algorithm.mismatch.trust_region', false, 'default'],
+    ]);
+    expect(term.paper).toContain('IcePop');
+    const dropped = `${BASE}algorithm:\n  mismatch: {mode: reject, masked_tokens: drop, trust_region: true}\n`;
+    const rejection = (await terms(recipe('reject.yaml', dropped)))['mismatch correction']!;
+    expect(rejection.formula.slice(1)).toStrictEqual([
+      'loss_t *= 1 if 0.5 <= rho <= 2 else 0',
+      'a token outside the range leaves the aggregation counts, a sequence with none left the sequence count; share: train/mismatch_masked_fraction',
+      'tokens PPO would clip against pi_engine get no gradient (the trust region stays at the sampler)',
+    ]);
+  });
+
+  test('returns the std, dual-clip, k2 and token-sum settings where a recipe writes them, and REINFORCE as -A log pi', async () => {
+    const text = `${BASE}algorithm:\n  std: population\n  dual_clip: 3\n  kl_coef: 0.1\n  kl_estimator: k2\n  loss_aggregation: token-sum\n`;
+    const all = await terms(recipe('variants.yaml', text));
+    expect(all['advantage']!.summary).toBe("group-mean baseline, divided by the group's population std");
+    expect(all['advantage']!.formula[0]).toBe(
+      'A_i = (r_i - mean_j r_j) / (std_j r_j + 1e-6), std_j r_j = sqrt(sum_j (r_j - mean r)^2 / G), over the 8 episodes j of a task; every token of y_i gets A_i',
+    );
+    expect(all['advantage']!.settings.map((s) => s.path)).toContain('algorithm.std');
+    expect(all['policy loss']!.summary).toBe('PPO clipped surrogate per token, clipped at [0.8, 1.28], dual-clip at 3');
+    expect(all['policy loss']!.formula[1]).toBe(
+      'loss_t = -min(r_t A_i, clip(r_t, 0.8, 1.28) A_i) if A_i >= 0, else -max(min(r_t A_i, clip(r_t, 0.8, 1.28) A_i), 3 A_i)',
+    );
+    expect(all['policy loss']!.settings.find((s) => s.path === 'algorithm.dual_clip')?.value).toBe(3);
+    expect(all['KL penalty']!.formula).toStrictEqual(['loss_t += 0.1 * k2 = (log pi(y_t) - log pi_ref(y_t))^2 / 2']);
+    expect(all['aggregation']!.formula[0]).toBe(
+      'L = sum_i sum_t loss_i,t (no normaliser: the gradient grows with the batch)',
+    );
+    const grpo = await terms(recipe('grpo.yaml', BASE));
+    expect(grpo['advantage']!.summary).toBe("group-mean baseline, divided by the group's unbiased std");
+    expect(grpo['advantage']!.settings.find((s) => s.path === 'algorithm.std')).toStrictEqual({
+      path: 'algorithm.std',
+      value: 'unbiased',
+      origin: { kind: 'default' },
+    });
+    const reinforce = (await terms(recipe('reinforce.yaml', `${BASE}algorithm:\n  name: reinforce\n`)))['policy loss']!;
+    expect(reinforce.formula[0]).toBe('loss_t = -A_i log pi(y_t)');
+    expect(reinforce.settings.map((s) => s.path)).toStrictEqual(['algorithm.name', 'algorithm.updates_per_step']);
   });
 
   test('returns the distillation term of a distill recipe: its formula with the reward weight, and the teacher', async () => {
@@ -87,7 +147,7 @@ describe('runExplain', () => {
       `${join(dir, 'gspo.yaml')}: r optimises (algorithm gspo)`,
       'reward shaping: soft overlong punishment added to the task reward',
       "sampling: off: each step's tasks_per_step groups, in data order, every task every epoch",
-      'advantage: group-mean baseline, divided by the group std',
+      "advantage: group-mean baseline, divided by the group's unbiased std",
       'distillation: off: no teacher (algorithm.name distill)',
       'policy loss: GSPO: one length-normalised ratio per sequence, clipped at [0.9997, 1.0004]',
       "mismatch correction: off: the engine's logprobs are pi_old, uncorrected",

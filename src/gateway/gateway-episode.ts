@@ -1,5 +1,5 @@
 import { EpisodeFailure } from '../agent/episode-failure.js';
-import { callProblem } from '../agent/episode-ledger.js';
+import { callProblems } from '../agent/episode-ledger.js';
 import type { GenerationSettings } from '../agent/generation-settings.js';
 import type { PolicyClock } from '../agent/policy-clock.js';
 import { type TitoTurnContext, type TitoTurnResult, titoTurn } from '../agent/tito-turn.js';
@@ -228,8 +228,7 @@ export class GatewayEpisode {
     trajectory.counters.toolCalls += calls.length;
     // As in the built-in agent, a malformed call and one past agent.max_tool_calls_per_turn (the agent runs
     // whatever it is given, so those are never given) are answered with an error and counted.
-    const cap = this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY;
-    const problems = calls.map((call, i) => callProblem(call, i, cap));
+    const problems = callProblems(calls, this.options.maxToolCallsPerTurn ?? Number.POSITIVE_INFINITY);
     for (const problem of problems) {
       if (!problem) continue;
       this.toolErrorsByKind[problem.kind] = (this.toolErrorsByKind[problem.kind] ?? 0) + 1;
@@ -238,8 +237,9 @@ export class GatewayEpisode {
     // parallel_tool_calls: false returns the first well-formed call only, as OpenAI and vLLM do; the model
     // wrote the others, so it is told they did not run (not counted: nothing was wrong with them).
     const first = problems.indexOf(undefined);
-    const answers = problems.map(
-      (p, i) => p?.message ?? (request.parallelToolCalls || i === first ? undefined : NOT_RUN),
+    // null: past the cap and answered by the first call over it (no result of its own).
+    const answers = problems.map((p, i) =>
+      p?.answeredAbove ? null : (p?.message ?? (request.parallelToolCalls || i === first ? undefined : NOT_RUN)),
     );
     // Every call gets its error result the next turn (withRejectedResults) when any call goes back; a turn with
     // none goes back as text, ending with `stop`. As vLLM does, complete calls go back even when max_tokens
@@ -254,7 +254,9 @@ export class GatewayEpisode {
         )
       : [];
     this.rejected = asCalls
-      ? answers.flatMap((message, index) => (message === undefined ? [] : [{ index, id: callId(index), message }]))
+      ? answers.flatMap((message, index) =>
+          typeof message === 'string' ? [{ index, id: callId(index), message }] : [],
+        )
       : [];
     // The agent runs its own tools and answers an unknown name itself; the gateway only counts it.
     const offered = new Set(request.tools.map((t) => t.function.name));

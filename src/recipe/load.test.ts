@@ -118,9 +118,9 @@ describe('loadRecipe', () => {
     const loaded = await Promise.all(names.map((n) => loadRecipe(join(dir, `${n}.yaml`))));
     expect(loaded.map(({ recipe }) => [recipe.rollout.max_staleness, recipe.algorithm.mismatch])).toStrictEqual([
       [0, undefined],
-      [2, { mode: 'tis', level: 'token', low: 0, high: 2 }],
-      [1, { mode: 'tis', level: 'token', low: 0, high: 5 }],
-      [1, { mode: 'mask', level: 'sequence', low: 0.5, high: 2 }],
+      [2, { mode: 'tis', level: 'token', low: 0, high: 2, masked_tokens: 'count', trust_region: true }],
+      [1, { mode: 'tis', level: 'token', low: 0, high: 5, masked_tokens: 'count', trust_region: true }],
+      [1, { mode: 'mask', level: 'sequence', low: 0.5, high: 2, masked_tokens: 'count', trust_region: false }],
     ]);
     expect(loaded.map(({ recipe }) => recipe.algorithm.tis_cap)).toStrictEqual([
       undefined,

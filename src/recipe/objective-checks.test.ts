@@ -27,7 +27,7 @@ async function problems(extra: string, overrides: string[] = []): Promise<string
 describe('objective checks', () => {
   test('rejects token-level mismatch masking under gspo at the level key, and accepts it per sequence or as tis', async () => {
     expect(await problems('algorithm:\n  name: gspo\n  mismatch:\n    mode: mask\n    level: token\n')).toStrictEqual([
-      '14:12  algorithm.mismatch.level: token-level masking under gspo drops tokens from a sequence whose ratio and clip are per sequence (the mean over its tokens); use level: sequence',
+      '14:12  algorithm.mismatch.level: token-level masking under gspo drops tokens from a sequence whose ratio and clip are per sequence (the mean over its tokens); use level: sequence or geometric',
     ]);
     expect(await problems('algorithm:\n  name: gspo\n  mismatch: {mode: mask, level: sequence}\n')).toStrictEqual([]);
     expect(await problems('algorithm:\n  name: gspo\n  mismatch: {mode: tis}\n')).toStrictEqual([]);
@@ -36,7 +36,7 @@ describe('objective checks', () => {
 
   test('rejects an override that makes the combination, at the override', async () => {
     expect(await problems('algorithm:\n  name: gspo\n', ['algorithm.mismatch={mode: mask}'])).toStrictEqual([
-      '<overrides>:1:11  algorithm.mismatch.level: token-level masking under gspo drops tokens from a sequence whose ratio and clip are per sequence (the mean over its tokens); use level: sequence',
+      '<overrides>:1:11  algorithm.mismatch.level: token-level masking under gspo drops tokens from a sequence whose ratio and clip are per sequence (the mean over its tokens); use level: sequence or geometric',
     ]);
   });
 
@@ -45,6 +45,28 @@ describe('objective checks', () => {
     expect(await problems(`${sft}`, ['reward.overlong={max_tokens: 100, buffer: 20}'])).toStrictEqual([
       '12:19  algorithm.mask_truncated: does nothing with algorithm sft, which samples no episodes',
       '<overrides>:1:17  reward.overlong: does nothing with algorithm sft, which samples no episodes',
+    ]);
+  });
+
+  test('rejects dual_clip, trust_region and masked_tokens drop where they do nothing, and accepts them where they act', async () => {
+    expect(await problems('algorithm:\n  name: cispo\n  dual_clip: 3\n')).toStrictEqual([
+      "12:14  algorithm.dual_clip: does nothing with algorithm cispo: dual-clip bounds PPO's clipped ratio term",
+    ]);
+    expect(
+      await problems('algorithm:\n  name: reinforce\n  mismatch: {mode: tis, trust_region: true}\n'),
+    ).toStrictEqual([
+      "12:39  algorithm.mismatch.trust_region: does nothing with algorithm reinforce: the trust region is PPO's clip taken against the engine's logprobs",
+    ]);
+    expect(await problems('algorithm:\n  mismatch: {mode: tis, masked_tokens: drop}\n')).toStrictEqual([
+      '11:40  algorithm.mismatch.masked_tokens: does nothing with mode tis, which masks no token; drop goes with mode mask or reject',
+    ]);
+    expect(
+      await problems(
+        'algorithm:\n  name: rloo\n  dual_clip: 3\n  mismatch: {mode: reject, masked_tokens: drop, trust_region: true}\n',
+      ),
+    ).toStrictEqual([]);
+    expect(await problems('algorithm:\n  dual_clip: 1\n')).toStrictEqual([
+      '11:14  algorithm.dual_clip: must be > 1, got 1',
     ]);
   });
 

@@ -9,22 +9,34 @@ import { positiveInt } from './schema-parts.js';
 export const MismatchSchema = z
   .strictObject({
     mode: z
-      .enum(['tis', 'mask'])
+      .enum(['tis', 'mask', 'reject'])
       .describe(
-        'tis: each token (or sequence) loss is weighted by clip(rho, low, high), rho = pi_trainer / pi_engine (truncated importance sampling, Yao et al. 2025); mask: tokens (or sequences) whose rho leaves [low, high] are left out of the loss (their share is the train/mismatch_masked_fraction metric).',
+        "tis: each token (or sequence) loss is weighted by clip(rho, low, high), rho = pi_trainer / pi_engine (truncated importance sampling, Yao et al. 2025); mask: weighted by rho where low <= rho <= high and 0 outside (IcePop, Ling team 2025; masked importance sampling); reject: weighted 1 inside and 0 outside (rejection without an importance weight, verl's rollout_rs). The share left out is the train/mismatch_masked_fraction metric.",
       ),
     level: z
-      .enum(['token', 'sequence'])
+      .enum(['token', 'sequence', 'geometric'])
       .default('token')
       .describe(
-        "token: rho_t = exp(logp_trainer(y_t) - logp_engine(y_t)) per token; sequence: rho = prod_t rho_t over the sequence's trained tokens, shared by all of them.",
+        "token: rho_t = exp(logp_trainer(y_t) - logp_engine(y_t)) per token; sequence: rho = prod_t rho_t over the sequence's trained tokens, shared by all of them (Seq-TIS / Seq-MIS); geometric: their geometric mean exp(mean_t log rho_t), which does not grow with the sequence's length (Geo-RS).",
       ),
     low: z
       .number()
       .nonnegative()
       .optional()
-      .describe('Lower bound of rho; default 0 for tis (no lower clip), 0.5 for mask.'),
+      .describe('Lower bound of rho; default 0 for tis (no lower clip), 0.5 for mask and reject.'),
     high: z.number().positive().optional().describe('Upper bound of rho; default 2.'),
+    masked_tokens: z
+      .enum(['count', 'drop'])
+      .default('count')
+      .describe(
+        "mask and reject: a token outside [low, high] gets weight 0 but stays in the aggregation's token and sequence counts (count: IcePop's 1/|y_i| over every token, as slime does), or leaves them (drop: as verl's rejection sampling edits the response mask; costs one forward pass without gradient per step).",
+      ),
+    trust_region: z
+      .boolean()
+      .optional()
+      .describe(
+        "PPO's loss only: also give no gradient to a token PPO would clip against the engine's logprobs (ratio pi / pi_engine past 1 + clip_high with A > 0, or below 1 - clip_low with A < 0), keeping PPO's trust region at the policy that sampled. In neither TIS's nor IcePop's paper. Default false; true where the correction comes from rollout.max_staleness or tis_cap (without it stale rollouts collapsed the quickstart).",
+      ),
   })
   .superRefine((m, ctx) => {
     if (m.low !== undefined && m.high !== undefined && m.low >= m.high)

@@ -5,7 +5,7 @@ import type { AlgorithmConfig, RolloutConfig } from './schema.js';
 export interface PresetSettings {
   readonly baseline: 'group_mean' | 'leave_one_out' | 'batch_mean' | 'none';
   readonly std_normalize: boolean;
-  readonly loss_aggregation: 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+  readonly loss_aggregation: NonNullable<AlgorithmConfig['loss_aggregation']>;
   readonly drop_zero_variance_groups: boolean;
   readonly clip_low: number;
   readonly clip_high: number;
@@ -19,7 +19,7 @@ const PPO_CLIP = { clip_low: 0.2, clip_high: 0.28 } as const;
  * - grpo: group-mean baseline, std-normalised (DeepSeekMath), token-mean loss (DAPO-style).
  * - dr_grpo: no std normalisation and a constant length normaliser (Dr. GRPO, Liu et al. 2025).
  * - rloo: leave-one-out baseline, no std normalisation (Ahmadian et al. 2024).
- * - reinforce: batch-mean baseline; set baseline: none for plain REINFORCE.
+ * - reinforce: batch-mean baseline, the loss -A log pi (no ratio, no clip); set baseline: none for plain REINFORCE.
  * - gspo: GRPO's group-normalised advantages with a sequence-level ratio clipped at [1 - 3e-4, 1 + 4e-4] and
  *   seq-mean-token-mean aggregation (Zheng et al. 2025, arXiv 2507.18071, section 5.1's settings).
  * - cispo: GRPO's advantages, REINFORCE weighted by the clipped, detached ratio, token-mean (MiniMax-M1, arXiv
@@ -125,9 +125,9 @@ export type ResolvedMismatch = Required<MismatchConfig>;
 export type ResolvedAlgorithm = Omit<AlgorithmConfig, 'mismatch' | 'tis_cap'> &
   PresetSettings & { readonly mismatch?: ResolvedMismatch; readonly tis_cap?: undefined };
 
-/** The surrogate the trainer's policy-gradient loss uses (its `policy_loss`): GSPO's and CISPO's, else PPO's. */
-export function policyLoss(name: AlgorithmConfig['name']): 'ppo' | 'gspo' | 'cispo' {
-  return name === 'gspo' || name === 'cispo' ? name : 'ppo';
+/** The surrogate the trainer's policy-gradient loss uses (its `policy_loss`): GSPO's, CISPO's, REINFORCE's, else PPO's. */
+export function policyLoss(name: AlgorithmConfig['name']): 'ppo' | 'gspo' | 'cispo' | 'reinforce' {
+  return name === 'gspo' || name === 'cispo' || name === 'reinforce' ? name : 'ppo';
 }
 
 /**
@@ -141,8 +141,9 @@ export const STALE_TIS_CAP = 2;
 
 /**
  * Fill the preset's settings into whatever the recipe left unset; `tis_cap: C` becomes
- * `mismatch: {mode: tis, level: token, low: 0, high: C}`, and with stale rollouts allowed (`maxStaleness` > 0)
- * an unset correction becomes that with STALE_TIS_CAP, so resolved.yaml names the correction.
+ * `mismatch: {mode: tis, level: token, low: 0, high: C, trust_region}`, and with stale rollouts allowed
+ * (`maxStaleness` > 0) an unset correction becomes that with STALE_TIS_CAP, so resolved.yaml names the
+ * correction. `trust_region` is true there under PPO's loss (the only one it acts on).
  */
 export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): ResolvedAlgorithm {
   const preset = PRESETS[algorithm.name];
@@ -150,7 +151,16 @@ export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): 
   const stale = maxStaleness > 0 && algorithm.name !== 'sft' ? STALE_TIS_CAP : undefined;
   const cap = tis_cap ?? (given === undefined ? stale : undefined);
   const mismatch =
-    given ?? (cap === undefined ? undefined : { mode: 'tis' as const, level: 'token' as const, high: cap });
+    given ??
+    (cap === undefined
+      ? undefined
+      : {
+          mode: 'tis' as const,
+          level: 'token' as const,
+          high: cap,
+          masked_tokens: 'count' as const,
+          trust_region: policyLoss(algorithm.name) === 'ppo',
+        });
   return {
     ...rest,
     clip_low: algorithm.clip_low ?? preset.clip_low,
@@ -166,13 +176,18 @@ export function resolveAlgorithm(algorithm: AlgorithmConfig, maxStaleness = 0): 
   };
 }
 
-/** The bounds a mismatch correction leaves unset: tis clips only from above (low 0), mask keeps [0.5, 2]. */
+/**
+ * What a mismatch correction leaves unset: tis clips only from above (low 0), mask and reject keep [0.5, 2];
+ * no trust region at the engine's logprobs unless asked for.
+ */
 export function resolveMismatch(mismatch: MismatchConfig): ResolvedMismatch {
   return {
     mode: mismatch.mode,
     level: mismatch.level,
     low: mismatch.low ?? (mismatch.mode === 'tis' ? 0 : 0.5),
     high: mismatch.high ?? STALE_TIS_CAP,
+    masked_tokens: mismatch.masked_tokens,
+    trust_region: mismatch.trust_region ?? false,
   };
 }
 

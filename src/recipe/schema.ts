@@ -39,6 +39,7 @@ export const AlgorithmName = z.enum([
   'sft',
 ]);
 export const LossAggregation = z.enum([
+  'token-sum',
   'token-mean',
   'seq-mean-token-sum',
   'seq-mean-token-mean',
@@ -66,7 +67,7 @@ export const DynamicSamplingSchema = z.strictObject({
 export const AlgorithmSchema = z
   .strictObject({
     name: AlgorithmName.default('grpo').describe(
-      "Preset: grpo, dr_grpo, rloo, reinforce, gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), distill (on-policy distillation: per-token advantage log pi_teacher - log pi_student, see algorithm.distill and teacher), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
+      "Preset: grpo, dr_grpo, rloo, reinforce (-A log pi, no ratio or clip, batch-mean baseline), gspo (sequence-level ratio and clip, Zheng et al. 2025), cispo (clipped, detached importance weight on REINFORCE, MiniMax-M1), distill (on-policy distillation: per-token advantage log pi_teacher - log pi_student, see algorithm.distill and teacher), filtered_sft, greedy_sft (one greedy episode per task, cross-entropy on the successful ones: trains what eval decodes), or sft (supervised warm start on the dataset's reference conversations); its settings appear in resolved.yaml and `atk explain` prints the objective.",
     ),
     group_size: positiveInt.default(8).describe('Episodes per task; advantages compare episodes within a group.'),
     baseline: z
@@ -77,6 +78,12 @@ export const AlgorithmSchema = z
       .boolean()
       .optional()
       .describe('Divide advantages by the group reward std; default from the preset.'),
+    std: z
+      .enum(['unbiased', 'population'])
+      .default('unbiased')
+      .describe(
+        "The group std that std_normalize divides by: unbiased divides the squared deviations by n - 1 (torch.std; verl, TRL and slime), population by n. GRPO's paper does not say which.",
+      ),
     loss_aggregation: LossAggregation.optional().describe(
       'How token losses become one number; default from the preset.',
     ),
@@ -97,6 +104,13 @@ export const AlgorithmSchema = z
       .optional()
       .describe(
         'Clip epsilon above 1: 1 + clip_high (clip-higher keeps exploration); default from the preset: 0.28, gspo 4e-4, cispo 4.',
+      ),
+    dual_clip: z
+      .number()
+      .gt(1)
+      .optional()
+      .describe(
+        "Dual-clip PPO's c (Ye et al. 2020, arXiv 1912.09729; verl uses 3): a token with a negative advantage gets loss at most -c A, however far its ratio has grown past c. PPO's loss only (not gspo, cispo, reinforce). Absent = off, as in PPO's paper.",
       ),
     tis_cap: positiveNumber
       .optional()
@@ -119,7 +133,12 @@ export const AlgorithmSchema = z
       .nonnegative()
       .default(0)
       .describe('Weight of the KL penalty to the frozen reference model; 0 = no reference model.'),
-    kl_estimator: z.enum(['k1', 'k3']).default('k3').describe('KL estimator when kl_coef > 0.'),
+    kl_estimator: z
+      .enum(['k1', 'k2', 'k3'])
+      .default('k3')
+      .describe(
+        'KL estimator when kl_coef > 0 (Schulman 2020): k1 = log(pi/pi_ref), k2 = log(pi/pi_ref)^2 / 2, k3 = pi_ref/pi - log(pi_ref/pi) - 1.',
+      ),
     learning_rate: positiveNumber.default(1e-5).describe('AdamW learning rate.'),
     lr_schedule: z.enum(['constant', 'cosine']).default('constant').describe('Learning-rate schedule after warmup.'),
     warmup_steps: nonNegativeInt.default(0).describe('Linear warmup steps.'),

@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { CHAT_TEMPLATES_DIR } from '../__fixtures__/tool-call-families.js';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
 import { projectRoot } from '../util/paths.js';
 import { loadModelTokenizer } from './model-tokenizer.js';
@@ -72,5 +74,39 @@ describe('detectToolCallFormat', () => {
     expect(detectToolCallFormat({ default: "'<tool_call>\\n<function=' + name + '>\\n<parameter=' + p" })?.format).toBe(
       'qwen3_coder',
     );
+  });
+
+  test('returns each family from its published tool-calling template, the more specific before the ones sharing its markers', () => {
+    const detected = (file: string) =>
+      detectToolCallFormat({ default: readFileSync(join(CHAT_TEMPLATES_DIR, file), 'utf8') })?.format;
+    expect(
+      Object.fromEntries(
+        [
+          'glm-4.5.jinja',
+          'glm-4.7.jinja',
+          'granite-4.0.jinja',
+          'phi-4-mini.jinja',
+          'seed-oss.jinja',
+          'qwen3-coder.jinja',
+          'llama3.1-json.jinja',
+          'llama3.2-pythonic.jinja',
+          'mistral-small-3.2.jinja',
+          'gpt-oss-harmony.jinja',
+          'deepseek-v3.jinja',
+        ].map((file) => [file, detected(file)]),
+      ),
+    ).toStrictEqual({
+      'glm-4.5.jinja': 'glm45',
+      'glm-4.7.jinja': 'glm47',
+      'granite-4.0.jinja': 'granite4',
+      'phi-4-mini.jinja': 'phi4_mini_json',
+      'seed-oss.jinja': 'seed_oss',
+      'qwen3-coder.jinja': 'qwen3_coder',
+      'llama3.1-json.jinja': 'llama3_json',
+      'llama3.2-pythonic.jinja': 'pythonic',
+      'mistral-small-3.2.jinja': 'mistral',
+      'gpt-oss-harmony.jinja': 'harmony',
+      'deepseek-v3.jinja': 'deepseek_v3',
+    });
   });
 });

@@ -7,18 +7,23 @@ export const AUTO_TOOL_CALL_FORMAT = 'auto';
 
 /**
  * What each family's tool-calling template writes that no other's does, in the order they are tried:
- * several formats share a marker (Qwen3-Coder's calls sit inside Hermes' `<tool_call>`, DeepSeek V3.1
- * drops V3's fenced JSON), so the more specific comes first.
+ * several formats share a marker (Qwen3-Coder's and GLM's calls sit inside Hermes' `<tool_call>`, GLM-4.7
+ * writes GLM-4.5's keys without the line break between them, Granite 4 asks for Hermes calls in its own
+ * role markers, DeepSeek V3.1 drops V3's fenced JSON), so the more specific comes first.
  */
 const TEMPLATE_SIGNS: readonly { readonly format: string; readonly family: string; readonly sign: RegExp }[] = [
   { format: 'harmony', family: 'gpt-oss (harmony)', sign: /<\|channel\|>/ },
+  { format: 'seed_oss', family: 'Seed-OSS', sign: /<seed:tool_call>/ },
   { format: 'qwen3_coder', family: 'Qwen3-Coder', sign: /<function=[\s\S]*<parameter=/ },
+  { format: 'glm47', family: 'GLM-4.7', sign: /<\/arg_key><arg_value>/ },
+  { format: 'glm45', family: 'GLM-4.5', sign: /<arg_key>/ },
+  { format: 'granite4', family: 'Granite 4', sign: /<\|start_of_role\|>[\s\S]*<tool_call>/ },
   { format: 'hermes', family: 'Hermes / Qwen', sign: /<tool_call>/ },
+  { format: 'phi4_mini_json', family: 'Phi-4-mini', sign: /<\|tool\|>[\s\S]*<\|\/tool\|>/ },
   { format: 'mistral', family: 'Mistral', sign: /\[TOOL_CALLS\]/ },
   { format: 'deepseek_v3', family: 'DeepSeek V3', sign: /<｜tool▁calls▁begin｜>[\s\S]*```json/ },
   { format: 'deepseek_v31', family: 'DeepSeek V3.1', sign: /<｜tool▁calls▁begin｜>/ },
   { format: 'kimi_k2', family: 'Kimi K2', sign: /<\|tool_calls_section_begin\|>/ },
-  { format: 'glm45', family: 'GLM-4.5', sign: /<arg_key>/ },
   { format: 'pythonic', family: 'Llama 3.2/4 pythonic', sign: /<\|python_start\|>|func_name1\(/ },
   {
     format: 'llama3_json',

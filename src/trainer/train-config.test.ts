@@ -13,8 +13,9 @@ function objectiveKeys(algorithm: unknown, maxStaleness = 0): Record<string, unk
     TrainerSchema.parse({}),
     { seed: 0, totalSteps: 10 },
   );
-  const { loss, policy_loss, loss_aggregation, clip_low, clip_high, mismatch, kl_coef } = config;
-  return { loss, policy_loss, loss_aggregation, clip_low, clip_high, mismatch, kl_coef };
+  const { loss, policy_loss, loss_aggregation, clip_low, clip_high, dual_clip, mismatch, kl_coef, kl_estimator } =
+    config;
+  return { loss, policy_loss, loss_aggregation, clip_low, clip_high, dual_clip, mismatch, kl_coef, kl_estimator };
 }
 
 /** The shared fixture: each recipe's algorithm section and the train config it becomes; pytest parses the same. */
@@ -27,12 +28,17 @@ describe('trainConfigFromRecipe', () => {
     expect(FIXTURE.cases.map((c) => objectiveKeys(c.algorithm, c.max_staleness))).toStrictEqual(
       FIXTURE.cases.map((c) => c.train),
     );
-    // the cases cover every policy loss and both mismatch modes and levels
+    // the cases cover every policy loss, each mismatch mode and level, and both ways of counting masked tokens
     const trains = FIXTURE.cases.map((c) => c.train);
-    expect(new Set(trains.map((t) => t.policy_loss))).toStrictEqual(new Set(['ppo', 'gspo', 'cispo']));
-    const mismatches = trains.map((t) => t.mismatch as { mode: string; level: string } | null);
+    expect(new Set(trains.map((t) => t.policy_loss))).toStrictEqual(new Set(['ppo', 'gspo', 'cispo', 'reinforce']));
+    const mismatches = trains.map(
+      (t) => t.mismatch as { mode: string; level: string; masked_tokens: string; trust_region: boolean } | null,
+    );
     expect(new Set(mismatches.map((m) => m && `${m.mode}/${m.level}`))).toStrictEqual(
-      new Set([null, 'tis/token', 'tis/sequence', 'mask/token', 'mask/sequence']),
+      new Set([null, 'tis/token', 'tis/sequence', 'mask/token', 'mask/sequence', 'reject/geometric']),
+    );
+    expect(new Set(mismatches.map((m) => m && `${m.masked_tokens}/${m.trust_region}`))).toStrictEqual(
+      new Set([null, 'count/true', 'count/false', 'drop/true']),
     );
   });
 

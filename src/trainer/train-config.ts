@@ -1,5 +1,10 @@
-import { policyLoss, trainsWithCrossEntropy, type ResolvedAlgorithm } from '../recipe/presets.js';
-import type { TrainerConfig } from '../recipe/schema.js';
+import {
+  policyLoss,
+  trainsWithCrossEntropy,
+  type ResolvedAlgorithm,
+  type ResolvedMismatch,
+} from '../recipe/presets.js';
+import type { AlgorithmConfig, TrainerConfig } from '../recipe/schema.js';
 
 /**
  * The Python trainer's TrainConfig (trainer/atk_trainer/train/config.py) as JSON: same snake_case keys
@@ -7,20 +12,17 @@ import type { TrainerConfig } from '../recipe/schema.js';
  */
 export interface TrainConfigInput {
   readonly loss?: 'pg' | 'sft';
-  readonly loss_aggregation?: 'token-mean' | 'seq-mean-token-sum' | 'seq-mean-token-mean' | 'seq-mean-token-sum-norm';
+  readonly loss_aggregation?: ResolvedAlgorithm['loss_aggregation'];
   readonly loss_norm_constant?: number | null;
   readonly clip_low?: number;
   readonly clip_high?: number;
-  readonly policy_loss?: 'ppo' | 'gspo' | 'cispo';
+  readonly policy_loss?: ReturnType<typeof policyLoss>;
+  /** Dual-clip PPO's c (recipe `algorithm.dual_clip`); null = off. */
+  readonly dual_clip?: number | null;
   /** The trainer/engine mismatch correction (recipe `algorithm.mismatch`, resolved); null = off. */
-  readonly mismatch?: {
-    readonly mode: 'tis' | 'mask';
-    readonly level: 'token' | 'sequence';
-    readonly low: number;
-    readonly high: number;
-  } | null;
+  readonly mismatch?: ResolvedMismatch | null;
   readonly kl_coef?: number;
-  readonly kl_estimator?: 'k1' | 'k3';
+  readonly kl_estimator?: AlgorithmConfig['kl_estimator'];
   readonly learning_rate?: number;
   readonly lr_schedule?: 'constant' | 'cosine';
   readonly warmup_steps?: number;
@@ -76,6 +78,7 @@ export function trainConfigFromRecipe(
     loss_norm_constant: context.lossNormConstant ?? null,
     clip_low: algorithm.clip_low,
     clip_high: algorithm.clip_high,
+    dual_clip: algorithm.dual_clip ?? null,
     mismatch: algorithm.mismatch ?? null,
     kl_coef: algorithm.kl_coef,
     kl_estimator: algorithm.kl_estimator,

@@ -10,7 +10,8 @@ def test_parse_config_returns_defaults_for_no_overrides():
 def test_parse_config_returns_typed_values_and_nested_lora():
     config = parse_config({"learning_rate": 1, "tis_cap": 2, "lora": {"rank": 4, "target_modules": ["q_proj"]}})
     assert config.learning_rate == 1.0 and isinstance(config.learning_rate, float)
-    assert config.mismatch == MismatchConfig(mode="tis", level="token", low=0.0, high=2.0)  # tis_cap's meaning
+    # tis_cap's meaning, its trust region at the engine included
+    assert config.mismatch == MismatchConfig(mode="tis", level="token", low=0.0, high=2.0, trust_region=True)
     assert config.lora == LoraConfig(rank=4, target_modules=["q_proj"])
 
 
@@ -29,7 +30,11 @@ def test_parse_config_returns_typed_values_and_nested_lora():
         ({"lr_schedule": "cosine", "warmup_steps": 5, "total_steps": 5}, "total_steps: cosine needs"),
         ({"__class__": 1}, "unknown key __class__"),
         ({"policy_loss": "grpo"}, "policy_loss: expected one of ppo, gspo, cispo"),
-        ({"mismatch": {"mode": "clip"}}, "mismatch: mode must be one of tis, mask"),
+        ({"mismatch": {"mode": "clip"}}, "mismatch: mode must be one of tis, mask, reject"),
+        ({"mismatch": {"mode": "mask", "masked_tokens": "skip"}}, "masked_tokens one of count, drop"),
+        ({"mismatch": {"mode": "mask", "level": "mean"}}, "level one of token, sequence, geometric"),
+        ({"dual_clip": 1.0}, "dual_clip: must be > 1"),
+        ({"kl_estimator": "k4"}, "kl_estimator: expected one of k1, k2, k3"),
         ({"mismatch": {"mode": "mask", "low": 2.0, "high": 2.0}}, "mismatch: needs 0 <= low < high"),
         ({"tis_cap": 2.0, "mismatch": {"mode": "mask"}}, "tis_cap: give mismatch or tis_cap, not both"),
         ({"tis_cap": 0}, "tis_cap: must be a number > 0"),

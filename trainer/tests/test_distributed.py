@@ -241,15 +241,7 @@ def test_a_rank_with_no_micro_batch_left_runs_the_same_forwards_as_a_rank_with_o
     # reference's where that is the sharded module with its adapters disabled (LoRA with a KL penalty) on
     # the first update only, as rank 0 does. Each forward is recorded as grad-enabled (the policy) or not
     # (the reference).
-    batch = pg_batch(tiny_policy(), FIXED_SEQUENCES)
-    config = {"kl_coef": kl_coef, "lora": lora, "updates_per_step": 2, "micro_batch_tokens": 4096}
-    forwards = []
-    for rank in (0, 1):
-        t = Trainer(tiny_policy(), parse_config(config), OneRankOfTwo(rank))
-        seen = []
-        decoder_layers(t.train_policy.module)[0].register_forward_hook(lambda *_: seen.append(torch.is_grad_enabled()))
-        assert t.step(batch)["micro_batches"] == 3
-        forwards.append(seen)
+    forwards = forwards_of_each_rank({"kl_coef": kl_coef, "lora": lora, "updates_per_step": 2})
     assert OneRankOfTwo(1).my_micro_batches(3) == [1, None]
     reference = kl_coef > 0 and lora is not None
     first, later = ([True, False] if reference else [True]), [True]
@@ -284,3 +276,24 @@ def test_server_exits_2_with_one_line_when_ranks_outnumber_gpus(monkeypatch, cap
         "atk_trainer: WORLD_SIZE 2 is more than the 1 visible GPU: start at most one rank per GPU "
         "(model.trainer.gpus), or set CUDA_VISIBLE_DEVICES= to train on CPU\n"
     )
+
+
+def test_a_rank_with_no_micro_batch_left_joins_the_forwards_masked_tokens_drop_runs_first():
+    # mismatch.masked_tokens drop reads every micro-batch's logprobs (without gradient) before the first update;
+    # an idle slot still runs one, so both ranks run the same forwards in the same order.
+    forwards = forwards_of_each_rank({"mismatch": {"mode": "mask", "masked_tokens": "drop"}, "updates_per_step": 2})
+    assert forwards[0] == forwards[1] == [False, False, True, True, True, True]
+
+
+def forwards_of_each_rank(config):
+    """The forwards each of two ranks runs for one step on three micro-batches, in order, each recorded as
+    grad-enabled or not."""
+    batch = pg_batch(tiny_policy(), FIXED_SEQUENCES)
+    forwards = []
+    for rank in (0, 1):
+        t = Trainer(tiny_policy(), parse_config({**config, "micro_batch_tokens": 4096}), OneRankOfTwo(rank))
+        seen = []
+        decoder_layers(t.train_policy.module)[0].register_forward_hook(lambda *_: seen.append(torch.is_grad_enabled()))
+        assert t.step(batch)["micro_batches"] == 3
+        forwards.append(seen)
+    return forwards

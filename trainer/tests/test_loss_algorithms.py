@@ -166,7 +166,7 @@ def test_cispo_loss_clips_the_weight_from_below_with_a_small_low():
 
 def reference_mismatch(train, behaviour, mask, mode, level, low, high):
     """Per token (or per row's product of trained-token ratios): tis -> clip(rho, low, high);
-    mask -> 1 inside [low, high], 0 outside."""
+    mask -> rho inside [low, high], 0 outside (IcePop's M)."""
     weights, outside = [], []
     for i, row in enumerate(train):
         trained = [t for t in range(len(row)) if mask[i][t]]
@@ -180,7 +180,7 @@ def reference_mismatch(train, behaviour, mask, mode, level, low, high):
                 o_row.append(False)
             else:
                 o_row.append(rho < low or rho > high)
-                w_row.append(0.0 if o_row[-1] else 1.0)
+                w_row.append(0.0 if o_row[-1] else rho)
         weights.append(w_row)
         outside.append(o_row)
     return weights, outside

@@ -31,10 +31,12 @@ def test_objective_train_configs_parse_with_their_policy_loss_clip_and_mismatch(
             train["policy_loss"],
             train["loss_aggregation"],
         )
-        assert (config.clip_low, config.clip_high, config.kl_coef) == (
+        assert (config.clip_low, config.clip_high, config.dual_clip, config.kl_coef, config.kl_estimator) == (
             train["clip_low"],
             train["clip_high"],
+            train["dual_clip"],
             train["kl_coef"],
+            train["kl_estimator"],
         )
         mismatch = None if config.mismatch is None else config_dict(config)["mismatch"]
         assert mismatch == train["mismatch"]

@@ -241,6 +241,65 @@ def test_step_with_tis_gives_no_gradient_outside_the_trust_region_around_the_beh
     assert not all(torch.equal(x, y) for x, y in zip(params(t), before))
 
 
+def test_step_with_a_mismatch_correction_keeps_no_trust_region_at_the_engine_unless_asked():
+    # The batch of the test above: with trust_region unset the correction is TIS alone (as its paper writes it),
+    # so the tokens move; with trust_region true PPO's clip against the engine's logprobs stops them.
+    shifted = lambda t: shifted_behaviour(  # noqa: E731
+        pg_batch(t.policy, FIXED_SEQUENCES), lambda a: -0.5 if a > 0 else 0.5
+    )
+    t = trainer({"mismatch": {"mode": "tis", "high": 2.0}})
+    before = params(t)
+    metrics = t.step(shifted(t))
+    assert metrics["clip_fraction"] == 0.0
+    assert not all(torch.equal(x, y) for x, y in zip(params(t), before))
+    t = trainer({"mismatch": {"mode": "tis", "high": 2.0, "trust_region": True}})
+    assert t.step(shifted(t))["clip_fraction"] == 1.0
+    assert all(torch.equal(x, y) for x, y in zip(params(t), before))
+
+
+def test_step_with_masked_tokens_drop_trains_as_if_the_rejected_tokens_were_never_trained():
+    # Every sequence's first trained token is found e^1.5 times likelier by the trainer than by the engine (rejected,
+    # outside [0.5, 2]), the rest e^0.3 (kept, weight e^0.3). Dropping the rejected tokens from the counts must give
+    # the update of the same batch with those tokens' loss mask 0, for each aggregation.
+    def batch(t, unmask_rejected):
+        b = pg_batch(t.policy, FIXED_SEQUENCES)
+        for s in b["sequences"]:
+            first = s["loss_mask"].index(1)
+            gaps = [(1.5 if i == first else 0.3) * m for i, m in enumerate(s["loss_mask"])]
+            s["logprobs"] = [lp - g for lp, g in zip(s["logprobs"], gaps)]
+            if unmask_rejected:
+                s["loss_mask"][first] = 0
+                s["logprobs"][first] = 0.0
+        return b
+
+    for aggregation in ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "token-sum"):
+        mismatch = {"mode": "mask", "low": 0.5, "high": 2.0}
+        dropped = trainer({"mismatch": {**mismatch, "masked_tokens": "drop"}, "loss_aggregation": aggregation})
+        metrics = dropped.step(batch(dropped, False))
+        assert metrics["mismatch_masked_fraction"] == pytest.approx(5 / 18)
+        reference = trainer({"mismatch": mismatch, "loss_aggregation": aggregation})
+        expected = reference.step(batch(reference, True))
+        assert metrics["loss"] == pytest.approx(expected["loss"], rel=1e-5, abs=1e-8)
+        for x, y in zip(params(dropped), params(reference)):
+            assert torch.allclose(x, y, rtol=0, atol=1e-6)
+        counted = trainer({"mismatch": mismatch, "loss_aggregation": aggregation})
+        # kept in the count, the same tokens weigh less where the count divides (every sequence keeps a token, so
+        # the sequence count is the same either way)
+        if aggregation in ("token-mean", "seq-mean-token-mean"):
+            assert counted.step(batch(counted, False))["loss"] != pytest.approx(expected["loss"], rel=1e-3)
+
+
+def test_step_with_reinforce_logs_minus_the_advantage_times_the_log_likelihood():
+    t = trainer({"policy_loss": "reinforce"})
+    batch = pg_batch(t.policy, FIXED_SEQUENCES)
+    want = sum(
+        -s["advantage"] * lp for s in batch["sequences"] for lp, m in zip(s["logprobs"], s["loss_mask"]) if m
+    ) / sum(sum(s["loss_mask"]) for s in batch["sequences"])
+    metrics = t.step(batch)
+    assert metrics["loss"] == pytest.approx(want, rel=1e-5)
+    assert metrics["clip_fraction"] == 0.0
+
+
 @pytest.mark.parametrize("checkpointing", [False, True])
 def test_step_returns_kl_zero_at_the_reference_and_positive_after_updates(checkpointing):
     # With gradient checkpointing the reference is a deepcopy of checkpointed layers: it must run its own

@@ -281,9 +281,11 @@ def test_step_with_cispo_returns_the_gradient_weighted_by_the_clipped_detached_r
     assert 0 < metrics["clip_fraction"] < 1
 
 
-def test_step_with_token_mismatch_masking_drops_the_tokens_whose_ratio_leaves_the_range():
+@pytest.mark.parametrize("mode", ["mask", "reject"])
+def test_step_with_token_mismatch_masking_drops_the_tokens_whose_ratio_leaves_the_range(mode):
     # rho = trainer / engine: 0.82 (out), 1.22, 0.90 (A > 0); 1.82 (out), 0.82 (out), 1.22 (A < 0) in [0.85, 1.25].
-    mismatch = {"mode": "mask", "level": "token", "low": 0.85, "high": 1.25}
+    # mask (IcePop) weighs the tokens it keeps by rho; reject by 1.
+    mismatch = {"mode": mode, "level": "token", "low": 0.85, "high": 1.25}
     t = trainer({"mismatch": mismatch, "grad_clip": 1e6})
     batch = mismatched(pg_batch(t.policy, FIXED_SEQUENCES))
     metrics, got = step_gradients(t, batch)
@@ -293,7 +295,8 @@ def test_step_with_token_mismatch_masking_drops_the_tokens_whose_ratio_leaves_th
         rho = torch.exp(logp.detach() - behaviour)
         keep = ((rho >= 0.85) & (rho <= 1.25)).float()
         outside.append(float((1 - keep).sum()))
-        return -(keep * a * logp).sum() / tokens
+        weight = keep * rho if mode == "mask" else keep
+        return -(weight * a * logp).sum() / tokens
 
     assert close(got, hand_gradient(tiny_policy(0), batch, masked))
     assert not close(got, hand_pg_gradient(tiny_policy(0), batch))

@@ -8,7 +8,10 @@ const tools: ChatTool[] = [
     function: {
       name: 'search',
       description: '',
-      parameters: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' } } },
+      parameters: {
+        type: 'object',
+        properties: { query: { type: 'string' }, limit: { type: 'integer' }, o: { type: 'object' } },
+      },
     },
   },
 ];
@@ -21,12 +24,12 @@ describe('glm45Parser', () => {
     expect(parse('It is 5.')).toStrictEqual({ reasoning: '', text: 'It is 5.', calls: [] });
   });
 
-  test('returns parallel calls with values typed by the schema, JSON or Python literal, text before and after kept', () => {
+  test('returns parallel calls with declared values typed by the schema, the others and every string as written', () => {
     const first = call(
       'search',
       arg('query', ' 123 "東京"\\n ') +
         arg('limit', '5') +
-        arg('filter', '{"tags": ["a", null]}') +
+        arg('o', '{"tags": ["a", null]}') +
         arg('py', "{'x': True}"),
     );
     const second = '<tool_call>now</tool_call>';
@@ -37,7 +40,7 @@ describe('glm45Parser', () => {
         {
           ok: true,
           name: 'search',
-          arguments: { query: '123 "東京"\\n', limit: 5, filter: { tags: ['a', null] }, py: { x: true } },
+          arguments: { query: ' 123 "東京"\\n ', limit: 5, o: { tags: ['a', null] }, py: "{'x': True}" },
           raw: first,
         },
         { ok: true, name: 'now', arguments: {}, raw: second },
@@ -45,18 +48,30 @@ describe('glm45Parser', () => {
     });
   });
 
+  test('returns a string value with its white space, as vLLM does (indented code stays indented)', () => {
+    const code = '    indented code    \n';
+    const raw = call('search', arg('query', code));
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: code }, raw }]);
+  });
+
+  test('returns GLM-4.7 calls, the first <arg_key> straight after the name', () => {
+    const raw =
+      '<tool_call>search<arg_key>query</arg_key><arg_value>x</arg_value><arg_key>limit</arg_key><arg_value>2</arg_value></tool_call>';
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: 'x', limit: 2 }, raw }]);
+  });
+
   test('returns the text of a value that is no JSON or literal', () => {
     const raw = call('other', arg('note', 'plain words'));
     expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'other', arguments: { note: 'plain words' }, raw }]);
   });
 
-  test('returns a value that reads as JSON as text where the schema says string, and as JSON with no tools given', () => {
+  test('returns values as text where the schema says string, and every value as text with no tools given, as vLLM', () => {
     const raw = call('search', arg(' query ', '42') + arg('limit', '5'));
     expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: '42', limit: 5 }, raw }]);
     expect(glm45Parser.parse(raw)).toStrictEqual({
       reasoning: '',
       text: '',
-      calls: [{ ok: true, name: 'search', arguments: { query: 42, limit: 5 }, raw }],
+      calls: [{ ok: true, name: 'search', arguments: { query: '42', limit: '5' }, raw }],
     });
   });
 

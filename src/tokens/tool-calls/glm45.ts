@@ -2,9 +2,9 @@ import type { ChatTool } from '../chat-types.js';
 import { pythonJson } from '../python-json.js';
 import { echo, malformed, namedCall } from './call-result.js';
 import { salvageName } from './json-call.js';
-import { parsePythonLiteral } from './python-literal.js';
 import { type ReasoningMarkers, splitReasoning, THINK } from './reasoning.js';
 import { parseToolCallTags } from './call-section.js';
+import { coerceArguments } from './schema-coerce.js';
 import type { ParsedToolCall, ParsedTurn, ToolCallParseContext, ToolCallParser } from './types.js';
 
 /** The name: the call's first line, up to a line break or its first `<arg_key>`. */
@@ -17,10 +17,12 @@ const REASONING: ReasoningMarkers = {
 };
 
 /**
- * GLM-4.5 / GLM-4.6 format (vLLM's `glm45`): `<tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>
- * ...</tool_call>`. Values are trimmed; a parameter whose schema type is string keeps its text, any other
- * is read as JSON, else as a Python literal, else kept as text (vLLM's order), so a value that fits no
- * type is rejected by the schema check. Strict about the markup, as `hermes` is.
+ * GLM-4.5 / 4.6 / 4.7 format (vLLM's `glm45` and `glm47`, one parser): `<tool_call>NAME<arg_key>K</arg_key>
+ * <arg_value>V</arg_value>...</tool_call>`, the name on its own line (GLM-4.5, 4.6) or straight before the first
+ * `<arg_key>` (GLM-4.7). Keys are trimmed; values are taken as written, white space included, and converted by
+ * their schema types as vLLM converts them (schema-coerce.ts): a string parameter keeps its text exactly.
+ * Strict about the markup, as `hermes` is: text between arguments, an unclosed value or a repeated key is an
+ * error the model sees.
  */
 export const glm45Parser: ToolCallParser = {
   format: 'glm45',
@@ -60,10 +62,7 @@ function parseCall(body: string, raw: string, tools: readonly ChatTool[]): Parse
       salvageName(body),
     );
   const name = head[1]!;
-  const properties = tools.find((t) => t.function.name === name)?.function.parameters.properties as
-    | Record<string, { type?: unknown } | undefined>
-    | undefined;
-  const entries: [string, unknown][] = [];
+  const entries: [string, string][] = [];
   let rest = body.slice(head[0].length);
   while (rest.trim() !== '') {
     const argument = ARGUMENT.exec(rest);
@@ -90,22 +89,8 @@ function parseCall(body: string, raw: string, tools: readonly ChatTool[]): Parse
         `the call to '${echo(name)}' has an empty or repeated key '${echo(key)}'`,
         name,
       );
-    const value = rest.slice(argument[0].length, end).trim();
-    entries.push([key, properties?.[key]?.type === 'string' ? value : deserialize(value)]);
+    entries.push([key, rest.slice(argument[0].length, end)]);
     rest = rest.slice(end + VALUE_CLOSE.length);
   }
-  // fromEntries defines own properties, so a key named "__proto__" stays a key.
-  return namedCall(name, Object.fromEntries(entries), raw);
-}
-
-function deserialize(value: string): unknown {
-  try {
-    return JSON.parse(value) as unknown;
-  } catch {
-    try {
-      return parsePythonLiteral(value);
-    } catch {
-      return value;
-    }
-  }
+  return namedCall(name, coerceArguments(entries, tools, name), raw);
 }

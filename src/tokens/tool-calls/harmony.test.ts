@@ -162,8 +162,17 @@ describe('harmonyParser', () => {
         },
       ],
     });
+    // cut off by the length limit: no <|call|> (its stop token) and JSON that stops short
     const cut = call('f', '{"a": [1', '').replace('<|call|>', '');
-    expect(parse(cut).calls).toMatchObject([{ ok: false, kind: 'bad_json', name: 'f', raw: cut }]);
+    expect(parse(cut).calls).toStrictEqual([
+      {
+        ok: false,
+        kind: 'unterminated',
+        name: 'f',
+        raw: cut,
+        message: "the call to 'f' was cut off before its arguments ended",
+      },
+    ]);
   });
 
   test("returns the calls renderCalls writes, the first continuing the prompt's <|start|>assistant", () => {

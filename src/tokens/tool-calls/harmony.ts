@@ -108,5 +108,9 @@ function toCall(message: HarmonyMessage, recipient: string): ParsedToolCall {
   if (message.end !== CALL && message.end !== '')
     return malformed('unterminated', raw, `the call to '${echo(name)}' was not ended with <|call|>`, name);
   const body = message.body.trim();
-  return callWithJsonArguments(name, body === '' ? '{}' : body, raw);
+  const call = callWithJsonArguments(name, body === '' ? '{}' : body, raw);
+  // At the reply's end without <|call|> (its stop token), JSON that does not parse was cut off by the length limit.
+  if (!call.ok && message.end === '')
+    return malformed('unterminated', raw, `the call to '${echo(name)}' was cut off before its arguments ended`, name);
+  return call;
 }

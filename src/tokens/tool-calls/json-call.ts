@@ -5,13 +5,15 @@ const NAME = /"name"\s*:\s*"([^"\\]+)"/;
 
 /**
  * A call written as one JSON object `{"name": ..., "<argumentsKey>": {...}}` (Hermes, Llama 3, Mistral's
- * list form). Strict: no JSON repair; `arguments` may be absent (no arguments). `argumentKeys` lists the
- * fields that may hold the arguments, at most one of them present.
+ * list form). Strict: no JSON repair. `argumentKeys` lists the fields that may hold the arguments, at most
+ * one of them present; absent, the call has no arguments, unless `argumentsRequired` (Llama 3's calls
+ * always carry them, and vLLM reads a call without them as no call).
  */
 export function parseJsonCall(
   body: string,
   raw: string,
   argumentKeys: readonly string[] = ['arguments'],
+  argumentsRequired = false,
 ): ParsedToolCall {
   let value: unknown;
   try {
@@ -24,7 +26,7 @@ export function parseJsonCall(
       salvageName(body),
     );
   }
-  return jsonCall(value, raw, argumentKeys, body);
+  return jsonCall(value, raw, argumentKeys, body, argumentsRequired);
 }
 
 /** A parsed JSON value as a call object (see `parseJsonCall`); `source` is the text names are salvaged from. */
@@ -33,6 +35,7 @@ export function jsonCall(
   raw: string,
   argumentKeys: readonly string[] = ['arguments'],
   source = raw,
+  argumentsRequired = false,
 ): ParsedToolCall {
   const call = value as Record<string, unknown> | null;
   const keys = argumentKeys.map((k) => `"${k}"`).join(' or ');
@@ -57,6 +60,8 @@ export function jsonCall(
       `the call to '${echo(call.name)}' has both ${argumentKeys.map((k) => `"${k}"`).join(' and ')}; write one`,
       call.name,
     );
+  if (argumentsRequired && present.length === 0)
+    return malformed('bad_call', raw, `the call to '${echo(call.name)}' has no ${keys}: write {} for none`, call.name);
   const key = present[0] ?? argumentKeys[0]!;
   return namedCall(call.name, call[key] ?? {}, raw, key);
 }

@@ -30,7 +30,7 @@ describe('llama3JsonParser', () => {
   test('returns parallel calls separated by ";", with nested and empty arguments, after reasoning', () => {
     const first = '<|python_tag|>{"name": "f", "parameters": {"o": {"list": [1, {"x": null}], "s": "a;b}"}}}';
     const second = '{"name": "now", "parameters": {}}';
-    const third = '{"name": "ping"}';
+    const third = '{"name": "ping", "arguments": {}}';
     expect(parse(`<think>go</think>${first}; ${second} ;\n${third};`)).toStrictEqual({
       reasoning: 'go',
       text: '',
@@ -58,7 +58,8 @@ describe('llama3JsonParser', () => {
     const noName = '<|python_tag|>{"parameters": {}}';
     const both = '{"name": "f", "parameters": {}, "arguments": {}}';
     const notObject = '{"name": "f", "parameters": [1]}';
-    expect([notJson, noName, both, notObject].map((t) => parse(t).calls)).toStrictEqual([
+    const noArguments = '<|python_tag|>{"name": "f"}';
+    expect([notJson, noName, both, notObject, noArguments].map((t) => parse(t).calls)).toStrictEqual([
       [
         {
           ok: false,
@@ -91,6 +92,16 @@ describe('llama3JsonParser', () => {
           name: 'f',
           raw: notObject,
           message: `"parameters" of the call to 'f' must be a JSON object`,
+        },
+      ],
+      // vLLM reads a call object without its arguments as no call; atk tells the model
+      [
+        {
+          ok: false,
+          kind: 'bad_call',
+          name: 'f',
+          raw: noArguments,
+          message: `the call to 'f' has no "parameters" or "arguments": write {} for none`,
         },
       ],
     ]);

@@ -11,8 +11,8 @@ const CALLS_START = /<\|python_tag\|>|(?<=^|\n)[ \t]*(?=\{\s*"name"\s*:)/g;
 const ARGUMENT_KEYS = ['parameters', 'arguments'];
 
 /**
- * Llama 3.1/3.2/3.3 JSON format: `{"name": ..., "parameters": {...}}` (or `"arguments"`), after an optional
- * `<|python_tag|>`, several separated by `;` (vLLM's `llama3_json`). Unlike vLLM, which takes any JSON
+ * Llama 3.1/3.2/3.3 JSON format: `{"name": ..., "parameters": {...}}` (or `"arguments"`, one of them always
+ * written), after an optional `<|python_tag|>`, several separated by `;` (vLLM's `llama3_json`). Unlike vLLM, which takes any JSON
  * object in the reply for a call, a call starts only at `<|python_tag|>` or with `{"name":` opening a line,
  * so JSON in a text answer stays text; after the tag, anything but a JSON call is an error the model sees.
  */
@@ -58,7 +58,7 @@ function readCalls(text: string, tagAt: number, start: number, calls: ParsedTool
       calls.push(malformed('unterminated', raw, 'the tool call JSON was not closed', salvageName(raw)));
       return text.length;
     }
-    calls.push(parseJsonCall(text.slice(at, extent.end), text.slice(callAt, extent.end), ARGUMENT_KEYS));
+    calls.push(parseJsonCall(text.slice(at, extent.end), text.slice(callAt, extent.end), ARGUMENT_KEYS, true));
     const next = skipSpace(text, extent.end);
     if (text[next] !== ';') return extent.end;
     at = skipSpace(text, next + 1);

@@ -92,6 +92,17 @@ describe('mistralParser', () => {
     });
   });
 
+  test("returns unterminated for a reply cut inside a call's head, before its arguments", () => {
+    for (const [raw, name] of [
+      ['[TOOL_CALLS]sea', 'sea'],
+      ['[TOOL_CALLS]search[ARGS', 'search'],
+      ['[TOOL_CALLS]search[ARGS]', 'search'],
+    ] as const)
+      expect(parse(`Checking.${raw}`).calls).toStrictEqual([
+        { ok: false, kind: 'unterminated', name, raw, message: 'the tool call ended before its [ARGS]{...}' },
+      ]);
+  });
+
   test('returns bad_call for a JSON object after the marker and for a reply ending at the marker, unterminated for an open list', () => {
     const object = '[TOOL_CALLS]{"name": "f", "arguments": {}}';
     const openList = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}';

@@ -58,6 +58,9 @@ function readCall(text: string, marker: number, calls: ParsedToolCall[]): number
   }
   const head = NAMED.exec(text.slice(at));
   const argumentsAt = at + (head?.[0].length ?? 0);
+  // The reply ends inside the call's head (`[TOOL_CALLS]na`, `[TOOL_CALLS]name[ARGS`): cut off by its length limit.
+  if (/^[A-Za-z0-9_.-]*(?:\[[A-Z_]*\]?[A-Za-z0-9]*)?\s*$/.test(text.slice(at)) && text.slice(at).trim() !== '')
+    return unterminated(text, marker, calls, head?.[1], 'the tool call ended before its [ARGS]{...}');
   if (!head || text[argumentsAt] !== '{') {
     const raw = text.slice(marker, argumentsAt) + text.slice(argumentsAt).split('\n', 1)[0];
     calls.push(
@@ -79,8 +82,14 @@ function readCall(text: string, marker: number, calls: ParsedToolCall[]): number
   return extent.end;
 }
 
-function unterminated(text: string, marker: number, calls: ParsedToolCall[], name?: string): number {
+function unterminated(
+  text: string,
+  marker: number,
+  calls: ParsedToolCall[],
+  name?: string,
+  message = 'the tool call JSON was not closed',
+): number {
   const raw = text.slice(marker);
-  calls.push(malformed('unterminated', raw, 'the tool call JSON was not closed', name ?? salvageName(raw)));
+  calls.push(malformed('unterminated', raw, message, name ?? salvageName(raw)));
   return text.length;
 }

@@ -36,7 +36,7 @@ describe('qwen3CoderParser', () => {
         param('score', '0.5') +
         param('exact', 'True') +
         param('filter', '{"lang": ["fr", "en"], "deep": {"x": null}}') +
-        param('tags', "['a', 'b']") +
+        param('tags', '["a", "b"]') +
         param('page', 'null'),
     );
     expect(parse(`I will search.\n${raw}\nWaiting.`)).toStrictEqual({
@@ -81,44 +81,51 @@ describe('qwen3CoderParser', () => {
     ]);
   });
 
-  test('returns each value converted as vLLM converts it for its schema type, or its text where that fails', () => {
-    // [schema of the parameter, value written, value read]; values chosen so a Python-literal reading differs.
+  test('returns each value converted as vLLM converts it for its schema types, its JSON value where none applies, else its text', () => {
+    // [schema of the parameter, value written, value read], as vLLM 0.32's coerce_to_schema_type reads them:
+    // null > integer > number > boolean > object/array > string, then the text's JSON value, then the text.
     const cases: [unknown, string, unknown][] = [
       [{ type: 'integer' }, ' 7 ', 7],
-      [{ type: 'long' }, '1.5', '1.5'],
-      [{ type: ' Integer ' }, '1.5', '1.5'],
+      [{ type: 'long' }, '1.5', 1.5],
+      [{ type: ' Integer ' }, '1.5', 1.5],
       [{ type: 'number' }, '-2e3', -2000],
       [{ type: 'float' }, 'True', 'True'],
+      [{ type: 'number' }, 'inf', 'inf'],
+      [{ type: 'number' }, '1e999', '1e999'],
       [{ type: 'boolean' }, 'TRUE', true],
       [{ type: 'bool' }, 'fAlse', false],
+      [{ type: 'boolean' }, ' 1 ', true],
       [{ type: 'binary' }, 'true', true],
       [{ type: 'boolean' }, 'yes', 'yes'],
       [{ type: 'object' }, '{"a": true}', { a: true }],
+      [{ type: 'object' }, '5', 5],
       [{ type: 'dict[str, bool]' }, '{"a": true}', { a: true }],
       [{ type: 'list' }, '[true]', [true]],
-      [{ type: 'array' }, "['x', None]", ['x', null]],
+      [{ type: 'array' }, "['x', None]", "['x', None]"],
+      [{ type: 'array' }, '[1e999]', '[1e999]'],
       [{ type: 'custom' }, '[1, 2]', [1, 2]],
       [{ type: 'custom' }, 'two words', 'two words'],
       [{ type: 'enum' }, '5', '5'],
       [{ enum: ['a'] }, '5', '5'],
+      [{ enum: [1, null] }, 'null', null],
       [true, '[1]', '[1]'],
       [{ type: ['null', 'boolean'] }, 'TRUE', true],
-      [{ anyOf: [{ type: 'null' }, { type: 'integer' }] }, '4.5', '4.5'],
+      [{ anyOf: [{ type: 'null' }, { type: 'integer' }] }, '4.5', 4.5],
       [{ oneOf: [{ enum: [1] }, { type: 'boolean' }] }, 'TRUE', true],
-      [{ anyOf: [{ type: 'null' }] }, '[1]', '[1]'],
-      [{ type: 'string' }, 'NULL', null],
-      // Type names match by prefix, as vLLM's startswith: 'bigint' and 'ufloat' are no integer or number.
+      [{ anyOf: [{ type: 'null' }] }, '[1]', [1]],
+      [{ type: 'string' }, 'NULL', 'NULL'],
+      [{ type: 'string' }, 'null', 'null'],
+      [{ type: ['string', 'null'] }, 'null', null],
+      [{ type: ['string', 'null'] }, 'None', 'None'],
       [{ type: 'integer' }, '1_000', 1000],
-      [{ type: 'bigint' }, 'True', true],
+      [{ type: 'bigint' }, 'True', 'True'],
       [{ type: 'number' }, '1_000.5', 1000.5],
-      [{ type: 'ufloat' }, 'True', true],
-      // JSON first for object and array types only (true and null are JSON, not Python literals).
       [{ type: 'array' }, '[true, null]', [true, null]],
       [{ type: 'arr' }, '[true]', [true]],
       [{ type: 'list[bool]' }, '[true]', [true]],
-      [{ type: 'custom' }, '{"a": true}', '{"a": true}'],
-      [{ type: ['Null', 'integer'] }, '4.5', '4.5'],
-      [{ type: [' null ', 'integer'] }, '4.5', '4.5'],
+      [{ type: 'custom' }, '{"a": true}', { a: true }],
+      [{ type: ['Null', 'integer'] }, '4.5', 4.5],
+      [{ type: [' null ', 'integer'] }, 'NULL', null],
       [null, '[1]', '[1]'],
     ];
     for (const [schema, value, expected] of cases) {
@@ -131,20 +138,83 @@ describe('qwen3CoderParser', () => {
     }
   });
 
+  test("returns a value holding the format's own markup whole: a literal </parameter>, an undeclared <parameter=NAME>, a whole call", () => {
+    const file = (content: string) => call('write', param('path', 'a.xml') + param('content', content));
+    const write = [tool('write', { path: { type: 'string' }, content: { type: 'string' } })];
+    const contents = [
+      'x </parameter> y',
+      '<root>\n  <parameter=name>value</parameter>\n</root>',
+      call('search', param('query', 'inner')),
+      'ends with </parameter>\n</function>',
+      'a </function> b </tool_call> c',
+    ];
+    for (const content of contents) {
+      const raw = file(content);
+      expect(qwen3CoderParser.parse(`${raw}\ndone`, { tools: write })).toStrictEqual({
+        reasoning: '',
+        text: 'done',
+        calls: [{ ok: true, name: 'write', arguments: { path: 'a.xml', content }, raw }],
+      });
+    }
+  });
+
+  test('returns the next declared parameter where a value lacks its </parameter>, as vLLM reads it', () => {
+    const raw = call('search', '<parameter=query>\nx\n<parameter=limit>\n5\n</parameter>\n');
+    expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: 'x', limit: 5 }, raw }]);
+    // a <parameter= of a parameter the tool does not declare stays in the value, and the value then lacks a close
+    const undeclared = call('search', '<parameter=query>\nx\n<parameter=other>\n5\n');
+    expect(parse(undeclared).calls).toMatchObject([
+      {
+        ok: false,
+        kind: 'unterminated',
+        message: "the parameter 'query' of the call to 'search' was not closed with </parameter>",
+      },
+    ]);
+  });
+
+  test('returns <parameter=NAME> of a parameter already read as part of the value, not a second one', () => {
+    const raw = call('search', param('query', 'a <parameter=query> b') + param('limit', '2'));
+    expect(parse(raw).calls).toStrictEqual([
+      { ok: true, name: 'search', arguments: { query: 'a <parameter=query> b', limit: 2 }, raw },
+    ]);
+  });
+
+  test('returns a <function= written without <tool_call> as text: a call starts at the <tool_call> the model generates', () => {
+    // vLLM also reads a bare <function= as a call; text that spells one out (an answer about the format) is no call here.
+    const text = 'Looking.\n<function=search>\n<parameter=query>\nx\n</parameter>\n</function>';
+    expect(parse(text)).toStrictEqual({ reasoning: '', text, calls: [] });
+  });
+
   test("returns values typed by the called tool's schema, not another tool's", () => {
     const raw = call('now', param('limit', '10'));
     expect(parse(raw).calls).toStrictEqual([{ ok: true, name: 'now', arguments: { limit: '10' }, raw }]);
   });
 
-  test('returns the trimmed name of an unterminated call, or none where it has none', () => {
-    const named = '<tool_call>\n<function= search >\n<parameter=query>\nx\n</parameter>\n</function>';
-    const unnamed = '<tool_call>\n<function=>\n</function>';
+  test('returns a call whose </tool_call> is missing, and unterminated ones with the name where they have one', () => {
+    const closed = '<tool_call>\n<function= search >\n<parameter=query>\nx\n</parameter>\n</function>';
+    expect(parse(closed).calls).toStrictEqual([{ ok: true, name: 'search', arguments: { query: 'x' }, raw: closed }]);
+    const named = '<tool_call>\n<function=search>\n<parameter=query>\nx';
     const bare = '<tool_call>\n{"name": "now"}';
-    const message = 'the tool call was not closed with </tool_call>';
-    expect([named, unnamed, bare].map((text) => parse(text).calls)).toStrictEqual([
-      [{ ok: false, kind: 'unterminated', name: 'search', raw: named, message }],
-      [{ ok: false, kind: 'unterminated', raw: unnamed, message }],
-      [{ ok: false, kind: 'unterminated', raw: bare, message }],
+    expect([named, bare].map((text) => parse(text).calls)).toStrictEqual([
+      [
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'search',
+          raw: named,
+          message: "the call to 'search' was not closed with </function>",
+        },
+      ],
+      [
+        {
+          ok: false,
+          kind: 'unterminated',
+          name: 'now',
+          raw: bare,
+          message:
+            'a tool call must be <function=NAME> with <parameter=NAME>value</parameter> for each argument, then </function>',
+        },
+      ],
     ]);
   });
 
@@ -207,13 +277,8 @@ describe('qwen3CoderParser', () => {
           raw: noParameterClose,
           message: "the parameter 'query' of the call to 'search' was not closed with </parameter>",
         },
-        {
-          ok: false,
-          kind: 'unterminated',
-          name: 'now',
-          raw: noCallClose,
-          message: 'the tool call was not closed with </tool_call>',
-        },
+        // vLLM reads a call whose </tool_call> is missing, and so does atk: its </function> closed it
+        { ok: true, name: 'now', arguments: {}, raw: noCallClose },
       ],
     });
   });
@@ -256,13 +321,8 @@ describe('qwen3CoderParser', () => {
         raw: texts[3],
         message: "the call to 'search' has an unnamed or repeated parameter 'query'",
       },
-      {
-        ok: false,
-        kind: 'bad_call',
-        name: 'now',
-        raw: texts[4],
-        message: "text after </function> in the call to 'now'",
-      },
+      // text after </function> ends the call, as in vLLM; the text stays text
+      { ok: true, name: 'now', arguments: {}, raw: '<tool_call><function=now></function>' },
     ]);
   });
 

@@ -12,12 +12,19 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional
 
 LOSSES = ("pg", "sft")
-POLICY_LOSSES = ("ppo", "gspo", "cispo")
-MISMATCH_MODES = ("tis", "mask")
-MISMATCH_LEVELS = ("token", "sequence")
-AGGREGATIONS = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+POLICY_LOSSES = ("ppo", "gspo", "cispo", "reinforce")
+MISMATCH_MODES = ("tis", "mask", "reject")
+MISMATCH_LEVELS = ("token", "sequence", "geometric")
+MASKED_TOKENS = ("count", "drop")
+AGGREGATIONS = (
+    "token-sum",
+    "token-mean",
+    "seq-mean-token-sum",
+    "seq-mean-token-mean",
+    "seq-mean-token-sum-norm",
+)
 LR_SCHEDULES = ("constant", "cosine")
-KL_ESTIMATORS = ("k1", "k3")
+KL_ESTIMATORS = ("k1", "k2", "k3")
 DEVICES = ("auto", "cpu", "cuda")
 DTYPES = ("auto", "float32", "bfloat16")
 
@@ -40,10 +47,16 @@ class LoraConfig:
 class MismatchConfig:
     """Correction by the trainer/engine probability ratio rho = exp(trainer - engine logp) (loss.mismatch_weights)."""
 
-    mode: str = "tis"  # tis: weight clip(rho, low, high); mask: drop the token or sequence when rho leaves [low, high]
-    level: str = "token"  # token: rho per token; sequence: the product over a sequence's trained tokens
+    # tis: weight clip(rho, low, high); mask: weight rho inside [low, high], 0 outside (IcePop); reject: 1 inside
+    mode: str = "tis"
+    # token: rho per token; sequence: the product over a sequence's trained tokens; geometric: their geometric mean
+    level: str = "token"
     low: float = 0.0  # lower bound of rho (tis: 0 = no lower clip)
     high: float = 2.0  # upper bound of rho
+    # mask/reject: a token outside [low, high] stays in the aggregation's counts (count, IcePop) or leaves them (drop)
+    masked_tokens: str = "count"
+    # ppo: no gradient where the ratio to the engine's logprobs is past PPO's clip (loss.behaviour_trust_region)
+    trust_region: bool = False
 
 
 @dataclass
@@ -56,13 +69,15 @@ class TrainConfig:
     loss_norm_constant: Optional[int] = None
     clip_low: float = 0.2  # PPO epsilon below 1 for the importance ratio
     clip_high: float = 0.28  # PPO epsilon above 1 (clip-higher keeps exploration)
-    # the pg loss: ppo (clipped token ratio), gspo (clipped sequence ratio), cispo (clipped, detached weight)
+    # the pg loss: ppo (clipped token ratio), gspo (clipped sequence ratio), cispo (clipped, detached weight),
+    # reinforce (-A log pi)
     policy_loss: str = "ppo"
+    dual_clip: Optional[float] = None  # ppo: dual-clip's c (> 1) bounding the loss of A < 0 tokens; None = off
     # trainer/engine mismatch correction; None = the engine's logprobs are the PPO ratio's old policy.
-    # The override key tis_cap: C is the same as mismatch {mode: tis, level: token, low: 0, high: C}.
+    # The override key tis_cap: C is the same as mismatch {mode: tis, level: token, low: 0, high: C, trust_region}.
     mismatch: Optional[MismatchConfig] = None
     kl_coef: float = 0.0  # weight of the KL penalty to the frozen initial policy; 0 = no reference model kept
-    kl_estimator: str = "k3"  # k1 (log ratio) or k3 (Schulman's unbiased, non-negative estimator)
+    kl_estimator: str = "k3"  # k1 (log ratio), k2 (half its square) or k3 (unbiased, non-negative); Schulman 2020
     # optimiser
     learning_rate: float = 1e-5  # AdamW peak learning rate
     lr_schedule: str = "constant"  # constant | cosine (to 0 at total_steps) after warmup
@@ -112,7 +127,10 @@ def _tis_cap_as_mismatch(overrides: Mapping[str, Any]) -> Mapping[str, Any]:
         raise ConfigError("tis_cap: give mismatch or tis_cap, not both (tis_cap C is mismatch tis, token, 0, C)")
     if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0:
         raise ConfigError(f"tis_cap: must be a number > 0, got {cap!r}")
-    return {**rest, "mismatch": {"mode": "tis", "level": "token", "low": 0.0, "high": float(cap)}}
+    return {
+        **rest,
+        "mismatch": {"mode": "tis", "level": "token", "low": 0.0, "high": float(cap), "trust_region": True},
+    }
 
 
 def config_dict(config: TrainConfig) -> Dict[str, Any]:
@@ -191,13 +209,16 @@ def _check_values(c: TrainConfig) -> None:
             raise ConfigError(f"{key}: must be >= 0, got {getattr(c, key)!r}")
     m = c.mismatch
     if m is not None:
-        if m.mode not in MISMATCH_MODES or m.level not in MISMATCH_LEVELS:
+        if m.mode not in MISMATCH_MODES or m.level not in MISMATCH_LEVELS or m.masked_tokens not in MASKED_TOKENS:
             raise ConfigError(
-                f"mismatch: mode must be one of {', '.join(MISMATCH_MODES)} and level one of "
-                f"{', '.join(MISMATCH_LEVELS)}, got {m.mode!r}, {m.level!r}"
+                f"mismatch: mode must be one of {', '.join(MISMATCH_MODES)}, level one of "
+                f"{', '.join(MISMATCH_LEVELS)} and masked_tokens one of {', '.join(MASKED_TOKENS)}, "
+                f"got {m.mode!r}, {m.level!r}, {m.masked_tokens!r}"
             )
         if not 0 <= m.low < m.high:
             raise ConfigError(f"mismatch: needs 0 <= low < high, got low {m.low!r}, high {m.high!r}")
+    if c.dual_clip is not None and not c.dual_clip > 1:
+        raise ConfigError(f"dual_clip: must be > 1, got {c.dual_clip!r}")
     if c.loss_norm_constant is not None and c.loss_norm_constant <= 0:
         raise ConfigError(f"loss_norm_constant: must be > 0, got {c.loss_norm_constant!r}")
     if c.lr_schedule == "cosine" and c.total_steps <= c.warmup_steps:

@@ -32,16 +32,39 @@ def token_entropy(logits: torch.Tensor) -> torch.Tensor:
 
 
 def policy_gradient_loss(
-    logp: torch.Tensor, old_logp: torch.Tensor, advantages: torch.Tensor, clip_low: float, clip_high: float
+    logp: torch.Tensor,
+    old_logp: torch.Tensor,
+    advantages: torch.Tensor,
+    clip_low: float,
+    clip_high: float,
+    dual_clip: Optional[float] = None,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """PPO's clipped surrogate, per token: -min(r A, clip(r, 1 - clip_low, 1 + clip_high) A), r = exp(logp - old_logp).
+    With `dual_clip` c (> 1; Ye et al. 2020, arXiv 1912.09729, eq. 5) a token with A < 0 gets
+    -max(min(r A, clip(r) A), c A): its loss stops growing once r passes c, where plain PPO's grows with r.
 
-    Returns (loss (B, T), clipped (B, T) bool: the clipped branch was taken, so the token has no gradient).
+    Returns (loss (B, T), clipped (B, T) bool: a clipped branch was taken, so the token has no gradient).
     """
     ratio = torch.exp(logp - old_logp)  # (B, T)
     unclipped = ratio * advantages  # (B, T)
     clipped = torch.clamp(ratio, 1.0 - clip_low, 1.0 + clip_high) * advantages  # (B, T)
-    return -torch.minimum(unclipped, clipped), clipped < unclipped
+    surrogate = torch.minimum(unclipped, clipped)  # (B, T)
+    no_gradient = clipped < unclipped  # (B, T)
+    if dual_clip is not None:
+        floor = dual_clip * advantages  # (B, T)
+        dual = (advantages < 0) & (floor > surrogate)  # (B, T)
+        surrogate = torch.where(dual, floor, surrogate)
+        no_gradient = no_gradient | dual
+    return -surrogate, no_gradient
+
+
+def reinforce_loss(logp: torch.Tensor, advantages: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """REINFORCE (Williams 1992), per token: -A log pi. No ratio and no clip: the value is the paper's, and so is
+    the gradient, -A grad log pi.
+
+    Returns (loss (B, T), clipped (B, T) bool: all False).
+    """
+    return -advantages * logp, torch.zeros_like(logp, dtype=torch.bool)
 
 
 def behaviour_trust_region(
@@ -108,35 +131,82 @@ def mismatch_weights(
     high: float,
 ) -> Tuple[torch.Tensor, torch.Tensor]:
     """Correction for the engine having sampled from another distribution than the trainer computes (kernels,
-    dtype, and with stale rollouts older weights), from the ratio rho = exp(train - behaviour): per token, or per
-    sequence (the product over its trained tokens, exp of the summed log ratio; every token of the sequence
-    gets it). mode tis: weights clip(rho, low, high) (truncated importance sampling, Yao et al. 2025);
-    mode mask: weight 1 where low <= rho <= high and 0 outside (the token or sequence leaves the loss).
+    dtype, and with stale rollouts older weights), from the ratio rho = exp(train - behaviour):
+    - level token: rho_t per token;
+    - level sequence: the product over the sequence's trained tokens, exp(sum of log ratios), which every token of
+      the sequence gets (Seq-TIS / Seq-MIS, Liu et al. 2025, "When speed kills stability");
+    - level geometric: the geometric mean, exp(mean of log ratios) (Geo-RS, ibid. part 3): a per-token figure, so
+      a long sequence is not rejected for its length.
+    mode tis: weights clip(rho, low, high) (truncated importance sampling, Yao et al. 2025);
+    mode mask: weights rho where low <= rho <= high, 0 outside (IcePop's M(k), Ling team 2025; MIS);
+    mode reject: weights 1 inside and 0 outside (rejection without an importance weight, verl's rollout_rs).
 
-    Returns (weights (B, T) detached, masked (B, T) bool: outside [low, high] under mode mask, else all False).
+    Returns (weights (B, T) detached, masked (B, T) bool: outside [low, high] under mask and reject, else all False).
     """
     log_ratio = (train_logp.detach() - behaviour_logp) * mask  # (B, T)
     if level == "sequence":
         log_ratio = sequence_sums(log_ratio, sequence_ids)  # (B, T)
+    elif level == "geometric":
+        log_ratio = sequence_sums(log_ratio, sequence_ids) / sequence_sums(mask, sequence_ids).clamp(min=1.0)
     elif level != "token":
         raise ValueError(f"unknown mismatch level {level!r}")
     ratio = torch.exp(log_ratio)  # (B, T)
     if mode == "tis":
         return ratio.clamp(min=low, max=high), torch.zeros_like(ratio, dtype=torch.bool)
-    if mode == "mask":
+    if mode in ("mask", "reject"):
         outside = (ratio < low) | (ratio > high)  # (B, T)
-        return (~outside).to(ratio.dtype), outside
+        kept = ratio if mode == "mask" else torch.ones_like(ratio)  # (B, T)
+        return torch.where(outside, torch.zeros_like(ratio), kept), outside
     raise ValueError(f"unknown mismatch mode {mode!r}")
+
+
+def drop_from_count(
+    weights: torch.Tensor,
+    mask: torch.Tensor,
+    kept: torch.Tensor,
+    sequence_ids: torch.Tensor,
+    mode: str,
+    counts: Tuple[float, float, float, float],
+) -> torch.Tensor:
+    """Aggregation weights (aggregation_weights' output for `mask`) redone as if only the `kept` tokens had been
+    trained: what a rejection that leaves the count does (verl's rollout rejection sampling edits the response
+    mask before aggregating). `counts` = (tokens, kept tokens, sequences, sequences with a kept token) over the
+    whole step's batch; a sequence with no kept token leaves the sequence count.
+    kept (B, T) float, 1 where a trained token survives the rejection. Returns (B, T).
+    """
+    tokens, kept_tokens, sequences, kept_sequences = counts
+    scaled = weights * kept  # (B, T)
+    if mode == "token-sum":
+        return scaled
+    if mode == "token-mean":
+        return scaled * (tokens / max(kept_tokens, 1.0))
+    scaled = scaled * (sequences / max(kept_sequences, 1.0))
+    if mode == "seq-mean-token-mean":
+        lengths = sequence_sums(mask, sequence_ids)  # (B, T)
+        kept_lengths = sequence_sums(kept, sequence_ids).clamp(min=1.0)  # (B, T)
+        return scaled * lengths / kept_lengths
+    if mode in ("seq-mean-token-sum", "seq-mean-token-sum-norm"):
+        return scaled
+    raise ValueError(f"unknown loss aggregation {mode!r}")
+
+
+def count_sequences(mask: torch.Tensor, sequence_ids: torch.Tensor) -> int:
+    """How many sequences of a micro-batch have a token where `mask` (B, T) is nonzero."""
+    return int((_per_sequence(mask, sequence_ids) > 0).sum())
 
 
 def sequence_sums(values: torch.Tensor, sequence_ids: torch.Tensor) -> torch.Tensor:
     """Each token's value replaced by the sum over the tokens of its sequence: (B, T) -> (B, T).
     `sequence_ids` (B, T) int64 gives each token's sequence, numbered from 0 within the micro-batch
     (a row per sequence, or several sequences packed in a row)."""
+    return _per_sequence(values, sequence_ids)[sequence_ids]  # (B, T)
+
+
+def _per_sequence(values: torch.Tensor, sequence_ids: torch.Tensor) -> torch.Tensor:
+    """The sum of `values` (B, T) over each sequence: (S,), S = the largest sequence id + 1."""
     flat = sequence_ids.reshape(-1)  # (B*T,)
     sums = torch.zeros(int(flat.max()) + 1, dtype=values.dtype, device=values.device)  # (S,)
-    sums = sums.index_add(0, flat, values.reshape(-1))
-    return sums[sequence_ids]  # (B, T)
+    return sums.index_add(0, flat, values.reshape(-1))
 
 
 def sequence_ids(shape: Tuple[int, int], segments: Optional[torch.Tensor], device: torch.device) -> torch.Tensor:
@@ -152,11 +222,14 @@ def sequence_ids(shape: Tuple[int, int], segments: Optional[torch.Tensor], devic
 def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, estimator: str) -> torch.Tensor:
     """Per-token estimate of KL(policy || reference) from samples of the policy.
 
-    k1 = logp - ref_logp (unbiased, can be negative); k3 = exp(ref - logp) - (ref - logp) - 1
-    (unbiased and never negative; Schulman 2020, used by GRPO).
+    k1 = logp - ref_logp (unbiased, can be negative); k2 = (logp - ref_logp)^2 / 2 (biased, low variance, never
+    negative; its gradient is that of the reverse KL); k3 = exp(ref - logp) - (ref - logp) - 1 (unbiased and never
+    negative; used by GRPO). All three from Schulman 2020, "Approximating KL divergence".
     """
     if estimator == "k1":
         return logp - ref_logp  # (B, T)
+    if estimator == "k2":
+        return 0.5 * (logp - ref_logp).square()  # (B, T)
     if estimator == "k3":
         log_ratio = ref_logp - logp  # (B, T)
         return torch.exp(log_ratio) - log_ratio - 1.0
@@ -174,6 +247,8 @@ def aggregation_weights(
     """Weight of each token's loss so that sum(per_token * weights) over all micro-batches is the aggregate.
 
     total_tokens / total_sequences count the whole step's batch, not this micro-batch.
+    - token-sum: the plain sum over every trained token of the batch (no normaliser: the gradient grows with the
+      batch, as in REINFORCE written as a sum).
     - token-mean: every trained token counts the same (DAPO).
     - seq-mean-token-sum: sum per sequence, mean over sequences.
     - seq-mean-token-mean: mean per sequence, mean over sequences (GRPO as published).
@@ -181,6 +256,8 @@ def aggregation_weights(
       so long and short answers are not reweighted by their own length.
     """
     mask = loss_mask.float()  # (B, T)
+    if mode == "token-sum":
+        return mask
     if mode == "token-mean":
         return mask / total_tokens
     if mode == "seq-mean-token-sum":

@@ -32,10 +32,13 @@ from .grad_checkpoint import decoder_layers, enable_gradient_checkpointing
 from .loss import (
     behaviour_trust_region,
     cispo_loss,
+    count_sequences,
+    drop_from_count,
     gspo_loss,
     kl_penalty,
     mismatch_weights,
     policy_gradient_loss,
+    reinforce_loss,
     sequence_ids,
     sft_loss,
     token_entropy,
@@ -182,6 +185,8 @@ class Trainer:
     ) -> None:
         """`updates_per_step` optimizer updates on the batch: micro-batches, gradient clip, step."""
         c = self.config
+        if batch.loss == "pg" and c.mismatch is not None and c.mismatch.masked_tokens == "drop":
+            batch = self._drop_masked_from_counts(batch, first_logp)
         for update in range(c.updates_per_step):
             self.optimizer.zero_grad(set_to_none=True)
             if self.peers is None:
@@ -192,6 +197,45 @@ class Trainer:
                 grad_norm = self._distributed_update(batch, update, first_logp, ref_logp, totals)
             totals["grad_norm"] = totals.get("grad_norm", 0.0) + float(grad_norm)
             self.optimizer.step()
+
+    @torch.no_grad()
+    def _drop_masked_from_counts(self, batch: TrainBatch, first_logp: List[Optional[torch.Tensor]]) -> TrainBatch:
+        """mismatch.masked_tokens drop: the tokens the mismatch mask rejects leave the aggregation's counts, which
+        span the whole batch, so every micro-batch's pre-update logprobs come first (a forward without gradient,
+        kept as first_logp), then each micro-batch's weights are redone over the kept tokens (loss.drop_from_count)."""
+        m = self.config.mismatch
+        count = len(batch.micro_batches)
+        mine = range(count) if self.peers is None else self.peers.my_micro_batches(count)
+        kept: Dict[int, Tuple[torch.Tensor, torch.Tensor]] = {}
+        totals = {"kept_tokens": 0.0, "kept_sequences": 0.0}
+        for i in mine:
+            if i is None:  # fewer micro-batches here than on rank 0: join a sharded forward's collectives
+                self._token_stats(self.train_policy, torch.zeros((1, 2), dtype=torch.int64, device=self.device), None)
+                continue
+            mb = batch.micro_batches[i]
+            ids = mb.input_ids.to(self.device)  # (B, T)
+            segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
+            logp, _ = self._token_stats(self.train_policy, ids, segments)  # (B, T)
+            first_logp[i] = logp
+            mask = mb.loss_mask.to(self.device)  # (B, T)
+            seq = sequence_ids((ids.shape[0], ids.shape[1]), segments, self.device)  # (B, T)
+            behaviour = mb.behaviour_logprobs.to(self.device)  # (B, T)
+            _, outside = mismatch_weights(logp, behaviour, mask, seq, m.mode, m.level, m.low, m.high)
+            keep = mask * (~outside).to(mask.dtype)  # (B, T)
+            kept[i] = (keep, seq)
+            totals["kept_tokens"] += float(keep.sum())
+            totals["kept_sequences"] += count_sequences(keep, seq)
+        if self.peers is not None:
+            parts = self.peers.gather_totals(totals)
+            totals = {key: sum(part[key] for part in parts) for key in totals}
+        counts = (float(batch.tokens), totals["kept_tokens"], float(batch.sequences), totals["kept_sequences"])
+        micro_batches = list(batch.micro_batches)
+        for i, (keep, seq) in kept.items():
+            mb = micro_batches[i]
+            mask = mb.loss_mask.to(self.device)  # (B, T)
+            weights = drop_from_count(mb.weights.to(self.device), mask, keep, seq, self.config.loss_aggregation, counts)
+            micro_batches[i] = mb._replace(weights=weights)
+        return batch._replace(micro_batches=micro_batches)
 
     def _distributed_update(
         self,
@@ -251,7 +295,7 @@ class Trainer:
         segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
         logp, entropy = self._token_stats(self.train_policy, ids, segments)  # (B, T) float32 each
         stats: Dict[str, float] = {}
-        if update == 0:
+        if update == 0 and first_logp[i] is None:
             first_logp[i] = logp.detach()
         if batch.loss == "sft":
             per_token = sft_loss(logp)  # (B, T)
@@ -267,22 +311,24 @@ class Trainer:
                 per_token, clipped = gspo_loss(logp, old, advantages, mask, seq, c.clip_low, c.clip_high)
             elif c.policy_loss == "cispo":
                 per_token, clipped = cispo_loss(logp, old, advantages, c.clip_low, c.clip_high)
+            elif c.policy_loss == "reinforce":
+                per_token, clipped = reinforce_loss(logp, advantages)
             else:
-                per_token, clipped = policy_gradient_loss(logp, old, advantages, c.clip_low, c.clip_high)
+                per_token, clipped = policy_gradient_loss(logp, old, advantages, c.clip_low, c.clip_high, c.dual_clip)
             m = c.mismatch
             if m is not None:
                 correction, masked = mismatch_weights(
                     first_logp[i], behaviour, mask, seq, m.mode, m.level, m.low, m.high
                 )  # (B, T) each
                 per_token = per_token * correction
-                if c.policy_loss == "ppo":
+                if m.trust_region and c.policy_loss == "ppo":
                     # The trust region stays anchored at the behaviour policy (see behaviour_trust_region).
                     outside = behaviour_trust_region(logp, behaviour, advantages, c.clip_low, c.clip_high)
                     per_token = torch.where(outside, torch.zeros_like(per_token), per_token)
                     clipped = clipped | outside
-                if m.mode == "tis":
+                if m.mode != "reject":  # the importance weight's mean (0 on masked tokens)
                     stats["tis_weight_sum"] = float((correction * mask).sum())
-                else:
+                if m.mode != "tis":
                     stats["mismatch_masked_tokens"] = float((masked.float() * mask).sum())
             stats["clipped_tokens"] = float((clipped.float() * mask).sum())
             if update == 0:
