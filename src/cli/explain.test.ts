@@ -40,7 +40,7 @@ describe('runExplain', () => {
     ]);
     expect(loss.formula).toContain('loss_t = -sg[clip(r_t, 0, 3)] A_i log pi(y_t) (every token keeps its gradient)');
     expect(loss.paper).toBe('MiniMax 2025, MiniMax-M1 (CISPO), arXiv 2506.13585, eq. 4-5');
-    const advantage = (await terms(file))['advantage']!;
+    const advantage = (await terms(file)).advantage!;
     expect(advantage.settings[0]).toStrictEqual({
       path: 'algorithm.group_size',
       value: 4,
@@ -98,23 +98,23 @@ describe('runExplain', () => {
   test('returns the std, dual-clip, k2 and token-sum settings where a recipe writes them, and REINFORCE as -A log pi', async () => {
     const text = `${BASE}algorithm:\n  std: population\n  dual_clip: 3\n  kl_coef: 0.1\n  kl_estimator: k2\n  loss_aggregation: token-sum\n`;
     const all = await terms(recipe('variants.yaml', text));
-    expect(all['advantage']!.summary).toBe("group-mean baseline, divided by the group's population std");
-    expect(all['advantage']!.formula[0]).toBe(
+    expect(all.advantage!.summary).toBe("group-mean baseline, divided by the group's population std");
+    expect(all.advantage!.formula[0]).toBe(
       'A_i = (r_i - mean_j r_j) / (std_j r_j + 1e-6), std_j r_j = sqrt(sum_j (r_j - mean r)^2 / G), over the 8 episodes j of a task; every token of y_i gets A_i',
     );
-    expect(all['advantage']!.settings.map((s) => s.path)).toContain('algorithm.std');
+    expect(all.advantage!.settings.map((s) => s.path)).toContain('algorithm.std');
     expect(all['policy loss']!.summary).toBe('PPO clipped surrogate per token, clipped at [0.8, 1.28], dual-clip at 3');
     expect(all['policy loss']!.formula[1]).toBe(
       'loss_t = -min(r_t A_i, clip(r_t, 0.8, 1.28) A_i) if A_i >= 0, else -max(min(r_t A_i, clip(r_t, 0.8, 1.28) A_i), 3 A_i)',
     );
     expect(all['policy loss']!.settings.find((s) => s.path === 'algorithm.dual_clip')?.value).toBe(3);
     expect(all['KL penalty']!.formula).toStrictEqual(['loss_t += 0.1 * k2 = (log pi(y_t) - log pi_ref(y_t))^2 / 2']);
-    expect(all['aggregation']!.formula[0]).toBe(
+    expect(all.aggregation!.formula[0]).toBe(
       'L = sum_i sum_t loss_i,t (no normaliser: the gradient grows with the batch)',
     );
     const grpo = await terms(recipe('grpo.yaml', BASE));
-    expect(grpo['advantage']!.summary).toBe("group-mean baseline, divided by the group's unbiased std");
-    expect(grpo['advantage']!.settings.find((s) => s.path === 'algorithm.std')).toStrictEqual({
+    expect(grpo.advantage!.summary).toBe("group-mean baseline, divided by the group's unbiased std");
+    expect(grpo.advantage!.settings.find((s) => s.path === 'algorithm.std')).toStrictEqual({
       path: 'algorithm.std',
       value: 'unbiased',
       origin: { kind: 'default' },
@@ -126,7 +126,7 @@ describe('runExplain', () => {
 
   test('returns the distillation term of a distill recipe: its formula with the reward weight, and the teacher', async () => {
     const text = `${BASE}teacher:\n  path: /models/teacher\nalgorithm:\n  name: distill\n  distill:\n    reward_weight: 0.5\n`;
-    const term = (await terms(recipe('distill.yaml', text)))['distillation']!;
+    const term = (await terms(recipe('distill.yaml', text))).distillation!;
     expect(term.formula[0]).toBe(
       'A_t = log pi_teacher(y_t | y_<t) - log pi_student(y_t | y_<t) + 0.5 * A_i, discount 0 (each token answers for itself)',
     );
@@ -167,7 +167,7 @@ describe('runExplain', () => {
       'dapo.yaml',
       `${BASE.replace('  name: arith\n', '  name: arith\n  curriculum: {skip_solved: 2}\n')}algorithm:\n  dynamic_sampling: {}\n`,
     );
-    const sampling = (await terms(file, ['train.tasks_per_step=8']))['sampling']!;
+    const sampling = (await terms(file, ['train.tasks_per_step=8'])).sampling!;
     expect(sampling.summary).toBe('dynamic sampling: refilled to 8 groups with a reward spread; curriculum');
     expect(sampling.settings).toStrictEqual([
       { path: 'algorithm.dynamic_sampling.max_rounds', value: 3, origin: { kind: 'default' } },

@@ -30,13 +30,6 @@ function runsDirectory(): string {
   return dir;
 }
 
-interface Trained {
-  readonly before: number;
-  readonly after: number;
-  readonly steps: number;
-  readonly runDir: string;
-}
-
 /** Train recipes/quickstart.yaml with `overrides` (the steps among them): its run directory and steps run. */
 async function trainQuickstart(name: string, overrides: string[]): Promise<{ runDir: string; steps: number }> {
   const runsDir = runsDirectory();
