@@ -10,6 +10,7 @@ import { join } from 'node:path';
 /** The test files that run against real vLLM under ATK_TEST_VLLM=real (each skips or uses a stand-in otherwise). */
 const FILES = [
   'src/engines/launched-vllm.test.ts', // the engine conformance suite; full-weight syncs against the trainer's logprobs
+  'src/policy/launched-policy.test.ts', // trainer + vLLM: a LoRA and a full step synced, resumed, served as trained
   'src/run/launched-run.test.ts', // atk run with LoRA, full-weight (disk and broadcast) and asynchronous syncs
   'test/e2e/real-vllm.test.ts', // atk eval token-identical through launched, url and gateway; runs gaining; SmolLM2
 ];
@@ -43,8 +44,8 @@ const vitest = spawnSync(
     'run',
     '--no-file-parallelism',
     // Real vLLM compiles its model on start: minutes on a loaded machine, in hooks as in tests.
-    '--hookTimeout=1800000',
-    '--testTimeout=1800000',
+    '--hookTimeout=3600000',
+    '--testTimeout=3600000',
     ...FILES,
     ...process.argv.slice(2),
   ],

@@ -13,7 +13,12 @@ import {
   tsScript,
 } from '../__fixtures__/engine-processes.js';
 import { runAtk } from '../__fixtures__/atk-process.js';
-import { LAUNCHED_TEST_TIMEOUT_MS, launchedVllmYaml, REAL_VLLM } from '../__fixtures__/launched-vllm.js';
+import {
+  LAUNCHED_TEST_TIMEOUT_MS,
+  launchedVllmYaml,
+  REAL_VLLM,
+  TRAINER_ON_VLLM_TORCH,
+} from '../__fixtures__/launched-vllm.js';
 import { writeModelWithWeights } from '../__fixtures__/tiny-qwen2.js';
 import { projectRoot } from '../util/paths.js';
 
@@ -128,7 +133,9 @@ describe('atk run with a launched engine', () => {
         [launchedVllmYaml({ weight_sync: 'broadcast' }), 'train: {eval_before: false, eval_after: false}'],
         true,
       );
-      const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir });
+      const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`, ...TRAINER_ON_VLLM_TORCH], {
+        cwd: dir,
+      });
       expect([result.exitCode, result.stderr]).toStrictEqual([0, '']);
       const run = join(dir, 'runs', 'launched-broadcast', 'v001');
       const steps = readFileSync(join(run, 'metrics.jsonl'), 'utf8')

@@ -34,6 +34,8 @@ const OPENAI_AGENT = {
   cwd: projectRoot(),
   timeout_s: 120,
 };
+/** The quickstart's job with that agent in place of the built-in one, which brings its own calculator. */
+const OPENAI_AGENT_RECIPE = { tools: [], agent: { external: OPENAI_AGENT } };
 
 /** One eval episode as results.jsonl records it. */
 interface EvalEpisode {
@@ -89,7 +91,7 @@ describe.skipIf(!REAL_VLLM)('atk eval through real vLLM', () => {
   let embeddedAgent: Map<string, EvalEpisode>;
   beforeAll(async () => {
     embedded = await evalEpisodes('embedded', {});
-    embeddedAgent = await evalEpisodes('embedded-agent', { agent: { external: OPENAI_AGENT } });
+    embeddedAgent = await evalEpisodes('embedded-agent', OPENAI_AGENT_RECIPE);
   }, LAUNCHED_TEST_TIMEOUT_MS);
 
   test(
@@ -130,7 +132,7 @@ describe.skipIf(!REAL_VLLM)('atk eval through real vLLM', () => {
     test(
       'returns the embedded engine’s episodes, token for token, for an openai-client agent through atk’s gateway in front of it',
       async () => {
-        const episodes = await evalEpisodes('url-agent', { ...urlEngine(), agent: { external: OPENAI_AGENT } });
+        const episodes = await evalEpisodes('url-agent', { ...urlEngine(), ...OPENAI_AGENT_RECIPE });
         expectSameEpisodes(episodes, embeddedAgent);
         // The agent called the calculator through the gateway: the tool results are in its trajectories.
         expect([...episodes.values()].filter((e) => e.success).length).toBeGreaterThan(EVAL_TASKS / 2);

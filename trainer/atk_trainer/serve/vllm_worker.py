@@ -87,6 +87,10 @@ class WeightReload:
             weight_group.drain(group, specs[len(taken) :], self._atk_group_device)
             raise
 
+    def atk_torch_version(self) -> str:
+        """This worker's torch: a weight group's members must share it (weight_group.py)."""
+        return torch.__version__
+
     def atk_weight_version(self) -> Optional[str]:
         """The version of the last reload; None while the weights are those vLLM started with."""
         return getattr(self, "_atk_weight_version", None)
