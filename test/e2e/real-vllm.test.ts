@@ -167,10 +167,14 @@ async function trainedRun(
 describe.skipIf(!REAL_VLLM)('atk run with real vLLM', () => {
   const engine = { kind: 'vllm', ...launchedVllmSettings() };
 
-  test(
-    'returns a run whose full-weight syncs reached vLLM every step and that gains on held-out',
-    async () => {
-      const run = await trainedRun('full', {
+  test.each([
+    ['full-weight', {}],
+    ['LoRA', { algorithm: { lora: { rank: 16, alpha: 32 }, learning_rate: 2.0e-3 } }],
+  ])(
+    'returns a run whose %s syncs reached vLLM every step and that gains on held-out',
+    async (name, recipe) => {
+      const run = await trainedRun(name, {
+        ...recipe,
         model: { engine },
         dataset: { eval_limit: 50 },
         train: { steps: 3 },
@@ -181,25 +185,7 @@ describe.skipIf(!REAL_VLLM)('atk run with real vLLM', () => {
         [2, true],
         [3, true],
       ]);
-      expect(run.after - run.before).toBeGreaterThanOrEqual(0.1);
-    },
-    LAUNCHED_TEST_TIMEOUT_MS,
-  );
-
-  test(
-    'returns a run whose LoRA syncs reached vLLM every step and that gains on held-out',
-    async () => {
-      const run = await trainedRun('lora', {
-        model: { engine },
-        dataset: { eval_limit: 50 },
-        algorithm: { lora: { rank: 16, alpha: 32 }, learning_rate: 2.0e-3 },
-        train: { steps: 3 },
-      });
-      expect(run.steps.map((s) => [s.policy_version, s['train/mismatch_max']! < 1e-3])).toStrictEqual([
-        [1, true],
-        [2, true],
-        [3, true],
-      ]);
+      console.log(`${name} syncs into real vLLM: held-out accuracy ${run.before} -> ${run.after} in 3 steps`);
       expect(run.after - run.before).toBeGreaterThanOrEqual(0.1);
     },
     LAUNCHED_TEST_TIMEOUT_MS,
