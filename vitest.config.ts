@@ -24,6 +24,9 @@ export default defineConfig({
     // Tests spawn real subprocesses (trainer, sandbox); two cores cannot run many files at once.
     maxWorkers: 2,
     // vLLM is looked for in atk's own venv first: the fast suite must not find this host's (npm run test:vllm names one).
-    env: { ATK_DATA_DIR: testData, ATK_VLLM_VENV: process.env.ATK_VLLM_VENV || resolve(import.meta.dirname, 'no-vllm-venv') },
+    env: {
+      ATK_DATA_DIR: testData,
+      ATK_VLLM_VENV: process.env.ATK_VLLM_VENV || resolve(import.meta.dirname, 'no-vllm-venv'),
+    },
   },
 });
