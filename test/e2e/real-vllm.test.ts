@@ -112,7 +112,8 @@ describe.skipIf(!REAL_VLLM)('atk eval through real vLLM', () => {
         kind: 'vllm',
         config: launchedVllmEngine(),
         model: TINY_ARITH_MODEL,
-        servedModelName: 'tiny-arith',
+        // The name a url engine's requests use (src/engines/url-engines.ts).
+        servedModelName: 'policy',
         logsDir: join(tempDir(), 'logs'),
         requestTimeoutMs: 120_000,
       });
