@@ -145,3 +145,9 @@ def test_reload_in_place_refuses_a_partial_checkpoint_before_loading_anything(tm
     with pytest.raises(ValueError, match=r"the checkpoint has no weights for 1 parameters \(norm\.weight"):
         worker.atk_reload_weights(str(tmp_path / "partial"), "policy@1")
     assert worker.atk_weight_version() is None
+
+
+def test_torch_version_is_a_plain_str_that_vllms_rpc_can_serialize(api):
+    # vLLM's msgspec encoder refuses str subclasses such as torch's TorchVersion, and the call never answers.
+    (version,) = api.collective_rpc({"method": "atk_torch_version"})["results"]
+    assert type(version) is str and version == torch.__version__

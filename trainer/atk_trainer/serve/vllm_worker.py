@@ -88,8 +88,9 @@ class WeightReload:
             raise
 
     def atk_torch_version(self) -> str:
-        """This worker's torch: a weight group's members must share it (weight_group.py)."""
-        return torch.__version__
+        """This worker's torch: a weight group's members must share it (weight_group.py). A plain str:
+        vLLM's RPC cannot serialize torch's TorchVersion (the call then never answers)."""
+        return str(torch.__version__)
 
     def atk_weight_version(self) -> Optional[str]:
         """The version of the last reload; None while the weights are those vLLM started with."""

@@ -76,7 +76,7 @@ class WeightSendApi:
             "backend": self._backend(),
             "tensors": specs,
             "bytes": nbytes,
-            "torch": torch.__version__,
+            "torch": str(torch.__version__),
         }
 
     def join(self, body: Body) -> Json:
