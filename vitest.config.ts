@@ -27,6 +27,10 @@ export default defineConfig({
     // over 230 files. The tests keep no state between files that needs it: the built-ins register once
     // per process, and what a test changes of the process (cwd, env, the standard streams) it restores.
     isolate: false,
-    env: { ATK_DATA_DIR: testData },
+    // vLLM is looked for in atk's own venv first: the fast suite must not find this host's (npm run test:vllm names one).
+    env: {
+      ATK_DATA_DIR: testData,
+      ATK_VLLM_VENV: process.env.ATK_VLLM_VENV || resolve(import.meta.dirname, 'no-vllm-venv'),
+    },
   },
 });

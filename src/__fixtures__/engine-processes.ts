@@ -1,6 +1,6 @@
 // Commands that stand in for `vllm serve` in launcher tests: the engine double as a process (node + tsx),
 // and small shell scripts that crash, hang or fork.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { projectRoot } from '../util/paths.js';
@@ -44,6 +44,15 @@ export function alive(pid: number): boolean {
   }
   const stat = readFileSafe(`/proc/${pid}/stat`);
   return !/^\d+ \(.*\) Z/.test(stat);
+}
+
+/** Pids of the live processes whose command line contains `fragment` (e.g. a model directory only one test serves). */
+export function processesRunning(fragment: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .filter((pid) => readFileSafe(`/proc/${pid}/cmdline`).split('\0').join(' ').includes(fragment))
+    .map(Number)
+    .filter(alive);
 }
 
 function readFileSafe(path: string): string {

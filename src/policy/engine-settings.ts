@@ -101,6 +101,8 @@ export function notLaunchedProblems(recipe: EngineSettingsInput, where: string, 
   const refuse = (path: string, message: string): void => void problems.push({ path: `model.${path}`, message });
   if (engine.command) refuse('engine.command', `only vllm and sglang engines are launched by atk; ${where}`);
   if (engine.args.length) refuse('engine.args', `only vllm and sglang engines are launched by atk; ${where}`);
+  if (Object.keys(engine.env).length)
+    refuse('engine.env', `only vllm and sglang engines are launched by atk; ${where}`);
   if (engine.replicas > 1) refuse('engine.replicas', `replicas are launched vllm/sglang servers; ${where}`);
   if (engine.gpus.length) refuse('engine.gpus', gpus);
   return problems;

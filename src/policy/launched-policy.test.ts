@@ -7,8 +7,9 @@ import {
   alive,
   doubleEngineCommand,
   embeddedSglangCommand,
-  embeddedVllmCommand,
+  processesRunning,
 } from '../__fixtures__/engine-processes.js';
+import { LAUNCHED_TEST_TIMEOUT_MS, launchedVllmSettings, TINY_ARITH_MODEL } from '../__fixtures__/launched-vllm.js';
 import { createVllmClient } from '../engines/index.js';
 import { createEngineSync } from '../engines/sync/index.js';
 import { InputError, ProviderError } from '../errors/index.js';
@@ -21,8 +22,9 @@ import { startPolicy } from './index.js';
 import { engineProgressLines } from './launched-policy.js';
 import type { RunningPolicy } from './policy.js';
 
-// The real trainer process plus the embedded engine launched as `vllm serve` (the stand-in for vLLM):
-// train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
+// The real trainer process plus the vLLM under test (src/__fixtures__/launched-vllm.ts: the embedded engine
+// launched as `vllm serve`, or real vLLM under npm run test:vllm) on tiny-arith's architecture with random
+// weights: train a LoRA step, sync it into the engine as policy@1 through the trainer's own peft save.
 const dir = mkdtempSync(join(tmpdir(), 'atk-launched-'));
 const modelDir = join(dir, 'tiny');
 
@@ -32,11 +34,10 @@ function recipe(lora: boolean, kind: 'vllm' | 'sglang' = 'vllm'): ResolvedRecipe
       name: 'launched',
       model: {
         path: modelDir,
-        engine: {
-          kind,
-          command: kind === 'vllm' ? embeddedVllmCommand : embeddedSglangCommand,
-          startup_timeout_s: 120,
-        },
+        engine:
+          kind === 'vllm'
+            ? { kind, ...launchedVllmSettings() }
+            : { kind, command: embeddedSglangCommand, startup_timeout_s: 120 },
         trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
       },
       reward: { name: 'math_answer' },
@@ -72,112 +73,120 @@ async function trainOneStep(policy: RunningPolicy): Promise<number> {
 
 describe('startLaunchedPolicy', () => {
   let policy: RunningPolicy | undefined;
-  beforeAll(() => writeModelWithWeights(modelDir));
+  beforeAll(() => writeModelWithWeights(modelDir, TINY_ARITH_MODEL));
   afterAll(() => policy?.close());
 
-  test('returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes', async () => {
-    const runDir = join(dir, 'run');
-    policy = await startPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
-    expect(policy.facts).toMatchObject({
-      engine: 'vllm',
-      engine_replicas: 1,
-      weight_sync: 'lora',
-      backend: 'builtin',
-      device: 'cpu',
-    });
-    expect(await trainOneStep(policy)).toBe(1);
-    const before = await servedGap(policy, runDir);
-    await policy.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
-    const adapter = join(runDir, 'checkpoints', 'sync', 'step-00001');
-    expect(readdirSync(adapter).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
-    expect([policy.engine.model, await policy.engine.models()]).toStrictEqual(['policy@1', ['policy', 'policy@1']]);
-    // The engine samples from base + the trained adapter: what the trainer samples, as it did not before.
-    expect([before > 1e-3, await servedGap(policy, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
-    // Launched for LoRA, the engine has no weight-reload extension, like a user's own `vllm serve`: a full sync is refused.
-    const full = createEngineSync({
-      mode: 'full',
-      protocol: 'vllm',
-      engine: policy.engine,
-      replicaUrls: [policy.engine.baseUrl],
-      writePolicy: () => Promise.resolve(),
-    });
-    const error = await full.check().catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ProviderError);
-    expect((error as ProviderError).message).toMatch(
-      /^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: Method 'atk_weight_version' is not implemented/,
-    );
-    expect((error as ProviderError).hint).toMatch(
-      /^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/,
-    );
-    // The same engine as a user's running server (url): training full weights is refused up front, while an
-    // eval of the base model, which loads nothing into it, asks for no extension and starts.
-    const url = (run: string, loadsWeights?: boolean) =>
-      startPolicy({
-        recipe: resolveRecipe(
-          RecipeSchema.parse({
-            name: 'url',
-            model: {
-              path: modelDir,
-              engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' },
-              trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
-            },
-            reward: { name: 'math_answer' },
-          }),
-          dir,
-        ),
-        recipeDir: dir,
-        logsDir: join(dir, run, 'logs'),
-        runDir: join(dir, run),
-        ...(loadsWeights === undefined ? {} : { loadsWeights }),
+  test(
+    'returns a policy whose LoRA step the engine serves as policy@1 after sync, and close stops both processes',
+    async () => {
+      const runDir = join(dir, 'run');
+      policy = await startPolicy({ recipe: recipe(true), recipeDir: dir, logsDir: join(runDir, 'logs'), runDir });
+      expect(policy.facts).toMatchObject({
+        engine: 'vllm',
+        engine_replicas: 1,
+        weight_sync: 'lora',
+        backend: 'builtin',
+        device: 'cpu',
       });
-    await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
-    const evalBase = await url('url-eval-base', false);
-    expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
-    expect(
-      (await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds,
-    ).toHaveLength(2);
-    await evalBase.close();
-    const logs = ['trainer.log', 'engine.log'].map((f) => readFileSync(join(runDir, 'logs', f), 'utf8')).join('\n');
-    const pids = [...logs.matchAll(/(?:atk_trainer|embedded-vllm-serve:) pid (\d+)/g)].map((m) => Number(m[1]));
-    expect(pids).toHaveLength(2);
-    await policy.close();
-    policy = undefined;
-    expect(pids.map(alive)).toStrictEqual([false, false]);
-  });
-
-  test('returns a policy whose full fine-tuning step the engine serves after sync, reloaded through the worker extension', async () => {
-    const runDir = join(dir, 'full');
-    const full = await startPolicy({
-      recipe: recipe(false),
-      recipeDir: dir,
-      logsDir: join(runDir, 'logs'),
-      runDir,
-    });
-    try {
-      expect(full.facts).toMatchObject({ engine: 'vllm', weight_sync: 'full' });
-      expect(readFileSync(join(runDir, 'logs', 'engine.log'), 'utf8')).toContain(
-        'worker extension atk_trainer.vllm_worker.WeightReload',
+      expect(await trainOneStep(policy)).toBe(1);
+      const before = await servedGap(policy, runDir);
+      await policy.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
+      const adapter = join(runDir, 'checkpoints', 'sync', 'step-00001');
+      expect(readdirSync(adapter).sort()).toStrictEqual(['adapter_config.json', 'adapter_model.safetensors']);
+      expect([policy.engine.model, await policy.engine.models()]).toStrictEqual(['policy@1', ['policy', 'policy@1']]);
+      // The engine samples from base + the trained adapter: what the trainer samples, as it did not before.
+      expect([before > 1e-3, await servedGap(policy, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+      // Launched for LoRA, the engine has no weight-reload extension, like a user's own `vllm serve`: a full sync is refused.
+      const full = createEngineSync({
+        mode: 'full',
+        protocol: 'vllm',
+        engine: policy.engine,
+        replicaUrls: [policy.engine.baseUrl],
+        writePolicy: () => Promise.resolve(),
+      });
+      const error = await full.check().catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).message).toMatch(
+        /^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: .*atk_weight_version/,
       );
-      expect(await trainOneStep(full)).toBe(1);
-      const before = await servedGap(full, runDir);
-      await full.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
-      expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual([
-        'config.json',
-        'model.safetensors',
-      ]);
-      expect(full.engine.model).toBe('policy'); // full weights keep the base name; the sync confirmed version policy@1
-      expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
-      // Resume: restoring a checkpoint puts its weights into the engine too, whatever it served before.
-      const kept = join(runDir, 'checkpoints', 'step-00001');
-      await full.trainer.save(kept);
-      expect(await trainOneStep(full)).toBe(2);
-      await full.sync.sync(2, join(runDir, 'checkpoints', 'step-00002'));
-      expect(await full.trainer.load(kept)).toBe(1);
-      expect(await servedGap(full, runDir)).toBeCloseTo(0, 5);
-    } finally {
-      await full.close();
-    }
-  });
+      expect((error as ProviderError).hint).toMatch(
+        /^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/,
+      );
+      // The same engine as a user's running server (url): training full weights is refused up front, while an
+      // eval of the base model, which loads nothing into it, asks for no extension and starts.
+      const url = (run: string, loadsWeights?: boolean) =>
+        startPolicy({
+          recipe: resolveRecipe(
+            RecipeSchema.parse({
+              name: 'url',
+              model: {
+                path: modelDir,
+                engine: { kind: 'url', url: policy!.engine.baseUrl, protocol: 'vllm' },
+                trainer: { device: 'cpu', backend: 'builtin', dtype: 'float32' },
+              },
+              reward: { name: 'math_answer' },
+            }),
+            dir,
+          ),
+          recipeDir: dir,
+          logsDir: join(dir, run, 'logs'),
+          runDir: join(dir, run),
+          ...(loadsWeights === undefined ? {} : { loadsWeights }),
+        });
+      await expect(url('url-train')).rejects.toThrow(/cannot reload full weights/);
+      const evalBase = await url('url-eval-base', false);
+      expect(evalBase.facts).toMatchObject({ engine: 'url', weight_sync: 'full' });
+      expect(
+        (await evalBase.engine.generate([1, 2, 3], { maxTokens: 2, temperature: 0, topP: 1, topK: -1 })).tokenIds,
+      ).toHaveLength(2);
+      await evalBase.close();
+      const trainerPid = Number(
+        /atk_trainer pid (\d+)/.exec(readFileSync(join(runDir, 'logs', 'trainer.log'), 'utf8'))?.[1],
+      );
+      // The engine's processes name the model directory on their command line.
+      const enginePids = processesRunning(modelDir);
+      expect([alive(trainerPid), enginePids.length > 0]).toStrictEqual([true, true]);
+      await policy.close();
+      policy = undefined;
+      expect([alive(trainerPid), processesRunning(modelDir)]).toStrictEqual([false, []]);
+    },
+    LAUNCHED_TEST_TIMEOUT_MS,
+  );
+
+  test(
+    'returns a policy whose full fine-tuning step the engine serves after sync, reloaded through the worker extension',
+    async () => {
+      const runDir = join(dir, 'full');
+      const full = await startPolicy({
+        recipe: recipe(false),
+        recipeDir: dir,
+        logsDir: join(runDir, 'logs'),
+        runDir,
+      });
+      try {
+        expect(full.facts).toMatchObject({ engine: 'vllm', weight_sync: 'full' });
+        expect(await trainOneStep(full)).toBe(1);
+        const before = await servedGap(full, runDir);
+        await full.sync.sync(1, join(runDir, 'checkpoints', 'step-00001'));
+        expect(readdirSync(join(runDir, 'checkpoints', 'sync', 'step-00001')).sort()).toStrictEqual([
+          'config.json',
+          'model.safetensors',
+        ]);
+        expect(full.engine.model).toBe('policy'); // full weights keep the base name; the sync confirmed version policy@1
+        expect([before > 1e-3, await servedGap(full, runDir)]).toStrictEqual([true, expect.closeTo(0, 5)]);
+        // Resume: restoring a checkpoint puts its weights into the engine too, whatever it served before.
+        const kept = join(runDir, 'checkpoints', 'step-00001');
+        await full.trainer.save(kept);
+        expect(await trainOneStep(full)).toBe(2);
+        await full.sync.sync(2, join(runDir, 'checkpoints', 'step-00002'));
+        expect(await full.trainer.load(kept)).toBe(1);
+        expect(await servedGap(full, runDir)).toBeCloseTo(0, 5);
+      } finally {
+        await full.close();
+      }
+    },
+    LAUNCHED_TEST_TIMEOUT_MS,
+  );
 
   test.each([
     ['LoRA', true],

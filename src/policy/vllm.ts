@@ -1,4 +1,4 @@
-import { engineVersionCheck } from '../engines/launch/index.js';
+import { engineVersionCheck, vllmExecutable } from '../engines/launch/index.js';
 import { localModelDir } from '../util/hub-cache.js';
 import {
   launchedEngineProblems,
@@ -13,7 +13,7 @@ import { startLaunchedPolicy } from './launched-policy.js';
 export const vllmEngine: EngineKindDefinition = {
   name: 'vllm',
   launched: true,
-  defaultExecutable: () => 'vllm',
+  defaultExecutable: () => vllmExecutable(),
   syncProtocol: () => 'vllm',
   checkSettings: (recipe) => [
     ...launchedEngineProblems(recipe),

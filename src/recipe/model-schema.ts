@@ -24,6 +24,12 @@ export const EngineSchema = z
       .optional()
       .describe('Launch command replacing the default (e.g. a wrapper script); the port and model are still appended.'),
     args: z.array(z.string()).default([]).describe('Extra command-line arguments passed through to the engine.'),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe(
+        "vllm/sglang: environment variables of the launched engine, added to atk's own. vLLM on a machine without a GPU gets VLLM_CPU_KVCACHE_SPACE (GiB, a tenth of the available memory) and VLLM_CPU_OMP_THREADS_BIND (the cores atk may use) here, and --no-enable-chunked-prefill in args, unless set (resolved.yaml shows them).",
+      ),
     gpus: z
       .array(nonNegativeInt)
       .default([])

@@ -114,6 +114,8 @@ export const WeightsOpenResponse = z.looseObject({
   /** [name, dtype, shape] of every tensor, in the order they are sent. */
   tensors: z.array(z.tuple([z.string(), z.string(), z.array(z.number().int())])),
   bytes: z.number().int(),
+  /** The trainer's torch version; the engine workers must run the same (absent from older trainers). */
+  torch: z.string().optional(),
 });
 export type WeightsOpenResponse = z.infer<typeof WeightsOpenResponse>;
 

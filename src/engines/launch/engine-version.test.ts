@@ -56,7 +56,7 @@ describe('installedEngineVersion', () => {
       status: 'warn',
       detail:
         'vllm 0.9.2 is older than 0.10.2 (return_token_ids on /v1/completions and processed logprobs arrived in 0.10.2)',
-      fix: 'pip install "vllm>=0.10.2,<=0.33.0"',
+      fix: 'atk setup --engine vllm',
     });
   });
 

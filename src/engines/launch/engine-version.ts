@@ -1,5 +1,6 @@
 import { execa } from 'execa';
 import { requestJson, type HttpTarget } from '../../util/http.js';
+import { vllmExecutable } from './vllm-venv.js';
 
 /** Versions atk's engine clients and sync were written against (docs/engines.md). */
 export const ENGINE_VERSION_RANGES: Readonly<
@@ -51,7 +52,7 @@ export function judgeEngineVersion(kind: 'vllm' | 'sglang', version: string | nu
 }
 
 /**
- * Version of the installed engine, asked of its command line: `vllm --version`, or sglang's
+ * Version of the installed engine, asked of its command line: `vllm --version` (atk's venv's vllm, else PATH's), or sglang's
  * `__version__` through `python`. Null when it is not installed or does not answer within 60 s.
  */
 export async function installedEngineVersion(kind: 'vllm' | 'sglang', python = 'python3'): Promise<string | null> {
@@ -79,7 +80,7 @@ export async function runningEngineVersion(kind: 'vllm' | 'sglang', baseUrl: str
 const VERSION_PROBES: Readonly<
   Record<'vllm' | 'sglang', { installed(python: string): readonly string[]; readonly routes: readonly string[] }>
 > = {
-  vllm: { installed: () => ['vllm', '--version'], routes: ['/version'] },
+  vllm: { installed: () => [vllmExecutable(), '--version'], routes: ['/version'] },
   sglang: {
     installed: (python) => [python, '-c', 'import sglang; print(sglang.__version__)'],
     routes: ['/get_server_info', '/server_info'],

@@ -31,3 +31,4 @@ export {
   type VersionVerdict,
 } from './engine-version.js';
 export { engineVersionCheck, engineVersionChecks, type EngineDoctorRow } from './engine-doctor.js';
+export { installedVllm, vllmExecutable, vllmVenvDir, VLLM_SETUP_STAMP, type VllmInstall } from './vllm-venv.js';

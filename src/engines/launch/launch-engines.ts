@@ -92,6 +92,7 @@ export async function launchEngines(options: LaunchEnginesOptions): Promise<Laun
         servedModelName: served,
         port,
         ...(config.command ? { command: config.command } : {}),
+        env: config.env,
         ...(options.python ? { python: options.python } : {}),
         args: config.args,
         gpus,

@@ -26,8 +26,8 @@ export interface ReplicaAdmin {
 
 /** One replica's workers as members of a weight broadcast group (atk's vLLM worker extension). */
 export interface BroadcastReceiver {
-  /** How many workers (tensor-parallel ranks) the replica has: one group member each. */
-  workers(): Promise<number>;
+  /** The torch version of each worker (tensor-parallel rank) of the replica: one group member each. */
+  workerTorch(): Promise<string[]>;
   /** Every worker joins the group at `master:port` as rank `rankOffset` + its rank; resolves once all members joined. */
   join(group: {
     readonly masterAddr: string;
@@ -87,7 +87,7 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
       });
     },
     broadcast: {
-      workers: async () => (await collectiveRpc(target, 'atk_weight_version')).length,
+      workerTorch: async () => (await collectiveRpc(target, 'atk_torch_version')).map(String),
       join: async (group) =>
         void (await collectiveRpc(target, 'atk_join_weight_group', [
           group.masterAddr,

@@ -7,6 +7,7 @@ import { launchTrainer, type TrainerProcess } from '../../trainer/index.js';
 import type { LaunchedEngines } from '../launch/index.js';
 import { createVllmClient } from '../vllm.js';
 import { createEngineSync } from './engine-sync.js';
+import { createWeightBroadcast, type WeightSender } from './weight-broadcast.js';
 
 // The real trainer process broadcasts its full weights over a gloo group into two stand-in replicas
 // launched as `vllm serve` with atk's worker extension (the code vLLM's workers would run; NCCL, the
@@ -70,5 +71,38 @@ describe('createEngineSync with a weight broadcast', () => {
     expect(sync.lastTransfer).toStrictEqual({ bytes: params * 4, tensors: 2 + 2 * 12 });
     expect(sync.served).toBe('policy@1');
     expect(existsSync(join(dir, 'checkpoints'))).toBe(false); // nothing went through the disk
+  });
+});
+
+describe('createWeightBroadcast', () => {
+  test('rejects engine workers on another torch than the trainer before anyone joins, and lets another build of the same one join', async () => {
+    const joined: string[] = [];
+    const sender: WeightSender = {
+      open: async () => ({ port: 1, backend: 'gloo', tensors: [], bytes: 0, torch: '1.13.1' }),
+      join: async () => void joined.push('trainer'),
+      send: async () => ({ tensors: 0, bytes: 0 }),
+    };
+    const broadcast = (torch: string) =>
+      createWeightBroadcast({
+        sender,
+        replicas: [
+          {
+            url: 'http://engine:8000',
+            receiver: {
+              workerTorch: async () => [torch],
+              join: async () => void joined.push('worker'),
+              receive: async () => undefined,
+            },
+          },
+        ],
+        masterAddr: '127.0.0.1',
+        timeoutS: 5,
+      });
+    await expect(broadcast('2.13.0+cu130').reload('policy@1')).rejects.toThrow(
+      'weight broadcast: vllm replica 0 at http://engine:8000 runs torch 2.13.0+cu130, the trainer torch 1.13.1: their torch.distributed groups cannot connect',
+    );
+    expect(joined).toStrictEqual([]);
+    expect(await broadcast('1.13.1+cpu').reload('policy@1')).toStrictEqual({ bytes: 0, tensors: 0 });
+    expect(joined).toStrictEqual(['trainer', 'worker']);
   });
 });

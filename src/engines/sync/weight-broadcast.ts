@@ -12,6 +12,8 @@ export interface WeightSender {
     readonly backend: string;
     readonly tensors: readonly (readonly [string, string, readonly number[]])[];
     readonly bytes: number;
+    /** The trainer's torch version (absent from older trainers). */
+    readonly torch?: string | undefined;
   }>;
   join(worldSize: number): Promise<void>;
   send(): Promise<{ readonly tensors: number; readonly bytes: number }>;
@@ -56,7 +58,20 @@ export function createWeightBroadcast(options: WeightBroadcastOptions): WeightBr
   async function formGroup(): Promise<Awaited<ReturnType<WeightSender['open']>>> {
     const { sender, replicas, timeoutS, masterAddr } = options;
     const opened = await sender.open({ masterAddr, dtype: options.dtype, timeoutS });
-    const workers = await Promise.all(replicas.map((r, i) => onReplica(i, 'count workers', r.receiver.workers())));
+    const torch = await Promise.all(replicas.map((r, i) => onReplica(i, 'count workers', r.receiver.workerTorch())));
+    // torch.distributed's rendezvous does not connect across torch versions (1.13's store and 2.x's do not
+    // talk): every member would wait out the timeout, so a mismatch is refused before anyone joins.
+    torch.forEach((versions, i) => {
+      const other = versions.find((v) => opened.torch && minorVersion(v) !== minorVersion(opened.torch));
+      if (other)
+        throw new ProviderError(
+          `weight broadcast: vllm replica ${i} at ${replicas[i]!.url} runs torch ${other}, the trainer torch ${opened.torch}: their torch.distributed groups cannot connect`,
+          {
+            hint: "run the trainer on the engine's torch (model.trainer.python: the Python of vLLM's venv), or set model.engine.weight_sync: disk",
+          },
+        );
+    });
+    const workers = torch.map((versions) => versions.length);
     const offsets = workers.map((_, i) => 1 + workers.slice(0, i).reduce((a, b) => a + b, 0));
     const worldSize = 1 + workers.reduce((a, b) => a + b, 0);
     await Promise.all([
@@ -106,4 +121,9 @@ export function createWeightBroadcast(options: WeightBroadcastOptions): WeightBr
       }
     },
   };
+}
+
+/** `major.minor` of a torch version (`2.13.0+cpu` -> `2.13`). */
+function minorVersion(version: string): string {
+  return version.split('.').slice(0, 2).join('.');
 }

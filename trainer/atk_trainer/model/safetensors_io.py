@@ -114,6 +114,19 @@ def iter_dir(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
         yield from iter_file(os.path.join(directory, file), names)
 
 
+def tensor_names(directory: str) -> List[str]:
+    """The names of every weight of a Hugging Face model directory (see weight_files), read from the
+    index or the file headers alone. @raises FileNotFoundError if there is none."""
+    names: List[str] = []
+    for file, listed in weight_files(directory):
+        if listed is None:
+            path = os.path.join(directory, file)
+            with open(path, "rb") as f:
+                listed = list(_read_header(f, path)[0])
+        names.extend(listed)
+    return sorted(names)
+
+
 def weight_files(directory: str) -> List[Tuple[str, Optional[List[str]]]]:
     """(file name, the weights to read from it or None for all) of a Hugging Face model directory: the
     shards of model.safetensors.index.json, else model.safetensors, else every *.safetensors file.

@@ -13,10 +13,21 @@ while the trainer's /control/weights/join and /control/weights/send run the othe
 
 vLLM 0.10-0.15 has no HTTP route that reloads weights from a directory, and its later weight-transfer
 API needs the trainer inside vLLM's NCCL group. A worker extension is the pattern TRL, verl and
-prime-rl use instead (../shared/notes/engines.md §2.4): vLLM mixes the class into every GPU worker, so
-each tensor-parallel rank streams the HF-layout checkpoint through the model's own `load_weights`,
-which shards it as it did at start-up. This module is imported inside vLLM's workers, so it needs
-nothing but torch and atk_trainer.model.safetensors_io (no `safetensors` or `vllm` import at module level).
+prime-rl use instead (../shared/notes/engines.md §2.4): vLLM mixes the class into every worker, so
+each tensor-parallel rank streams the HF-layout checkpoint into the served model, which shards it as it
+did at start-up. Where the worker offers vLLM's own in-place reload (`reload_weights(...,
+is_checkpoint_format=True)`, vLLM >= 0.16) that is the path: it restores each layer's checkpoint-format
+parameters, loads them through the model's `load_weights` and re-runs the layer's post-load processing.
+Plain `load_weights` cannot do that where processing replaced a parameter, as vLLM's CPU backend does:
+it packs every linear layer's weight for oneDNN and leaves an empty parameter behind. Two things the
+reload path leaves to its caller, this module does:
+- a tied output embedding (lm_head sharing embed_tokens' weight) is never loaded itself, so its own
+  processed copy (the CPU backend's packed matrix for the logits) would keep the old weights: every module
+  sharing a weight is processed again after the reload;
+- vLLM only logs the parameters a checkpoint did not fill; atk refuses such a checkpoint, before loading
+  when the served model's own files name tensors the new checkpoint lacks, and after loading otherwise.
+This module is imported inside vLLM's workers, so it needs nothing but torch and
+atk_trainer.model.safetensors_io (no `safetensors` or `vllm` import at module level).
 
 StandinWorker is what the embedded engine offers in place of vLLM's worker, so the same extension
 runs against real weights on machines without vLLM (engine_api.EngineApi.use_worker_extension).
@@ -29,7 +40,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Set, Tuple
 
 import torch
 
-from ..model.safetensors_io import iter_dir
+from ..model.safetensors_io import iter_dir, tensor_names
 from . import weight_group
 
 
@@ -39,8 +50,11 @@ class WeightReload:
     def atk_reload_weights(self, directory: str, version: str) -> str:
         """Load every tensor of the HF checkpoint in `directory` into the served model; returns `version`,
         which atk_weight_version reports from then on. Prefix-cache entries computed by the old weights
-        must be dropped by the caller (POST /reset_prefix_cache)."""
-        return self._atk_load(checkpoint_weights(directory), directory, version)
+        must be dropped by the caller (POST /reset_prefix_cache).
+        @raises ValueError naming the tensors the checkpoint lacks, before anything is loaded."""
+        weights = checkpoint_weights(directory)
+        _refuse_partial(tensor_names(directory), _served_checkpoint(self), directory)
+        return self._atk_load(weights, directory, version)
 
     def atk_join_weight_group(
         self, master_addr: str, port: int, rank_offset: int, world_size: int, backend: str, timeout_s: float
@@ -67,10 +81,16 @@ class WeightReload:
                 yield pair
 
         try:
+            _refuse_partial([spec[0] for spec in specs], _served_checkpoint(self), "the broadcast weights")
             return self._atk_load(arriving(), "the broadcast weights", version)
         except Exception:
             weight_group.drain(group, specs[len(taken) :], self._atk_group_device)
             raise
+
+    def atk_torch_version(self) -> str:
+        """This worker's torch: a weight group's members must share it (weight_group.py). A plain str:
+        vLLM's RPC cannot serialize torch's TorchVersion (the call then never answers)."""
+        return str(torch.__version__)
 
     def atk_weight_version(self) -> Optional[str]:
         """The version of the last reload; None while the weights are those vLLM started with."""
@@ -78,16 +98,18 @@ class WeightReload:
 
     def _atk_load(self, weights: Iterable[Tuple[str, torch.Tensor]], source: str, version: str) -> str:
         model = _served_model(self.model_runner)
-        loaded = model.load_weights(weights)
-        # vLLM's own loader refuses a checkpoint that leaves parameters unset; so does this, or a partial
-        # reload would report the new version. The weights it did load stay (vLLM copies as it streams):
-        # the version is not advanced, so atk's check fails the sync and the run stops on it.
+        if callable(getattr(self, "reload_weights", None)) and isinstance(model, torch.nn.Module):
+            loaded = _reload_in_place(self, weights)
+        else:  # a vLLM without the in-place reload, or the stand-in
+            loaded = model.load_weights(weights)
+            _process_weights_after_loading(model, self.model_runner)
+        # A partial reload must not report the new version. The weights it did load stay (vLLM copies as
+        # it streams): the version is not advanced, so atk's check fails the sync and the run stops on it.
         if loaded is not None:
             missing = sorted({name for name, _ in model.named_parameters()} - set(loaded))
             if missing:
                 some = ", ".join(missing[:3])
                 raise ValueError(f"{source}: the checkpoint has no weights for {len(missing)} parameters ({some}, ...)")
-        _process_weights_after_loading(model, self.model_runner)
         self._atk_weight_version = version
         return version
 
@@ -99,6 +121,71 @@ def checkpoint_weights(directory: str) -> Iterator[Tuple[str, torch.Tensor]]:
     if not glob.glob(os.path.join(directory, "*.safetensors")):
         raise FileNotFoundError(f"{directory}: no *.safetensors checkpoint to reload")
     return iter_dir(directory)
+
+
+def _reload_in_place(worker: Any, weights: Iterable[Tuple[str, torch.Tensor]]) -> Optional[Set[str]]:
+    """vLLM's in-place reload of checkpoint-format weights; returns the parameter names the model's
+    `load_weights` reports loaded (vLLM's reload only logs the others), None when it reports none."""
+    model = worker.model_runner.get_model()  # the object vLLM's reload loads into
+    reported: List[Optional[Set[str]]] = []
+    load_weights = model.load_weights
+
+    def reporting_load(stream: Iterable[Tuple[str, torch.Tensor]]) -> Any:
+        loaded = load_weights(stream)
+        reported.append(None if loaded is None else set(loaded))
+        return loaded
+
+    model.load_weights = reporting_load  # shadows the class's method for this one reload
+    try:
+        worker.reload_weights(weights_iterator=weights, is_checkpoint_format=True)
+    finally:
+        del model.load_weights
+    _process_tied(model)
+    return reported[0] if reported else None
+
+
+def _process_tied(model: torch.nn.Module) -> None:
+    """Re-runs the post-load processing of every module whose weight another module shares (a tied
+    lm_head): only the module that owns the name in the checkpoint was loaded and processed."""
+    sharing: dict = {}
+    for module in model.modules():
+        weight = module._parameters.get("weight")
+        if weight is not None:
+            sharing.setdefault(id(weight), []).append(module)
+    with torch.no_grad():
+        for modules in sharing.values():
+            if len(modules) < 2:
+                continue
+            for module in modules:
+                method = getattr(module, "quant_method", None)
+                if method is not None and hasattr(method, "process_weights_after_loading"):
+                    method.process_weights_after_loading(module)
+
+
+def _served_checkpoint(worker: Any) -> Optional[List[str]]:
+    """The tensor names of the checkpoint the served model was started from, where that is a local
+    directory (vLLM's model_config.model); None otherwise (a hub id, or the stand-in)."""
+    config = getattr(worker.model_runner, "model_config", None)
+    directory = getattr(config, "model", None)
+    if not isinstance(directory, str) or not os.path.isdir(directory):
+        return None
+    try:
+        return tensor_names(directory)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _refuse_partial(names: Iterable[str], served: Optional[List[str]], source: str) -> None:
+    """@raises ValueError when `names` lacks tensors of the checkpoint the model was started from."""
+    if served is None:
+        return
+    missing = sorted(set(served) - set(names))
+    if missing:
+        some = ", ".join(missing[:3])
+        raise ValueError(
+            f"{source}: the checkpoint lacks {len(missing)} of the {len(served)} tensors the served model "
+            f"was loaded from ({some}{', ...' if len(missing) > 3 else ''}); nothing was loaded"
+        )
 
 
 def _served_model(runner: Any) -> Any:

@@ -1,7 +1,7 @@
 """The trainer's end of a full-weight broadcast (weight_group.py); atk drives both ends:
 
     POST /control/weights/open {"master_addr": "10.0.0.5", "dtype": "bfloat16", "timeout_s": 300}
-        -> {"port", "backend", "tensors": [[name, dtype, shape], ...], "bytes"}
+        -> {"port", "backend", "tensors": [[name, dtype, shape], ...], "bytes", "torch"}
            (a rendezvous store on a free port here; master_addr: this host as the engines reach it)
     POST /control/weights/join {"world_size": 1 + engine workers}   (with every worker's atk_join_weight_group)
     POST /control/weights/send {}  -> {"tensors", "bytes", "seconds"}   (with every worker's atk_receive_weights)
@@ -27,6 +27,7 @@ class OpenReply(TypedDict):
     backend: str
     tensors: Json
     bytes: int
+    torch: str  # this trainer's torch: the workers must run the same to join its group
 
 
 class SendReply(TypedDict):
@@ -70,7 +71,13 @@ class WeightSendApi:
         self.store = weight_group.open_store(master_addr, self.timeout_s)
         specs = weight_group.manifest(trainer.policy.serving_weights(self.dtype))
         nbytes = sum(_numel(shape) * _element_size(d) for _n, d, shape in specs)
-        return {"port": self.store.port, "backend": self._backend(), "tensors": specs, "bytes": nbytes}
+        return {
+            "port": self.store.port,
+            "backend": self._backend(),
+            "tensors": specs,
+            "bytes": nbytes,
+            "torch": str(torch.__version__),
+        }
 
     def join(self, body: Body) -> Json:
         world_size = expect_object(body).get("world_size")
