@@ -116,13 +116,16 @@ export async function* update(
   return { trained, seconds: elapsed(started) };
 }
 
-/** sync: the trained weights into the engine; from then on its episodes are stamped with the new version. */
+/**
+ * sync: the trained weights into the engine, checked against the trainer's by the sync probe before any
+ * episode samples from them; from then on its episodes are stamped with the new version.
+ */
 export async function* sync(
   scope: StepScope,
   step: number,
   policyVersion: number,
   trained: boolean,
-): AsyncGenerator<RunEvent, { transfer?: SyncTransfer; seconds: number }> {
+): AsyncGenerator<RunEvent, { transfer?: SyncTransfer; probe?: number; seconds: number }> {
   const started = performance.now();
   if (trained)
     yield* scope.channel.drainUntil(
@@ -132,7 +135,8 @@ export async function* sync(
     );
   scope.served.advance(policyVersion);
   const transfer = trained ? scope.engine.lastTransfer : undefined;
-  return { ...(transfer ? { transfer } : {}), seconds: elapsed(started) };
+  const probe = trained ? scope.engine.lastProbe : undefined;
+  return { ...(transfer ? { transfer } : {}), ...(probe === undefined ? {} : { probe }), seconds: elapsed(started) };
 }
 
 /** What a step did, for its record. */
@@ -145,6 +149,8 @@ export interface StepOutcome {
   readonly batch: AssembledBatch;
   readonly trainerMetrics: Readonly<Record<string, number>>;
   readonly transfer?: SyncTransfer | undefined;
+  /** The sync probe's largest logprob gap after the step's sync. */
+  readonly probe?: number | undefined;
   readonly seconds: { readonly collect: number; readonly update: number; readonly sync: number };
   /** When the step started, and when the previous one was recorded (performance.now()). */
   readonly startedAt: number;
@@ -178,6 +184,7 @@ export async function record(
       (now - outcome.previousRecordedAt) / 1000,
     ),
     transfer: outcome.transfer,
+    probe: outcome.probe,
     sampling: samplingFigures(outcome.collected, scope.recipe),
   });
   const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));

@@ -140,6 +140,7 @@ async function* loop(
         batch,
         trainerMetrics: updated.trained?.metrics ?? {},
         transfer: synced.transfer,
+        probe: synced.probe,
         seconds: { collect: collected.seconds, update: updated.seconds, sync: synced.seconds },
         startedAt,
         previousRecordedAt,
