@@ -5,6 +5,7 @@ import { ProviderError, TrainerError } from '../errors/index.js';
 import { launchTrainer, type TrainerProcess } from '../trainer/index.js';
 import type { RunningPolicy, StartPolicyOptions } from './policy.js';
 import { syncProbeFor } from './sync-probe.js';
+import { guardLocalPolicy, trainerListener } from './local-watch.js';
 import { loadModelRequest, trainerCalls, trainerFacts, trainerLaunchOptions } from './trainer-start.js';
 
 /**
@@ -70,7 +71,13 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       facts: { engine: 'embedded', ...trainerFacts(trainerProcess, loaded), ...facts },
       close: () => stop(),
     };
-    return cluster ? cluster.guard(policy, trainerProcess, []) : policy;
+    return cluster
+      ? cluster.guard(policy, trainerProcess, [])
+      : guardLocalPolicy(
+          policy,
+          [trainerListener(trainerProcess, 'trainer (it serves the embedded engine)')],
+          recipe.cluster,
+        );
   } catch (error) {
     await stop(1000);
     throw error;

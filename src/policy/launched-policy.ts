@@ -17,6 +17,7 @@ import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
 import type { PolicyPlacement, RunningPolicy, StartPolicyOptions } from './policy.js';
 import { fullWeightSyncOver } from './weight-sync-mode.js';
 import { syncProbeFor, type SyncProbe } from './sync-probe.js';
+import { guardLocalPolicy, trainerListener } from './local-watch.js';
 
 /** What the launched policy asks of its engine kind: whether to launch replicas, and the protocol to speak. */
 export type LaunchedKind = Pick<EngineKindDefinition, 'name' | 'launched' | 'syncProtocol'>;
@@ -66,7 +67,22 @@ export async function startLaunchedPolicy(options: StartPolicyOptions, kind: Lau
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
     const policy = await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll, cluster);
-    return cluster ? cluster.guard(policy, trainerStart.value, engines?.processes ?? []) : policy;
+    if (cluster) return cluster.guard(policy, trainerStart.value, engines?.processes ?? []);
+    const replicas = engines?.processes ?? [];
+    return guardLocalPolicy(
+      policy,
+      [
+        ...replicas.map((p, i) => ({
+          component: `${kind.name} engine${replicas.length > 1 ? ` replica ${i}` : ''}`,
+          logFile: p.logFile,
+          exited: p.exited,
+          baseUrl: p.baseUrl,
+          healthPath: '/health',
+        })),
+        trainerListener(trainerStart.value, 'trainer'),
+      ],
+      recipe.cluster,
+    );
   } catch (error) {
     await stopAll();
     throw error;

@@ -56,13 +56,17 @@ export class EngineStartError extends ProviderError {
   readonly logTail: readonly string[];
 
   constructor(message: string, logPath: string, logTail: readonly string[], hint: string) {
-    const quoted = logTail.length
-      ? `\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}`
-      : ` (log: ${logPath}, empty)`;
-    super(`${message}${quoted}`, { hint });
+    super(withLogTail(message, logPath, logTail), { hint });
     this.logPath = logPath;
     this.logTail = logTail;
   }
+}
+
+/** `message` followed by the last lines of the log at `logPath`, indented, or a note that the log is empty. */
+export function withLogTail(message: string, logPath: string, logTail: readonly string[]): string {
+  return logTail.length
+    ? `${message}\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}`
+    : `${message} (log: ${logPath}, empty)`;
 }
 
 const POLL_MS = 250;
