@@ -91,7 +91,13 @@ export async function launchEngineProcess(options: LaunchEngineOptions): Promise
     reject: false,
     forceKillAfterDelay: false,
   });
-  const exited = child.then((result) => result.exitCode ?? (result.signal ? null : 127));
+  // The leader's own exit: execa's result also waits for every process holding the log's descriptor, and
+  // vLLM's engine core, its child, outlives a killed API server until the group is stopped.
+  const exited = new Promise<number | null>((resolve) => {
+    const end = (code: number | null | undefined, signal: unknown): void => resolve(code ?? (signal ? null : 127));
+    child.nodeChildProcess.once('exit', end);
+    void child.then((result) => end(result.exitCode, result.signal)); // a spawn that failed emits no exit
+  });
   const pid = child.pid;
   if (pid === undefined) {
     const result = await child;
