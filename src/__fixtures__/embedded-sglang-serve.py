@@ -3,7 +3,8 @@
 Takes SGLang's command line (`--model-path M --host H --port P --served-model-name N ...`; flags it has
 no use for are printed and ignored) and serves the routes atk's SGLang client and weight sync call, in
 SGLang 0.5's shapes (docs/engines.md, SGLang), by translating them to the embedded engine:
-native `/generate` (input_ids, sampling_params, return_logprob; `lora_path` names a loaded adapter),
+native `/generate` (input_ids, sampling_params, return_logprob; `lora_path` names a loaded adapter;
+`logprob_start_len` 0 adds the prompt's input_token_logprobs, as a scorer asks for them),
 `/load_lora_adapter` and `/unload_lora_adapter` (served as base + adapter, engine_api.py),
 `/flush_cache`, `/update_weights_from_disk` (the stand-in worker's reload, vllm_worker.WeightReload),
 `/get_model_info` with the weight version, and `/get_server_info` with the version below.
@@ -49,6 +50,9 @@ class SglangRoutes:
             "top_k": s.get("top_k", -1), "n": s.get("n", 1), "seed": s.get("sampling_seed"),
             "stop_token_ids": s.get("stop_token_ids") or [], "logprobs": 0, "return_token_ids": True,
         }
+        scored = body.get("return_logprob") and body.get("logprob_start_len") == 0
+        if scored:
+            completion["prompt_logprobs"] = 0
         try:
             reply = api.completions(completion)
         except HttpError as e:
@@ -61,6 +65,7 @@ class SglangRoutes:
                 "finish_reason": {"type": c["finish_reason"]}, "prompt_tokens": len(completion["prompt"]),
                 "completion_tokens": len(c["token_ids"]), "weight_version": self.weight_version,
                 "output_token_logprobs": [[lp, t, None] for lp, t in zip(c["logprobs"]["token_logprobs"], c["token_ids"])],
+                **({"input_token_logprobs": _input_logprobs(completion["prompt"], c["prompt_logprobs"])} if scored else {}),
             },
         } for c in reply["choices"]]
         return results if completion["n"] > 1 else results[0]
@@ -100,6 +105,11 @@ class SglangRoutes:
 
     def _loaded(self):
         return {name: adapter.path for name, adapter in self.app.engine_api.adapters.items()}
+
+
+def _input_logprobs(prompt, scored):
+    """SGLang's [[logprob, token id, text], ...] of the prompt from vLLM's prompt_logprobs (None at the first token)."""
+    return [[None if entry is None else entry[str(t)]["logprob"], t, None] for t, entry in zip(prompt, scored)]
 
 
 def main() -> int:

@@ -2,7 +2,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { ClusterSchema } from '../recipe/cluster-schema.js';
-import { type GuardablePolicy, guardPlacedPolicy, type WatchedPlacement } from './placed-guard.js';
+import type { GuardablePolicy } from '../policy/index.js';
+import { guardPlacedPolicy, type WatchedPlacement } from './placed-guard.js';
 
 describe('guardPlacedPolicy', () => {
   test("rejects its lost promise after the recipe's cluster.heartbeat_misses unanswered heartbeats, cluster.heartbeat_interval_s apart", async () => {

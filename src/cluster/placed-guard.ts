@@ -3,10 +3,9 @@
  * answering its heartbeats) fails the trainer call or weight sync it happens in, naming node and component.
  */
 import type { ProviderError } from '../errors/index.js';
-import type { PlacedListener } from '../policy/index.js';
+import { guardPolicy, type GuardablePolicy, type PlacedListener } from '../policy/index.js';
 import type { ClusterConfig } from '../recipe/cluster-schema.js';
 import type { Allocation } from './allocation.js';
-import { watchLiveness } from './liveness.js';
 import type { Placement } from './placement.js';
 
 /** A placed process atk watches: it must not end before the run does. */
@@ -30,19 +29,6 @@ export interface WatchedPlacement {
   where(node: string): string;
 }
 
-/** The parts of a running policy the guard wraps: the trainer's calls and the weight sync. */
-export interface GuardablePolicy {
-  readonly trainer: object;
-  readonly sync: object;
-  readonly facts: Readonly<Record<string, unknown>>;
-  /** Rejects once a placed process is lost (set here). */
-  readonly lost?: Promise<never>;
-  close(): Promise<void>;
-}
-
-/** How long a failed call waits for a lost process to be noticed, so the error names it rather than a refused connection. */
-const LOSS_GRACE_MS = 5000;
-
 /**
  * Watches the placed trainer and engine replicas and makes every trainer call and weight sync fail
  * with the named loss (component, node, log) once one of them has ended: a lost node or step fails the
@@ -65,10 +51,12 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
     })),
   ]);
   // Between calls too (the rollout phase): a lost process, or one that stopped answering, fails the step.
-  const liveness = watchLiveness({
+  const guarded = guardPolicy(policy, {
     failure: () => cluster.failure(),
     intervalS: heartbeat.heartbeat_interval_s,
     misses: heartbeat.heartbeat_misses,
+    hint: 'the node hangs, its process is stopped or the network to it is cut; atk run --resume continues from the last checkpoint, also on a new allocation',
+    graceMs: 5000,
     heartbeats: [
       {
         component: 'trainer',
@@ -84,33 +72,8 @@ export function guardPlacedPolicy<P extends GuardablePolicy>(
       })),
     ],
   });
-  const guard = async <R>(call: () => Promise<R>): Promise<R> => {
-    const lost = cluster.failure();
-    if (lost) throw lost;
-    try {
-      // A call to a lost component may wait out its whole timeout (a hung node answers nothing): the loss ends it.
-      return await Promise.race([call(), liveness.lost]);
-    } catch (error) {
-      for (
-        const end = performance.now() + LOSS_GRACE_MS;
-        performance.now() < end;
-        await new Promise((r) => setTimeout(r, 100))
-      ) {
-        const named = cluster.failure();
-        if (named) throw named;
-      }
-      throw error;
-    }
-  };
   return {
-    ...policy,
-    trainer: guardMethods(policy.trainer, guard),
-    sync: guardMethods(policy.sync, guard),
-    lost: liveness.lost,
-    close: async () => {
-      liveness.stop();
-      await policy.close();
-    },
+    ...guarded,
     facts: {
       ...policy.facts,
       cluster: cluster.allocation.launcher,
@@ -125,16 +88,4 @@ type Listening = PlacedListener;
 
 function pick(p: Pick<PlacedProcess, 'logFile' | 'exited'>): Pick<PlacedProcess, 'logFile' | 'exited'> {
   return { logFile: p.logFile, exited: p.exited };
-}
-
-/** `target` with each of its methods run through `guard` (the trainer calls and sync are async). */
-function guardMethods<T extends object>(target: T, guard: <R>(call: () => Promise<R>) => Promise<R>): T {
-  return new Proxy(target, {
-    get(object, key) {
-      const value: unknown = Reflect.get(object, key);
-      return typeof value === 'function'
-        ? (...args: unknown[]) => guard(async () => (value as (...a: unknown[]) => unknown).apply(object, args))
-        : value;
-    },
-  });
 }

@@ -16,8 +16,13 @@ export interface TokenScorer {
   score(ids: readonly number[], signal?: AbortSignal): Promise<(number | null)[]>;
 }
 
-/** Scorers by protocol, as `engineProtocols` holds the samplers. */
-export const tokenScorers: Readonly<Record<TokenScorer['kind'], (options: EngineClientOptions) => TokenScorer>> = {
+/**
+ * Scorers by protocol, as `engineProtocols` holds the samplers. `baseModel` is the served base model's name
+ * when `options.model` names a LoRA adapter (SGLang routes to an adapter by `lora_path`, vLLM by the name).
+ */
+export const tokenScorers: Readonly<
+  Record<TokenScorer['kind'], (options: EngineClientOptions, baseModel?: string) => TokenScorer>
+> = {
   vllm: createVllmScorer,
   sglang: createSglangScorer,
 };
@@ -82,10 +87,12 @@ const SglangScore = z.object({
 
 /**
  * SGLang's native `POST /generate` with `return_logprob` and `logprob_start_len: 0`: the input tokens'
- * logprobs from the first position on (null there), with one generated token thrown away.
+ * logprobs from the first position on (null there), with one generated token thrown away; a LoRA adapter
+ * (a `model` other than `baseModel`) by its `lora_path`, as the SGLang client samples from one.
  */
-export function createSglangScorer(options: EngineClientOptions): TokenScorer {
+export function createSglangScorer(options: EngineClientOptions, baseModel = options.model): TokenScorer {
   const target = engineTarget('sglang', options);
+  const adapter = options.model === baseModel ? {} : { lora_path: options.model };
   return {
     kind: 'sglang',
     baseUrl: options.baseUrl,
@@ -97,6 +104,7 @@ export function createSglangScorer(options: EngineClientOptions): TokenScorer {
         logprob_start_len: 0,
         top_logprobs_num: 0,
         stream: false,
+        ...adapter,
       };
       const parsed = SglangScore.safeParse(await requestJson(target, 'POST', '/generate', body, signal));
       if (!parsed.success) throw unusable(target, formatZodIssues(parsed.error, 'reply'));

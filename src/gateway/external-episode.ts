@@ -161,7 +161,7 @@ export function externalEpisodeResult(
       engineMs: episode.engineMs,
       historyRewrites: segments.length > 0 ? segments.length - 1 : 0,
     },
-    ...(error === undefined ? {} : { error, errorKind: outcome.timedOut ? ('timeout' as const) : ('agent' as const) }),
+    ...(error === undefined ? {} : failure(error, outcome, episode)),
     ...(segments.length > 1
       ? {
           priorSegments: segments
@@ -187,4 +187,19 @@ function toolCallRecords(messages: readonly ChatMessage[]): ToolCallRecord[] {
       output: call.id ? (results.get(call.id) ?? '') : '',
     })),
   );
+}
+
+/**
+ * Why a failed external episode failed: its timeout, the engine when a request of it met an engine failure
+ * (the agent could not go on without the model), else the agent itself.
+ */
+function failure(
+  error: string,
+  outcome: AgentOutcome,
+  episode: GatewayEpisode,
+): Pick<EpisodeResult, 'error' | 'errorKind'> {
+  if (outcome.timedOut) return { error, errorKind: 'timeout' };
+  if (episode.engineFailure !== undefined)
+    return { error: `${episode.engineFailure} (then the agent: ${error})`, errorKind: 'engine' };
+  return { error, errorKind: 'agent' };
 }

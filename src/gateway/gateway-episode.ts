@@ -1,3 +1,4 @@
+import { ProviderError } from '../errors/index.js';
 import { EpisodeFailure } from '../agent/episode-failure.js';
 import { callProblems } from '../agent/episode-ledger.js';
 import type { GenerationSettings } from '../agent/generation-settings.js';
@@ -80,6 +81,8 @@ export class GatewayEpisode {
   generatedTokens = 0;
   /** Set by a reward report (POST /episodes/<id>/reward). */
   reportedReward: number | undefined;
+  /** The first engine failure a request of this episode met (its first line): the agent failing after it failed there. */
+  engineFailure: string | undefined;
   private readonly context: TitoTurnContext;
   /** The agent's view: the latest request's messages and the reply to it (what the next request must extend). */
   private recorded: ChatMessage[] = [];
@@ -132,7 +135,9 @@ export class GatewayEpisode {
     onGenerating?: (turn: number) => void,
   ): Promise<GatewayReply> {
     const next = this.queue.then(() => this.completeNow(request, signal, onGenerating));
-    this.queue = next.catch(() => undefined);
+    this.queue = next.catch((error: unknown) => {
+      if (error instanceof ProviderError) this.engineFailure ??= error.message.split('\n')[0];
+    });
     return next;
   }
 

@@ -4,6 +4,8 @@ import { createVllmClient } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
 import { launchTrainer, type TrainerProcess } from '../trainer/index.js';
 import type { RunningPolicy, StartPolicyOptions } from './policy.js';
+import { syncProbeFor } from './sync-probe.js';
+import { guardLocalPolicy, trainerListener } from './local-watch.js';
 import { loadModelRequest, trainerCalls, trainerFacts, trainerLaunchOptions } from './trainer-start.js';
 
 /**
@@ -36,23 +38,48 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       timeoutMs: recipe.rollout.request_timeout_s * 1000,
     });
     const client = trainerProcess.client;
+    const { probe, facts } = syncProbeFor(recipe, {
+      engine: 'embedded',
+      protocol: 'vllm',
+      replicas: [trainerProcess.engineUrl],
+      baseModel: loaded.model,
+      trainer: client,
+      modelDir,
+      trainerDevice: loaded.device,
+      engineDtype: 'trainer',
+    });
+    // The decode path (KV cache, static decode, a bf16 serving copy on CUDA) is checked against the
+    // trainer's forward, once now (which also primes the prefix cache with the probe) and after every step.
+    if (options.loadsWeights !== false) await probe.verify(loaded.policy_version, loaded.model);
+    let lastProbe: number | undefined;
     const policy: RunningPolicy = {
       engine,
       trainer: trainerCalls(client),
       sync: {
         async sync(policyVersion) {
+          lastProbe = undefined;
           const health = await client.health();
           if (health.policy_version !== policyVersion) {
             throw new ProviderError(
               `embedded engine serves policy ${health.policy_version}, expected ${policyVersion}`,
             );
           }
+          lastProbe = await probe.verify(policyVersion, loaded.model);
+        },
+        get lastProbe() {
+          return lastProbe;
         },
       },
-      facts: { engine: 'embedded', ...trainerFacts(trainerProcess, loaded) },
+      facts: { engine: 'embedded', ...trainerFacts(trainerProcess, loaded), ...facts },
       close: () => stop(),
     };
-    return cluster ? cluster.guard(policy, trainerProcess, []) : policy;
+    return cluster
+      ? cluster.guard(policy, trainerProcess, [])
+      : guardLocalPolicy(
+          policy,
+          [trainerListener(trainerProcess, 'trainer (it serves the embedded engine)')],
+          recipe.cluster,
+        );
   } catch (error) {
     await stop(1000);
     throw error;

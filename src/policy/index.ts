@@ -33,6 +33,7 @@ export type {
 } from './policy.js';
 export type { FullWeightSync } from './weight-sync-mode.js';
 export { engineProgressLines } from './launched-policy.js';
+export { guardPolicy, type GuardablePolicy, type PolicyWatch } from './policy-guard.js';
 export { urlEngineNote } from './url.js';
 
 const ENGINE_KINDS: Readonly<Record<EngineKindName, EngineKindDefinition>> = {

@@ -16,6 +16,8 @@ import { loadModelRequest, trainerCalls, trainerFacts, trainerLaunchOptions } fr
 import type { EngineKindDefinition, EngineProtocol } from './engine-kind.js';
 import type { PolicyPlacement, RunningPolicy, StartPolicyOptions } from './policy.js';
 import { fullWeightSyncOver } from './weight-sync-mode.js';
+import { syncProbeFor, type SyncProbe } from './sync-probe.js';
+import { guardLocalPolicy, trainerListener } from './local-watch.js';
 
 /** What the launched policy asks of its engine kind: whether to launch replicas, and the protocol to speak. */
 export type LaunchedKind = Pick<EngineKindDefinition, 'name' | 'launched' | 'syncProtocol'>;
@@ -65,7 +67,22 @@ export async function startLaunchedPolicy(options: StartPolicyOptions, kind: Lau
     if (trainerStart.status === 'rejected') throw trainerStart.reason;
     if (enginesStart.status === 'rejected') throw enginesStart.reason;
     const policy = await assemble(options, protocol, modelDir, trainerStart.value, engines, stopAll, cluster);
-    return cluster ? cluster.guard(policy, trainerStart.value, engines?.processes ?? []) : policy;
+    if (cluster) return cluster.guard(policy, trainerStart.value, engines?.processes ?? []);
+    const replicas = engines?.processes ?? [];
+    return guardLocalPolicy(
+      policy,
+      [
+        ...replicas.map((p, i) => ({
+          component: `${kind.name} engine${replicas.length > 1 ? ` replica ${i}` : ''}`,
+          logFile: p.logFile,
+          exited: p.exited,
+          baseUrl: p.baseUrl,
+          healthPath: '/health',
+        })),
+        trainerListener(trainerStart.value, 'trainer'),
+      ],
+      recipe.cluster,
+    );
   } catch (error) {
     await stopAll();
     throw error;
@@ -98,12 +115,15 @@ async function assemble(
   // A server atk did not launch serves a dtype atk cannot read from its command line.
   const syncDtype = engines ? servedWeightDtype(config.args, modelDir) : undefined;
   const fullSync = fullWeightSyncOver(recipe, protocol);
+  const replicaUrls = engines ? engines.processes.map((p) => p.baseUrl) : urls;
+  // Made once the trainer says where it loaded the model (its device sets the probe's tolerance).
+  let probe: SyncProbe | undefined;
   const sync = createEngineSync({
     mode: lora ? 'lora' : 'full',
     protocol,
     engine,
     ...(tracked ? { requests: tracked } : {}),
-    replicaUrls: engines ? engines.processes.map((p) => p.baseUrl) : urls,
+    replicaUrls,
     // Weights only, in the dtype the engine serves: the optimizer state (twice the weights) is for resuming,
     // which kept checkpoints do, and fp32 weights would be rounded by the engine anyway.
     timeoutMs: config.sync_timeout_s * 1000,
@@ -119,11 +139,26 @@ async function assemble(
           },
         }
       : {}),
+    verify: (policyVersion, model) => probe!.verify(policyVersion, model),
   });
   // Before the trainer loads the model (minutes for a large one): an engine that cannot take the sync fails now.
   // Nothing is synced when no weights will be loaded (an eval of the base model), so nothing is asked.
   if (options.loadsWeights !== false) await sync.check();
   const loaded: LoadModelResponse = await client.loadModel(loadModelRequest(recipe, modelDir));
+  const checked = syncProbeFor(recipe, {
+    engine: config.kind,
+    protocol,
+    replicas: replicaUrls,
+    baseModel: 'policy',
+    trainer: client,
+    modelDir,
+    trainerDevice: loaded.device,
+    engineDtype: syncDtype,
+  });
+  probe = checked.probe;
+  // The engine starts from the weights the trainer loaded; checked now, this also primes its prefix cache
+  // with the probe, so a cache the first sync fails to reset shows up at the first check.
+  if (options.loadsWeights !== false) await probe.verify(loaded.policy_version, 'policy');
   return {
     engine,
     trainer: trainerCalls(client, (version, dir) => sync.sync(version, dir)),
@@ -133,6 +168,7 @@ async function assemble(
       engine_version: version,
       engine_replicas: engines?.processes.length ?? urls.length,
       weight_sync: lora ? 'lora' : fullSync === 'broadcast' ? 'full (broadcast)' : 'full',
+      ...checked.facts,
       ...trainerFacts(trainerProcess, loaded),
     },
     close: stopAll,

@@ -83,4 +83,9 @@ export interface PolicySync {
   sync(policyVersion: number, checkpointDir: string): Promise<void>;
   /** What the last sync moved (launched engines; none when it moved nothing), for the step's `sync/` metrics. */
   readonly lastTransfer?: SyncTransfer | undefined;
+  /**
+   * The largest gap the check after the last sync found between the engine's logprobs of the probe sequence
+   * and the trainer's (sync-probe.ts), for the step's `sync/probe_max_abs_logprob_diff`; undefined when none ran.
+   */
+  readonly lastProbe?: number | undefined;
 }

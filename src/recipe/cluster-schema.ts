@@ -50,7 +50,7 @@ export const ClusterSchema = z
       .positive()
       .default(10)
       .describe(
-        'slurm/hosts: seconds between the health checks of the placed trainer and engine replicas while nothing calls them (each waits at most 5 s).',
+        'Seconds between the health checks of the trainer and the engine replicas atk started (on this machine or placed by slurm/hosts) while nothing calls them (each waits at most 5 s).',
       ),
     heartbeat_misses: z
       .number()
@@ -58,7 +58,7 @@ export const ClusterSchema = z
       .positive()
       .default(3)
       .describe(
-        'slurm/hosts: unanswered health checks in a row that make a placed process lost (a hung node): the step fails naming it.',
+        'Unanswered health checks in a row that make a started process lost (a hung node or process): the run fails naming it.',
       ),
   })
   .describe('Where the trainer and the engine replicas run: this machine, a Slurm allocation, or a list of hosts.');

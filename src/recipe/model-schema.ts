@@ -52,6 +52,11 @@ export const EngineSchema = z
       .describe(
         'Seconds one weight-sync request to an engine replica (load, update) and each wait of a broadcast (rendezvous, one tensor) may take; a lost replica fails the sync by then.',
       ),
+    sync_probe_tolerance: positiveNumber
+      .optional()
+      .describe(
+        "Largest gap allowed between the engine's logprobs of the probe sequence checked after every weight sync and the trainer's own; default 0.001 when both compute in float32, else 1.0 (bf16/fp16 rounding alone moves logprobs). Raise it for an engine whose kernels differ more; the step's sync/probe_max_abs_logprob_diff shows the gap.",
+      ),
     max_batch_size: positiveInt
       .default(256)
       .describe('embedded: most sequences decoded together in one batch; more wait for a free row.'),

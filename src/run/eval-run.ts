@@ -68,6 +68,7 @@ export async function* evalRun(options: EvalRunOptions): AsyncGenerator<RunEvent
         outDir: options.outDir,
         resume: options.resume,
         signal,
+        lost: policy.lost,
         onEpisode: (done, total, rollout) => {
           watch.evalEpisodeFinished(rollout.episode.stats.wallMs);
           channel.push({ type: 'episodeFinished', step, done, total, reward: rollout.reward, failed: rollout.failed });

@@ -7,6 +7,7 @@ import { collectRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '.
 import { meanPassAtK, reportedKs } from './eval-metrics.js';
 import type { EvalSummary } from './events.js';
 import { runGroups } from '../rollout/scheduler.js';
+import { everyEpisodeFailedInEngine } from '../rollout/engine-failure.js';
 import { teacherReverseKl } from '../rollout/teacher-scored.js';
 import {
   conversationFigures,
@@ -48,11 +49,14 @@ export interface EvalOptions {
   readonly gate?: EpisodeGate;
   /** Called as each episode finishes (kept ones included), for progress displays. */
   readonly onEpisode?: (done: number, total: number, rollout: Rollout) => void;
+  /** Rejects once the trainer or an engine is lost (RunningPolicy.lost): the eval fails with it then. */
+  readonly lost?: Promise<never> | undefined;
 }
 
 /**
  * Score the policy on a set of tasks with the same agent loop, tools and reward as training.
  * Writes one results.jsonl line per episode (with its trajectory) and summary.json.
+ * @throws ProviderError when every episode failed in the engine, or once `lost` rejects.
  */
 export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options: EvalOptions): Promise<EvalSummary> {
   const outDir = options.outDir;
@@ -76,7 +80,7 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
     lines.set(rollout, line);
     appending = appending.then(() => appendFile(partial!, `${line}\n`));
   };
-  const groups = await runGroups(
+  const episodes = runGroups(
     tasks,
     options.samples,
     options.concurrency,
@@ -100,7 +104,11 @@ export async function evaluate(kit: EpisodeKit, tasks: readonly Task[], options:
     onDone,
     rolloutOnThrow(options.policyVersion),
   );
+  const groups = await (options.lost ? Promise.race([episodes, options.lost]) : episodes);
   await appending;
+  // The episodes stay in the partial results file; a summary of 0% would blame the policy for a broken engine.
+  const broken = everyEpisodeFailedInEngine(groups.flat(), `eval ${options.label}`);
+  if (broken) throw broken;
   const summary = summarize(groups, options);
   if (outDir) {
     await writeResults(

@@ -83,7 +83,11 @@ export interface StepMetrics {
   readonly [failedByKind: `failed/${string}`]: number;
   /** Mean of each named reward part, prefixed `reward/`. */
   readonly [rewardPart: `reward/${string}`]: number;
-  /** What the step's weight sync moved into launched engines: `sync/bytes` (once, whatever the replicas), `sync/tensors` (a broadcast). */
+  /**
+   * What the step's weight sync moved into launched engines: `sync/bytes` (once, whatever the replicas), `sync/tensors`
+   * (a broadcast); and `sync/probe_max_abs_logprob_diff`, the largest gap between the engine's logprobs of the probe
+   * sequence and the trainer's after the sync (policy/sync-probe.ts).
+   */
   readonly [syncFigure: `sync/${string}`]: number;
   /**
    * With `algorithm.dynamic_sampling`: `dynamic_sampling/groups_sampled`, `groups_kept` (with a reward spread,

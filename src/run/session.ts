@@ -14,6 +14,7 @@ import { buildEpisodeKit } from './kit.js';
 import { tokenizerOverrides } from './recipe-tokenizer.js';
 import { engineKind, engineProgressLines, type RunningPolicy } from '../policy/index.js';
 import { startContextModel } from '../policy/context-model.js';
+import { SYNC_FAULT_ENV, syncFault } from '../engines/sync/index.js';
 
 export interface SessionOptions {
   readonly recipe: ResolvedRecipe;
@@ -50,6 +51,12 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
   const modelDir = kind.modelDir(recipe, options.recipeDir);
   const overrides = tokenizerOverrides(recipe);
   const tokenizer = await loadModelTokenizer(modelDir, overrides);
+  const fault = syncFault();
+  if (fault)
+    yield {
+      type: 'warning',
+      message: `${SYNC_FAULT_ENV}=${fault}: every weight sync is broken on purpose (a test of the check after each sync)`,
+    };
   yield { type: 'phase', message: `starting the trainer and the ${recipe.model.engine.kind} engine` };
   const starting = new EventChannel<RunEvent>();
   const onEngineProgress = engineProgressLines(recipe.model.engine.kind, (message) =>

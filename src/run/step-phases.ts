@@ -13,6 +13,7 @@ import type { StepCollector, EpisodeGate } from '../rollout/async-collector.js';
 import { collectRollout, referenceRollout, rolloutOnThrow, type EpisodeKit, type Rollout } from '../rollout/collect.js';
 import type { DataState, StepTurns } from '../rollout/data-stream.js';
 import { sampleStep, type SampledStep } from '../rollout/dynamic-sampling.js';
+import { everyEpisodeFailedInEngine } from '../rollout/engine-failure.js';
 import { runGroups } from '../rollout/scheduler.js';
 import type { StallWatch } from '../rollout/stall-watch.js';
 import { filterStale, type StalenessVerdict } from '../rollout/staleness.js';
@@ -53,7 +54,7 @@ export interface StepScope {
   /** Where each round of a step's episodes is noted as it starts (logs/collect.jsonl), for a resume to count what it discards. */
   readonly journal: { started(step: number, episodes: number): Promise<void> };
   readonly served: ServedPolicy;
-  /** Rejects once a placed trainer or engine is lost: the step waiting on rollouts fails with it. */
+  /** Rejects once the trainer or an engine is lost (ended, or stopped answering): the step waiting on rollouts fails with it. */
   readonly lost?: Promise<never> | undefined;
 }
 
@@ -66,6 +67,7 @@ export interface CollectedStep {
 /**
  * collect + score: the step's groups, each episode scored as it ended (with max_staleness > 0, mostly run
  * while earlier steps trained); with dynamic sampling, refilled until enough have a reward spread.
+ * @throws ProviderError when every episode failed in the engine, or the trainer or an engine was lost.
  */
 export async function* collect(
   scope: StepScope,
@@ -75,6 +77,8 @@ export async function* collect(
   const taken = scope.collector.take(step);
   const collected = yield* scope.channel.drainUntil(scope.lost ? Promise.race([taken, scope.lost]) : taken);
   const { sampled } = collected;
+  const broken = everyEpisodeFailedInEngine(sampled.groups.flat(), `step ${step}`);
+  if (broken) throw broken;
   if (sampled.ranOut)
     yield {
       type: 'warning',
@@ -116,13 +120,16 @@ export async function* update(
   return { trained, seconds: elapsed(started) };
 }
 
-/** sync: the trained weights into the engine; from then on its episodes are stamped with the new version. */
+/**
+ * sync: the trained weights into the engine, checked against the trainer's by the sync probe before any
+ * episode samples from them; from then on its episodes are stamped with the new version.
+ */
 export async function* sync(
   scope: StepScope,
   step: number,
   policyVersion: number,
   trained: boolean,
-): AsyncGenerator<RunEvent, { transfer?: SyncTransfer; seconds: number }> {
+): AsyncGenerator<RunEvent, { transfer?: SyncTransfer; probe?: number; seconds: number }> {
   const started = performance.now();
   if (trained)
     yield* scope.channel.drainUntil(
@@ -132,7 +139,8 @@ export async function* sync(
     );
   scope.served.advance(policyVersion);
   const transfer = trained ? scope.engine.lastTransfer : undefined;
-  return { ...(transfer ? { transfer } : {}), seconds: elapsed(started) };
+  const probe = trained ? scope.engine.lastProbe : undefined;
+  return { ...(transfer ? { transfer } : {}), ...(probe === undefined ? {} : { probe }), seconds: elapsed(started) };
 }
 
 /** What a step did, for its record. */
@@ -145,6 +153,8 @@ export interface StepOutcome {
   readonly batch: AssembledBatch;
   readonly trainerMetrics: Readonly<Record<string, number>>;
   readonly transfer?: SyncTransfer | undefined;
+  /** The sync probe's largest logprob gap after the step's sync. */
+  readonly probe?: number | undefined;
   readonly seconds: { readonly collect: number; readonly update: number; readonly sync: number };
   /** When the step started, and when the previous one was recorded (performance.now()). */
   readonly startedAt: number;
@@ -178,6 +188,7 @@ export async function record(
       (now - outcome.previousRecordedAt) / 1000,
     ),
     transfer: outcome.transfer,
+    probe: outcome.probe,
     sampling: samplingFigures(outcome.collected, scope.recipe),
   });
   const batchIndex = new Map(fresh.kept.map((group, i) => [group, i]));

@@ -53,6 +53,8 @@ export interface StepFacts {
   readonly overlap: OverlapFigures;
   /** What the step's weight sync moved, when it moved weights into launched engines. */
   readonly transfer?: SyncTransfer | undefined;
+  /** The sync probe's largest logprob gap between engine and trainer after the step's sync. */
+  readonly probe?: number | undefined;
   /** `dynamic_sampling/*`, `curriculum/*` and `data/position` (see samplingFigures). */
   readonly sampling?: SamplingFigures;
 }
@@ -172,7 +174,7 @@ export function stepMetrics(facts: StepFacts): StepMetrics {
     ...gatewayFigures(rollouts),
     ...segmentFigures(rollouts),
     ...conversationFigures(rollouts),
-    ...syncFigures(facts.transfer),
+    ...syncFigures(facts.transfer, facts.probe),
     ...facts.sampling,
     ...(facts.batch.distill
       ? { 'distill/reverse_kl': facts.batch.distill.reverseKl, 'distill/tokens': facts.batch.distill.tokens }
@@ -200,12 +202,15 @@ export function failuresByKind(rollouts: readonly Rollout[]): Record<`failed/${s
   return counts;
 }
 
-/** `sync/bytes` and, for a broadcast, `sync/tensors`; nothing when the sync moved nothing (embedded, no update). */
-function syncFigures(transfer: SyncTransfer | undefined): Record<`sync/${string}`, number> {
-  if (!transfer) return {};
+/**
+ * `sync/bytes` and, for a broadcast, `sync/tensors` (nothing when the sync moved nothing: embedded, no update),
+ * and `sync/probe_max_abs_logprob_diff`, the check after the sync (absent when no sync ran).
+ */
+function syncFigures(transfer: SyncTransfer | undefined, probe: number | undefined): Record<`sync/${string}`, number> {
   return {
-    'sync/bytes': transfer.bytes,
-    ...(transfer.tensors === undefined ? {} : { 'sync/tensors': transfer.tensors }),
+    ...(transfer ? { 'sync/bytes': transfer.bytes } : {}),
+    ...(transfer?.tensors === undefined ? {} : { 'sync/tensors': transfer.tensors }),
+    ...(probe === undefined ? {} : { 'sync/probe_max_abs_logprob_diff': probe }),
   };
 }
 

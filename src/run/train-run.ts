@@ -31,6 +31,8 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
   let session: Session | undefined;
   let teacher: RunningTeacher | undefined;
   let status: 'finished' | 'failed' | 'interrupted' = 'failed';
+  // The first line of what failed the run, kept in the manifest's status history.
+  let failure: string | undefined;
   const evals: Record<string, unknown> = {};
   let lastMetrics: StepMetrics | undefined;
   const started = Date.now();
@@ -92,6 +94,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     status = signal.aborted ? 'interrupted' : 'finished';
   } catch (error) {
     status = signal.aborted || error instanceof CancelledError ? 'interrupted' : 'failed';
+    if (status === 'failed') failure = (error instanceof Error ? error.message : String(error)).split('\n')[0];
     throw signal.aborted && !(error instanceof CancelledError)
       ? new CancelledError('run interrupted', { cause: error })
       : error;
@@ -100,7 +103,7 @@ export async function* trainRun(options: TrainRunOptions): AsyncGenerator<RunEve
     await session?.close();
     const summary = { status, seconds: (Date.now() - started) / 1000, last_step: lastMetrics ?? null, evals };
     await run.writeSummary(summary);
-    await run.setStatus(status);
+    await run.setStatus(status, failure);
     yield { type: 'runFinished', status, summary };
   }
 }

@@ -50,7 +50,7 @@ export interface TrainingContext {
   /** Labels of the evals a resumed run already recorded (the eval before training, or after the last step), so they are not repeated. */
   readonly recordedEvals?: ReadonlySet<string>;
   readonly signal: AbortSignal;
-  /** Rejects once a placed trainer or engine is lost (cluster launchers): the step waiting on rollouts fails with it. */
+  /** Rejects once the trainer or an engine is lost (ended, or stopped answering): the step or eval waiting on episodes fails with it. */
   readonly lost?: Promise<never> | undefined;
 }
 
@@ -140,6 +140,7 @@ async function* loop(
         batch,
         trainerMetrics: updated.trained?.metrics ?? {},
         transfer: synced.transfer,
+        probe: synced.probe,
         seconds: { collect: collected.seconds, update: updated.seconds, sync: synced.seconds },
         startedAt,
         previousRecordedAt,
@@ -211,6 +212,7 @@ async function* runEval(
         outDir: join(ctx.store.evalDir, label),
         signal: ctx.signal,
         onEpisode: (_done, _total, rollout) => watch.evalEpisodeFinished(rollout.episode.stats.wallMs),
+        lost: ctx.lost,
         ...(gate ? { gate } : {}),
       }),
     );

@@ -17,6 +17,7 @@ const REPLIES: Record<string, [number, string]> = {
   'POST /control/train_step': [200, 'train_step.response.json'],
   'POST /control/save': [200, 'checkpoint.response.json'],
   'POST /control/load_checkpoint': [400, 'error.response.json'],
+  'POST /control/logprobs': [200, 'logprobs.response.json'],
 };
 
 describe('createTrainerClient', () => {
@@ -57,6 +58,14 @@ describe('createTrainerClient', () => {
 
     expect(await client.save('/tmp/atk-run/checkpoints/step-00001')).toStrictEqual(fixture('checkpoint.response.json'));
     expect(received['POST /control/save']).toStrictEqual(fixture('save.request.json'));
+
+    const scored = fixture('logprobs.response.json') as { policy_version: number; logprobs: (number | null)[] };
+    const ids = (fixture('logprobs.request.json') as { token_ids: number[] }).token_ids;
+    expect(await client.logprobs(ids)).toStrictEqual({
+      policyVersion: scored.policy_version,
+      logprobs: scored.logprobs,
+    });
+    expect(received['POST /control/logprobs']).toStrictEqual(fixture('logprobs.request.json'));
   });
 
   test('rejects a 4xx with a one-line TrainerError carrying the server reason and log path', async () => {

@@ -63,6 +63,11 @@ export const CheckpointResponse = z.object({
 });
 export type CheckpointResponse = z.infer<typeof CheckpointResponse>;
 
+const LogprobsResponse = z.object({
+  policy_version: z.number().int(),
+  logprobs: z.array(z.number().nullable()),
+});
+
 export const HealthResponse = z.looseObject({
   status: z.literal('ok'),
   model_loaded: z.boolean(),
@@ -89,6 +94,11 @@ export interface TrainerClient {
   ): Promise<CheckpointResponse>;
   /** Restores a `save`d directory into the loaded model. */
   loadCheckpoint(dir: string): Promise<CheckpointResponse>;
+  /**
+   * The trainer's own `log p(ids[t] | ids[:t])` on its current weights (null at t = 0), computed as a train
+   * step computes them, with the policy version they belong to: what a weight sync is checked against.
+   */
+  logprobs(ids: readonly number[]): Promise<{ readonly policyVersion: number; readonly logprobs: (number | null)[] }>;
   /** Asks the process to exit; resolves when it has answered. */
   shutdown(): Promise<void>;
   /**
@@ -183,6 +193,10 @@ export function createTrainerClient(options: TrainerClientOptions): TrainerClien
         ...(options?.weightsOnly && options.dtype ? { dtype: options.dtype } : {}),
       }),
     loadCheckpoint: (dir) => call(CheckpointResponse, 'POST', '/control/load_checkpoint', { dir }),
+    async logprobs(ids) {
+      const reply = await call(LogprobsResponse, 'POST', '/control/logprobs', { token_ids: ids });
+      return { policyVersion: reply.policy_version, logprobs: reply.logprobs };
+    },
     async shutdown() {
       await call(z.unknown(), 'POST', '/control/shutdown', {});
     },

@@ -56,3 +56,12 @@ def test_trainer_returns_the_fixtures_response_shapes(tmp_path):
     saved = trainer.save(str(tmp_path / "step-00001"))
     assert sorted(saved) == sorted(fixture("checkpoint.response.json"))
     assert {k: v for k, v in saved.items() if k != "dir"} == {"policy_version": 1, "step": 1}
+
+
+def test_trainer_logprobs_have_the_fixtures_shape():
+    trainer = Trainer(tiny_policy(), parse_config({}))
+    ids = [t % 32 for t in fixture("logprobs.request.json")["token_ids"]]  # the tiny model's vocabulary is 32
+    reply = {"policy_version": trainer.policy_version, "logprobs": [None, *trainer.sequence_logprobs(ids)]}
+    expected = fixture("logprobs.response.json")
+    assert sorted(reply) == sorted(expected) and len(reply["logprobs"]) == len(expected["logprobs"]) == len(ids)
+    assert reply["logprobs"][0] is None and all(isinstance(lp, float) and lp < 0 for lp in reply["logprobs"][1:])

@@ -429,3 +429,19 @@ def test_completions_prompt_logprobs_score_each_prompt_token_as_the_trainer_reco
     assert status == 400 and "prompt_logprobs" in reply["error"]["message"]
     status, reply = completion(url, prompt, max_tokens=1)
     assert reply["choices"][0]["prompt_logprobs"] is None
+
+
+def test_control_logprobs_return_the_trainers_own_on_the_weights_the_engine_serves(server):
+    url = server[0]
+    ids = [5, 9, 11, 2, 40, 7, 7, 30]
+    status, reply = call(url, "/control/logprobs", {"token_ids": ids})
+    assert status == 200, reply
+    version = call(url, "/control/health")[1]["policy_version"]
+    assert reply["policy_version"] == version and reply["logprobs"][0] is None and len(reply["logprobs"]) == len(ids)
+    # On one CPU the engine serves the trainer's own weights: its prompt logprobs are the same forward.
+    scored = completion(url, ids, max_tokens=1, prompt_logprobs=0)[1]["choices"][0]["prompt_logprobs"]
+    engine = [entry[str(t)]["logprob"] for entry, t in zip(scored[1:], ids[1:])]
+    assert max(abs(a - b) for a, b in zip(engine, reply["logprobs"][1:])) < 1e-6
+    assert call(url, "/control/logprobs", {"token_ids": [5]})[0] == 400
+    status, reply = call(url, "/control/logprobs", {"token_ids": [5, 64]})
+    assert status == 400 and reply["error"] == "token_ids[1]: expected a token ID in [0, 64), got 64"

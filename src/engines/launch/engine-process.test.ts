@@ -125,6 +125,17 @@ describe('launchEngineProcess', () => {
     expect([alive(engine.pid), alive(grandchild)]).toStrictEqual([false, false]);
   });
 
+  test("returns exited as soon as the leader dies, while a process it started lives on, as vLLM's engine core does", async () => {
+    const forking = ['sh', '-c', 'sleep 300 & echo "grandchild $!"; exec "$@"', 'sh', ...doubleEngineCommand];
+    const engine = await launch(forking, { log: 'leader.log' });
+    const grandchild = Number(/grandchild (\d+)/.exec(readFileSync(engine.logFile, 'utf8'))?.[1]);
+    process.kill(engine.pid, 'SIGKILL');
+    const seen = await Promise.race([engine.exited, sleep(5000).then(() => 'pending')]);
+    expect([seen, alive(grandchild)]).toStrictEqual([null, true]);
+    await engine.stop();
+    expect(alive(grandchild)).toBe(false);
+  });
+
   test('returns with the engine killed when its owner crashes or is SIGKILLed', async () => {
     for (const mode of ['throw', 'hang'] as const) {
       const [file, ...args] = tsScript('engine-owner-main.ts');

@@ -56,13 +56,17 @@ export class EngineStartError extends ProviderError {
   readonly logTail: readonly string[];
 
   constructor(message: string, logPath: string, logTail: readonly string[], hint: string) {
-    const quoted = logTail.length
-      ? `\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}`
-      : ` (log: ${logPath}, empty)`;
-    super(`${message}${quoted}`, { hint });
+    super(withLogTail(message, logPath, logTail), { hint });
     this.logPath = logPath;
     this.logTail = logTail;
   }
+}
+
+/** `message` followed by the last lines of the log at `logPath`, indented, or a note that the log is empty. */
+export function withLogTail(message: string, logPath: string, logTail: readonly string[]): string {
+  return logTail.length
+    ? `${message}\n  last lines of ${logPath}:\n${logTail.map((l) => `    ${l}`).join('\n')}`
+    : `${message} (log: ${logPath}, empty)`;
 }
 
 const POLL_MS = 250;
@@ -87,7 +91,13 @@ export async function launchEngineProcess(options: LaunchEngineOptions): Promise
     reject: false,
     forceKillAfterDelay: false,
   });
-  const exited = child.then((result) => result.exitCode ?? (result.signal ? null : 127));
+  // The leader's own exit: execa's result also waits for every process holding the log's descriptor, and
+  // vLLM's engine core, its child, outlives a killed API server until the group is stopped.
+  const exited = new Promise<number | null>((resolve) => {
+    const end = (code: number | null | undefined, signal: unknown): void => resolve(code ?? (signal ? null : 127));
+    child.nodeChildProcess.once('exit', end);
+    void child.then((result) => end(result.exitCode, result.signal)); // a spawn that failed emits no exit
+  });
   const pid = child.pid;
   if (pid === undefined) {
     const result = await child;

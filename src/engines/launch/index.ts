@@ -10,6 +10,7 @@ export {
 export {
   launchEngineProcess,
   logTail,
+  withLogTail,
   EngineStartError,
   type EngineProcess,
   type EngineStartProgress,

@@ -42,6 +42,12 @@ export interface EngineSyncOptions {
    * worker extension) instead of written and reloaded from disk: the trainer's end and the group's settings.
    */
   readonly broadcast?: Omit<WeightBroadcastOptions, 'replicas'>;
+  /**
+   * Checks that every replica serves policy `policyVersion` under model name `model` (the sync probe): called
+   * once the new weights are in, before any new request is routed to them; returns the figure it measured
+   * (lastProbe) and throws to fail the sync.
+   */
+  readonly verify?: (policyVersion: number, model: string) => Promise<number>;
 }
 
 /** A PolicySync for launched engines, with what it did last. */
@@ -58,6 +64,8 @@ export interface EngineSync {
   readonly lastSeconds: number;
   /** What the last sync moved: the bytes written (disk) or broadcast (once, whatever the replicas), tensors of a broadcast. */
   readonly lastTransfer: SyncTransfer | undefined;
+  /** What `verify` measured after the last sync (undefined without `verify`, or when the sync moved nothing). */
+  readonly lastProbe: number | undefined;
   /** Throws, with how to fix it, unless every replica can take this sync's weights (checked before training). */
   check(): Promise<void>;
 }
@@ -82,6 +90,7 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
   let servedDir: string | undefined;
   let lastSeconds = 0;
   let lastTransfer: SyncTransfer | undefined;
+  let lastProbe: number | undefined;
   // The unload of an adapter that still had requests running when it was replaced (with `requests` only).
   let retiring: Promise<void> = Promise.resolve();
 
@@ -120,23 +129,35 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
     get lastTransfer() {
       return lastTransfer;
     },
+    get lastProbe() {
+      return lastProbe;
+    },
     async check() {
       if (options.mode === 'full') await Promise.all(admins.map((admin) => admin.checkWeightReload()));
     },
     async sync(policyVersion, checkpointDir) {
       const started = performance.now();
       lastTransfer = undefined;
+      lastProbe = undefined;
       if (policyVersion === servedVersion) return;
       const name = `${base}@${policyVersion}`;
-      lastTransfer = await (broadcast ? broadcastFull(broadcast, name) : viaDisk(name, syncDirFor(checkpointDir)));
+      // Requests name the adapter after a LoRA sync, the base model after a full one.
+      const model = options.mode === 'lora' ? name : base;
+      const verified = async (): Promise<void> => void (lastProbe = await options.verify?.(policyVersion, model));
+      lastTransfer = await (broadcast
+        ? broadcastFull(broadcast, name, verified)
+        : viaDisk(name, syncDirFor(checkpointDir), verified));
       served = name;
       servedVersion = policyVersion;
       lastSeconds = (performance.now() - started) / 1000;
     },
   };
 
-  /** Writes the policy to `dir`, has every replica load it from there (or its staged copy), drops the previous dir. */
-  async function viaDisk(name: string, dir: string): Promise<SyncTransfer> {
+  /**
+   * Writes the policy to `dir`, has every replica load it from there (or its staged copy), runs `verified`
+   * before new requests reach the new weights, drops the previous dir.
+   */
+  async function viaDisk(name: string, dir: string, verified: () => Promise<void>): Promise<SyncTransfer> {
     await options.writePolicy(dir);
     const transfer = { bytes: await directoryBytes(dir) };
     await retiring;
@@ -146,21 +167,30 @@ export function createEngineSync(options: EngineSyncOptions): EngineSync {
     );
     if (options.mode === 'lora') {
       await Promise.all(admins.map((admin, replica) => loraReplica(admin, name, staged[replica]!, previous)));
+      await verified();
       options.engine.setModel(name);
       if (previous && options.requests) retire(previous, options.requests);
     } else {
-      await whileHeld(() => Promise.all(admins.map((admin, replica) => fullReplica(admin, name, staged[replica]!))));
+      await whileHeld(async () => {
+        await Promise.all(admins.map((admin, replica) => fullReplica(admin, name, staged[replica]!)));
+        await verified();
+      });
     }
     if (servedDir && servedDir !== dir) await rm(servedDir, { recursive: true, force: true });
     servedDir = dir;
     return transfer;
   }
 
-  /** Broadcasts the weights into every worker, then drops the replicas' prefix caches and checks their version. */
-  async function broadcastFull(broadcast: WeightBroadcast, name: string): Promise<SyncTransfer> {
+  /** Broadcasts the weights into every worker, then drops the replicas' prefix caches and checks their version and `verified`. */
+  async function broadcastFull(
+    broadcast: WeightBroadcast,
+    name: string,
+    verified: () => Promise<void>,
+  ): Promise<SyncTransfer> {
     return whileHeld(async () => {
       const transfer = await broadcast.reload(name);
       await Promise.all(admins.map(async (admin) => admin.resetPrefixCache().then(() => admin.confirmWeights(name))));
+      await verified();
       return transfer;
     });
   }

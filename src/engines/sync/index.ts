@@ -3,3 +3,4 @@ export { createEngineSync, syncDirFor, type EngineSync, type EngineSyncOptions }
 export { replicaAdmin, type BroadcastReceiver, type ReplicaAdmin } from './replica-admin.js';
 export { trackRequests, type RequestTracker, type TrackedEngine } from './in-flight.js';
 export { createWeightBroadcast, type SyncTransfer, type WeightSender } from './weight-broadcast.js';
+export { SYNC_FAULT_ENV, syncFault, type SyncFault } from './sync-fault.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ProviderError } from '../../errors/index.js';
+import { syncFault } from './sync-fault.js';
 import { requestJson, requestText, type HttpTarget } from '../../util/http.js';
 import { VLLM_WEIGHT_RELOAD_EXTENSION } from '../launch/engine-command.js';
 import { modelList } from '../shared.js';
@@ -49,21 +50,24 @@ export interface BroadcastReceiver {
  */
 export function replicaAdmin(protocol: 'vllm' | 'sglang', baseUrl: string, timeoutMs = 300_000): ReplicaAdmin {
   const target: HttpTarget = { name: protocol, baseUrl, timeoutMs, retries: 2, backoffMs: 250 };
-  return ADMINS[protocol](target);
+  return ADMINS[protocol](target, syncFault() !== 'keep_prefix_cache');
 }
 
-const ADMINS: Readonly<Record<'vllm' | 'sglang', (target: HttpTarget) => ReplicaAdmin>> = {
-  vllm: (target) => vllmAdmin(target),
-  sglang: (target) => sglangAdmin(target),
+/** Each protocol's admin calls; `resets` false leaves out every prefix-cache reset (ATK_SYNC_FAULT, tests only). */
+const ADMINS: Readonly<Record<'vllm' | 'sglang', (target: HttpTarget, resets: boolean) => ReplicaAdmin>> = {
+  vllm: (target, resets) => vllmAdmin(target, resets),
+  sglang: (target, resets) => sglangAdmin(target, resets),
 };
 
-function vllmAdmin(target: HttpTarget): ReplicaAdmin {
+function vllmAdmin(target: HttpTarget, resets: boolean): ReplicaAdmin {
+  const resetPrefixCache = async (): Promise<void> =>
+    void (resets && (await requestText(target, 'POST', '/reset_prefix_cache')));
   return {
     loadAdapter: async (name, dir) =>
       void (await requestText(target, 'POST', '/v1/load_lora_adapter', { lora_name: name, lora_path: dir })),
     unloadAdapter: async (name) =>
       void (await requestText(target, 'POST', '/v1/unload_lora_adapter', { lora_name: name })),
-    resetPrefixCache: async () => void (await requestText(target, 'POST', '/reset_prefix_cache')),
+    resetPrefixCache,
     async confirmAdapter(name) {
       const served = await modelList(target);
       if (!served.includes(name)) throw notServing(target, name, `/v1/models lists ${served.join(', ')}`);
@@ -71,7 +75,7 @@ function vllmAdmin(target: HttpTarget): ReplicaAdmin {
     reloadWeights: async (dir, version) => {
       await collectiveRpc(target, 'atk_reload_weights', [dir, version]);
       // SGLang's reload flushes its own cache (flush_cache: true); vLLM's worker extension cannot.
-      await requestText(target, 'POST', '/reset_prefix_cache');
+      await resetPrefixCache();
     },
     async confirmWeights(version) {
       const served = await collectiveRpc(target, 'atk_weight_version');
@@ -127,7 +131,7 @@ const SglangResult = z.looseObject({
 });
 const SglangModelInfo = z.looseObject({ weight_version: z.string().nullable().optional() });
 
-function sglangAdmin(target: HttpTarget): ReplicaAdmin {
+function sglangAdmin(target: HttpTarget, resets: boolean): ReplicaAdmin {
   async function call(path: string, body: unknown): Promise<z.infer<typeof SglangResult>> {
     const reply = SglangResult.parse(await requestJson(target, 'POST', path, body));
     // SGLang answers some failures with 200 and success: false.
@@ -138,7 +142,7 @@ function sglangAdmin(target: HttpTarget): ReplicaAdmin {
   return {
     loadAdapter: async (name, dir) => void (await call('/load_lora_adapter', { lora_name: name, lora_path: dir })),
     unloadAdapter: async (name) => void (await call('/unload_lora_adapter', { lora_name: name })),
-    resetPrefixCache: async () => void (await requestText(target, 'POST', '/flush_cache')),
+    resetPrefixCache: async () => void (resets && (await requestText(target, 'POST', '/flush_cache'))),
     async confirmAdapter(name) {
       // SGLang's /v1/models does not list adapters in every 0.5.x, so a one-token generation through the
       // adapter is the check: an unknown lora_path is answered with an error.
@@ -148,7 +152,7 @@ function sglangAdmin(target: HttpTarget): ReplicaAdmin {
       });
     },
     reloadWeights: async (dir, version) =>
-      void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: true })),
+      void (await call('/update_weights_from_disk', { model_path: dir, weight_version: version, flush_cache: resets })),
     checkWeightReload: () => Promise.resolve(), // /update_weights_from_disk is in every SGLang atk supports
     async confirmWeights(version) {
       const info = SglangModelInfo.parse(await requestJson(target, 'GET', '/get_model_info'));

@@ -26,7 +26,7 @@ from .engine_api import EngineApi
 from .engine import Engine
 from .serving_copy import ServingCopy, serving_dtype
 from .static_decode import decode_step_for
-from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, ShutdownReply, TrainStepReply
+from .wire import Body, CheckpointReply, HealthReply, LoadModelReply, LogprobsReply, ShutdownReply, TrainStepReply
 
 if TYPE_CHECKING:
     from ..train.train import Trainer
@@ -120,6 +120,20 @@ class ControlApi:
         except TrainerOutOfMemory as e:
             raise HttpError(507, str(e), "OutOfMemoryError") from None
         return {"policy_version": trainer.policy_version, "metrics": metrics}
+
+    def logprobs(self, body: Body) -> LogprobsReply:
+        """The trainer's own logprobs of a token sequence on its current weights (atk's check after a weight
+        sync): one no-grad forward, with the weights held so no train step changes them under it."""
+        trainer = self._trainer()
+        ids = expect_object(body).get("token_ids")
+        vocab = trainer.vocab_size
+        if not isinstance(ids, list) or len(ids) < 2:
+            raise bad_request(f"token_ids: expected a list of at least 2 token IDs, got {ids!r}")
+        for i, t in enumerate(ids):
+            if isinstance(t, bool) or not isinstance(t, int) or not 0 <= t < vocab:
+                raise bad_request(f"token_ids[{i}]: expected a token ID in [0, {vocab}), got {t!r}")
+        with self.engine.weights_held():
+            return {"policy_version": trainer.policy_version, "logprobs": [None, *trainer.sequence_logprobs(ids)]}
 
     def save(self, body: Body) -> CheckpointReply:
         trainer, directory, body = self._trainer(), _dir(body), expect_object(body)

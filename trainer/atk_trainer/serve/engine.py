@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterator, List, Optional
 import torch
 
 from ..log import log
+from ..train import sync_fault
 from .decoders import make_decoder
 from .row_sampling import RowSampling
 from .sampling_params import SamplingParams
@@ -164,15 +165,23 @@ class Engine:
             self._pauses += 1
             while self._running:
                 self._cond.wait()
+        forget = not sync_fault.keeps_prefix_cache()  # True but in the sync probe's tests
         try:
             with self._model_lock:
-                self._decoder = None  # its parked keys and values go stale now: their memory is the step's
+                if forget:
+                    self._decoder = None  # its parked keys and values go stale now: their memory is the step's
                 yield
         finally:
             with self._cond:
                 self._pauses -= 1
-                self._cache_epoch += 1
+                self._cache_epoch += forget
                 self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def weights_held(self) -> Iterator[None]:
+        """Hold the weights as they are (no train step or reload changes them meanwhile); generation goes on."""
+        with self._model_lock:
+            yield
 
     def reset_prefix_cache(self) -> None:
         """Forget finished sequences kept for their continuations (the next batch starts a new decoder)."""

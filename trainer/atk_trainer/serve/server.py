@@ -140,6 +140,7 @@ class TrainerServer:
             ("POST", "/control/train_step"): c.train_step,
             ("POST", "/control/save"): c.save,
             ("POST", "/control/load_checkpoint"): c.load_checkpoint,
+            ("POST", "/control/logprobs"): c.logprobs,
             ("POST", "/control/shutdown"): c.shutdown,
             ("POST", "/control/weights/open"): w.open,
             ("POST", "/control/weights/join"): w.join,

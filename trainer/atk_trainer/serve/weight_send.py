@@ -17,6 +17,7 @@ from typing import Any, Optional, TypedDict
 import torch
 
 from ..errors import HttpError, bad_request, expect_object
+from ..train import sync_fault
 from . import weight_group
 from .control import SAVE_DTYPES, ControlApi
 from .wire import Body, Json
@@ -99,7 +100,8 @@ class WeightSendApi:
         started = time.perf_counter()
         device = trainer.policy.device if self._backend() == "nccl" else "cpu"
         with self.control.engine.exclusive():  # no train step changes the weights while they go out
-            count, nbytes = weight_group.send(self.group, trainer.policy.serving_weights(self.dtype), device)
+            weights = sync_fault.planted_weights(trainer.stale_layer, trainer.policy.serving_weights(self.dtype))
+            count, nbytes = weight_group.send(self.group, weights, device)
         return {"tensors": count, "bytes": nbytes, "seconds": time.perf_counter() - started}
 
     def _backend(self) -> str:

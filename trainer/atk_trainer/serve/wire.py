@@ -44,6 +44,11 @@ class CheckpointReply(TypedDict):
     step: int
 
 
+class LogprobsReply(TypedDict):
+    policy_version: int
+    logprobs: List[Optional[float]]  # log p(token_ids[t] | token_ids[:t]); None at t = 0, which nothing predicts
+
+
 class ShutdownReply(TypedDict):
     status: str
 

@@ -16,6 +16,7 @@ import torch
 from ..model.modeling import Policy
 from ..model.safetensors_io import load_dir, load_file, save_file
 from . import lora as lora_lib
+from . import sync_fault
 from .config import TrainConfig, config_dict
 
 STATE_FILE = "trainer_state.pt"
@@ -57,8 +58,12 @@ def save(
     if trainer.config.lora is not None:
         base = getattr(trainer.policy, "path", None) or ""
         lora_lib.write_adapter(trainer.policy.module, trainer.config.lora, base, tmp, save_file)
+        if weights_only:
+            sync_fault.plant_adapter(tmp, load_file, save_file)
     else:
         trainer.policy.save_pretrained(tmp, dtype=dtype if weights_only else None)
+        if weights_only:
+            sync_fault.plant_weights_file(getattr(trainer, "stale_layer", None), tmp, load_file, save_file)
     if not weights_only:
         torch.save(_state(trainer, optimizer_state), os.path.join(tmp, STATE_FILE))
     if os.path.exists(directory):

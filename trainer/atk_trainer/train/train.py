@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 
-from . import checkpoint, memory, precision
+from . import checkpoint, memory, precision, sync_fault
 from . import lora as lora_lib
 from .batch import BatchError, MicroBatch, TrainBatch, build_batch
 from .config import TrainConfig
@@ -57,6 +57,7 @@ class Trainer:
         self.policy = policy
         self.vocab_size = int(policy.config["vocab_size"])
         self.device = next(policy.module.parameters()).device
+        self.stale_layer = sync_fault.stale_layer(policy.module)  # None unless ATK_SYNC_FAULT=skip_layer (tests)
         # bf16 autocast on CUDA unless float32 is forced; CPU trains in the parameters' dtype.
         self.autocast = self.device.type == "cuda" and config.dtype != "float32"
         # -- LoRA or full fine-tuning ---------------------------------------------------------------------
@@ -346,6 +347,17 @@ class Trainer:
         stats["loss"] = float(loss.detach())
         stats["entropy_sum"] = float((entropy * mask).sum())
         return stats
+
+    @torch.no_grad()
+    def sequence_logprobs(self, token_ids: List[int]) -> List[float]:
+        """log p(ids[t] | ids[:t]) for t >= 1 under the trainer's weights, computed as a train step computes
+        them (the same forward and autocast): what atk compares an engine's logprobs with after a weight sync.
+        Rank 0's `policy` holds the whole weights (with FSDP, the serving copy save writes), so no other rank
+        takes part."""
+        ids = torch.tensor([token_ids], device=self.policy.device)  # (1, T)
+        with self._autocast():
+            logp, _ = self.policy.token_stats(ids)  # (1, T) float32, 0 at t = 0
+        return logp[0, 1:].tolist()
 
     @torch.no_grad()
     def _reference_logprobs(self, ids: torch.Tensor, segments: Optional[torch.Tensor]) -> torch.Tensor:

@@ -32,6 +32,7 @@ describe('watchLiveness', () => {
       heartbeats: [{ component: 'engine replica 0', where: 'node n2 (slurm job 7)', url, path: '/health' }],
       intervalS: 0.2,
       misses: 2,
+      hint: 'the node hangs',
     });
     expect(await settled(liveness.lost, 1000)).toBe('pending'); // answering: alive
     const hungAt = performance.now();
@@ -49,11 +50,11 @@ describe('watchLiveness', () => {
     const { url } = await healthServer();
     let ended: ProviderError | undefined;
     const heartbeats = [{ component: 'trainer', where: 'host h1', url, path: '/health' }];
-    const liveness = watchLiveness({ failure: () => ended, heartbeats, intervalS: 60 });
+    const liveness = watchLiveness({ failure: () => ended, heartbeats, intervalS: 60, hint: '' });
     ended = new ProviderError('engine replica 1 on host h3 was killed during the run (log: logs/engine-1.log)');
     expect(await settled(liveness.lost, 2500)).toBe(ended);
 
-    const stopped = watchLiveness({ failure: () => ended, heartbeats, intervalS: 60 });
+    const stopped = watchLiveness({ failure: () => ended, heartbeats, intervalS: 60, hint: '' });
     stopped.stop();
     expect(await settled(stopped.lost, 1500)).toBe('pending');
   });

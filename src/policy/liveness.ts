@@ -1,8 +1,9 @@
 /**
- * Bounded failure while nothing calls the placed processes (the rollout phase waits on episodes, which
- * only fail one by one): a lost trainer or engine replica rejects `lost` within about a second of its
- * process ending, or after `misses` heartbeats in a row went unanswered (a hung node, a stopped process,
- * a network cut: cases where no process ends), naming the component and its node.
+ * Bounded failure while nothing calls the policy's processes (the rollout phase waits on episodes, which
+ * only fail one by one): a lost trainer or engine replica, on this machine or placed on a node, rejects
+ * `lost` within about a second of its process ending, or after `misses` heartbeats in a row went
+ * unanswered (a hung node, a stopped process, a network cut: cases where no process ends), naming the
+ * component and where it runs.
  */
 import { ProviderError } from '../errors/index.js';
 import { probe } from '../util/http.js';
@@ -11,20 +12,22 @@ import { probe } from '../util/http.js';
 export interface Heartbeat {
   /** `trainer` or `engine replica <i>`. */
   readonly component: string;
-  /** Where it runs, for the message: `node n2 (slurm job 7)` or `host gpu3`. */
+  /** Where it runs, for the message: `node n2 (slurm job 7)`, `host gpu3` or `this machine`. */
   readonly where: string;
   readonly url: string;
   readonly path: string;
 }
 
 export interface LivenessOptions {
-  /** The first placed process that ended during the run, as the error naming it (ClusterLaunch.failure). */
+  /** The first watched process that ended during the run, as the error naming it. */
   readonly failure: () => ProviderError | undefined;
   readonly heartbeats: readonly Heartbeat[];
   /** Seconds between heartbeats; default 10. Each waits at most 5 s for its answer. */
   readonly intervalS?: number;
   /** Unanswered heartbeats in a row that make a component lost; default 3. */
   readonly misses?: number;
+  /** What to do about a component that stopped answering (the error's hint). */
+  readonly hint: string;
 }
 
 export interface Liveness {
@@ -78,9 +81,7 @@ export function watchLiveness(options: LivenessOptions): Liveness {
       fail(
         new ProviderError(
           `${beat.component} on ${beat.where} answered none of ${allowed} heartbeats (GET ${beat.path}, ${intervalMs / 1000} s apart) during the run`,
-          {
-            hint: 'the node hangs, its process is stopped or the network to it is cut; atk run --resume continues from the last checkpoint, also on a new allocation',
-          },
+          { hint: options.hint },
         ),
       );
     });
