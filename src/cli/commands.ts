@@ -6,6 +6,7 @@ import { exportCommand } from './export.js';
 import { explainCommand } from './explain.js';
 import { initCommand } from './init.js';
 import { launchCommand } from './launch.js';
+import { modelCommand } from './model.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
@@ -20,6 +21,7 @@ export const commands: readonly CommandModule[] = [
   runCommand,
   exportCommand,
   dataCommand,
+  modelCommand,
   validateCommand,
   explainCommand,
   initCommand,

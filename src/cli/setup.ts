@@ -116,7 +116,7 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
 export const setupCommand = defineCommand({
   command: 'setup',
   describe:
-    "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap), else a private venv with pip",
+    "Install the trainer's Python side: apt on Debian/Ubuntu (python3-torch, libopenblas0-pthread, bubblewrap, python3-venv), else a private venv with pip",
   options: SETUP_FLAGS,
   examples: [
     ['$0 setup --dry-run', 'the commands it would run'],
