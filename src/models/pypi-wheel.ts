@@ -38,7 +38,7 @@ export async function fetchPinnedWheel(wheel: PinnedWheel, options: WheelFetchOp
     options.print(`${wheel.filename}: cached (sha256 ${wheel.sha256.slice(0, 12)})`);
     return dest;
   }
-  const index = options.indexUrl ?? defaultIndexUrl();
+  const index = (options.indexUrl ?? defaultIndexUrl()).replace(/\/+$/, '');
   const page = `${index}/${normalizedName(wheel.project)}/`;
   const file = (await listFiles(page, options.signal)).find((f) => f.filename === wheel.filename);
   if (!file)
