@@ -155,7 +155,9 @@ export const ModelSchema = z
     chat_template: z
       .string()
       .optional()
-      .describe('Jinja chat template file overriding the tokenizer_config.json template.'),
+      .describe(
+        'Jinja chat template file overriding the tokenizer_config.json template, or a template atk ships: chatml-tools (ChatML with tools in the system turn and calls as a JSON list in one <tool_call>, for ChatML models whose template has no tools, e.g. SmolLM2-Instruct).',
+      ),
     init: z
       .enum(['pretrained', 'random'])
       .default('pretrained')

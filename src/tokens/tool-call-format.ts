@@ -13,6 +13,7 @@ export const AUTO_TOOL_CALL_FORMAT = 'auto';
 const TEMPLATE_SIGNS: readonly { readonly format: string; readonly family: string; readonly sign: RegExp }[] = [
   { format: 'harmony', family: 'gpt-oss (harmony)', sign: /<\|channel\|>/ },
   { format: 'qwen3_coder', family: 'Qwen3-Coder', sign: /<function=[\s\S]*<parameter=/ },
+  { format: 'smollm2', family: 'SmolLM2 (a JSON list in <tool_call>)', sign: /<tool_call>\[/ },
   { format: 'hermes', family: 'Hermes / Qwen', sign: /<tool_call>/ },
   { format: 'mistral', family: 'Mistral', sign: /\[TOOL_CALLS\]/ },
   { format: 'deepseek_v3', family: 'DeepSeek V3', sign: /<｜tool▁calls▁begin｜>[\s\S]*```json/ },
@@ -55,9 +56,14 @@ export function resolveToolCallFormat(setting: string, tokenizer: ModelTokenizer
   const formats = Object.keys(toolCallParsers).join(', ');
   const found = detectToolCallFormat(tokenizer.chatTemplates);
   if (found === undefined) {
+    const chatml = Object.values(tokenizer.chatTemplates).some((t) => t.includes('<|im_start|>'));
     throw new InputError(
       `agent.tool_call_format: auto finds no tool-call format in the chat template of ${tokenizer.dir}; set agent.tool_call_format to the model's format (${formats})`,
-      { hint: 'or set model.chat_template to a tool-calling template of its family' },
+      {
+        hint: chatml
+          ? 'its template is ChatML without tools: set model.chat_template: chatml-tools (tools in the system turn, calls as a JSON list in <tool_call>, as SmolLM2 writes them)'
+          : 'or set model.chat_template to a tool-calling template of its family',
+      },
     );
   }
   if (toolCallParsers[found.format] === undefined) {

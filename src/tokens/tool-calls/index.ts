@@ -7,6 +7,7 @@ import { kimiK2Parser } from './kimi-k2.js';
 import { mistralParser } from './mistral.js';
 import { pythonicParser } from './pythonic.js';
 import { qwen3CoderParser } from './qwen3-coder.js';
+import { smollm2Parser } from './smollm2.js';
 import type { ToolCallParser } from './types.js';
 
 export type * from './types.js';
@@ -24,4 +25,5 @@ export const toolCallParsers: Readonly<Record<string, ToolCallParser>> = {
   deepseek_v31: deepseekV31Parser,
   glm45: glm45Parser,
   kimi_k2: kimiK2Parser,
+  smollm2: smollm2Parser,
 };
