@@ -6,7 +6,7 @@ import type { Engine, EngineClientOptions, Generation, ProtocolRequest, Sampling
 /** HTTP settings of a client from its options, with the defaults documented on EngineClientOptions. */
 export function engineTarget(name: string, options: EngineClientOptions): HttpTarget {
   return {
-    name,
+    name: options.name ?? name,
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs ?? 120_000,
     retries: options.retries ?? 3,

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { rolloutTimeoutsMs } from './rollout-timeouts.js';
 import { join, resolve } from 'node:path';
 import { createVllmClient } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
@@ -31,7 +32,8 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
     const engine = createVllmClient({
       baseUrl: trainerProcess.engineUrl,
       model: loaded.model,
-      timeoutMs: recipe.rollout.request_timeout_s * 1000,
+      name: 'embedded engine',
+      timeoutMs: rolloutTimeoutsMs(recipe.rollout, { engine: 'embedded', ...loaded }).request,
     });
     const client = trainerProcess.client;
     const policy: RunningPolicy = {

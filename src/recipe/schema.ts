@@ -129,7 +129,7 @@ export const AlgorithmSchema = z
       .union([positiveInt, z.literal('auto')])
       .default('auto')
       .describe(
-        'Token budget per micro-batch; gradients accumulate over micro-batches. auto = sized from free memory (GPU on CUDA, available RAM on CPU).',
+        'Token budget per micro-batch; gradients accumulate over micro-batches. auto = sized from free memory (GPU on CUDA; on CPU the available RAM, at most 1 GiB of activations, which keeps the matmuls busy).',
       ),
     pack_sequences: z
       .boolean()
@@ -174,10 +174,18 @@ export const RolloutSchema = z
       .default(1)
       .describe('Nucleus sampling; keep 1 so behaviour logprobs match the full distribution.'),
     top_k: z.number().int().min(-1).default(-1).describe('Top-k sampling; -1 = off.'),
-    episode_timeout_s: positiveNumber
-      .default(300)
-      .describe('Wall-clock limit for one episode; a timed-out episode is failed.'),
-    request_timeout_s: positiveNumber.default(120).describe('Limit for one engine request.'),
+    episode_timeout_s: z
+      .union([positiveNumber, z.literal('auto')])
+      .default('auto')
+      .describe(
+        'Wall-clock limit for one episode; a timed-out episode is failed. auto = 300 s, times parameters / 10M for the embedded engine on a CPU (a 135M model: ~67 min).',
+      ),
+    request_timeout_s: z
+      .union([positiveNumber, z.literal('auto')])
+      .default('auto')
+      .describe(
+        'Limit for one engine request. auto = 120 s, times parameters / 10M for the embedded engine on a CPU (a 135M model: ~27 min).',
+      ),
     reward_timeout_s: positiveNumber
       .default(600)
       .describe('Limit for scoring one episode; a reward past it fails the episode (kind reward).'),

@@ -76,6 +76,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
       runDir: options.runDir,
       dataset,
       engine: policy.engine,
+      serving: policy.facts,
       tokenizer,
       startContextModel: () =>
         startContextModel({

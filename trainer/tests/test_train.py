@@ -38,6 +38,25 @@ def test_step_returns_a_falling_loss_on_a_fixed_batch():
     assert t.policy_version == 30
 
 
+def test_sft_step_returns_the_share_of_reference_tokens_ranked_first():
+    t = trainer()
+    batch = sft_batch()
+    first = t.step(batch)["token_accuracy"]
+    for _ in range(30):
+        t.step(batch)
+    with torch.no_grad():  # counted by hand from the logits the next step's forward sees
+        ids = [torch.tensor([s["token_ids"]]) for s in batch["sequences"]]
+        hits = trained = 0
+        for seq, x in zip(batch["sequences"], ids):
+            top = t.policy.logits(x)[0, :-1].argmax(-1)  # (T-1,) prediction of token t+1
+            for t_, m in enumerate(seq["loss_mask"][1:]):
+                trained += m
+                hits += m * int(top[t_] == seq["token_ids"][t_ + 1])
+    last = t.step(batch)["token_accuracy"]
+    assert 0 <= first < last <= 1
+    assert last == pytest.approx(hits / trained)
+
+
 def test_reinforce_raises_the_rewarded_tokens_probability():
     # A one-step bandit: after prompt [1, 2] the policy picks a token; only token 7 is rewarded.
     torch.manual_seed(0)
