@@ -52,7 +52,9 @@ def test_sft_step_returns_the_share_of_reference_tokens_ranked_first():
             for t_, m in enumerate(seq["loss_mask"][1:]):
                 trained += m
                 hits += m * int(top[t_] == seq["token_ids"][t_ + 1])
-    last = t.step(batch)["token_accuracy"]
+    metrics = t.step(batch)
+    last = metrics["token_accuracy"]
+    assert 0 < metrics["peak_rss_mb"] < 64 * 1024  # the process's high-water mark in MiB
     assert 0 <= first < last <= 1
     assert last == pytest.approx(hits / trained)
 

@@ -15,10 +15,13 @@ import torch
 CPU_MICRO_BATCH_TOKENS = 8192  # what a CPU run uses when micro_batch_tokens is unset and free memory unknown
 MIN_AUTO_TOKENS, MAX_AUTO_TOKENS = 1024, 65536
 FREE_MEMORY_SHARE = 0.6  # of the free memory after weights and optimizer state; the rest absorbs fragmentation
-# On CPU a micro-batch of ~1k positions already keeps the matmuls busy; more only costs memory. Sized from free
-# RAM alone, SmolLM2-135M's LoRA steps took 6k-token micro-batches and the trainer to 8.6-12.9 GB (and into
-# the kernel's OOM killer on a shared 24 GB machine); this bound keeps it under 3 GB.
-CPU_ACTIVATION_BYTES = 1 << 30
+# On CPU a micro-batch of a few hundred positions already keeps the matmuls busy; more only costs memory. Sized
+# from free RAM alone, SmolLM2-135M's LoRA steps took 6k-token micro-batches and the trainer to 8.6-12.9 GB
+# (and into the kernel's OOM killer on a shared 24 GB machine). The estimate leaves out the attention scores
+# and the lm_head's logits, which at 1k positions took SmolLM2's trainer to 4.2 GB: half a GiB of estimate
+# (~256 positions of it, one sequence of a calculator episode) keeps it under 3 GB.
+CPU_ACTIVATION_BYTES = 1 << 29
+CPU_MIN_TOKENS = 256
 
 
 class TrainerOutOfMemory(RuntimeError):
@@ -37,14 +40,21 @@ def auto_micro_batch_tokens(
 
 
 def cpu_activation_tokens(config: Dict[str, Any], gradient_checkpointing: bool) -> int:
-    """The most tokens per micro-batch whose fp32 activations fit CPU_ACTIVATION_BYTES (the estimate and
-    bounds of auto_micro_batch_tokens)."""
-    return _tokens_within(CPU_ACTIVATION_BYTES, config, gradient_checkpointing, compute_bytes=4)
+    """The most tokens per micro-batch whose fp32 activations fit CPU_ACTIVATION_BYTES (the estimate of
+    auto_micro_batch_tokens), in steps of CPU_MIN_TOKENS (a longer sequence still goes alone)."""
+    tokens = int(CPU_ACTIVATION_BYTES // _activation_bytes(config, gradient_checkpointing, compute_bytes=4))
+    return max(CPU_MIN_TOKENS, min(MAX_AUTO_TOKENS, tokens // CPU_MIN_TOKENS * CPU_MIN_TOKENS))
 
 
 def _tokens_within(
     budget_bytes: float, config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int
 ) -> int:
+    tokens = int(budget_bytes // _activation_bytes(config, gradient_checkpointing, compute_bytes))
+    return max(MIN_AUTO_TOKENS, min(MAX_AUTO_TOKENS, tokens // 1024 * 1024))
+
+
+def _activation_bytes(config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int) -> int:
+    """Bytes one position keeps for backward (see auto_micro_batch_tokens)."""
     hidden = int(config["hidden_size"])
     inter = int(config.get("intermediate_size", 4 * hidden))
     layers = int(config["num_hidden_layers"])
@@ -55,11 +65,8 @@ def _tokens_within(
     # gate/up/act/product (4 x I) and the residual stream, in the compute dtype.
     per_layer = compute_bytes * (6 * hidden + 2 * kv_heads * head_dim + 4 * inter) + 4 * 2 * hidden
     if gradient_checkpointing:
-        per_position = per_layer + layers * compute_bytes * hidden  # one layer live, each layer's input kept
-    else:
-        per_position = layers * per_layer
-    tokens = int(budget_bytes // max(per_position, 1))
-    return max(MIN_AUTO_TOKENS, min(MAX_AUTO_TOKENS, tokens // 1024 * 1024))
+        return max(1, per_layer + layers * compute_bytes * hidden)  # one layer live, each layer's input kept
+    return max(1, layers * per_layer)
 
 
 def resolve_micro_batch_tokens(

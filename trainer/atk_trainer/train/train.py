@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import sys
 import time
 from contextlib import nullcontext
 from typing import Any, Dict, List, Optional, Tuple
@@ -343,6 +344,9 @@ class Trainer:
             "tokens_per_s": batch.tokens * updates / seconds,
             "policy_version": self.policy_version,
         }
+        peak = peak_rss_mb()
+        if peak is not None:  # the process's high-water mark: model, optimizer, activations and the embedded engine
+            metrics["peak_rss_mb"] = peak
         if batch.loss == "sft":
             # share of the reference's tokens the model already ranks first: what greedy decoding would copy
             metrics["token_accuracy"] = totals["top1_tokens"] / per_token
@@ -386,3 +390,13 @@ def lr_factor(step: int, config: TrainConfig) -> float:
         return 1.0
     progress = min(1.0, (step - config.warmup_steps) / (config.total_steps - config.warmup_steps))
     return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def peak_rss_mb() -> Optional[float]:
+    """This process's peak resident memory in MiB (Linux and macOS), or None where it cannot be read."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)
