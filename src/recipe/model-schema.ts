@@ -146,7 +146,7 @@ export const ModelSchema = z
       .string()
       .min(1)
       .describe(
-        'Local Hugging Face layout directory (relative to the recipe, or shipped with atk such as models/tiny-arith) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.',
+        'Local Hugging Face layout directory (relative to the recipe, or shipped with atk such as models/tiny-arith), a hub id such as Qwen/Qwen2.5-1.5B-Instruct, or another run (runs/<name>/latest, a run or checkpoint directory): its newest checkpoint, LoRA merged.',
       ),
     tokenizer: z
       .string()

@@ -308,7 +308,10 @@ export const RecipeSchema = z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'must be letters, digits, dot, dash or underscore')
       .describe('Recipe name; runs go to <runs_dir>/<name>/vNNN.'),
-    extends: z.string().optional().describe('Base recipe to deep-merge under this one (maps merge, lists replace).'),
+    extends: z
+      .string()
+      .optional()
+      .describe('Base recipe to deep-merge under this one (maps merge, lists replace, a key set to null is removed).'),
     seed: nonNegativeInt.default(0).describe('Seed for data order, sampling and initialisation.'),
     model: ModelSchema,
     dataset: DatasetSchema.prefault({}),
