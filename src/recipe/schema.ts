@@ -53,6 +53,13 @@ export const LoraSchema = z.strictObject({
     .array(z.string())
     .default(['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'])
     .describe('Linear layers that get adapters.'),
+  layers_to_transform: z
+    .array(nonNegativeInt)
+    .min(1)
+    .optional()
+    .describe(
+      "Decoder layers (0-based indices) whose target modules get adapters, as peft's option of that name; absent = all. Adapters in the top layers only also spare the backward pass through the layers below them: on a CPU, a third of SmolLM2's layers trains ~1.8x faster.",
+    ),
 });
 
 export const DynamicSamplingSchema = z.strictObject({

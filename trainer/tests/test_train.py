@@ -227,6 +227,22 @@ def test_a_builtin_policy_gets_atk_s_own_lora_even_where_peft_is_installed(monke
     t.step(sft_batch())
 
 
+def test_lora_layers_to_transform_adapts_those_layers_only_and_backward_stops_above_the_rest(tmp_path):
+    t = trainer({"lora": {"rank": 2, "layers_to_transform": [1]}})
+    adapted = sorted(n for n, m in t.policy.module.named_modules() if isinstance(m, lora_lib.LoRALinear))
+    assert len(adapted) == 7 and all(".layers.1." in n for n in adapted)
+    reached = []  # layer 0 runs forward, but nothing below layer 1 needs a gradient
+    layer0 = t.policy.module.model.layers[0]
+    layer0.register_full_backward_hook(lambda *_: reached.append(0))
+    layer1 = t.policy.module.model.layers[1]
+    layer1.register_full_backward_hook(lambda *_: reached.append(1))
+    loss = t.step(sft_batch())["loss"]
+    assert math.isfinite(loss) and reached and set(reached) == {1}
+    t.save(str(tmp_path / "ckpt"))
+    config = json.load(open(tmp_path / "ckpt" / "adapter_config.json"))
+    assert config["layers_to_transform"] == [1]
+
+
 def shifted_behaviour(batch, shift):
     """The batch with each trained token's behaviour logprob moved by shift(advantage)
     (a stale or mismatched engine)."""
