@@ -16,7 +16,10 @@ const { atkCacheDir } = await import('../dist/util/paths.js');
 const { ggufPython } = await import('../dist/setup/gguf-python.js');
 
 const name = 'smollm2-135m-instruct';
-const fetched = spawnSync('node', ['bin/atk', 'model', 'fetch', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const fetched = spawnSync('node', ['bin/atk', 'model', 'fetch', name], {
+  encoding: 'utf8',
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 process.stdout.write(fetched.stdout);
 if (fetched.status !== 0) {
   process.stderr.write(fetched.stderr);

@@ -1,6 +1,7 @@
-import { CancelledError, InputError } from '../errors/index.js';
+import { InputError } from '../errors/index.js';
 import { fetchModel, IMPORT_DTYPES, importGguf, MODEL_CATALOG } from '../models/index.js';
 import { defineCommand } from './define-command.js';
+import { interruptibleDownload } from './download-interrupt.js';
 
 const print = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -61,26 +62,17 @@ const fetchCommand = defineCommand({
     ['$0 model fetch Qwen/Qwen3-0.6B', 'safetensors, config, tokenizer and template into ~/.cache/huggingface/hub'],
   ],
   handler: async (args) => {
-    const controller = new AbortController();
-    const interrupt = (): void => controller.abort();
-    process.once('SIGINT', interrupt);
-    try {
-      const dir = await fetchModel({
+    const dir = await interruptibleDownload((signal) =>
+      fetchModel({
         name: args.name,
         ...(args.out === undefined ? {} : { out: args.out }),
         ...(args.revision === undefined ? {} : { revision: args.revision }),
         ...(args.dtype === undefined ? {} : { dtype: args.dtype }),
-        signal: controller.signal,
+        signal,
         print,
-      });
-      print(`model.path: ${dir}`);
-    } catch (error) {
-      if (controller.signal.aborted && !(error instanceof CancelledError))
-        throw new CancelledError('download cancelled; run again to resume', { cause: error });
-      throw error;
-    } finally {
-      process.off('SIGINT', interrupt);
-    }
+      }),
+    );
+    print(`model.path: ${dir}`);
   },
 });
 

@@ -46,7 +46,10 @@ describe('setupPlan', () => {
 
   test('returns nothing to do when every package is installed', () => {
     expect(
-      setupPlan({ ...debianRoot, installedPackages: new Set(['python3-torch', 'libopenblas0-pthread', 'bubblewrap', 'python3-venv']) }),
+      setupPlan({
+        ...debianRoot,
+        installedPackages: new Set(['python3-torch', 'libopenblas0-pthread', 'bubblewrap', 'python3-venv']),
+      }),
     ).toStrictEqual({ route: 'none', commands: [], notes: [] });
   });
 

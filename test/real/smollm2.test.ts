@@ -84,7 +84,15 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
         const records = readJsonl(file);
         episodes.push(...(records as unknown as Episode[]));
         for (let i = 0; i < records.length; i++) {
-          const audit = await execa('node', [BIN, 'inspect-trajectory', file, '--episode', String(i), '--drift', '--json']);
+          const audit = await execa('node', [
+            BIN,
+            'inspect-trajectory',
+            file,
+            '--episode',
+            String(i),
+            '--drift',
+            '--json',
+          ]);
           const report = JSON.parse(audit.stdout) as { drift: { identical: boolean } };
           expect(report.drift.identical, `${file} episode ${i}`).toBe(true);
         }
