@@ -58,7 +58,7 @@ export const LoraSchema = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      "Decoder layers (0-based indices) whose target modules get adapters, as peft's option of that name; absent = all. Adapters in the top layers only also spare the backward pass through the layers below them: on a CPU, a third of SmolLM2's layers trains ~1.8x faster.",
+      "Decoder layers (0-based indices) whose target modules get adapters, as peft's option of that name; absent = all. Adapters in the top layers only also spare the backward pass through the layers below them: an SFT step of SmolLM2 with adapters in its top 10 of 30 layers took 12.1-13.2 CPU-seconds against 20.1-21.3 with all.",
     ),
 });
 
