@@ -6,6 +6,8 @@ into a venv of its own that also sees the trainer's torch, and scripts/pytest.mj
 """
 import json
 import os
+import shutil
+import subprocess
 import zipfile
 
 import numpy as np
@@ -205,6 +207,89 @@ def test_tokenizer_files_come_from_the_metadata(tmp_path):
         "bos_token_id": 0,
         "eos_token_id": 1,
     }
+
+
+def write_sentencepiece_gguf(path: str) -> list:
+    """A llama GGUF with a SentencePiece BPE vocabulary as llama.cpp stores Llama 2's and Mistral 7B's:
+    pieces with U+2581 for spaces, scores (a merged piece's score orders its merge), byte-fallback pieces."""
+    pieces = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    words = ["\u2581", "h", "e", "l", "o", "w", "r", "d", "he", "ll", "\u2581he", "\u2581hell", "\u2581hello", "or"]
+    words += ["\u2581w", "\u2581wor", "\u2581world", "ld", "hell", "\u2581hel"]
+    vocab = pieces + words
+    types = [2, 3, 3] + [6] * 256 + [1] * len(words)
+    scores = [0.0] * len(pieces) + [-float(i) for i in range(len(words))]
+    w = gguf.GGUFWriter(path, "llama")
+    w.add_block_count(1)
+    w.add_context_length(64)
+    w.add_embedding_length(256)
+    w.add_feed_forward_length(512)
+    w.add_head_count(4)
+    w.add_head_count_kv(4)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(vocab)
+    w.add_token_types(types)
+    w.add_token_scores(scores)
+    w.add_bos_token_id(1)
+    w.add_eos_token_id(2)
+    w.add_unk_token_id(0)
+    rng = np.random.default_rng(0)
+    w.add_tensor("token_embd.weight", rng.normal(0, 0.1, (len(vocab), 256)).astype(np.float32))
+    for name, shape in (("attn_q", (256, 256)), ("attn_k", (256, 256)), ("attn_v", (256, 256))):
+        w.add_tensor(f"blk.0.{name}.weight", rng.normal(0, 0.1, shape).astype(np.float32))
+    w.add_tensor("blk.0.attn_output.weight", rng.normal(0, 0.1, (256, 256)).astype(np.float32))
+    for name, shape in (("ffn_gate", (512, 256)), ("ffn_up", (512, 256)), ("ffn_down", (256, 512))):
+        w.add_tensor(f"blk.0.{name}.weight", rng.normal(0, 0.1, shape).astype(np.float32))
+    for name in ("blk.0.attn_norm.weight", "blk.0.ffn_norm.weight", "output_norm.weight"):
+        w.add_tensor(name, np.ones(256, dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return vocab
+
+
+def test_sentencepiece_vocabulary_becomes_a_byte_fallback_bpe_that_encodes_as_sentencepiece(tmp_path):
+    vocab = write_sentencepiece_gguf(str(tmp_path / "spm.gguf"))
+    import_gguf(str(tmp_path / "spm.gguf"), str(tmp_path / "out"))
+    tokenizer = json.loads((tmp_path / "out" / "tokenizer.json").read_text())
+    model = tokenizer["model"]
+    assert (model["type"], model["unk_token"], model["byte_fallback"], model["fuse_unk"]) == (
+        "BPE",
+        "<unk>",
+        True,
+        True,
+    )
+    # merges ordered by the merged piece's score, highest first: "he" (score -8) before "ll" (-9), ...
+    assert model["merges"][:3] == [["h", "e"], ["l", "l"], ["\u2581", "he"]]
+    assert tokenizer["normalizer"]["normalizers"][0] == {"type": "Prepend", "prepend": "\u2581"}
+    assert json.loads((tmp_path / "out" / "tokenizer_config.json").read_text())["add_bos_token"] is True
+    # The tokenizers library atk uses encodes with it as SentencePiece would: whole words where the
+    # vocabulary has them, unknown characters as bytes.
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not on PATH")
+    script = (
+        "import { Tokenizer } from '@huggingface/tokenizers'; import { readFileSync } from 'node:fs';"
+        "const [t, c] = process.argv.slice(1).map((f) => JSON.parse(readFileSync(f, 'utf8')));"
+        "const tok = new Tokenizer(t, c);"
+        "console.log(JSON.stringify(tok.encode('hello world!', { add_special_tokens: false }).ids))"
+    )
+    out = subprocess.run(
+        [
+            node,
+            "--input-type=module",
+            "-e",
+            script,
+            str(tmp_path / "out" / "tokenizer.json"),
+            str(tmp_path / "out" / "tokenizer_config.json"),
+        ],
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert [vocab[i] for i in json.loads(out.stdout)] == ["\u2581hello", "\u2581world", "<0x21>"]
 
 
 def test_refuses_what_it_cannot_import_exactly(tmp_path):
