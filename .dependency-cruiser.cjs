@@ -17,6 +17,7 @@ const LAYERS = [
   ['algorithms'],
   ['domains'],
   ['datasets'],
+  ['models'],
   ['tools'],
   ['rewards'],
   ['components'],

@@ -14,6 +14,7 @@ if (!existsSync('trainer')) {
 const candidates = [
   process.env.ATK_PYTHON,
   join(atkCacheDir(), 'venv', 'bin', 'python'),
+  await ggufPythonOrNone(),
   'python3',
   '/usr/bin/python3',
   'python',
@@ -52,6 +53,22 @@ const result = spawnSync(python, ['-m', 'pytest', 'trainer', '-q', ...process.ar
 });
 rmSync(root, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 process.exit(result.status ?? 1);
+
+/**
+ * The GGUF importer's venv (the trainer's Python plus PyPI's gguf, made on first use as `atk model import`
+ * makes it), so trainer/tests/test_gguf_import.py runs; none where it cannot be made (offline), and those
+ * tests then skip with the reason. Needs the build (`npm test` builds first).
+ */
+async function ggufPythonOrNone() {
+  if (process.env.ATK_PYTHON || !existsSync('dist/setup/gguf-python.js')) return undefined;
+  const { ggufPython } = await import('../dist/setup/gguf-python.js');
+  try {
+    return await ggufPython({ print: (line) => console.log(`pytest: ${line}`) });
+  } catch (error) {
+    console.log(`pytest: without gguf (${error.message}); trainer/tests/test_gguf_import.py skips`);
+    return undefined;
+  }
+}
 
 function imports(module) {
   return spawnSync(python, ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;

@@ -18,8 +18,11 @@ export interface FileServer {
   close(): Promise<void>;
 }
 
-/** Serve `files` (URL path -> contents) on a free loopback port. */
-export async function startFileServer(files: Readonly<Record<string, Buffer>>): Promise<FileServer> {
+/** Serve `files` (URL path -> contents) on a free loopback port, with `headers` (URL path -> extra response headers). */
+export async function startFileServer(
+  files: Readonly<Record<string, Buffer>>,
+  headers: Readonly<Record<string, Readonly<Record<string, string>>>> = {},
+): Promise<FileServer> {
   const requests: FileServer['requests'] = [];
   const faults: FileServerFaults = {};
   const server: Server = createServer((req, res) => {
@@ -47,7 +50,7 @@ export async function startFileServer(files: Readonly<Record<string, Buffer>>): 
         'content-range': `bytes ${start}-${body.length - 1}/${body.length}`,
       });
     } else {
-      res.writeHead(200, { 'content-length': body.length, 'accept-ranges': 'bytes' });
+      res.writeHead(200, { 'content-length': body.length, 'accept-ranges': 'bytes', ...headers[path] });
     }
     const cut = faults.cutAfter?.[path];
     if (cut !== undefined) {

@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { builtinChatTemplate } from '../tokens/builtin-templates.js';
 import { loadModelTokenizer, type ModelTokenizer } from '../tokens/model-tokenizer.js';
 import { pythonJson } from '../tokens/python-json.js';
 import type { ToolCallToRender } from '../tokens/tool-calls/types.js';
@@ -217,6 +218,25 @@ export const TOOL_CALL_FAMILIES: readonly ToolCallFamily[] = [
     end: '<｜end▁of▁sentence｜>',
     parallel: true,
   },
+  {
+    family: 'SmolLM2',
+    format: 'smollm2',
+    // The calls share one JSON list, which a syntax error would break whole: the last call loses its name.
+    corrupt: (calls) => replaceLast(calls, '"name": "add"', '"name": ""'),
+    // No callMarker: SmolLM2's vocabulary spells <tool_call> with ordinary tokens.
+    tested: "byte-level test tokenizer with SmolLM2's control tokens, atk's chatml-tools template",
+    chatTemplate: builtinChatTemplate('chatml-tools')!,
+    load: async (dir) => {
+      writeControlTokenizer(dir, SMOLLM2_CONTROL, {
+        bos_token: '<|im_start|>',
+        eos_token: '<|im_end|>',
+        unk_token: '<|endoftext|>',
+      });
+      return loadModelTokenizer(dir, { chatTemplatePath: builtinChatTemplate('chatml-tools')! });
+    },
+    end: '<|im_end|>',
+    parallel: true,
+  },
 ];
 
 /** `text` with its last `from` replaced by `to`. */
@@ -245,21 +265,33 @@ const MISTRAL_CONTROL = [
   '[CALL_ID]',
 ];
 
+/** SmolLM2's first control tokens (ids 0-2 as in its vocabulary; `<|im_end|>` ends a reply). */
+const SMOLLM2_CONTROL = ['<|endoftext|>', '<|im_start|>', '<|im_end|>'];
+
 /**
- * A byte-level BPE (every byte one token after the control tokens, no merges) with Mistral's control
- * tokens as special added tokens: no Mistral tokenizer is on npm, and the format only needs its markers
- * to be single tokens.
+ * Mistral's control tokens and template: no Mistral tokenizer is on npm, and the format only needs its
+ * markers to be single tokens.
  */
 function writeMistralTokenizer(dir: string, chatTemplate: string): void {
+  writeControlTokenizer(dir, MISTRAL_CONTROL, {
+    bos_token: '<s>',
+    eos_token: '</s>',
+    unk_token: '<unk>',
+    chat_template: chatTemplate,
+  });
+}
+
+/**
+ * A byte-level BPE (every byte one token after the control tokens, no merges) with `control` as special
+ * added tokens, the third of them ending a reply.
+ */
+function writeControlTokenizer(dir: string, control: readonly string[], config: Record<string, string>): void {
   mkdirSync(dir, { recursive: true });
   const bytes = byteToUnicode();
-  const vocab = Object.fromEntries(bytes.map((c, b) => [c, MISTRAL_CONTROL.length + b]));
-  const added = MISTRAL_CONTROL.map((content, id) => ({ id, content, special: true }));
+  const vocab = Object.fromEntries(bytes.map((c, b) => [c, control.length + b]));
+  const added = control.map((content, id) => ({ id, content, special: true }));
   writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteLevelBpeTokenizer(added, vocab, [])));
-  writeFileSync(
-    join(dir, 'tokenizer_config.json'),
-    JSON.stringify({ bos_token: '<s>', eos_token: '</s>', unk_token: '<unk>', chat_template: chatTemplate }),
-  );
+  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify(config));
   writeFileSync(join(dir, 'generation_config.json'), JSON.stringify({ eos_token_id: 2 }));
 }
 

@@ -6,6 +6,7 @@ import { exportCommand } from './export.js';
 import { explainCommand } from './explain.js';
 import { initCommand } from './init.js';
 import { launchCommand } from './launch.js';
+import { modelCommand } from './model.js';
 import { inspectTrajectoryCommand } from './inspect-trajectory.js';
 import { reportCommand } from './report.js';
 import { runCommand } from './run.js';
@@ -28,6 +29,7 @@ export const commands: readonly CommandModule[] = [
   reportCommand,
   runsCommand,
   dataCommand,
+  modelCommand,
   launchCommand,
   doctorCommand,
   setupCommand,

@@ -3,8 +3,9 @@ import { datasets } from '../datasets/index.js';
 import { fetchers } from '../datasets/fetchers.js';
 import type { PinnedFilesStatus } from '../datasets/pinned-files.js';
 import { isFetched, shippedRecipeDataNames } from '../datasets/recipe-data.js';
-import { CancelledError, InputError } from '../errors/index.js';
+import { InputError } from '../errors/index.js';
 import { defineCommand } from './define-command.js';
+import { interruptibleDownload } from './download-interrupt.js';
 
 /** Options of `atk data fetch`. */
 export interface DataFetchOptions {
@@ -129,9 +130,6 @@ const fetchCommand = defineCommand({
   handler: async (args) => {
     if (args.limit !== undefined && !(Number.isInteger(args.limit) && args.limit > 0))
       throw new InputError(`--limit must be a positive whole number, got ${args.limit}`);
-    const controller = new AbortController();
-    const interrupt = (): void => controller.abort();
-    process.once('SIGINT', interrupt);
     const names = args.names.length > 0 ? args.names : shippedRecipeDataNames();
     if (names.length > 1 && (args.out !== undefined || args.manifest !== undefined || args['base-url'] !== undefined)) {
       throw new InputError('--out, --manifest and --base-url apply to one dataset; name it', {
@@ -140,7 +138,7 @@ const fetchCommand = defineCommand({
     }
     const print = (line: string): void => void process.stdout.write(`${line}\n`);
     if (args.names.length === 0) print(`fetching every dataset the shipped recipes read: ${names.join(', ')}`);
-    try {
+    await interruptibleDownload(async (signal) => {
       for (const name of names) {
         await runDataFetch({
           name,
@@ -151,17 +149,11 @@ const fetchCommand = defineCommand({
             : { subsets: args.subset.flatMap((s) => s.split(',')).filter((s) => s !== '') }),
           ...(args['base-url'] === undefined ? {} : { baseUrl: args['base-url'] }),
           ...(args.manifest === undefined ? {} : { manifestPath: args.manifest }),
-          signal: controller.signal,
+          signal,
           print,
         });
       }
-    } catch (error) {
-      if (controller.signal.aborted && !(error instanceof CancelledError))
-        throw new CancelledError('download cancelled; run again to resume', { cause: error });
-      throw error;
-    } finally {
-      process.off('SIGINT', interrupt);
-    }
+    });
   },
 });
 

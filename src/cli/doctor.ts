@@ -1,3 +1,4 @@
+import { builtinChatTemplate } from '../tokens/index.js';
 import { paint, renderTable, type TableStyle } from '../ui/table.js';
 import { defineCommand } from './define-command.js';
 import { doctorChecks, type DoctorRow, type DoctorStatus } from './doctor-checks.js';
@@ -52,7 +53,8 @@ export const doctorCommand = defineCommand({
     },
     'chat-template': {
       type: 'string',
-      describe: "With a model: a Jinja file to use instead of the model's chat template (as model.chat_template)",
+      describe:
+        "With a model: a Jinja file to use instead of the model's chat template, or chatml-tools (as model.chat_template)",
     },
     fix: {
       type: 'boolean',
@@ -74,7 +76,9 @@ export const doctorCommand = defineCommand({
       const rows = await modelDoctorRows({
         model: args.model,
         format: args['tool-call-format'],
-        ...(args['chat-template'] === undefined ? {} : { chatTemplate: args['chat-template'] }),
+        ...(args['chat-template'] === undefined
+          ? {}
+          : { chatTemplate: builtinChatTemplate(args['chat-template']) ?? args['chat-template'] }),
       });
       const report = await runDoctor({}, rows);
       process.stdout.write(report.text);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest';
 import { writeTinyAdapter, writeTinyModel } from '../__fixtures__/tiny-qwen2.js';
 import { InputError } from '../errors/index.js';
 import { createRunDir } from '../runs/index.js';
+import { builtinChatTemplate } from '../tokens/index.js';
 import { projectRoot } from '../util/paths.js';
 import { runExport } from './export.js';
 
@@ -83,5 +84,27 @@ describe('runExport', () => {
     await expect(merged).rejects.toThrow(
       /^merge_lora: .*adapter_config\.json: base_model_name_or_path '.*no-such-base' is not a model directory with config\.json$/,
     );
+  });
+
+  test("returns the run's model.chat_template as the exported model's template", async () => {
+    const runsDir = mkdtempSync(join(tmpdir(), 'atk-export-'));
+    const template = builtinChatTemplate('chatml-tools')!;
+    const run = await createRunDir({
+      runsDir,
+      name: 'templated',
+      recipeText: 'name: templated\n',
+      resolvedYaml: `model:\n  path: ${BASE}\n  chat_template: ${template}\n`,
+      seed: 1,
+    });
+    await writeTinyAdapter(BASE, run.checkpointDir(1), ['q_proj']);
+    await run.commitCheckpoint(1, 1);
+    const out = join(runsDir, 'out');
+    const line = await runExport({ run: run.dir, out, runsDir });
+    const text = readFileSync(template, 'utf8');
+    expect(JSON.parse(readFileSync(join(out, 'tokenizer_config.json'), 'utf8')).chat_template).toBe(text);
+    expect(readFileSync(join(out, 'chat_template.jinja'), 'utf8')).toBe(text);
+    expect(line).toMatch(/, chat template chatml-tools\.jinja\)$/);
+    // the source model keeps its own
+    expect(readFileSync(join(BASE, 'chat_template.jinja'), 'utf8')).not.toBe(text);
   });
 });

@@ -1,11 +1,10 @@
-import { copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import { execa } from 'execa';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { InputError } from '../errors/index.js';
 import { findRun } from '../runs/index.js';
-import { findTorchPython } from '../trainer/index.js';
-import { trainerPythonPath } from '../util/paths.js';
+import { MODEL_FILES, mergeLoraAdapter } from '../trainer/index.js';
 import { defineCommand } from './define-command.js';
 import { runPositional, runsDirOption } from './run-options.js';
 
@@ -25,9 +24,6 @@ const TOKENIZER_FILES = [
   'chat_template.jinja',
   'special_tokens_map.json',
 ];
-/** Checkpoint files that make up the model (trainer state and atk's marker stay behind). */
-const MODEL_FILES =
-  /^(config\.json|model.*\.safetensors(\.index\.json)?|adapter_config\.json|adapter_model\.safetensors)$/;
 
 export const exportCommand = defineCommand({
   command: 'export <run> <out>',
@@ -57,7 +53,8 @@ export const exportCommand = defineCommand({
 /**
  * Copy the newest complete checkpoint's weights and config (a LoRA run's adapter directory, or with
  * `mergeLora` the base model with the adapter merged in), plus the tokenizer files and chat template of
- * the run's model, into `out`. Returns a one-line description.
+ * the run's model, into `out`; a run with `model.chat_template` writes that template as the model's (the
+ * exported model keeps the tool format it was trained in). Returns a one-line description.
  * @throws InputError when the run has no complete checkpoint, or the merge finds no Python with torch or
  * an adapter that does not fit its base.
  */
@@ -69,7 +66,7 @@ export async function runExport(options: ExportOptions): Promise<string> {
       hint: 'set train.save_every, or let the run finish',
     });
   const resolved = parse(await readFile(run.paths.resolved, 'utf8')) as {
-    model?: { path?: string; tokenizer?: string; trainer?: { python?: string } };
+    model?: { path?: string; tokenizer?: string; chat_template?: string; trainer?: { python?: string } };
   };
   const tokenizerDir = resolved.model?.tokenizer ?? resolved.model?.path;
   const out = resolve(options.out);
@@ -77,7 +74,7 @@ export async function runExport(options: ExportOptions): Promise<string> {
   const copied: string[] = [];
   const names = await readdir(checkpoint.dir);
   const merge = options.mergeLora === true && names.includes('adapter_config.json');
-  if (merge) copied.push(...(await mergeAdapter(checkpoint.dir, out, resolved.model?.trainer?.python)));
+  if (merge) copied.push(...(await mergeLoraAdapter(checkpoint.dir, out, resolved.model?.trainer?.python)));
   for (const name of merge ? [] : names) {
     if (!MODEL_FILES.test(name)) continue;
     await copyFile(join(checkpoint.dir, name), join(out, name));
@@ -90,26 +87,21 @@ export async function runExport(options: ExportOptions): Promise<string> {
       copied.push(name);
     }
   }
+  if (resolved.model?.chat_template) copied.push(...(await keepRunTemplate(resolved.model.chat_template, out)));
   const note = options.mergeLora && !merge ? '; full weights, no adapter to merge' : merge ? '; adapter merged' : '';
   return `exported step ${checkpoint.step} of ${run.dir} to ${out} (${copied.join(', ')}${note})`;
 }
 
 /**
- * Runs the trainer's `python -m atk_trainer.merge_lora` on an adapter checkpoint: the base model named in
- * its adapter_config.json with the adapter merged in, written to `out`. Returns the files written.
+ * The run's `model.chat_template` written as the exported model's template: into tokenizer_config.json
+ * (where transformers and vLLM read it) and chat_template.jinja when the model had one. Returns what changed.
  */
-async function mergeAdapter(adapterDir: string, out: string, recipePython: string | undefined): Promise<string[]> {
-  const { python, tried } = await findTorchPython(recipePython);
-  if (!python)
-    throw new InputError(`--merge-lora needs a Python that can import torch (tried ${tried.join('; ')})`, {
-      hint: 'run `atk setup --yes`',
-    });
-  const result = await execa(python, ['-m', 'atk_trainer.merge_lora', adapterDir, out], {
-    env: { PYTHONPATH: trainerPythonPath() },
-    reject: false,
-  });
-  if (result.exitCode === 2) throw new InputError(String(result.stderr).trim().split('\n')[0] ?? 'merge_lora failed');
-  if (result.exitCode !== 0)
-    throw new Error(`python -m atk_trainer.merge_lora exited ${result.exitCode}: ${String(result.stderr).trim()}`);
-  return (await readdir(out)).filter((name) => MODEL_FILES.test(name)).sort();
+async function keepRunTemplate(templateFile: string, out: string): Promise<string[]> {
+  const template = await readFile(templateFile, 'utf8');
+  const configPath = join(out, 'tokenizer_config.json');
+  const config = JSON.parse(await readFile(configPath, 'utf8').catch(() => '{}')) as Record<string, unknown>;
+  await writeFile(configPath, `${JSON.stringify({ ...config, chat_template: template }, null, 2)}\n`);
+  const written = [`chat template ${basename(templateFile)}`];
+  if (existsSync(join(out, 'chat_template.jinja'))) await writeFile(join(out, 'chat_template.jinja'), template);
+  return written;
 }

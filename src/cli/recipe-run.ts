@@ -23,7 +23,8 @@ export interface RecipeDataOptions {
 }
 
 /**
- * Validates the recipe, checks its model files and built-in data are there (or fetches the data), reads
+ * Validates the recipe, starts it from another run's checkpoint when model.path names one (model-from-run),
+ * checks its model files and built-in data are there (or fetches the data), reads
  * `agent.tool_call_format: auto` off the model's chat template, fills in vLLM's CPU settings where vLLM
  * runs on a CPU (run/cpu-engine-settings.ts), then
  * creates its run directory under `output.runs_dir` as `<name><suffix>/vNNN` (nothing is created for
@@ -39,7 +40,17 @@ export async function newRecipeRun(
   suffix = '',
   data: RecipeDataOptions = {},
 ): Promise<RecipeRun> {
-  const validated = await loadRecipe(recipeFile, overrides);
+  let validated = await loadRecipe(recipeFile, overrides);
+  // A model.path naming another run becomes that run's newest checkpoint before anything checks the model.
+  const { modelFromRun } = await import('../run/model-from-run.js');
+  const started = await modelFromRun(validated.recipe);
+  if (started.from) {
+    const { run, step, dir, merged } = started.from;
+    data.print?.(
+      `model.path ${validated.recipe.model.path}: step ${step} of ${run}${merged ? ', LoRA merged' : ''} (${dir})`,
+    );
+    validated = { ...validated, recipe: started.recipe };
+  }
   // Imported here so commands that never start a run do not load the engine kinds.
   const { preflightRecipe, preflightGpus } = await import('../run/preflight.js');
   preflightRecipe(validated.recipe, validated.dir);

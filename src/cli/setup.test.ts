@@ -9,7 +9,7 @@ import { runSetup } from './setup.js';
 const facts = bareDebianRoot;
 const APT = [
   'apt-get update',
-  'env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap',
+  'env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap python3-venv',
 ];
 
 function harness(over: { yes?: boolean; dryRun?: boolean; interactive?: boolean; answer?: boolean } = {}) {

@@ -129,7 +129,7 @@ export function setupFromArgs(args: InferredOptionTypes<typeof SETUP_FLAGS>): Pr
 export const setupCommand = defineCommand({
   command: 'setup',
   describe:
-    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv; with --engine, an inference engine",
+    "Install the trainer's Python side: CPU torch through apt on Debian/Ubuntu (with python3-venv; else a private venv with pip), or with --gpu a CUDA torch from PyPI into atk's venv; with --engine, an inference engine",
   options: {
     ...SETUP_FLAGS,
     engine: {

@@ -67,7 +67,7 @@ describe('ensureTrainerPython', () => {
       'atk run: the trainer needs a Python that can import torch and none was found.',
       'atk setup runs (Debian packages through apt):',
       '  apt-get update',
-      '  env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap',
+      '  env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch libopenblas0-pthread bubblewrap python3-venv',
     ]);
     expect([asked, ran]).toStrictEqual([['Run these commands? [y/N] '], []]);
 

@@ -13,6 +13,10 @@ export interface ResumableDownloadRequest {
   /** Expected size; lets a complete `.part` skip the request and gives progress a total. */
   readonly bytes?: number;
   readonly signal?: AbortSignal;
+  /** Request headers, e.g. a hub token (fetch drops an Authorization header when a redirect leaves the origin). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Where the partial file goes (default `dest.part`): the Hugging Face cache keeps `<blob>.incomplete`, which huggingface_hub resumes too. */
+  readonly partPath?: string;
   /** Called after every received chunk (callers throttle what they print). */
   readonly onProgress?: (progress: DownloadProgress) => void;
 }
@@ -46,7 +50,7 @@ export async function downloadResumable(request: ResumableDownloadRequest): Prom
     return { path: dest, bytes: (await sizeOf(dest))!, sha256, how: 'cached' };
   }
   await mkdir(dirname(dest), { recursive: true });
-  const part = `${dest}.part`;
+  const part = request.partPath ?? `${dest}.part`;
   let offset = sha256 === undefined ? 0 : ((await sizeOf(part)) ?? 0);
   if (request.bytes !== undefined && offset > request.bytes) offset = 0;
   let resumedFrom = offset;
@@ -75,7 +79,7 @@ async function transfer(
     response = await fetch(url, {
       signal,
       redirect: 'follow',
-      headers: offset > 0 ? { range: `bytes=${offset}-` } : {},
+      headers: { ...request.headers, ...(offset > 0 ? { range: `bytes=${offset}-` } : {}) },
     });
   } catch (error) {
     throw failure(error, signal, `download of ${url} failed: ${(error as Error).message}`);

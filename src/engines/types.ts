@@ -91,6 +91,8 @@ export interface EngineClientOptions {
   readonly baseUrl: string;
   /** Served model name. */
   readonly model: string;
+  /** What errors call this engine, e.g. `embedded engine`; default the protocol's name (vllm, sglang). */
+  readonly name?: string;
   /** Limit for one HTTP request, default 120 000 ms. */
   readonly timeoutMs?: number;
   /** Extra attempts after a connection error (refused, reset), default 3, with exponential backoff from 250 ms. */

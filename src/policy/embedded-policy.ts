@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { rolloutTimeoutsMs } from './rollout-timeouts.js';
 import { join, resolve } from 'node:path';
 import { createVllmClient } from '../engines/index.js';
 import { ProviderError, TrainerError } from '../errors/index.js';
@@ -35,7 +36,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       model: loaded.model,
       // It speaks vLLM's protocol, but a timeout must not send the user looking for a vLLM server.
       name: 'embedded engine',
-      timeoutMs: recipe.rollout.request_timeout_s * 1000,
+      timeoutMs: rolloutTimeoutsMs(recipe.rollout, { engine: 'embedded', ...loaded }).request,
     });
     const client = trainerProcess.client;
     const { probe, facts } = syncProbeFor(recipe, {

@@ -5,6 +5,7 @@
  * shares. One start for both, so each new fixed model is a caller, not a third launcher.
  */
 import { join } from 'node:path';
+import { rolloutTimeoutsMs } from './rollout-timeouts.js';
 import type { Engine } from '../engines/index.js';
 import type { EngineConfig } from '../recipe/schema.js';
 import type { ResolvedRecipe } from '../recipe/index.js';
@@ -67,7 +68,7 @@ export async function startFixedModel(
     recipeDir: options.recipeDir,
     runDir: options.runDir,
     seed: recipe.seed,
-    requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+    requestTimeoutMs: rolloutTimeoutsMs(recipe.rollout).request,
     servedModelName: spec.servedModelName,
     what: spec.what,
     logsName: spec.logsName,

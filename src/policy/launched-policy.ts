@@ -1,4 +1,5 @@
 import type { Engine } from '../engines/index.js';
+import { rolloutTimeoutsMs } from './rollout-timeouts.js';
 import {
   judgeEngineVersion,
   launchEngines,
@@ -49,7 +50,7 @@ export async function startLaunchedPolicy(options: StartPolicyOptions, kind: Lau
           seed: recipe.seed,
           ...(trainerConfig.python ? { python: trainerConfig.python } : {}),
           logsDir: options.logsDir,
-          requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+          requestTimeoutMs: rolloutTimeoutsMs(recipe.rollout).request,
           cwd: options.runDir,
           ...(options.onEngineProgress ? { onProgress: options.onEngineProgress } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
@@ -107,7 +108,7 @@ async function assemble(
   const verdict = judgeEngineVersion(protocol, version);
   if (verdict.status === 'too-old')
     throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  const served: Engine = engines?.engine ?? urlEngines(urls, protocol, recipe.rollout.request_timeout_s * 1000);
+  const served: Engine = engines?.engine ?? urlEngines(urls, protocol, rolloutTimeoutsMs(recipe.rollout).request);
   // Rollouts collected ahead run during syncs: the sync then works around their requests instead of after them.
   const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
   const engine: Engine = tracked ?? served;

@@ -4,6 +4,7 @@
  * model's does (fixed-model.ts): embedded (a second trainer process that only scores) or vLLM/SGLang/url.
  */
 import { join } from 'node:path';
+import { rolloutTimeoutsMs } from './rollout-timeouts.js';
 import { tokenScorers, type TokenScorer } from '../engines/index.js';
 import { InputError } from '../errors/index.js';
 import type { RecipeProblem } from '../recipe/checks.js';
@@ -58,7 +59,7 @@ export async function startTeacher(
   const scorer = tokenScorers[fixed.protocol]({
     baseUrl: fixed.engine.baseUrl,
     model: fixed.engine.model,
-    timeoutMs: recipe.rollout.request_timeout_s * 1000,
+    timeoutMs: rolloutTimeoutsMs(recipe.rollout).request,
   });
   return { scorer, facts, close: () => fixed.close() };
 }

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { ConfigError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
-import { addRecipeCheck, loadRecipe } from './index.js';
+import { addRecipeCheck, loadRecipe, resolvedYaml } from './index.js';
 
 /** A fresh directory with the given files. */
 function files(tree: Record<string, string>): string {
@@ -64,6 +64,22 @@ describe('loadRecipe', () => {
       engine: ['sglang', [3], 60],
       tools: [],
     });
+  });
+
+  test('returns an inherited key removed by null, its default in its place, and resolved.yaml without it', async () => {
+    const dir = files({
+      'base.yaml': `${VALID}dataset:\n  name: arith\n  options:\n    max_digits: 4\n  eval_limit: 50\nrollout:\n  request_timeout_s: 30\n`,
+      'top.yaml': 'extends: base.yaml\nname: top\ndataset:\n  options: null\nrollout:\n  request_timeout_s: ~\n',
+    });
+    const { recipe } = await loadRecipe(join(dir, 'top.yaml'));
+    expect([recipe.dataset.options, recipe.dataset.eval_limit, recipe.rollout.request_timeout_s]).toStrictEqual([
+      {},
+      50,
+      'auto',
+    ]);
+    const yaml = resolvedYaml(recipe);
+    expect(yaml).not.toContain('max_digits');
+    expect(yaml).toMatch(/\n {2}request_timeout_s: auto\n/);
   });
 
   test('returns tool and reward modules, a reward command path, its cwd and an MCP cwd resolved against the base recipe that names them', async () => {

@@ -80,14 +80,17 @@ function child(node: LocatedNode, segment: string | number): LocatedEntry | unde
 
 /**
  * Deep merge for `extends`: mappings merge key by key, anything else (lists, scalars) in
- * `over` replaces what `base` had. Each node keeps the location of the file it came from.
+ * `over` replaces what `base` had, and a key set to null (`options: null`, `options: ~`) removes
+ * what the base had there, so the key takes its default. Each node keeps the location of the file
+ * it came from.
  */
 export function mergeNodes(base: LocatedNode, over: LocatedNode): LocatedNode {
   if (base.kind !== 'map' || over.kind !== 'map') return over;
   const entries = new Map(base.entries);
   for (const [key, entry] of over.entries) {
     const previous = entries.get(key);
-    entries.set(key, previous ? { keyLoc: entry.keyLoc, node: mergeNodes(previous.node, entry.node) } : entry);
+    if (entry.node.kind === 'scalar' && entry.node.value === null) entries.delete(key);
+    else entries.set(key, previous ? { keyLoc: entry.keyLoc, node: mergeNodes(previous.node, entry.node) } : entry);
   }
   return { kind: 'map', loc: over.loc, entries };
 }

@@ -157,7 +157,7 @@ export const ModelSchema = z
       .string()
       .min(1)
       .describe(
-        'Local Hugging Face layout directory (relative to the recipe, or shipped with atk such as models/tiny-arith) or a hub id such as Qwen/Qwen2.5-1.5B-Instruct.',
+        'Local Hugging Face layout directory (relative to the recipe, or shipped with atk such as models/tiny-arith), a hub id such as Qwen/Qwen2.5-1.5B-Instruct, or another run (runs/<name>/latest, a run or checkpoint directory): its newest checkpoint, LoRA merged.',
       ),
     tokenizer: z
       .string()
@@ -166,7 +166,9 @@ export const ModelSchema = z
     chat_template: z
       .string()
       .optional()
-      .describe('Jinja chat template file overriding the tokenizer_config.json template.'),
+      .describe(
+        'Jinja chat template file overriding the tokenizer_config.json template, or a template atk ships: chatml-tools (ChatML with tools in the system turn and calls as a JSON list in one <tool_call>, for ChatML models whose template has no tools, e.g. SmolLM2-Instruct).',
+      ),
     init: z
       .enum(['pretrained', 'random'])
       .default('pretrained')

@@ -8,6 +8,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { resolveAlgorithm, resolveRollout, type ResolvedAlgorithm } from './presets.js';
+import { builtinChatTemplate } from '../tokens/builtin-templates.js';
 import { projectRoot } from '../util/paths.js';
 import type { KeyPath } from './located.js';
 import { EngineSchema, POLICY_SUMMARIZER } from './schema.js';
@@ -51,7 +52,9 @@ export function resolveRecipe(recipe: Recipe, baseDir: string | BaseDirOf): Reso
         tokenizer: modelLocation(recipe.model.tokenizer, dirOf(['model', 'tokenizer'])),
       }),
       ...(recipe.model.chat_template !== undefined && {
-        chat_template: file(recipe.model.chat_template, ['model', 'chat_template']),
+        chat_template:
+          builtinChatTemplate(recipe.model.chat_template) ??
+          file(recipe.model.chat_template, ['model', 'chat_template']),
       }),
     },
     dataset: {

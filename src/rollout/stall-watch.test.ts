@@ -19,6 +19,21 @@ describe('StallWatch', () => {
     expect(watch.check()).toBeUndefined();
   });
 
+  test('leaves a step that trained nothing out of the median, so the next normal step is no stall', () => {
+    const { watch, advance } = watched();
+    watch.stepStarted(1);
+    advance(60_000);
+    watch.stepFinished();
+    watch.stepStarted(2);
+    advance(20); // no group had a learning signal: nothing trained
+    watch.stepFinished(false);
+    watch.stepStarted(3);
+    advance(100_000);
+    expect(watch.check()).toBeUndefined(); // 100 s: within 3 x 60 s (counting the empty step, 3 x 30 s was past)
+    advance(100_000);
+    expect(watch.check()?.medianMs).toBe(60_000);
+  });
+
   test('returns the open waits, longest first, with what was last heard from each component', async () => {
     const { watch, advance } = watched();
     for (const ms of [10_000, 12_000, 11_000]) {

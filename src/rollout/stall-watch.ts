@@ -96,8 +96,12 @@ export class StallWatch {
     this.step = { number: step, since: this.now(), reportAfterMs: 0 };
   }
 
-  stepFinished(): void {
-    if (this.step) this.stepMs.push(this.now() - this.step.since);
+  /**
+   * The running step ended; `trained` false for one that updated nothing (no group had a learning signal),
+   * whose time says nothing about how long a step takes and is left out of the median.
+   */
+  stepFinished(trained = true): void {
+    if (this.step && trained) this.stepMs.push(this.now() - this.step.since);
     this.step = undefined;
   }
 

@@ -15,6 +15,7 @@ import { guardEpisodeTools } from '../tools/guard.js';
 import type { EpisodeTools } from '../tools/types.js';
 import { fillPlaceholders } from '../util/template.js';
 import { builtInEpisodes, type EpisodeKit, externalEpisodes } from '../rollout/collect.js';
+import { rolloutTimeoutsMs, type ServingFacts } from '../policy/rollout-timeouts.js';
 import { startUserEngine } from '../policy/user-engine.js';
 import { type RunningContextModel, usesContextModel } from '../policy/context-model.js';
 import { startUserSimulation, type UserSimulation } from '../rollout/user-simulation.js';
@@ -26,6 +27,8 @@ export interface KitContext {
   readonly runDir?: string;
   readonly dataset: DatasetDefinition;
   readonly engine: Engine;
+  /** What the policy's engine says about itself (kind, device, size): `auto` rollout timeouts scale by it. */
+  readonly serving?: ServingFacts;
   readonly tokenizer: ModelTokenizer;
   /**
    * Starts `agent.context.model`, the fixed summariser (the policy layer's startContextModel, which needs
@@ -60,6 +63,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     warn: ctx.warn,
     onClose: (fn: () => Promise<void>) => void closers.push(fn),
   };
+  const timeouts = rolloutTimeoutsMs(recipe.rollout, ctx.serving);
   let reward: ComposedReward;
   let user: UserSimulation | undefined;
   let external: ExternalAgents | undefined;
@@ -80,13 +84,13 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
         recipeDir: ctx.recipeDir,
         ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
         seed: recipe.seed,
-        requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+        requestTimeoutMs: timeouts.request,
         startEngine: (config) =>
           startUserEngine(config, {
             recipeDir: ctx.recipeDir,
             ...(ctx.runDir ? { runDir: ctx.runDir } : {}),
             seed: recipe.seed,
-            requestTimeoutMs: recipe.rollout.request_timeout_s * 1000,
+            requestTimeoutMs: timeouts.request,
           }),
       });
       const started = user;
@@ -143,7 +147,7 @@ export async function buildEpisodeKit(ctx: KitContext): Promise<EpisodeKit> {
     systemPrompt: (task) => (template === undefined ? undefined : fillTemplate(template, task)),
     successThreshold: recipe.reward.success_threshold,
     ...(recipe.reward.overlong ? { overlong: recipe.reward.overlong } : {}),
-    timeoutMs: recipe.rollout.episode_timeout_s * 1000,
+    timeoutMs: timeouts.episode,
     rewardTimeoutMs: recipe.rollout.reward_timeout_s * 1000,
     ...(user ? { user: user.forEpisode.bind(user) } : {}),
     runner: external ? externalEpisodes(external) : builtInEpisodes,

@@ -10,6 +10,7 @@ import { type EpisodeKit, workerEpisodes } from '../rollout/collect.js';
 import { startClusterLaunch } from '../cluster/cluster-launch.js';
 import { startRolloutWorkers } from './rollout-workers.js';
 import type { RunEvent } from './events.js';
+import { rolloutTimeoutsMs } from '../policy/rollout-timeouts.js';
 import { buildEpisodeKit } from './kit.js';
 import { tokenizerOverrides } from './recipe-tokenizer.js';
 import { engineKind, engineProgressLines, type RunningPolicy } from '../policy/index.js';
@@ -83,6 +84,7 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
       runDir: options.runDir,
       dataset,
       engine: policy.engine,
+      serving: policy.facts,
       tokenizer,
       startContextModel: () =>
         startContextModel({
@@ -98,6 +100,15 @@ export async function* openSession(options: SessionOptions): AsyncGenerator<RunE
     await policy.close();
     throw error;
   }
+  const timeouts = rolloutTimeoutsMs(recipe.rollout, policy.facts);
+  if (
+    timeouts.scale > 1 &&
+    (recipe.rollout.request_timeout_s === 'auto' || recipe.rollout.episode_timeout_s === 'auto')
+  )
+    yield {
+      type: 'phase',
+      message: `rollout timeouts (auto) for a ${Math.round(Number(policy.facts.parameters) / 1e6)}M-parameter model on the embedded engine on a CPU: ${Math.round(timeouts.request / 1000)} s per engine request, ${Math.round(timeouts.episode / 1000)} s per episode`,
+    };
   if (recipe.rollout.workers > 0) {
     yield { type: 'phase', message: `starting ${recipe.rollout.workers} rollout worker(s)` };
     try {

@@ -108,9 +108,12 @@ async function* loop(
     resumed: ctx.startStep > 0,
   };
   try {
+    // When the first step's episodes started: with the eval before training, during that eval.
+    let firstCollectedAt: number | undefined;
     if (ctx.startStep === 0 && train.eval_before) {
       // The eval before training reads the weights the first step samples from: collect that step
       // alongside it, in the same slots, so each fills the engine's batch where the other tails off.
+      firstCollectedAt = performance.now();
       collector.begin(1);
       yield* runEval(ctx, watch, stepName(0), 0, policyVersion, collector.share);
     }
@@ -142,13 +145,14 @@ async function* loop(
         transfer: synced.transfer,
         probe: synced.probe,
         seconds: { collect: collected.seconds, update: updated.seconds, sync: synced.seconds },
-        startedAt,
+        // the step's time includes its generation, even where that ran during the eval before it
+        startedAt: step === 1 && firstCollectedAt !== undefined ? firstCollectedAt : startedAt,
         previousRecordedAt,
       });
       previousRecordedAt = recordedAt;
       trainingSeconds += (recordedAt - startedAt) / 1000;
       if (train.time_budget_s !== undefined && trainingSeconds >= train.time_budget_s) lastStep = step;
-      watch.stepFinished();
+      watch.stepFinished(updated.trained !== undefined);
       yield { type: 'stepFinished', step, metrics };
       if (fresh.dropped.length > 0)
         yield {

@@ -26,6 +26,7 @@ describe('setupPlan', () => {
           '--no-install-recommends',
           'python3-torch',
           'bubblewrap',
+          'python3-venv',
         ],
       ],
       notes: [],
@@ -39,13 +40,16 @@ describe('setupPlan', () => {
     );
     expect(plan.commands.map(commandLine)).toStrictEqual([
       'sudo apt-get update',
-      'sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch bubblewrap python3-pytest flake8 black tmux chromium slurm-wlm munge',
+      'sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3-torch bubblewrap python3-venv python3-pytest flake8 black tmux chromium slurm-wlm munge',
     ]);
   });
 
   test('returns nothing to do when every package is installed', () => {
     expect(
-      setupPlan({ ...debianRoot, installedPackages: new Set(['python3-torch', 'libopenblas0-pthread', 'bubblewrap']) }),
+      setupPlan({
+        ...debianRoot,
+        installedPackages: new Set(['python3-torch', 'libopenblas0-pthread', 'bubblewrap', 'python3-venv']),
+      }),
     ).toStrictEqual({ route: 'none', commands: [], notes: [] });
   });
 

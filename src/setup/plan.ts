@@ -30,8 +30,8 @@ export interface SetupPlan {
   readonly notes: readonly string[];
 }
 
-/** Debian packages for running atk's jobs: CPU torch, a threaded BLAS, the code sandbox. */
-export const RUNTIME_PACKAGES = ['python3-torch', 'libopenblas0-pthread', 'bubblewrap'] as const;
+/** Debian packages for running atk's jobs: CPU torch, a threaded BLAS, the code sandbox, venv (the GGUF importer's). */
+export const RUNTIME_PACKAGES = ['python3-torch', 'libopenblas0-pthread', 'bubblewrap', 'python3-venv'] as const;
 /** Added by `--dev` for the test suite: the trainer's pytest, linter (flake8) and formatter (black), a pseudo-terminal and a browser for the UI tests, a local Slurm cluster for the cluster tests. */
 export const DEV_PACKAGES = ['python3-pytest', 'flake8', 'black', 'tmux', 'chromium', 'slurm-wlm', 'munge'] as const;
 

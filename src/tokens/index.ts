@@ -31,6 +31,7 @@ export {
   type ToolCallParseContext,
   type ToolCallToRender,
 } from './tool-calls/index.js';
+export { BUILTIN_CHAT_TEMPLATES, builtinChatTemplate } from './builtin-templates.js';
 export { pythonJson } from './python-json.js';
 export { parseReply } from './reply-markers.js';
 export {

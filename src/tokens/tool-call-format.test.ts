@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { CHAT_TEMPLATES_DIR } from '../__fixtures__/tool-call-families.js';
 import { QWEN3_TOKENIZER_DIR, TINY_TOKENIZER_DIR } from '../__fixtures__/tokenizers.js';
+import type { InputError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
+import { builtinChatTemplate } from './builtin-templates.js';
 import { loadModelTokenizer } from './model-tokenizer.js';
 import { detectToolCallFormat, resolveToolCallFormat } from './tool-call-format.js';
 import { type ToolCallParser, toolCallParsers } from './tool-calls/index.js';
@@ -32,6 +34,29 @@ describe('resolveToolCallFormat', () => {
     expect(() => resolveToolCallFormat('auto', llama)).toThrow(
       expect.objectContaining({ hint: 'or set model.chat_template to a tool-calling template of its family' }),
     );
+  });
+
+  test('rejects a ChatML template without tools, pointing at chatml-tools', async () => {
+    const chatml = await loadModelTokenizer(TINY_TOKENIZER_DIR, {
+      chatTemplate:
+        "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{% endfor %}",
+    });
+    const error = (() => {
+      try {
+        return resolveToolCallFormat('auto', chatml);
+      } catch (e) {
+        return e as InputError;
+      }
+    })() as InputError;
+    expect(error.hint).toBe(
+      'its template is ChatML without tools: set model.chat_template: chatml-tools (tools in the system turn, calls as a JSON list in <tool_call>, as SmolLM2 writes them)',
+    );
+    expect(
+      resolveToolCallFormat(
+        'auto',
+        await loadModelTokenizer(TINY_TOKENIZER_DIR, { chatTemplatePath: builtinChatTemplate('chatml-tools')! }),
+      ),
+    ).toBe('smollm2');
   });
 
   test('returns deepseek_v3 for the real DeepSeek-V3 template', async () => {
@@ -108,5 +133,14 @@ describe('detectToolCallFormat', () => {
       'gpt-oss-harmony.jinja': 'harmony',
       'deepseek-v3.jinja': 'deepseek_v3',
     });
+  });
+
+  test('returns smollm2 before hermes for the chatml-tools template, whose <tool_call> holds a list', () => {
+    expect(detectToolCallFormat({ default: readFileSync(builtinChatTemplate('chatml-tools')!, 'utf8') })).toStrictEqual(
+      {
+        format: 'smollm2',
+        family: 'SmolLM2 (a JSON list in <tool_call>)',
+      },
+    );
   });
 });

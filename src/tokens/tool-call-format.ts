@@ -18,6 +18,7 @@ const TEMPLATE_SIGNS: readonly { readonly format: string; readonly family: strin
   { format: 'glm47', family: 'GLM-4.7', sign: /<\/arg_key><arg_value>/ },
   { format: 'glm45', family: 'GLM-4.5', sign: /<arg_key>/ },
   { format: 'granite4', family: 'Granite 4', sign: /<\|start_of_role\|>[\s\S]*<tool_call>/ },
+  { format: 'smollm2', family: 'SmolLM2 (a JSON list in <tool_call>)', sign: /<tool_call>\[/ },
   { format: 'hermes', family: 'Hermes / Qwen', sign: /<tool_call>/ },
   { format: 'phi4_mini_json', family: 'Phi-4-mini', sign: /<\|tool\|>[\s\S]*<\|\/tool\|>/ },
   { format: 'mistral', family: 'Mistral', sign: /\[TOOL_CALLS\]/ },
@@ -60,9 +61,14 @@ export function resolveToolCallFormat(setting: string, tokenizer: ModelTokenizer
   const formats = Object.keys(toolCallParsers).join(', ');
   const found = detectToolCallFormat(tokenizer.chatTemplates);
   if (found === undefined) {
+    const chatml = Object.values(tokenizer.chatTemplates).some((t) => t.includes('<|im_start|>'));
     throw new InputError(
       `agent.tool_call_format: auto finds no tool-call format in the chat template of ${tokenizer.dir}; set agent.tool_call_format to the model's format (${formats})`,
-      { hint: 'or set model.chat_template to a tool-calling template of its family' },
+      {
+        hint: chatml
+          ? 'its template is ChatML without tools: set model.chat_template: chatml-tools (tools in the system turn, calls as a JSON list in <tool_call>, as SmolLM2 writes them)'
+          : 'or set model.chat_template to a tool-calling template of its family',
+      },
     );
   }
   if (toolCallParsers[found.format] === undefined) {

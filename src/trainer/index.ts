@@ -17,3 +17,4 @@ export {
 } from './client.js';
 export { trainConfigFromRecipe, type TrainConfigInput, type TrainConfigContext } from './train-config.js';
 export { lastExceptionLine, trainerErrorFromLog } from './traceback.js';
+export { MODEL_FILES, mergeLoraAdapter } from './merge-lora.js';

@@ -41,6 +41,7 @@ export interface TrainConfigInput {
     readonly alpha?: number;
     readonly dropout?: number;
     readonly target_modules?: readonly string[];
+    readonly layers_to_transform?: readonly number[];
   } | null;
   readonly device?: 'auto' | 'cpu' | 'cuda';
   readonly dtype?: 'auto' | 'float32' | 'bfloat16';

@@ -17,4 +17,12 @@ describe('formatEvent', () => {
     );
     expect(formatEvent({ type: 'stepFinished', step: 3, metrics: stepMetricsAt(3) })).toMatch(/step 0\.6s$/);
   });
+
+  test("returns a supervised step's loss and token accuracy, not the references' reward", () => {
+    const metrics = stepMetricsAt(2, { 'train/loss': 0.4321, 'train/token_accuracy': 0.875 });
+    expect(formatEvent({ type: 'stepFinished', step: 2, metrics })).toMatch(
+      /^step {4}2 {2}loss 0\.432 {2}token acc 87\.5% {2}gen/,
+    );
+    expect(formatEvent({ type: 'stepFinished', step: 2, metrics: stepMetricsAt(2) })).toMatch(/^step {4}2 {2}reward /);
+  });
 });

@@ -13,7 +13,7 @@ export function formatEvent(event: RunEvent): string | undefined {
     case 'stepFinished': {
       const m = event.metrics;
       return (
-        `step ${String(m.step).padStart(4)}  reward ${m.reward_mean.toFixed(3)}  acc ${pct(m.accuracy)}  ` +
+        `step ${String(m.step).padStart(4)}  ${scoreText(m)}  ` +
         `gen tok/s ${Math.round(m.generation_tokens_per_s)}  train tok/s ${Math.round(m['train/tokens_per_s'] ?? 0)}  ep ${m.episode_seconds_mean.toFixed(2)}s  ` +
         `dropped ${m.dropped_groups}/${m.groups}  step ${m.time_step_s.toFixed(1)}s` +
         conversationText(m) +
@@ -39,6 +39,17 @@ export function formatEvent(event: RunEvent): string | undefined {
     case 'episodeFinished':
       return undefined;
   }
+}
+
+/**
+ * What a step scored: its episodes' reward and success, or for a supervised step (sft, which samples
+ * nothing: its "episodes" are the references, always right) the loss and the share of reference tokens
+ * the model ranked first.
+ */
+export function scoreText(m: StepMetrics): string {
+  const tokenAccuracy = m['train/token_accuracy'];
+  if (tokenAccuracy !== undefined) return `loss ${(m['train/loss'] ?? 0).toFixed(3)}  token acc ${pct(tokenAccuracy)}`;
+  return `reward ${m.reward_mean.toFixed(3)}  acc ${pct(m.accuracy)}`;
 }
 
 /** One line of eval figures. */

@@ -33,10 +33,10 @@ export function dataDir(env: NodeJS.ProcessEnv = process.env): string {
 
 /** The private Python venv `atk setup` makes where apt cannot: $XDG_CACHE_HOME/atk/venv, else ~/.cache/atk/venv. */
 export function venvDir(env: NodeJS.ProcessEnv = process.env): string {
-  return join(cacheDir(env), 'venv');
+  return join(atkCacheDir(env), 'venv');
 }
 
-/** atk's cache (the venvs `atk setup` makes): $XDG_CACHE_HOME/atk, else ~/.cache/atk; a relative XDG value is ignored, as the spec says. */
-export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
+/** atk's cache (venvs, downloads, imported models): $XDG_CACHE_HOME/atk, else ~/.cache/atk. */
+export function atkCacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CACHE_HOME?.startsWith('/') ? env.XDG_CACHE_HOME : join(homedir(), '.cache'), 'atk');
 }

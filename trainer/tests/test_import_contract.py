@@ -36,6 +36,7 @@ LAYERS: Sequence[Tuple[str, Sequence[str]]] = (
             "atk_trainer",
             "atk_trainer.__main__",
             "atk_trainer.merge_lora",
+            "atk_trainer.import_gguf",
             "atk_trainer.vllm_worker",
             "atk_trainer.torchrun",
             "atk_trainer.wandb_logger",

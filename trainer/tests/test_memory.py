@@ -82,6 +82,30 @@ def test_unset_micro_batch_tokens_reserves_what_the_first_step_allocates_for_gra
         assert allocated < 12 * sum(p.numel() for p in t.policy.module.parameters()) / 2
 
 
+SMOLLM2_135M = {
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+}
+
+
+def test_unset_micro_batch_tokens_on_cpu_stops_at_half_a_gibibyte_of_activations(monkeypatch):
+    monkeypatch.setattr(memory, "cpu_available_bytes", lambda: 16 * GIB)
+    cpu = torch.device("cpu")
+    # SmolLM2-135M: ~1.34 MB of fp32 activations a position; from 16 GB free alone it would take 7168
+    assert memory.auto_micro_batch_tokens(16 * GIB, SMOLLM2_135M, False, compute_bytes=4) == 7168
+    assert memory.resolve_micro_batch_tokens(None, cpu, SMOLLM2_135M, False) == memory.CPU_MIN_TOKENS == 256
+    # with checkpointing a position keeps one layer's activations: the bound allows more
+    assert memory.resolve_micro_batch_tokens(None, cpu, SMOLLM2_135M, True) == 4608
+    # the tiny model's 16384-token micro-batches (faster than 8192 on CPU) stay within it
+    assert memory.resolve_micro_batch_tokens(None, cpu, TINY_CONFIG, False) == memory.MAX_AUTO_TOKENS
+    monkeypatch.setattr(memory, "cpu_available_bytes", lambda: GIB // 2)  # less free memory than the bound: it decides
+    assert memory.resolve_micro_batch_tokens(None, cpu, QWEN_05B, False) == memory.CPU_MIN_TOKENS
+    assert memory.resolve_micro_batch_tokens(4096, cpu, SMOLLM2_135M, False) == 4096  # a given value is kept
+
+
 def test_cpu_available_bytes_reads_this_machines_memory():
     available = memory.cpu_available_bytes()
     assert available is not None and 0 < available <= os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

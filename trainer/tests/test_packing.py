@@ -65,8 +65,8 @@ def test_packed_rows_respect_a_sliding_window():
     policy = random_policy(config, seed=4)
     ids = [[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11]]
     padded = torch.tensor([ids[0], ids[1] + [0]])
-    logp, _ = policy.token_stats(padded)
-    packed, _ = policy.token_stats(torch.tensor([ids[0] + ids[1]]), segments=torch.tensor([[0] * 6 + [1] * 5]))
+    logp, _, _ = policy.token_stats(padded)
+    packed, _, _ = policy.token_stats(torch.tensor([ids[0] + ids[1]]), segments=torch.tensor([[0] * 6 + [1] * 5]))
     assert torch.allclose(packed[0, :6], logp[0], atol=1e-6) and torch.allclose(packed[0, 6:], logp[1, :5], atol=1e-6)
 
 

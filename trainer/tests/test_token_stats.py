@@ -17,7 +17,7 @@ def full_path(policy, ids, weights):
 
 
 def chunked_path(policy, ids, weights, chunk):
-    logp, entropy = policy.token_stats(ids, chunk=chunk)
+    logp, entropy, _ = policy.token_stats(ids, chunk=chunk)
     return logp, entropy, (logp * weights).sum()
 
 
@@ -61,7 +61,7 @@ def test_token_stats_keeps_no_tokens_by_vocabulary_tensor_for_backward():
 
     big, logp = largest_saved(lambda: token_logprobs(policy.logits(ids), ids))
     assert big >= full  # the full path saves the logits: the probe sees them
-    big, (chunked, _) = largest_saved(lambda: policy.token_stats(ids, chunk=16))
+    big, (chunked, _, _) = largest_saved(lambda: policy.token_stats(ids, chunk=16))
     assert big < full // 4
     assert torch.allclose(chunked, logp, atol=1e-6, rtol=0)
     chunked.sum().backward()  # the chunks are recomputed in backward
@@ -72,7 +72,7 @@ def test_token_stats_without_grad_saves_nothing_and_matches():
     policy = tiny_policy(seed=2)
     hidden = policy.module.model(IDS)
     with torch.no_grad():
-        logp, entropy = token_stats(hidden, policy.module.lm_head, IDS, chunk=4)
+        logp, entropy, _ = token_stats(hidden, policy.module.lm_head, IDS, chunk=4)
         logits = policy.logits(IDS)
     assert torch.allclose(logp, token_logprobs(logits, IDS), atol=1e-6, rtol=0)
     assert torch.allclose(entropy, token_entropy(logits), atol=1e-6, rtol=0)

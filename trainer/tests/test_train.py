@@ -38,6 +38,27 @@ def test_step_returns_a_falling_loss_on_a_fixed_batch():
     assert t.policy_version == 30
 
 
+def test_sft_step_returns_the_share_of_reference_tokens_ranked_first():
+    t = trainer()
+    batch = sft_batch()
+    first = t.step(batch)["token_accuracy"]
+    for _ in range(30):
+        t.step(batch)
+    with torch.no_grad():  # counted by hand from the logits the next step's forward sees
+        ids = [torch.tensor([s["token_ids"]]) for s in batch["sequences"]]
+        hits = trained = 0
+        for seq, x in zip(batch["sequences"], ids):
+            top = t.policy.logits(x)[0, :-1].argmax(-1)  # (T-1,) prediction of token t+1
+            for t_, m in enumerate(seq["loss_mask"][1:]):
+                trained += m
+                hits += m * int(top[t_] == seq["token_ids"][t_ + 1])
+    metrics = t.step(batch)
+    last = metrics["token_accuracy"]
+    assert 0 < metrics["peak_rss_mb"] < 64 * 1024  # the process's high-water mark in MiB
+    assert 0 <= first < last <= 1
+    assert last == pytest.approx(hits / trained)
+
+
 def test_reinforce_raises_the_rewarded_tokens_probability():
     # A one-step bandit: after prompt [1, 2] the policy picks a token; only token 7 is rewarded.
     torch.manual_seed(0)
@@ -204,6 +225,22 @@ def test_a_builtin_policy_gets_atk_s_own_lora_even_where_peft_is_installed(monke
     assert not hasattr(t.policy.module, "peft_config")
     assert sum(isinstance(m, lora_lib.LoRALinear) for m in t.policy.module.modules()) == 2 * 7  # layers x targets
     t.step(sft_batch())
+
+
+def test_lora_layers_to_transform_adapts_those_layers_only_and_backward_stops_above_the_rest(tmp_path):
+    t = trainer({"lora": {"rank": 2, "layers_to_transform": [1]}})
+    adapted = sorted(n for n, m in t.policy.module.named_modules() if isinstance(m, lora_lib.LoRALinear))
+    assert len(adapted) == 7 and all(".layers.1." in n for n in adapted)
+    reached = []  # layer 0 runs forward, but nothing below layer 1 needs a gradient
+    layer0 = t.policy.module.model.layers[0]
+    layer0.register_full_backward_hook(lambda *_: reached.append(0))
+    layer1 = t.policy.module.model.layers[1]
+    layer1.register_full_backward_hook(lambda *_: reached.append(1))
+    loss = t.step(sft_batch())["loss"]
+    assert math.isfinite(loss) and reached and set(reached) == {1}
+    t.save(str(tmp_path / "ckpt"))
+    config = json.load(open(tmp_path / "ckpt" / "adapter_config.json"))
+    assert config["layers_to_transform"] == [1]
 
 
 def shifted_behaviour(batch, shift):

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir } from '../../util/paths.js';
+import { atkCacheDir } from '../../util/paths.js';
 
 /** The file in the venv that records what `atk setup --engine vllm` installed there, written last. */
 export const VLLM_SETUP_STAMP = 'atk-setup.json';
@@ -19,7 +19,7 @@ export interface VllmInstall {
 
 /** Where `atk setup --engine vllm` installs vLLM: $ATK_VLLM_VENV, else $XDG_CACHE_HOME/atk/venv-vllm, else ~/.cache/atk/venv-vllm. */
 export function vllmVenvDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ATK_VLLM_VENV || join(cacheDir(env), 'venv-vllm');
+  return env.ATK_VLLM_VENV || join(atkCacheDir(env), 'venv-vllm');
 }
 
 /** What atk installed in its vLLM venv, or null when setup never finished there (no stamp, or an unreadable one). */

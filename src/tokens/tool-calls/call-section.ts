@@ -78,15 +78,16 @@ const TOOL_CALL_TAGS = /<tool_call>([\s\S]*?)<\/tool_call>|<tool_call>([\s\S]*)$
 
 /**
  * Text and calls of a reply whose calls each stand between `<tool_call>` and `</tool_call>` (Hermes,
- * Qwen3-Coder, GLM-4.5, which differ only in what a call's body holds): text outside the tags is text, and
- * a last call without its `</tool_call>` is unterminated, with the name `nameOf` salvages from its body.
+ * Qwen3-Coder, GLM-4.5, which differ only in what a call's body holds; SmolLM2's body is a list of calls):
+ * text outside the tags is text, and a last call without its `</tool_call>` is unterminated, with the name
+ * `nameOf` salvages from its body.
  */
 export function parseToolCallTags(
   text: string,
-  parseBody: (body: string, raw: string) => ParsedToolCall,
+  parseBody: (body: string, raw: string) => ParsedToolCall | readonly ParsedToolCall[],
   nameOf: (body: string) => string | undefined,
 ): { text: string; calls: ParsedToolCall[] } {
-  const calls = [...text.matchAll(TOOL_CALL_TAGS)].map((match) =>
+  const calls = [...text.matchAll(TOOL_CALL_TAGS)].flatMap((match) =>
     match[1] !== undefined
       ? parseBody(match[1], match[0])
       : malformed('unterminated', match[0], 'the tool call was not closed with </tool_call>', nameOf(match[2] ?? '')),

@@ -8,6 +8,7 @@ import { kimiK2Parser } from './kimi-k2.js';
 import { mistralParser } from './mistral.js';
 import { pythonicParser } from './pythonic.js';
 import { qwen3CoderParser, seedOssParser } from './qwen3-coder.js';
+import { smollm2Parser } from './smollm2.js';
 import type { ToolCallParser } from './types.js';
 
 export type * from './types.js';
@@ -29,4 +30,5 @@ export const toolCallParsers: Readonly<Record<string, ToolCallParser>> = {
   granite4: { ...hermesParser, format: 'granite4' },
   phi4_mini_json: phi4MiniParser,
   seed_oss: seedOssParser,
+  smollm2: smollm2Parser,
 };

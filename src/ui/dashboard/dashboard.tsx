@@ -42,12 +42,12 @@ export function Dashboard({ state, now, concurrency, columns = 100 }: DashboardP
       {state.rewards.length > 0 && (
         <Box flexDirection="column">
           <Text>
-            {'reward    '}
+            {state.supervised ? 'loss      ' : 'reward    '}
             <Text color="green">{sparkline(state.rewards, sparkWidth)}</Text>
             {`  ${state.rewards[state.rewards.length - 1]!.toFixed(3)}`}
           </Text>
           <Text>
-            {'accuracy  '}
+            {state.supervised ? 'token acc ' : 'accuracy  '}
             <Text color="green">{sparkline(state.accuracies, sparkWidth)}</Text>
             {`  ${pct(state.accuracies[state.accuracies.length - 1]!)}`}
           </Text>

@@ -67,6 +67,21 @@ describe('reduceDashboard', () => {
   });
 });
 
+describe('reduceDashboard, supervised steps', () => {
+  test('returns the loss and token accuracy of sft steps as its curves, marked supervised', () => {
+    let s = reduceDashboard(
+      initialDashboard(),
+      { type: 'runStarted', runDir: 'r', startStep: 0, totalSteps: 4, resumed: false },
+      0,
+    );
+    const metrics = stepMetricsAt(1, { 'train/loss': 0.75, 'train/token_accuracy': 0.5 });
+    s = reduceDashboard(s, { type: 'stepFinished', step: 1, metrics }, 1);
+    expect([s.rewards, s.accuracies, s.supervised]).toStrictEqual([[0.75], [0.5], true]);
+    s = reduceDashboard(s, { type: 'stepFinished', step: 2, metrics: stepMetricsAt(2) }, 2);
+    expect(s.supervised).toBe(false);
+  });
+});
+
 describe('sparkline', () => {
   test('returns one block per value scaled between min and max, the last `width` values only', () => {
     expect(sparkline([0, 1, 2, 3, 4, 5, 6, 7], 8)).toBe('▁▂▃▄▅▆▇█');

@@ -13,8 +13,11 @@ export interface DashboardState {
   readonly startedAt: number | undefined;
   readonly episodes: { readonly done: number; readonly total: number };
   readonly evaluating: { readonly label: string; readonly tasks: number } | undefined;
+  /** Per step: the episodes' mean reward and success, or for supervised steps the loss and token accuracy. */
   readonly rewards: readonly number[];
   readonly accuracies: readonly number[];
+  /** Whether the steps are supervised (sft): the figures above are loss and token accuracy. */
+  readonly supervised: boolean;
   readonly evals: readonly { readonly label: string; readonly step: number; readonly summary: EvalSummary }[];
   readonly last: StepMetrics | undefined;
   readonly droppedGroups: number;
@@ -41,6 +44,7 @@ export function initialDashboard(title = 'atk'): DashboardState {
     evaluating: undefined,
     rewards: [],
     accuracies: [],
+    supervised: false,
     evals: [],
     last: undefined,
     droppedGroups: 0,
@@ -81,13 +85,16 @@ export function reduceDashboard(state: DashboardState, event: RunEvent, now: num
       return { ...state, startedAt: state.startedAt ?? now, episodes: { done: event.done, total: event.total } };
     case 'stepFinished': {
       const m = event.metrics;
+      const tokenAccuracy = m['train/token_accuracy'];
+      const supervised = tokenAccuracy !== undefined;
       return {
         ...state,
         ...logged,
         phase: `step ${m.step} done`,
         stepsDone: m.step,
-        rewards: [...state.rewards, m.reward_mean],
-        accuracies: [...state.accuracies, m.accuracy],
+        rewards: [...state.rewards, supervised ? (m['train/loss'] ?? 0) : m.reward_mean],
+        accuracies: [...state.accuracies, supervised ? tokenAccuracy : m.accuracy],
+        supervised,
         last: m,
         droppedGroups: state.droppedGroups + m.dropped_groups,
         groups: state.groups + m.groups,

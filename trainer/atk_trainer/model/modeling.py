@@ -54,10 +54,10 @@ class Policy:
         # (B, T) sequence index of each token in packed rows; None = one per row
         segments: Optional[torch.Tensor] = None,
         chunk: Optional[int] = None,  # positions per logits chunk (token_stats.CHUNK_LOGITS_BYTES by default)
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """(logp, entropy), each (B, T) float32, computed from the hidden states and the lm_head in chunks
-        of positions (model/token_stats.py), never as full (B, T, V) logits. Packed rows (`segments`)
-        restart positions at each sequence and attend within it only (built-in backend)."""
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(logp, entropy, top1), each (B, T) (float32, float32, bool), computed from the hidden states and the
+        lm_head in chunks of positions (model/token_stats.py), never as full (B, T, V) logits. Packed rows
+        (`segments`) restart positions at each sequence and attend within it only (built-in backend)."""
         positions = starts = mask = None
         if segments is not None:
             if self.backend != "builtin":
@@ -67,8 +67,8 @@ class Policy:
             positions, starts = segment_positions(segments)
             mask = qwen2.block_causal_mask(segments)
 
-        def head(hidden: torch.Tensor, lm_head: torch.nn.Module) -> Tuple[torch.Tensor, torch.Tensor]:
-            return token_stats(hidden, lm_head, input_ids, starts, chunk)
+        def head(hidden: torch.Tensor, lm_head: torch.nn.Module) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            return token_stats(hidden, lm_head, input_ids, starts, chunk)  # (logp, entropy, top1)
 
         if self.backend == "transformers":
             # The decoder without its lm_head, then the same chunked head: peft's LoRA layers live inside it.

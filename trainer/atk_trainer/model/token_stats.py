@@ -29,9 +29,10 @@ def token_stats(
     input_ids: torch.Tensor,  # (B, T)
     starts: Optional[torch.Tensor] = None,  # (B, T) bool: a sequence starts here (packed rows); None = only t = 0
     chunk: Optional[int] = None,  # positions per chunk; None = CHUNK_LOGITS_BYTES worth of float32 logits
-) -> Tuple[torch.Tensor, torch.Tensor]:
-    """(logp (B, T) float32 with gradient, entropy (B, T) float32 without): log p(input_ids[:, t] | before)
-    and the entropy (nats) of the distribution that predicted it."""
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(logp (B, T) float32 with gradient, entropy (B, T) float32 without, top1 (B, T) bool): log
+    p(input_ids[:, t] | before), the entropy (nats) of the distribution that predicted it, and whether the
+    token was its most likely one (what an SFT step's token accuracy counts)."""
     B, T, C = hidden.shape
     h = hidden[:, :-1].reshape(-1, C)  # (N, C), N = B*(T-1): position t-1 predicts token t
     targets = input_ids[:, 1:].reshape(-1)  # (N,)
@@ -40,31 +41,36 @@ def token_stats(
     # One chunk (small vocabularies, short batches) is the full-logits computation: keep its logits for
     # backward as before instead of paying the lm_head matmul twice.
     recompute = torch.is_grad_enabled() and h.requires_grad and h.shape[0] > chunk
-    logps, entropies = [], []
+    logps, entropies, tops = [], [], []
     for lo in range(0, h.shape[0], chunk):
         piece, wanted = h[lo : lo + chunk], targets[lo : lo + chunk]
         if recompute:
-            logp, entropy = torch.utils.checkpoint.checkpoint(_chunk_stats, head, piece, wanted, use_reentrant=False)
+            logp, entropy, top1 = torch.utils.checkpoint.checkpoint(
+                _chunk_stats, head, piece, wanted, use_reentrant=False
+            )
         else:
-            logp, entropy = _chunk_stats(head, piece, wanted)
+            logp, entropy, top1 = _chunk_stats(head, piece, wanted)
         logps.append(logp)
         entropies.append(entropy)
+        tops.append(top1)
     logp = F.pad(torch.cat(logps).view(B, T - 1), (1, 0))  # (B, T)
     entropy = F.pad(torch.cat(entropies).view(B, T - 1), (1, 0))  # (B, T)
+    top1 = F.pad(torch.cat(tops).view(B, T - 1), (1, 0))  # (B, T) bool, False at t = 0
     if starts is not None:  # a packed row: the token that starts a sequence is predicted by nothing
         keep = (~starts).to(logp.dtype)
-        logp, entropy = logp * keep, entropy * keep
-    return logp, entropy
+        logp, entropy, top1 = logp * keep, entropy * keep, top1 & ~starts
+    return logp, entropy, top1
 
 
-def _chunk_stats(head: Head, h: torch.Tensor, targets: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+def _chunk_stats(head: Head, h: torch.Tensor, targets: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     logits = head(h).float()  # (n, V)
     lse = torch.logsumexp(logits, dim=-1)  # (n,)
     logp = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - lse  # (n,)
     with torch.no_grad():  # a metric: no gradient, nothing saved for backward
         log_softmax = torch.log_softmax(logits, dim=-1)  # (n, V)
         entropy = -(log_softmax.exp() * log_softmax).sum(-1)  # (n,)
-    return logp, entropy
+        top1 = logits.argmax(-1) == targets  # (n,)
+    return logp, entropy, top1
 
 
 def _vocab_size(head: Head, probe: torch.Tensor) -> int:

@@ -155,7 +155,7 @@ class Engine:
             raise RuntimeError("no model loaded: POST /control/load_model first")
         with self._model_lock, torch.no_grad(), self._autocast():
             ids = torch.tensor([prompt], device=self.policy.device)  # (1, T)
-            logp, _ = self.policy.token_stats(ids)  # (1, T) float32, 0 at t = 0
+            logp, _, _ = self.policy.token_stats(ids)  # (1, T) float32, 0 at t = 0
         return [None] + logp[0, 1:].tolist()
 
     @contextlib.contextmanager

@@ -41,6 +41,8 @@ class LoraConfig:
     target_modules: List[str] = field(  # Linear layer names (last path component) that get adapters
         default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
     )
+    # decoder layers (indices) whose target modules get adapters, peft's option of that name; None = all
+    layers_to_transform: Optional[List[int]] = None
 
 
 @dataclass

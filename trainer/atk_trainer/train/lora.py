@@ -14,7 +14,7 @@ import importlib.util
 import json
 import math
 import os
-from typing import Dict, Iterator, List, Tuple
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -66,14 +66,18 @@ def apply_lora(module: nn.Module, config: LoraConfig, use_peft: bool) -> nn.Modu
             lora_alpha=config.alpha,
             lora_dropout=config.dropout,
             target_modules=list(config.target_modules),
+            layers_to_transform=None if config.layers_to_transform is None else list(config.layers_to_transform),
             task_type="CAUSAL_LM",
         )
         return peft.get_peft_model(module, peft_config)
     for p in module.parameters():
         p.requires_grad_(False)
-    targets = _target_names(module, config.target_modules)
+    targets = _target_names(module, config.target_modules, config.layers_to_transform)
     if not targets:
-        raise ValueError(f"lora.target_modules {config.target_modules} match no Linear layer of the model")
+        raise ValueError(
+            f"lora.target_modules {config.target_modules} (layers_to_transform {config.layers_to_transform}) "
+            "match no Linear layer of the model"
+        )
     for name in targets:
         parent_name, _, child = name.rpartition(".")
         parent = module.get_submodule(parent_name) if parent_name else module
@@ -118,7 +122,7 @@ def adapter_config(config: LoraConfig, base_model: str) -> dict:
         "modules_to_save": None,
         "use_rslora": False,
         "use_dora": False,
-        "layers_to_transform": None,
+        "layers_to_transform": None if config.layers_to_transform is None else sorted(config.layers_to_transform),
         "layers_pattern": None,
         "rank_pattern": {},
         "alpha_pattern": {},
@@ -246,6 +250,19 @@ def adapters_disabled(module: nn.Module) -> Iterator[None]:
             m.enabled = True
 
 
-def _target_names(module: nn.Module, targets: List[str]) -> List[str]:
+def _target_names(module: nn.Module, targets: List[str], layers: Optional[List[int]] = None) -> List[str]:
+    """Names of the Linear layers named in `targets`, within the decoder layers `layers` (`...layers.N....`)."""
     wanted = set(targets)
-    return [n for n, m in module.named_modules() if isinstance(m, nn.Linear) and n.rpartition(".")[2] in wanted]
+    names = [n for n, m in module.named_modules() if isinstance(m, nn.Linear) and n.rpartition(".")[2] in wanted]
+    if layers is None:
+        return names
+    allowed = set(layers)
+    return [n for n in names if (i := _layer_index(n)) is not None and i in allowed]
+
+
+def _layer_index(name: str) -> Optional[int]:
+    parts = name.split(".")
+    for i, part in enumerate(parts[:-1]):
+        if part == "layers" and parts[i + 1].isdigit():
+            return int(parts[i + 1])
+    return None

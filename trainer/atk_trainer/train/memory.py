@@ -1,8 +1,9 @@
 """Memory and speed knobs of the trainer: the micro-batch size when the recipe leaves it unset, the
 torch.compile switch, and out-of-memory errors that name the knob to turn down.
 
-Unset, micro_batch_tokens is sized from free memory: the GPU's on CUDA, the machine's available memory
-(fp32 activations) on CPU, and CPU_MICRO_BATCH_TOKENS where neither can be read.
+Unset, micro_batch_tokens is sized from free memory: the GPU's on CUDA; on CPU the machine's available
+memory (fp32 activations), but never past CPU_ACTIVATION_BYTES of activations, and CPU_MICRO_BATCH_TOKENS
+where the available memory cannot be read.
 """
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ import torch
 CPU_MICRO_BATCH_TOKENS = 8192  # what a CPU run uses when micro_batch_tokens is unset and free memory unknown
 MIN_AUTO_TOKENS, MAX_AUTO_TOKENS = 1024, 65536
 FREE_MEMORY_SHARE = 0.6  # of the free memory after weights and optimizer state; the rest absorbs fragmentation
+# On CPU a micro-batch of a few hundred positions already keeps the matmuls busy; more only costs memory. Sized
+# from free RAM alone, SmolLM2-135M's LoRA steps took 6k-token micro-batches and the trainer to 8.6-12.9 GB
+# (and into the kernel's OOM killer on a shared 24 GB machine). The estimate leaves out the attention scores
+# and the lm_head's logits, which at 1k positions took SmolLM2's trainer to 4.2 GB: half a GiB of estimate
+# (~256 positions of it, one sequence of a calculator episode) keeps it under 3 GB.
+CPU_ACTIVATION_BYTES = 1 << 29
+CPU_MIN_TOKENS = 256
 
 
 class TrainerOutOfMemory(RuntimeError):
@@ -28,6 +36,25 @@ def auto_micro_batch_tokens(
     keeps for backward, per layer, times the layers (one layer with gradient checkpointing, plus the
     layer inputs), plus the chunked lm_head (model/token_stats.py) whose logits are bounded by chunk.
     Rounded down to a multiple of 1024 and kept in [MIN_AUTO_TOKENS, MAX_AUTO_TOKENS]."""
+    return _tokens_within(FREE_MEMORY_SHARE * max(free_bytes, 0), config, gradient_checkpointing, compute_bytes)
+
+
+def cpu_activation_tokens(config: Dict[str, Any], gradient_checkpointing: bool) -> int:
+    """The most tokens per micro-batch whose fp32 activations fit CPU_ACTIVATION_BYTES (the estimate of
+    auto_micro_batch_tokens), in steps of CPU_MIN_TOKENS (a longer sequence still goes alone)."""
+    tokens = int(CPU_ACTIVATION_BYTES // _activation_bytes(config, gradient_checkpointing, compute_bytes=4))
+    return max(CPU_MIN_TOKENS, min(MAX_AUTO_TOKENS, tokens // CPU_MIN_TOKENS * CPU_MIN_TOKENS))
+
+
+def _tokens_within(
+    budget_bytes: float, config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int
+) -> int:
+    tokens = int(budget_bytes // _activation_bytes(config, gradient_checkpointing, compute_bytes))
+    return max(MIN_AUTO_TOKENS, min(MAX_AUTO_TOKENS, tokens // 1024 * 1024))
+
+
+def _activation_bytes(config: Dict[str, Any], gradient_checkpointing: bool, compute_bytes: int) -> int:
+    """Bytes one position keeps for backward (see auto_micro_batch_tokens)."""
     hidden = int(config["hidden_size"])
     inter = int(config.get("intermediate_size", 4 * hidden))
     layers = int(config["num_hidden_layers"])
@@ -38,11 +65,8 @@ def auto_micro_batch_tokens(
     # gate/up/act/product (4 x I) and the residual stream, in the compute dtype.
     per_layer = compute_bytes * (6 * hidden + 2 * kv_heads * head_dim + 4 * inter) + 4 * 2 * hidden
     if gradient_checkpointing:
-        per_position = per_layer + layers * compute_bytes * hidden  # one layer live, each layer's input kept
-    else:
-        per_position = layers * per_layer
-    tokens = int(FREE_MEMORY_SHARE * max(free_bytes, 0) // max(per_position, 1))
-    return max(MIN_AUTO_TOKENS, min(MAX_AUTO_TOKENS, tokens // 1024 * 1024))
+        return max(1, per_layer + layers * compute_bytes * hidden)  # one layer live, each layer's input kept
+    return max(1, layers * per_layer)
 
 
 def resolve_micro_batch_tokens(
@@ -54,16 +78,18 @@ def resolve_micro_batch_tokens(
 ) -> int:
     """`requested`, or when None: sized from free memory (less `reserved_bytes`: what the first step will
     still allocate, gradients and optimizer state), the GPU's on CUDA and the machine's on CPU, where
-    training runs in fp32; CPU_MICRO_BATCH_TOKENS when the machine's is unknown. On CPU, larger
-    micro-batches are also faster for small models (a 0.9M-parameter step: 8192 -> 16384 tokens, -12%),
-    and a fixed 8192 would not fit a 0.5B model's activations (~2.6 MB a position) in 16 GB."""
+    training runs in fp32, there at most CPU_ACTIVATION_BYTES of activations; CPU_MICRO_BATCH_TOKENS when
+    the machine's is unknown. On CPU, larger micro-batches are faster for small models (a 0.9M-parameter
+    step: 8192 -> 16384 tokens, -12%, both well within the bound), and a fixed 8192 would not fit a 0.5B
+    model's activations (~2.6 MB a position) in 16 GB."""
     if requested is not None:
         return requested
     if device.type != "cuda":
         available = cpu_available_bytes()
         if available is None:
             return CPU_MICRO_BATCH_TOKENS
-        return auto_micro_batch_tokens(available - reserved_bytes, config, gradient_checkpointing, compute_bytes=4)
+        by_memory = auto_micro_batch_tokens(available - reserved_bytes, config, gradient_checkpointing, compute_bytes=4)
+        return min(by_memory, cpu_activation_tokens(config, gradient_checkpointing))
     free, _total = torch.cuda.mem_get_info(device)
     return auto_micro_batch_tokens(free - reserved_bytes, config, gradient_checkpointing)
 

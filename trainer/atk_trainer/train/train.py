@@ -17,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import random
+import sys
 import time
 from contextlib import nullcontext
 from typing import Any, Dict, List, Optional, Tuple
@@ -252,7 +253,7 @@ class Trainer:
             for i in self.peers.my_micro_batches(len(batch.micro_batches)):
                 if i is None:  # fewer micro-batches here than on rank 0: join the collectives with nothing
                     ids = torch.zeros((1, 2), dtype=torch.int64, device=self.device)
-                    logp, _ = self._token_stats(self.train_policy, ids, None)
+                    logp, _, _ = self._token_stats(self.train_policy, ids, None)
                     if update == 0 and self.config.kl_coef > 0 and self.reference is None:
                         # with LoRA, a forward of the sharded module: its all-gathers too
                         self._reference_logprobs(ids, None)
@@ -294,12 +295,13 @@ class Trainer:
         mask = mb.loss_mask.to(self.device)  # (B, T)
         weights = mb.weights.to(self.device)  # (B, T)
         segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
-        logp, entropy = self._token_stats(self.train_policy, ids, segments)  # (B, T) float32 each
+        logp, entropy, top1 = self._token_stats(self.train_policy, ids, segments)  # (B, T) each
         stats: Dict[str, float] = {}
         if update == 0 and first_logp[i] is None:
             first_logp[i] = logp.detach()
         if batch.loss == "sft":
             per_token = sft_loss(logp)  # (B, T)
+            stats["top1_tokens"] = float((top1.float() * mask).sum())
         else:
             behaviour = mb.behaviour_logprobs.to(self.device)  # (B, T)
             advantages = mb.advantages.to(self.device)  # (B, T)
@@ -368,14 +370,15 @@ class Trainer:
 
     def _token_stats(
         self, policy: Any, ids: torch.Tensor, segments: Optional[torch.Tensor]
-    ) -> Tuple[torch.Tensor, torch.Tensor]:
-        """(logp, entropy) (B, T) float32: chunked from the hidden states (Policy.token_stats), except
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(logp, entropy, top1) (B, T): chunked from the hidden states (Policy.token_stats), except
         under FSDP, whose sharded lm_head is only gathered for the module's own forward: full logits there."""
         with self._autocast():
             if not self.sharded:
                 return policy.token_stats(ids, segments)
             logits = policy.logits(ids)  # (B, T, V)
-        return token_logprobs(logits, ids), token_entropy(logits)
+        top1 = torch.nn.functional.pad(logits[:, :-1].argmax(-1) == ids[:, 1:], (1, 0))  # (B, T)
+        return token_logprobs(logits, ids), token_entropy(logits), top1
 
     def _autocast(self):
         return torch.autocast("cuda", dtype=torch.bfloat16) if self.autocast else nullcontext()
@@ -399,6 +402,12 @@ class Trainer:
             "tokens_per_s": batch.tokens * updates / seconds,
             "policy_version": self.policy_version,
         }
+        peak = peak_rss_mb()
+        if peak is not None:  # the process's high-water mark: model, optimizer, activations and the embedded engine
+            metrics["peak_rss_mb"] = peak
+        if batch.loss == "sft":
+            # share of the reference's tokens the model already ranks first: what greedy decoding would copy
+            metrics["token_accuracy"] = totals["top1_tokens"] / per_token
         if batch.loss == "pg":
             metrics["clip_fraction"] = totals["clipped_tokens"] / per_token
             metrics["mismatch_mean"] = totals["mismatch_sum"] / batch.tokens
@@ -439,3 +448,13 @@ def lr_factor(step: int, config: TrainConfig) -> float:
         return 1.0
     progress = min(1.0, (step - config.warmup_steps) / (config.total_steps - config.warmup_steps))
     return 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def peak_rss_mb() -> Optional[float]:
+    """This process's peak resident memory in MiB (Linux and macOS), or None where it cannot be read."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)
