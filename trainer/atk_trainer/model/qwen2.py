@@ -23,6 +23,7 @@ from .attention_cache import AttentionCache, LayerCache
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32
+BROADCAST_ENTRY_ELEMENTS = 4096  # its work per (row, kv head): past it a matmul per entry is faster
 
 
 @dataclass(frozen=True)
@@ -402,9 +403,13 @@ def attention(q, k, v, mask=None):
     # Query head h uses kv head h // groups: fold the group into the time axis instead of copying k and v.
     S = k.shape[2]
     qg = q.reshape(B, k.shape[1], groups * T, D)  # (B, Hkv, G*T, D)
-    # A decode step multiplies B * Hkv tiny matrices; torch 1.13's CPU bmm runs one gemm call per
-    # batch entry for those (~70% of a step's time at batch 128), a broadcast multiply-sum runs one kernel.
-    broadcast = groups * T <= 4 and B * H * T * S * D <= BROADCAST_ATTENTION_ELEMENTS
+    # A decode step multiplies B * Hkv small matrices; torch 1.13's CPU bmm runs one gemm call per
+    # batch entry, a broadcast multiply-sum one kernel over a (B, Hkv, G*T, S, D) temporary. The call
+    # wins once an entry has work: at batch 128 the tiny model's 32-wide heads take 1.4 ms a layer
+    # by broadcast and 2.1 ms by bmm at 40 slots, even at 80 slots; SmolLM2's 3 query heads per
+    # 64-wide kv head take 9.4 ms by broadcast and 2.1 ms by bmm at batch 64 and 100 slots, 44 and 4.0 ms
+    # at 230 slots (one thread, bench/real.ts's machine).
+    broadcast = groups * T * S * D <= BROADCAST_ENTRY_ELEMENTS and B * H * T * S * D <= BROADCAST_ATTENTION_ELEMENTS
     if broadcast:
         scores = (qg.unsqueeze(-2) * k.unsqueeze(2)).sum(-1)  # (B, Hkv, G*T, S)
     else:
