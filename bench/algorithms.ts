@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../src/util/paths.js';
-import { trlPeer } from './lib/trl-peer.js';
+import { quickstartFirstTurn, trlPeer } from './lib/trl-peer.js';
 
 /** One row of the table: an algorithm as recipe overrides. A name the schema does not know yet is skipped. */
 interface Variant {
@@ -197,15 +197,18 @@ function algorithmTable(): void {
 if (variants.length > 0) algorithmTable();
 
 if (!only || only.includes('trl')) {
-  const peer = trlPeer({
-    root,
-    work,
-    steps,
-    tasksPerStep: TASKS_PER_STEP,
-    groupSize: GROUP_SIZE,
-    learningRate: LEARNING_RATE,
-    evalTasks: EVAL_TASKS,
-    seed: seeds[0]!,
-  });
-  console.log(`\n${peer}`);
+  const peer = trlPeer(
+    {
+      root,
+      work,
+      steps,
+      tasksPerStep: TASKS_PER_STEP,
+      groupSize: GROUP_SIZE,
+      learningRate: LEARNING_RATE,
+      evalTasks: EVAL_TASKS,
+      seed: seeds[0]!,
+    },
+    quickstartFirstTurn(root),
+  );
+  console.log(`\n${typeof peer === 'string' ? peer : peer.report}`);
 }

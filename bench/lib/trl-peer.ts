@@ -1,13 +1,15 @@
-// Hugging Face TRL's GRPOTrainer beside atk, for `npm run bench algorithms`: both train the shipped tiny model on
-// the first turn of the quickstart task (the calculator call; the reward of bench/lib/first-turn-call.ts, which
-// trl_peer.py scores from the text), on the same tasks in the same order, with the same group size, learning rate,
-// schedule, clip range, loss aggregation, temperature and token limit; one Python script then scores the base model
-// and both trained models greedily on the same held-out tasks. TRL runs in a pinned venv of its own
-// (bench/requirements-trl.txt, made on first use, ~4 GB), never in atk; without PyPI the comparison is skipped.
-// atk runs twice: with its own trainer Python, and with its trainer on the venv's torch (ATK_PYTHON), so a gap that
-// is only the torch build shows as one.
-// Why the first turn only: TRL 1.16's tool calling parses calls with a response schema this model's template
-// lacks, and without the calculator the model scores 0% (no learning signal), so the full 3-turn task is atk's alone.
+// Hugging Face TRL's GRPOTrainer beside atk, for `npm run bench algorithms` (the shipped tiny model) and
+// `npm run bench real` (SmolLM2): both train the same model on the same tasks in the same order (atk's prompt token
+// ids checked against TRL's), with the same group size, learning rate, schedule, clip range, loss aggregation,
+// temperature, token limit and scorer; one Python script then scores the base model and both trained models
+// greedily on the same held-out tasks. TRL runs in a pinned venv of its own (bench/requirements-trl.txt, made on
+// first use, ~4 GB), never in atk; without PyPI the comparison is skipped. Optionally atk runs a second time with
+// its trainer on the venv's torch (ATK_PYTHON), so a gap that is only the torch build shows as one.
+// Tasks (PeerTask): the quickstart's first turn (the calculator call; the reward of bench/lib/first-turn-call.ts,
+// which trl_peer.py scores from the text) on the tiny model: TRL 1.16's tool calling parses calls with a response
+// schema this model's template lacks, and without the calculator the model scores 0% (no learning signal), so the
+// full 3-turn task is atk's alone. And one arithmetic answer in text, scored by its last number (atk's math_answer
+// reward with no marked format): the task a pretrained chat model solves some of with no tool at all.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,10 +29,75 @@ export interface PeerSettings {
   readonly seed: number;
 }
 
-/** The quickstart's model, task options and turn limit: what both trainers get. */
-const MODEL = 'models/tiny-arith';
+/** What both trainers learn: the model, atk's recipe overrides for it, the tool list and the scorer. */
+export interface PeerTask {
+  /** The first line of the table: what was trained. */
+  readonly label: string;
+  readonly model: string;
+  /** atk overrides of recipes/quickstart.yaml beyond the shared settings. */
+  readonly atkOverrides: readonly string[];
+  /** Whether the calculator is in the prompt's tool list. */
+  readonly tools: boolean;
+  /** trl_peer.py's scorer, atk's reward in Python. */
+  readonly scorer: 'first_turn_call' | 'last_number';
+  readonly maxNewTokens: number;
+  /** torch threads of both trainers. */
+  readonly threads: number;
+  /** Run atk a second time with its trainer on the TRL venv's torch. */
+  readonly atkOnVenvTorch: boolean;
+}
+
+/** The quickstart's model, task options and turn limit, first turn only: what both trainers get. */
+export function quickstartFirstTurn(root: string): PeerTask {
+  return {
+    label: 'first turn of the quickstart task (the calculator call)',
+    model: 'models/tiny-arith',
+    atkOverrides: [
+      'agent.max_turns=1',
+      `reward={module: ${join(root, 'bench', 'lib', 'first-turn-call.ts')}, export: firstTurnCall}`,
+    ],
+    tools: true,
+    scorer: 'first_turn_call',
+    maxNewTokens: 32,
+    threads: 1,
+    atkOnVenvTorch: true,
+  };
+}
+
+/** One arithmetic answer in text, no tools, scored by its last number, on `model` (a pretrained chat model). */
+export function arithAnswer(model: string, threads: number, atkOverrides: readonly string[] = []): PeerTask {
+  return {
+    label: `one arithmetic answer in text, scored by its last number, ${model}`,
+    model,
+    atkOverrides: [
+      `model.path=${model}`,
+      'agent.max_turns=1',
+      'tools=[]',
+      'agent.tool_call_format=hermes', // no tools, but atk asks a format of every template
+      'reward.options={formats: [], fallback_last_number: true}',
+      `model.trainer.threads=${threads}`,
+      ...atkOverrides,
+    ],
+    tools: false,
+    scorer: 'last_number',
+    maxNewTokens: 48,
+    threads,
+    atkOnVenvTorch: false,
+  };
+}
+
 const TASK_OPTIONS = ArithOptions.parse({ max_digits: 3 });
-const MAX_NEW_TOKENS = 32;
+
+/** The comparison's table and figures. */
+export interface PeerResult {
+  readonly report: string;
+  readonly trlSamplesPerS: number;
+  readonly atkSamplesPerS: number;
+  readonly trlGain: number;
+  readonly atkGain: number;
+  readonly trlSeconds: number;
+  readonly atkSeconds: number;
+}
 
 interface TrainedFigures {
   readonly seconds: number;
@@ -38,8 +105,8 @@ interface TrainedFigures {
   readonly model: string;
 }
 
-/** The markdown table comparing TRL and atk, or the reason the comparison was skipped. */
-export function trlPeer(settings: PeerSettings): string {
+/** The markdown table comparing TRL and atk on `task`, or the reason the comparison was skipped. */
+export function trlPeer(settings: PeerSettings, task: PeerTask): PeerResult | string {
   const venv = ensureVenv({
     name: 'venv-trl',
     requirements: join(settings.root, 'bench', 'requirements-trl.txt'),
@@ -67,15 +134,15 @@ export function trlPeer(settings: PeerSettings): string {
     return JSON.parse(result.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
   };
   const tools = join(dir, 'tools.json');
-  writeFileSync(tools, JSON.stringify(toChatTools([calculatorTool().toolSpec])));
+  writeFileSync(tools, JSON.stringify(task.tools ? toChatTools([calculatorTool().toolSpec]) : []));
 
-  const atk = atkFirstTurn(settings, dir, 'atk');
+  const atk = atkFirstTurn(settings, task, dir, 'atk');
   const trainFile = join(dir, 'train.jsonl');
   writeJsonl(trainFile, atk.trainOrder);
   const trlModel = join(dir, 'trl-model');
   const trl = python([
     'train',
-    `--model=${MODEL}`,
+    `--model=${task.model}`,
     `--tasks=${trainFile}`,
     `--tools=${tools}`,
     `--out=${trlModel}`,
@@ -83,8 +150,10 @@ export function trlPeer(settings: PeerSettings): string {
     `--tasks-per-step=${settings.tasksPerStep}`,
     `--group-size=${settings.groupSize}`,
     `--lr=${settings.learningRate}`,
-    `--max-new-tokens=${MAX_NEW_TOKENS}`,
+    `--max-new-tokens=${task.maxNewTokens}`,
     `--seed=${settings.seed}`,
+    `--threads=${task.threads}`,
+    `--scorer=${task.scorer}`,
   ]);
 
   const heldOut = join(dir, 'held-out.jsonl');
@@ -101,17 +170,21 @@ export function trlPeer(settings: PeerSettings): string {
         `--model=${model}`,
         `--tasks=${heldOut}`,
         `--tools=${tools}`,
-        `--max-new-tokens=${MAX_NEW_TOKENS}`,
+        `--max-new-tokens=${task.maxNewTokens}`,
+        `--threads=${task.threads}`,
+        `--scorer=${task.scorer}`,
       ]).accuracy,
     );
-  const base = score(MODEL);
-  // atk's trainer again on the venv's torch: atk's own Python here may have another torch than TRL's.
-  const atkOnVenv = atkFirstTurn(settings, dir, 'atk-venv-torch', venv.python);
-  const torch = spawnSync(venv.python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
-  const atkRuns = [
-    { name: 'atk grpo', run: atk },
-    { name: `atk grpo, trainer on the venv's torch ${torch.stdout.trim()}`, run: atkOnVenv },
-  ];
+  const base = score(task.model);
+  const atkRuns = [{ name: 'atk grpo', run: atk }];
+  if (task.atkOnVenvTorch) {
+    // atk's trainer again on the venv's torch: atk's own Python here may have another torch than TRL's.
+    const torch = spawnSync(venv.python, ['-c', 'import torch; print(torch.__version__)'], { encoding: 'utf8' });
+    atkRuns.push({
+      name: `atk grpo, trainer on the venv's torch ${torch.stdout.trim()}`,
+      run: atkFirstTurn(settings, task, dir, 'atk-venv-torch', venv.python),
+    });
+  }
   const trlFigures = { seconds: Number(trl.seconds), samples: Number(trl.samples), model: trlModel };
   const rows = [
     { name: `TRL ${String(trl.trl)} GRPOTrainer`, figures: trlFigures },
@@ -120,7 +193,7 @@ export function trlPeer(settings: PeerSettings): string {
   const rate = (f: TrainedFigures): number => f.samples / f.seconds;
   const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
   const lines = [
-    `first turn of the quickstart task (the calculator call), ${settings.steps} steps x ${settings.tasksPerStep} tasks x ${settings.groupSize} samples, lr ${settings.learningRate} cosine, temperature 1, ${MAX_NEW_TOKENS} new tokens, seed ${settings.seed}; held-out: greedy first turn on ${settings.evalTasks} tasks, one scorer for all, base model ${pct(base)}`,
+    `${task.label}, ${settings.steps} steps x ${settings.tasksPerStep} tasks x ${settings.groupSize} samples, lr ${settings.learningRate} cosine, temperature 1, ${task.maxNewTokens} new tokens, ${task.threads} threads, seed ${settings.seed}; held-out: greedy first turn on ${settings.evalTasks} tasks, one scorer for all, base model ${pct(base)}`,
     '',
     '| trainer | held-out after (gain, points) | wall s (process) | samples | samples/s | samples/s / TRL |',
     '| --- | --- | --- | --- | --- | --- |',
@@ -137,16 +210,24 @@ export function trlPeer(settings: PeerSettings): string {
       )
       .join('; ')}`,
   ];
-  return lines.join('\n');
+  const [trlRow, atkRow] = [rows[0]!, rows[1]!];
+  return {
+    report: lines.join('\n'),
+    trlSamplesPerS: rate(trlRow.figures),
+    atkSamplesPerS: rate(atkRow.figures),
+    trlGain: trlRow.score - base,
+    atkGain: atkRow.score - base,
+    trlSeconds: trlRow.figures.seconds,
+    atkSeconds: atkRow.figures.seconds,
+  };
 }
 
 /**
- * atk's run of the first-turn task (the quickstart with agent.max_turns 1 and the first-turn reward), exported as a
- * model directory; with the tasks it trained on, in its order, each with the prompt token ids it rendered.
+ * atk's run of `task` (recipes/quickstart.yaml with its overrides), exported as a model directory; with the tasks it
+ * trained on, in its order, each with the prompt token ids it rendered.
  */
-function atkFirstTurn(settings: PeerSettings, dir: string, name: string, trainerPython?: string) {
+function atkFirstTurn(settings: PeerSettings, task: PeerTask, dir: string, name: string, trainerPython?: string) {
   const runsDir = join(dir, `${name}-runs`);
-  const reward = join(settings.root, 'bench', 'lib', 'first-turn-call.ts');
   const started = performance.now();
   const run = spawnSync(
     'node',
@@ -161,9 +242,8 @@ function atkFirstTurn(settings: PeerSettings, dir: string, name: string, trainer
       `train.tasks_per_step=${settings.tasksPerStep}`,
       `algorithm.group_size=${settings.groupSize}`,
       `algorithm.learning_rate=${settings.learningRate}`,
-      `agent.max_new_tokens=${MAX_NEW_TOKENS}`,
-      'agent.max_turns=1',
-      `reward={module: ${reward}, export: firstTurnCall}`,
+      `agent.max_new_tokens=${task.maxNewTokens}`,
+      ...task.atkOverrides,
       'train.eval_before=false',
       'train.eval_after=false',
       '--no-tui',

@@ -1,11 +1,12 @@
-"""Hugging Face TRL's GRPOTrainer on the first turn of atk's quickstart task, for `npm run bench algorithms`.
+"""Hugging Face TRL's GRPOTrainer on atk's tasks, for `npm run bench algorithms` and `npm run bench real`.
 
 Runs in the bench's own venv (bench/requirements-trl.txt), never in atk's trainer. Two commands:
   train: GRPO on the given prompts, in their order (one optimizer step per `tasks_per_step` prompts x `group_size`
          completions), then saves the model; prints {"seconds": ..., "train_seconds": ..., "samples": ...}.
   eval:  greedy first turn of each task, scored by `first_turn_call`; prints {"accuracy": ..., "tasks": ...}.
-Both score the model's first turn as bench/lib/first-turn-call.ts does in atk: 1 when its first <tool_call> calls
-`calculator` with an expression whose value is the task's answer.
+Both score the model's first turn as atk's reward does, by --scorer: first_turn_call (bench/lib/first-turn-call.ts: 1
+when its first <tool_call> calls `calculator` with an expression whose value is the task's answer) or last_number
+(atk's math_answer with no marked format: 1 when the last number of the text is the answer).
 """
 
 import argparse
@@ -56,9 +57,41 @@ def first_turn_call(text, answer):
         expression = call["arguments"]["expression"]
         if call["name"] != "calculator" or not isinstance(expression, str):
             return 0.0
-        return 1.0 if evaluate(ast.parse(expression, mode="eval").body) == Fraction(answer) else 0.0
-    except (ValueError, TypeError, KeyError, SyntaxError, ZeroDivisionError, OverflowError, RecursionError):
+        return (
+            1.0
+            if evaluate(ast.parse(expression, mode="eval").body) == Fraction(answer)
+            else 0.0
+        )
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        SyntaxError,
+        ZeroDivisionError,
+        OverflowError,
+        RecursionError,
+    ):
         return 0.0
+
+
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def last_number(text, answer):
+    """1.0 when the last number in `text` equals `answer` exactly (commas, $ and typographic minus signs ignored, as
+    atk's math_answer reads numbers)."""
+    numbers = NUMBER.findall(text.replace("\u2212", "-").replace("$", ""))
+    if not numbers:
+        return 0.0
+    try:
+        return (
+            1.0 if Fraction(numbers[-1].replace(",", "")) == Fraction(answer) else 0.0
+        )
+    except (ValueError, ZeroDivisionError):
+        return 0.0
+
+
+SCORERS = {"first_turn_call": first_turn_call, "last_number": last_number}
 
 
 def read_tasks(path):
@@ -68,15 +101,23 @@ def read_tasks(path):
 
 def render_prompts(tokenizer, tasks, tools_file):
     """Each task's first prompt, rendered with the model's chat template and the tool list as atk renders it; where
-    atk's own prompt token ids are given, a prompt that tokenizes otherwise is an error, not a silent difference."""
+    atk's own prompt token ids are given, a prompt that tokenizes otherwise is an error, not a silent difference.
+    """
     with open(tools_file, encoding="utf8") as f:
         tools = json.load(f)
     prompts = []
     for task in tasks:
         messages = [{"role": "user", "content": task["prompt"]}]
-        prompt = tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False)
-        if "atk_prompt_ids" in task and tokenizer(prompt)["input_ids"] != task["atk_prompt_ids"]:
-            raise SystemExit(f"trl_peer.py: the prompt of {task['prompt']!r} differs from atk's: {prompt!r}")
+        prompt = tokenizer.apply_chat_template(
+            messages, tools=tools or None, add_generation_prompt=True, tokenize=False
+        )
+        if (
+            "atk_prompt_ids" in task
+            and tokenizer(prompt)["input_ids"] != task["atk_prompt_ids"]
+        ):
+            raise SystemExit(
+                f"trl_peer.py: the prompt of {task['prompt']!r} differs from atk's: {prompt!r}"
+            )
         prompts.append(prompt)
     return prompts
 
@@ -96,8 +137,10 @@ def train(args):
     prompts = render_prompts(tokenizer, tasks, args.tools)
     model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
 
+    score = SCORERS[args.scorer]
+
     def reward(completions, answer, **_):
-        return [first_turn_call(c, a) for c, a in zip(completions, answer)]
+        return [score(c, a) for c, a in zip(completions, answer)]
 
     config = GRPOConfig(
         output_dir=args.out,
@@ -131,11 +174,23 @@ def train(args):
         disable_tqdm=True,
     )
     # atk's own samples of these tasks, scored here: the two rewards must agree for the comparison to mean anything
-    atk_samples = [(s["completion_ids"], s["reward"], t["answer"]) for t in tasks for s in t.get("atk_samples", [])]
-    agree = sum(first_turn_call(tokenizer.decode(ids), answer) == r for ids, r, answer in atk_samples)
-    dataset = Dataset.from_list([{"prompt": p, "answer": t["answer"]} for p, t in zip(prompts, tasks)])
+    atk_samples = [
+        (s["completion_ids"], s["reward"], t["answer"])
+        for t in tasks
+        for s in t.get("atk_samples", [])
+    ]
+    agree = sum(
+        score(tokenizer.decode(ids), answer) == r for ids, r, answer in atk_samples
+    )
+    dataset = Dataset.from_list(
+        [{"prompt": p, "answer": t["answer"]} for p, t in zip(prompts, tasks)]
+    )
     trainer = GRPOTrainer(
-        model=model, reward_funcs=reward, args=config, train_dataset=dataset, processing_class=tokenizer
+        model=model,
+        reward_funcs=reward,
+        args=config,
+        train_dataset=dataset,
+        processing_class=tokenizer,
     )
     began = time.perf_counter()
     trainer.train()
@@ -144,7 +199,11 @@ def train(args):
     tokenizer.save_pretrained(args.out)
     rewards = [log["reward"] for log in trainer.state.log_history if "reward" in log]
     samples = args.steps * args.tasks_per_step * args.group_size
-    figures = {"seconds": time.perf_counter() - STARTED, "train_seconds": train_seconds, "samples": samples}
+    figures = {
+        "seconds": time.perf_counter() - STARTED,
+        "train_seconds": train_seconds,
+        "samples": samples,
+    }
     figures.update(trl=trl.__version__, reward_agreement=[agree, len(atk_samples)])
     print(json.dumps({**figures, "rewards": rewards}))
 
@@ -162,7 +221,9 @@ def evaluate_model(args):
     scores = []
     for start in range(0, len(tasks), 64):
         batch = tasks[start : start + 64]
-        inputs = tokenizer(prompts[start : start + 64], return_tensors="pt", padding=True)
+        inputs = tokenizer(
+            prompts[start : start + 64], return_tensors="pt", padding=True
+        )
         with torch.no_grad():
             out = model.generate(
                 **inputs,
@@ -171,8 +232,12 @@ def evaluate_model(args):
                 eos_token_id=eos,
                 pad_token_id=tokenizer.pad_token_id,
             )
-        texts = tokenizer.batch_decode(out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=False)
-        scores += [first_turn_call(text, t["answer"]) for text, t in zip(texts, batch)]
+        texts = tokenizer.batch_decode(
+            out[:, inputs["input_ids"].shape[1] :], skip_special_tokens=False
+        )
+        scores += [
+            SCORERS[args.scorer](text, t["answer"]) for text, t in zip(texts, batch)
+        ]
     print(json.dumps({"accuracy": sum(scores) / len(scores), "tasks": len(scores)}))
 
 
@@ -181,8 +246,16 @@ def main():
     commands = parser.add_subparsers(dest="command", required=True)
     t = commands.add_parser("train")
     t.add_argument("--model", required=True)
-    t.add_argument("--tasks", required=True, help="JSONL of {prompt, answer, atk_prompt_ids}, in training order")
-    t.add_argument("--tools", required=True, help="JSON of the tool list as atk gives the chat template")
+    t.add_argument(
+        "--tasks",
+        required=True,
+        help="JSONL of {prompt, answer, atk_prompt_ids}, in training order",
+    )
+    t.add_argument(
+        "--tools",
+        required=True,
+        help="JSON of the tool list as atk gives the chat template",
+    )
     t.add_argument("--out", required=True)
     t.add_argument("--steps", type=int, required=True)
     t.add_argument("--tasks-per-step", type=int, required=True)
@@ -192,12 +265,14 @@ def main():
     t.add_argument("--max-new-tokens", type=int, required=True)
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--threads", type=int, default=1)
+    t.add_argument("--scorer", choices=sorted(SCORERS), default="first_turn_call")
     e = commands.add_parser("eval")
     e.add_argument("--model", required=True)
     e.add_argument("--tasks", required=True, help="JSONL of {prompt, answer}")
     e.add_argument("--tools", required=True)
     e.add_argument("--max-new-tokens", type=int, required=True)
     e.add_argument("--threads", type=int, default=1)
+    e.add_argument("--scorer", choices=sorted(SCORERS), default="first_turn_call")
     args = parser.parse_args()
     train(args) if args.command == "train" else evaluate_model(args)
 

@@ -53,7 +53,8 @@ export function vllmSample(target: HttpTarget): SampleFn {
   };
 }
 
-function completionRequest(
+/** The `/v1/completions` body atk sends for one token-id prompt. */
+export function completionRequest(
   model: string,
   promptIds: readonly number[],
   params: SamplingParams,

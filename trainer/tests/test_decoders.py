@@ -163,6 +163,36 @@ def test_decoder_reuses_the_longest_common_prefix_of_a_rewritten_prompt(config, 
         check(policy, decoder.decode(tokens), running)
 
 
+@CONFIGS
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic-step", "static-step"])
+@torch.no_grad()
+def test_decoder_computes_a_prefix_its_prompts_share_once_and_takes_it_from_running_rows(config, static):
+    policy = random_policy(config, seed=12)
+    decoder = BuiltinDecoder(policy.module, StaticDecodeStep(policy.module) if static else None)
+    rng = random.Random(2)
+    system = [rng.randrange(1, 40) for _ in range(40)]  # what an eval's episodes share: two blocks and more
+    prompts = [system + [0, 1, 2], [5, 6], system + [0, 3, 4, 5, 6], system + [0, 7]]
+    widths = recording(policy.module)
+    logits, prefilled = decoder.prefill(prompts), list(widths)
+    check(policy, logits, prompts)
+    assert decoder.reused == [0, 0, 41, 41]
+    # The first two (nothing earlier to share; unlike lengths, two forwards), then the others' new tokens only.
+    assert prefilled == [2, 43, 4]
+    running = list(prompts)
+    for _ in range(3):
+        tokens = [rng.randrange(40) for _ in running]
+        running = [seq + [t] for seq, t in zip(running, tokens)]
+        check(policy, decoder.decode(tokens), running)
+    later = [system + [8, 9], running[1] + [10]]  # a running row's prompt, a running row's whole sequence
+    widths.clear()
+    logits, prefilled = decoder.prefill(later), list(widths)
+    check(policy, logits, later)
+    assert decoder.reused == [40, len(running[1])] and prefilled == [2]
+    running += later
+    tokens = [rng.randrange(40) for _ in running]
+    check(policy, decoder.decode(tokens), [seq + [t] for seq, t in zip(running, tokens)])
+
+
 @torch.no_grad()
 def test_engine_reuses_a_finished_turn_for_the_next_until_the_weights_change():
     policy = random_policy({**CONFIG, "eos_token_id": 39}, seed=9)

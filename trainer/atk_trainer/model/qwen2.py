@@ -4,9 +4,9 @@ attention and MLP biases, Llama 3 rope scaling) and mistral (no biases, every la
 
 Same config.json keys and the same parameter names as transformers
 (`model.embed_tokens.weight`, `model.layers.N.self_attn.q_proj.weight`, ..., `lm_head.weight`), so
-one checkpoint loads here, in transformers and in vLLM. Every projection is a plain `nn.Linear`
-(LoRA wraps them by name). Written for torch >= 1.13: scaled_dot_product_attention when torch has
-it, an explicit softmax otherwise.
+one checkpoint loads here, in transformers and in vLLM. Every projection is an `nn.Linear` (`Linear`, whose
+single-row product is a matrix-vector product; LoRA wraps them by name). Written for torch >= 1.13:
+scaled_dot_product_attention when torch has it, an explicit softmax otherwise.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from .attention_cache import AttentionCache, LayerCache
 
 HAS_SDPA = hasattr(F, "scaled_dot_product_attention")
 BROADCAST_ATTENTION_ELEMENTS = 1 << 24  # the broadcast path's (B, H, T, S, D) temporary: 64 MiB in fp32
+BROADCAST_ENTRY_ELEMENTS = 4096  # its work per (row, kv head): past it a matmul per entry is faster
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,34 @@ def _pad_token_id(config: Mapping[str, Any]) -> Optional[int]:
     return pad if isinstance(pad, int) and 0 <= pad < int(config["vocab_size"]) else None
 
 
+FEW_ROWS = 16  # rows a linear without gradient computes as weight @ x^T (see linear)
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """F.linear, except without gradient for a decode step's few rows (..., in) -> (..., out). torch hands a linear
+    to BLAS as x @ weight^T, and Debian's OpenBLAS packs the weight before reading it: one row took 520 us of
+    SmolLM2's 576 -> 1536 projection that way and 160 us as a matrix-vector product, its 49,152-row lm_head 50
+    against 23 ms; 2 to 16 rows, 420-520 us against 320-390 us as weight @ x^T, the same numbers (one thread).
+    A decode step is these products and little else."""
+    rows = x.numel() // x.shape[-1]
+    if rows > FEW_ROWS or torch.is_grad_enabled():
+        return F.linear(x, weight, bias)
+    if rows == 1:
+        y = torch.mv(weight, x.reshape(-1))  # (out,)
+    else:
+        y = torch.mm(weight, x.reshape(rows, -1).t()).t().contiguous()  # (rows, out)
+    if bias is not None:
+        y = y + bias
+    return y.view(*x.shape[:-1], weight.shape[0])
+
+
+class Linear(nn.Linear):
+    """nn.Linear (same parameters and state dict) computed by `linear`."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return linear(x, self.weight, self.bias)
+
+
 class Qwen2ForCausalLM(nn.Module):
     """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass; `cache` and
     `new_valid` are for generation (see AttentionCache), `attn_mask` for packed rows (block_causal_mask), and
@@ -269,7 +298,7 @@ class Qwen2ForCausalLM(nn.Module):
         super().__init__()
         self.config = config
         self.model = Qwen2Model(config)
-        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+        self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False)
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
@@ -360,10 +389,10 @@ class Qwen2Attention(nn.Module):
             config.head_dim,
         )
         C = config.hidden_size
-        self.q_proj = nn.Linear(C, self.heads * self.head_dim, bias=config.qkv_bias)
-        self.k_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
-        self.v_proj = nn.Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
-        self.o_proj = nn.Linear(self.heads * self.head_dim, C, bias=config.o_bias)
+        self.q_proj = Linear(C, self.heads * self.head_dim, bias=config.qkv_bias)
+        self.k_proj = Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
+        self.v_proj = Linear(C, self.kv_heads * self.head_dim, bias=config.qkv_bias)
+        self.o_proj = Linear(self.heads * self.head_dim, C, bias=config.o_bias)
         self.qk_norm = config.qk_norm
         if config.qk_norm:
             self.q_norm = Qwen2RMSNorm(self.head_dim, config.rms_norm_eps)
@@ -402,9 +431,13 @@ def attention(q, k, v, mask=None):
     # Query head h uses kv head h // groups: fold the group into the time axis instead of copying k and v.
     S = k.shape[2]
     qg = q.reshape(B, k.shape[1], groups * T, D)  # (B, Hkv, G*T, D)
-    # A decode step multiplies B * Hkv tiny matrices; torch 1.13's CPU bmm runs one gemm call per
-    # batch entry for those (~70% of a step's time at batch 128), a broadcast multiply-sum runs one kernel.
-    broadcast = groups * T <= 4 and B * H * T * S * D <= BROADCAST_ATTENTION_ELEMENTS
+    # A decode step multiplies B * Hkv small matrices; torch 1.13's CPU bmm runs one gemm call per
+    # batch entry, a broadcast multiply-sum one kernel over a (B, Hkv, G*T, S, D) temporary. The call
+    # wins once an entry has work: at batch 128 the tiny model's 32-wide heads take 1.4 ms a layer
+    # by broadcast and 2.1 ms by bmm at 40 slots, even at 80 slots; SmolLM2's 3 query heads per
+    # 64-wide kv head take 9.4 ms by broadcast and 2.1 ms by bmm at batch 64 and 100 slots, 44 and 4.0 ms
+    # at 230 slots (one thread, bench/real.ts's machine).
+    broadcast = groups * T * S * D <= BROADCAST_ENTRY_ELEMENTS and B * H * T * S * D <= BROADCAST_ATTENTION_ELEMENTS
     if broadcast:
         scores = (qg.unsqueeze(-2) * k.unsqueeze(2)).sum(-1)  # (B, Hkv, G*T, S)
     else:
@@ -424,9 +457,9 @@ class Qwen2MLP(nn.Module):
 
     def __init__(self, config: Qwen2Config):
         super().__init__()
-        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
-        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=config.mlp_bias)
+        self.gate_proj = Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
+        self.up_proj = Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
+        self.down_proj = Linear(config.intermediate_size, config.hidden_size, bias=config.mlp_bias)
 
     def forward(self, x):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))

@@ -52,7 +52,8 @@ class BuiltinDecoder:
     common prefix and computes only the rest, as vLLM's prefix cache does: an agent's next turn (the
     previous context, its completion, a tool result) computes only its new tokens, and a rewritten
     conversation (a sliding window, stripped reasoning: a new trajectory segment) only what follows the
-    part it kept unchanged.
+    part it kept unchanged. A running sequence serves the same way, and prompts of one prefill that share a
+    prefix compute it once (_waves): the episodes of an eval or a group start alike.
 
     A finished sequence's keys and values are copied out of the batch (parked, up to `park_budget` tokens
     in all, oldest dropped first, none older than PARK_STEPS decode steps) and its row is retired; one continued
@@ -69,6 +70,7 @@ class BuiltinDecoder:
     RETIRED_SHARE = 0.25  # compact once this share of the cache's rows is retired
     PARK_STEPS = 512  # decode steps a finished sequence waits for its continuation
     BLOCK = 16  # tokens per prefix-index key: a lookup hashes the prompt once per block
+    MAX_WAVES = 4  # forwards a batch's prompts wait on each other in, at most (_waves)
 
     def __init__(
         self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None
@@ -91,36 +93,46 @@ class BuiltinDecoder:
         self._ids = 0
 
     def prefill(self, prompts: List[List[int]], budget: int = 0) -> torch.Tensor:
-        found = [self._parked_prefix(p) for p in prompts]  # (parked id or None, tokens shared) per prompt
-        cached = [None if i is None else self.parked[i].kv.prefix(n) for i, n in found]
-        done = self.reused = [n for _, n in found]
-        # Rows are left-padded to the longest new part of their forward: one 120-token prompt among eighty
-        # 16-token continuations would make every row 120 wide, so rows of unlike lengths go in separate forwards.
-        buckets = length_buckets([len(p) - n for p, n in zip(prompts, done)])
+        self.reused = [0] * len(prompts)
         # Slots for the longest prompt and every token to sample, allocated once: decode steps never grow it.
         capacity = max(len(p) for p in prompts) + budget
-        # A new batch in several buckets: a row per prompt in the prompts' order, as one forward would have
-        # left them (the decode step's cheaper path); each bucket's forward is written into its own rows.
-        rows_by_prompt = self.cache is None and len(buckets) > 1
-        if rows_by_prompt:
-            self.cache = KVCache.for_model(self.module, len(prompts), capacity)
-            self.lengths = torch.zeros(len(prompts), dtype=torch.long)
         first, logits, placed = len(self.live), [], []
-        for bucket in buckets:
-            bucket.sort()  # one bucket (the usual case) keeps the prompts' order
-            logits.append(
-                self._prefill_rows(
-                    [prompts[i] for i in bucket],
-                    [cached[i] for i in bucket],
-                    [done[i] for i in bucket],
-                    budget,
-                    capacity,
-                    bucket if rows_by_prompt else None,
+        rows_by_prompt: Optional[bool] = None
+        waves = self._waves(prompts)
+        for wave in waves:
+            live = self._live_index()
+            found = {i: self._cached_prefix(prompts[i], live) for i in wave}
+            cached = {i: None if source is None else self._source_kv(source, n) for i, (source, n) in found.items()}
+            for i in wave:
+                self.reused[i] = found[i][1]
+            # Rows are left-padded to the longest new part of their forward: one 120-token prompt among eighty
+            # 16-token continuations would make every row 120 wide, so rows of unlike lengths go in separate
+            # forwards.
+            buckets = [[wave[j] for j in b] for b in length_buckets([len(prompts[i]) - self.reused[i] for i in wave])]
+            if rows_by_prompt is None:
+                # A new batch in several forwards: a row per prompt in the prompts' order, as one forward would
+                # have left them (the decode step's cheaper path); each forward is written into its own rows.
+                rows_by_prompt = self.cache is None and (len(buckets) > 1 or len(waves) > 1)
+                if rows_by_prompt:
+                    self.cache = KVCache.for_model(self.module, len(prompts), capacity)
+                    self.lengths = torch.zeros(len(prompts), dtype=torch.long)
+            for bucket in buckets:
+                bucket.sort()  # one bucket (the usual case) keeps the prompts' order
+                logits.append(
+                    self._prefill_rows(
+                        [prompts[i] for i in bucket],
+                        [cached[i] for i in bucket],
+                        [self.reused[i] for i in bucket],
+                        budget,
+                        capacity,
+                        bucket if rows_by_prompt else None,
+                    )
                 )
-            )
-            placed += bucket
-        for i in {i for i, n in found if i is not None and n == len(self.parked[i].tokens)}:
-            self._unpark(i)  # continued whole: the new row holds its tokens now
+                placed += bucket
+            for source, n in found.values():
+                whole = source is not None and source[0] == "parked" and source[1] in self.parked
+                if whole and n == len(self.parked[source[1]].tokens):
+                    self._unpark(source[1])  # continued whole: the new row holds its tokens now
         if placed == sorted(placed):
             return logits[0] if len(logits) == 1 else torch.cat(logits)
         # The caller reads rows in its prompts' order: put the new live rows and their logits back in it.
@@ -128,6 +140,41 @@ class BuiltinDecoder:
         added = self.live[first:]
         self.live = self.live[:first] + [added[k] for k in order]
         return torch.cat(logits)[torch.tensor(order, device=logits[0].device)]
+
+    def _waves(self, prompts: List[List[int]]) -> List[List[int]]:
+        """The prompts' indices in the order their forwards run: a prompt that shares more with an earlier prompt
+        of this batch than the prefix cache holds for it waits for that prompt's forward, then takes the shared
+        prefix's keys and values from its row. An eval's episodes share the system prompt and the tool list, a
+        group's episodes their whole prompt: computed once, not once per row, as vLLM's prefix cache shares
+        them. At most MAX_WAVES forwards (before length buckets); one where nothing is shared."""
+        keys_seen: Dict[Tuple[int, int], int] = {}  # prefix key -> the first prompt with it
+        wave_of: List[int] = []
+        live = self._live_index()
+        for i, prompt in enumerate(prompts):
+            keys = prefix_keys(prompt[: len(prompt) - 1], self.BLOCK)
+            # The deepest whole block it shares with an earlier prompt (the keys chain: a deeper key implies the rest).
+            hit = next((k for k in reversed(keys[1:]) if k in keys_seen), None)
+            wave = 0
+            if hit is not None and hit[0] * self.BLOCK > self._cached_prefix(prompt, live)[1]:
+                wave = min(wave_of[keys_seen[hit]] + 1, self.MAX_WAVES - 1)
+            wave_of.append(wave)
+            for k in keys:
+                keys_seen.setdefault(k, i)
+        return [w for w in ([i for i, x in enumerate(wave_of) if x == n] for n in range(max(wave_of) + 1)) if w]
+
+    def _live_index(self) -> Dict[Tuple[int, int], List[int]]:
+        """Prefix keys of the running rows' tokens -> rows: a running sequence's keys and values serve a prompt
+        that starts as it does, as a parked one's do."""
+        index: Dict[Tuple[int, int], List[int]] = {}
+        for r in self.live:
+            for key in prefix_keys(self.tokens[r], self.BLOCK):
+                index.setdefault(key, []).append(r)
+        return index
+
+    def _source_kv(self, source: Tuple[str, int], n: int) -> RowKV:
+        kind, i = source
+        kv = self.parked[i].kv if kind == "parked" else self.cache.extract(i)
+        return kv.prefix(n)
 
     def _prefill_rows(
         self,
@@ -147,7 +194,9 @@ class BuiltinDecoder:
         new = KVCache.for_model(self.module, len(prompts), capacity).load_rows(cached)
         ids, valid, positions = left_pad([p[n:] for p, n in zip(prompts, done)], device)
         positions = positions + torch.tensor(done, dtype=torch.long, device=device).unsqueeze(-1)
-        logits = self.module(ids, positions, new, valid)[:, -1]  # (B_new, V)
+        # The lm_head over the last position only: a prompt's other logits are never read, and over a
+        # 49k vocabulary they were a fifth of a SmolLM2 prefill's work.
+        logits = self.module(ids, positions, new, valid, head=_last_logits)  # (B_new, V)
         lengths = torch.tensor([len(p) for p in prompts], dtype=torch.long)
         if self.cache is None:
             self.cache, self.lengths, rows = new, lengths, list(range(len(prompts)))
@@ -217,24 +266,30 @@ class BuiltinDecoder:
         self.tokens = {new: self.tokens[old] for new, old in enumerate(self.live)}
         self.live = list(range(len(self.live)))
 
-    def _parked_prefix(self, prompt: List[int]) -> Tuple[Optional[int], int]:
-        """The parked sequence sharing the longest prefix with `prompt`, and that prefix's length: at most all
-        but the prompt's last token (the prefill returns the logits after it, so it is always computed).
-        (None, 0) when no parked sequence starts like the prompt. Ties go to the newest."""
+    def _cached_prefix(
+        self, prompt: List[int], live: Dict[Tuple[int, int], List[int]]
+    ) -> Tuple[Optional[Tuple[str, int]], int]:
+        """The parked sequence or running row (`live`: _live_index) sharing the longest prefix with `prompt`, as
+        ("parked", id) or ("live", row), and that prefix's length: at most all but the prompt's last token (the
+        prefill returns the logits after it, so it is always computed). (None, 0) when none starts like the
+        prompt. Ties go to parked sequences, the newest first."""
         limit = len(prompt) - 1
         keys = prefix_keys(prompt[:limit], self.BLOCK)
-        for level in range(len(keys) - 1, -1, -1):  # the deepest block the prompt shares with any parked sequence
+        for level in range(len(keys) - 1, -1, -1):  # the deepest block the prompt shares with any of them
             known = level * self.BLOCK or 1  # tokens the key covers
-            best, shared = None, 0
-            for i in self.by_prefix.get(keys[level], ()):
-                tokens = self.parked[i].tokens
+            best: Optional[Tuple[str, int]] = None
+            shared = 0
+            candidates = [("live", r) for r in live.get(keys[level], ())]
+            candidates += [("parked", i) for i in self.by_prefix.get(keys[level], ())]
+            for source in candidates:
+                tokens = self.tokens[source[1]] if source[0] == "live" else self.parked[source[1]].tokens
                 if tokens[:known] != prompt[:known]:
                     continue  # a hash collision
                 n, end = known, min(len(tokens), limit)  # less than a block more: the next block's key differs
                 while n < end and tokens[n] == prompt[n]:
                     n += 1
                 if n >= shared:
-                    best, shared = i, n
+                    best, shared = source, n
             if best is not None:
                 return best, shared
         return None, 0
@@ -261,6 +316,10 @@ class BuiltinDecoder:
         taken = set(self.live)
         free = [r for r in range(self.cache.rows) if r not in taken]
         return (free + list(range(self.cache.rows, self.cache.rows + count)))[:count]
+
+
+def _last_logits(hidden: torch.Tensor, lm_head: torch.nn.Module) -> torch.Tensor:
+    return lm_head(hidden[:, -1])  # (B, T, C) -> (B, V)
 
 
 def length_buckets(lengths: List[int], spread: float = 2.0, slack: int = 32) -> List[List[int]]:

@@ -65,7 +65,8 @@ class RowSampling:
         truncate = any(0 < p.top_k < V for p in params) or any(p.top_p < 1 for p in params)  # host-side: no sync
         temperature = self.temperature[rows]
         logp = processed_logprobs(logits, temperature, self.top_k[rows], self.top_p[rows], truncate)  # (B, V)
-        tokens = sample(logp, temperature == 0, self.seeds[rows], self.steps[rows])  # (B,)
+        any_sampled = any(p.temperature > 0 for p in params)  # host-side: no sync
+        tokens = sample(logp, temperature == 0, self.seeds[rows], self.steps[rows], any_sampled)  # (B,)
         self.steps[rows] += 1
         picked = logp.gather(-1, tokens.unsqueeze(-1))  # (B, 1)
         columns = [tokens.unsqueeze(-1).double(), picked.double()]

@@ -54,11 +54,16 @@ def sample(
     greedy: torch.Tensor,  # (B,) bool
     seeds: torch.Tensor,  # (B,) int64: each sequence's seed (a request's seed + choice index, or one drawn for it)
     steps: torch.Tensor,  # (B,) int64: tokens each sequence has sampled so far
+    any_sampled: bool = True,  # whether any row samples (is not greedy), when the caller knows it on the host
 ) -> torch.Tensor:  # (B,) long
     """argmax(p / q) with q ~ Exp(1) per token (the exponential race vLLM uses), q a function of
-    (seed, step, token) only, so a seeded sequence samples the same tokens whatever else is in the batch."""
+    (seed, step, token) only, so a seeded sequence samples the same tokens whatever else is in the batch.
+    A batch of greedy rows draws no noise: hashing (B, V) ids is a tenth of a SmolLM2 decode step at 16 rows."""
+    greedy_tokens = logprobs.argmax(-1)
+    if not any_sampled:
+        return greedy_tokens
     sampled = (logprobs.exp() / exponential_noise(seeds, steps, logprobs.shape[-1])).argmax(-1)
-    return torch.where(greedy, logprobs.argmax(-1), sampled)
+    return torch.where(greedy, greedy_tokens, sampled)
 
 
 def exponential_noise(seeds: torch.Tensor, steps: torch.Tensor, vocab: int) -> torch.Tensor:

@@ -66,6 +66,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         signal.signal(sig, lambda signum, _frame: app.stop(f"signal {signum}"))
     watch_parent(args.parent_pid, app.stop)
     versions = f"torch {torch.__version__}, {args.threads} threads"
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        versions += f", OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']}"
     log(f"atk_trainer pid {os.getpid()} serving on http://{args.host}:{app.port} ({versions})")
     app.serve()
     log("atk_trainer stopped")

@@ -17,9 +17,9 @@ import os
 from typing import Dict, Iterator, List, Optional, Tuple
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
+from ..model.qwen2 import linear
 from .config import LoraConfig
 
 PEFT_PREFIX = "base_model.model."
@@ -46,7 +46,7 @@ class LoRALinear(nn.Module):
         self.enabled = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # (..., in) -> (..., out)
-        y = F.linear(x, self.weight, self.bias)
+        y = linear(x, self.weight, self.bias)
         if not self.enabled:
             return y
         return y + self.lora_B(self.lora_A(self.dropout(x))) * self.scaling
@@ -181,7 +181,7 @@ def merge_adapter(module: nn.Module, config: dict, tensors: Dict[str, torch.Tens
                 layer = module.get_submodule(name)
             except AttributeError:
                 raise ValueError(f"adapter_model.safetensors: the model has no module {name!r}") from None
-            if type(layer) is not nn.Linear:
+            if not isinstance(layer, nn.Linear):
                 raise ValueError(
                     f"adapter_model.safetensors: {name!r} needs lora_A and lora_B for a plain Linear layer"
                 )
