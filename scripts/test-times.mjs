@@ -34,7 +34,8 @@ names.sort((a, b) => key(b) - key(a));
 const cell = (s) => (s === undefined ? '-' : s.toFixed(1));
 console.log(`| test file | ${args.map((a) => `${a} (s)`).join(' | ')} |`);
 console.log(`| --- | ${args.map(() => '---:').join(' | ')} |`);
-for (const name of names.slice(0, top)) console.log(`| \`${name}\` | ${runs.map((r) => cell(r.times.get(name))).join(' | ')} |`);
+for (const name of names.slice(0, top))
+  console.log(`| \`${name}\` | ${runs.map((r) => cell(r.times.get(name))).join(' | ')} |`);
 const sum = (r) => [...r.times.values()].reduce((a, b) => a + b, 0);
 console.log(`| all ${names.length} files, summed | ${runs.map((r) => cell(sum(r))).join(' | ')} |`);
 console.log(`| wall (vitest start to last file's end) | ${runs.map((r) => cell(r.wall)).join(' | ')} |`);

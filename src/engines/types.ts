@@ -98,6 +98,4 @@ export interface EngineClientOptions {
   /** Extra attempts after a connection error (refused, reset), default 3, with exponential backoff from 250 ms. */
   readonly retries?: number;
   readonly backoffMs?: number;
-  /** The engine as errors name it; default the protocol's (`vllm`, `sglang`). */
-  readonly name?: string;
 }

@@ -31,12 +31,13 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
   };
   try {
     const loaded = await trainerProcess.client.loadModel(loadModelRequest(recipe, modelDir));
+    const requestTimeoutMs = rolloutTimeoutsMs(recipe.rollout, { engine: 'embedded', ...loaded }).request;
     const engine = createVllmClient({
       baseUrl: trainerProcess.engineUrl,
       model: loaded.model,
       // It speaks vLLM's protocol, but a timeout must not send the user looking for a vLLM server.
       name: 'embedded engine',
-      timeoutMs: rolloutTimeoutsMs(recipe.rollout, { engine: 'embedded', ...loaded }).request,
+      timeoutMs: requestTimeoutMs,
     });
     const client = trainerProcess.client;
     const { probe, facts } = syncProbeFor(recipe, {
@@ -48,6 +49,7 @@ export async function startEmbeddedPolicy(options: StartPolicyOptions): Promise<
       modelDir,
       trainerDevice: loaded.device,
       engineDtype: 'trainer',
+      requestTimeoutMs,
     });
     // The decode path (KV cache, static decode, a bf16 serving copy on CUDA) is checked against the
     // trainer's forward, once now (which also primes the prefix cache with the probe) and after every step.

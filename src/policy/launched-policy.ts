@@ -155,6 +155,7 @@ async function assemble(
     modelDir,
     trainerDevice: loaded.device,
     engineDtype: syncDtype,
+    requestTimeoutMs: rolloutTimeoutsMs(recipe.rollout).request,
   });
   probe = checked.probe;
   // The engine starts from the weights the trainer loaded; checked now, this also primes its prefix cache

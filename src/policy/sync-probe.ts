@@ -212,7 +212,6 @@ export interface ProbeRecipe {
     readonly engine: { readonly max_model_len: number; readonly sync_probe_tolerance?: number | undefined };
     readonly trainer: { readonly dtype: 'auto' | 'float32' | 'bfloat16' };
   };
-  readonly rollout: { readonly request_timeout_s: number };
 }
 
 /**
@@ -227,6 +226,8 @@ export function syncProbeFor(
     /** Where the trainer loaded the model (`cpu`, `cuda:0`), as /control/load_model answered. */
     readonly trainerDevice: string;
     readonly engineDtype: 'trainer' | 'float32' | 'bfloat16' | 'float16' | undefined;
+    /** The limit of one probe request: the run's engine-request timeout (rollout-timeouts.ts). */
+    readonly requestTimeoutMs: number;
   },
 ): { readonly probe: SyncProbe; readonly facts: Readonly<Record<string, unknown>> } {
   const { engine, trainer } = recipe.model;
@@ -240,7 +241,7 @@ export function syncProbeFor(
     tokens,
     tolerance,
     toleranceReason: reason,
-    timeoutMs: recipe.rollout.request_timeout_s * 1000,
+    timeoutMs: parts.requestTimeoutMs,
   });
   return { probe, facts: { sync_probe: { tokens: tokens.length, tolerance, precision: reason } } };
 }
