@@ -18,7 +18,7 @@ const FILES = [
 const started = performance.now();
 const { runEngineSetup, SetupOfflineError } = await import('../dist/cli/setup-engine.js');
 const { vllmVenvDir } = await import('../dist/engines/launch/index.js');
-const { cacheDir } = await import('../dist/util/paths.js');
+const { atkCacheDir } = await import('../dist/util/paths.js');
 try {
   await runEngineSetup({
     engine: 'vllm',
@@ -33,7 +33,7 @@ try {
   process.exit(0);
 }
 // The real pretrained model, where `atk model fetch smollm2-135m-instruct` imported it.
-const smollm2 = join(cacheDir(), 'models', 'smollm2-135m-instruct');
+const smollm2 = join(atkCacheDir(), 'models', 'smollm2-135m-instruct');
 const smollm2Env = existsSync(join(smollm2, 'config.json')) ? { ATK_TEST_SMOLLM2: smollm2 } : {};
 if (!smollm2Env.ATK_TEST_SMOLLM2)
   console.log(`test:vllm: the SmolLM2 case skips: no ${smollm2} (atk model fetch smollm2-135m-instruct makes it)`);
