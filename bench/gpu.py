@@ -156,13 +156,13 @@ def cuda_policy(size: str, backend: str, device: str = "cuda"):
     """A random-weight policy of this Qwen2.5 shape, built on the GPU (seeded CPU init would take
     minutes for 7B; the weights' values do not change the speed or the memory)."""
     from atk_trainer.model.modeling import Policy, random_policy
-    from atk_trainer.model.qwen2 import Qwen2Config, Qwen2ForCausalLM
+    from atk_trainer.model.decoder import DecoderConfig, DecoderForCausalLM
 
     config = {**COMMON, **QWEN[size]}
     if backend == "transformers":
         return random_policy(config, backend="transformers", device=device)
     with torch.device(device) if device == "cuda" else contextlib.nullcontext():
-        module = Qwen2ForCausalLM(Qwen2Config.from_dict(config))
+        module = DecoderForCausalLM(DecoderConfig.from_dict(config))
     with torch.no_grad():
         for p in module.parameters():
             p.normal_(0.0, 0.02)

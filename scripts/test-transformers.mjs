@@ -8,7 +8,7 @@ import { ensureVenv, run } from './venv.mjs';
 const TESTS = [
   'trainer/tests/test_transformers_equality.py',
   'trainer/tests/test_merged_export.py',
-  'trainer/tests/test_qwen2.py',
+  'trainer/tests/test_decoder.py',
 ];
 const { python } = ensureVenv({
   name: 'venv-transformers',

@@ -12,6 +12,7 @@ const FILES = [
   'src/engines/launched-vllm.test.ts', // the engine conformance suite; full-weight syncs against the trainer's logprobs
   'src/policy/launched-policy.test.ts', // trainer + vLLM: a LoRA and a full step synced, resumed, served as trained
   'src/run/launched-run.test.ts', // atk run with LoRA, full-weight (disk and broadcast) and asynchronous syncs
+  'src/run/real-vllm-sync-checks.test.ts', // the sync check catches planted broken syncs; a killed vLLM fails the run, --resume finishes
   'test/e2e/real-vllm.test.ts', // atk eval token-identical through launched, url and gateway; runs gaining; SmolLM2
 ];
 

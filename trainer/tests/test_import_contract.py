@@ -67,7 +67,7 @@ def test_the_trainer_graph_holds_its_deferred_imports():
     graph = import_graph(TRAINER_DIR, PACKAGE)
     assert "atk_trainer.train.train" in graph["atk_trainer.serve.control"]  # inside ControlApi.load_model
     assert "atk_trainer.serve.vllm_worker" in graph["atk_trainer.serve.engine_api"]  # inside a method
-    assert "atk_trainer.model.attention_cache" in graph["atk_trainer.model.qwen2"]
+    assert "atk_trainer.model.attention_cache" in graph["atk_trainer.model.decoder"]
 
 
 def test_the_development_page_draws_the_layers_in_this_order():
@@ -130,11 +130,11 @@ def test_an_upward_import_is_reported(tmp_path):
         {
             "pkg/__init__.py": "",
             "pkg/model/__init__.py": "",
-            "pkg/model/qwen2.py": (
+            "pkg/model/decoder.py": (
                 "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..serve.cache import Cache\n"
             ),
             "pkg/train/__init__.py": "",
-            "pkg/train/loss.py": "from ..model import qwen2\n",
+            "pkg/train/loss.py": "from ..model import decoder\n",
             "pkg/serve/__init__.py": "",
             "pkg/serve/cache.py": "from ..train.loss import f\n",
         },
@@ -146,7 +146,7 @@ def test_an_upward_import_is_reported(tmp_path):
         ("entry", ("pkg",)),
     )
     graph = import_graph(str(tmp_path), "pkg")
-    assert upward_imports(graph, layers) == ["pkg.model.qwen2 (model) imports pkg.serve.cache (serve)"]
+    assert upward_imports(graph, layers) == ["pkg.model.decoder (model) imports pkg.serve.cache (serve)"]
     assert unplaced(graph, layers) == []
 
 

@@ -12,7 +12,7 @@ from atk_trainer.model.safetensors_io import INDEX_FILE, load_file, save_file
 from atk_trainer.train import lora as lora_lib
 from atk_trainer.train.config import LoraConfig
 from atk_trainer.train.merged_export import export_merged
-from test_qwen2 import QWEN3, perturbed
+from test_decoder import QWEN3, perturbed
 
 IDS = torch.tensor([[5, 0, 39, 7, 7, 12, 1, 30, 2]])
 LORA = LoraConfig(rank=4, alpha=8.0, target_modules=["q_proj", "v_proj", "o_proj", "down_proj"])

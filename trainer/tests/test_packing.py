@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from atk_trainer.model.modeling import random_policy, segment_positions
-from atk_trainer.model.qwen2 import block_causal_mask
+from atk_trainer.model.decoder import block_causal_mask
 from atk_trainer.train.batch import build_batch, pack_rows, packed_row_tokens
 from atk_trainer.train.config import parse_config
 from atk_trainer.train.train import Trainer

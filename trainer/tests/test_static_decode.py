@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from atk_trainer.errors import HttpError
-from atk_trainer.model import qwen2
+from atk_trainer.model import decoder
 from atk_trainer.model.attention_cache import AttentionCache, LayerCache
 from atk_trainer.model.modeling import random_policy
 from atk_trainer.serve.control import ControlApi
@@ -111,7 +111,7 @@ class Shapes:
 
     def __init__(self, monkeypatch):
         self.seen = []
-        attention = qwen2.attention
+        attention = decoder.attention
 
         def record(q, k, v, mask=None):
             self.seen.append((tuple(q.shape), tuple(k.shape), None if mask is None else tuple(mask.shape)))

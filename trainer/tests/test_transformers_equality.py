@@ -17,7 +17,7 @@ from atk_trainer.model.modeling import load_policy, random_policy  # noqa: E402
 from atk_trainer.model.safetensors_io import load_file  # noqa: E402
 from atk_trainer.serve.decoders import BuiltinDecoder  # noqa: E402
 from atk_trainer.serve.static_decode import StaticDecodeStep  # noqa: E402
-from test_qwen2 import GQA_UNTIED, LLAMA, LLAMA_BIASED, MISTRAL, MHA_TIED, QWEN3, SLIDING, perturbed  # noqa: E402
+from test_decoder import GQA_UNTIED, LLAMA, LLAMA_BIASED, MISTRAL, MHA_TIED, QWEN3, SLIDING, perturbed  # noqa: E402
 
 # Weights of std 0.2, not 0.02: attention far from uniform, so a rope or mask difference moves the logits.
 CONFIGS = {

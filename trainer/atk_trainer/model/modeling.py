@@ -4,7 +4,7 @@
     policy.logits(input_ids)          # (B, T) -> (B, T, V), right-padded batches, causal
     policy.save_pretrained(out_dir)   # config.json + model.safetensors (HF layout)
 
-backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.qwen2 (model_type qwen2, qwen3,
+backend "transformers" is AutoModelForCausalLM; "builtin" is atk_trainer.model.decoder (model_type qwen2, qwen3,
 llama or mistral; no dependencies); "auto" picks transformers when it is importable. Both read and write
 the same directory layout and parameter names. The Trainer updates `policy.module` in place (or replaces
 it with a PeftModel), so code that samples must read `policy.module` on every use.
@@ -18,7 +18,7 @@ from typing import Any, Dict, Iterator, Optional, Tuple
 
 import torch
 
-from . import qwen2
+from . import decoder
 from .safetensors_io import load_dir, save_file
 from .token_stats import token_stats
 
@@ -65,7 +65,7 @@ class Policy:
                     "pack_sequences: packed rows need backend builtin (transformers takes no block mask here)"
                 )
             positions, starts = segment_positions(segments)
-            mask = qwen2.block_causal_mask(segments)
+            mask = decoder.block_causal_mask(segments)
 
         def head(hidden: torch.Tensor, lm_head: torch.nn.Module) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
             return token_stats(hidden, lm_head, input_ids, starts, chunk)  # (logp, entropy, top1)
@@ -128,7 +128,7 @@ def load_policy(
 
         module = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch_dtype)
         return Policy(module.to(torch_device).eval(), config, backend, os.path.abspath(path))
-    module = qwen2.Qwen2ForCausalLM(qwen2.Qwen2Config.from_dict(config))
+    module = decoder.DecoderForCausalLM(decoder.DecoderConfig.from_dict(config))
     load_weights(module, load_dir(path), path)
     return Policy(module.to(device=torch_device, dtype=torch_dtype).eval(), config, backend, os.path.abspath(path))
 
@@ -140,7 +140,7 @@ def random_policy(
     transformers initialises qwen2), seeded so every backend and machine gets the same weights."""
     backend, torch_device, torch_dtype = _resolve(backend, device, dtype)
     config = dict(config)
-    module = qwen2.Qwen2ForCausalLM(qwen2.Qwen2Config.from_dict(config))
+    module = decoder.DecoderForCausalLM(decoder.DecoderConfig.from_dict(config))
     init_weights(module, float(config.get("initializer_range", 0.02)), seed)
     if backend == "transformers":
         from transformers import AutoConfig, AutoModelForCausalLM  # type: ignore

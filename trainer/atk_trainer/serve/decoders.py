@@ -21,7 +21,7 @@ import torch
 from .kv_cache import KVCache, RowKV
 from .prefix_budget import prefix_cache_tokens
 from .static_decode import StaticDecodeStep
-from ..model.qwen2 import Qwen2ForCausalLM
+from ..model.decoder import DecoderForCausalLM
 
 
 def make_decoder(policy: Any, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None):
@@ -29,7 +29,7 @@ def make_decoder(policy: Any, step: Optional[StaticDecodeStep] = None, prefix_to
     `step`, for the built-in model, runs its decode steps at static shapes (static_decode.py);
     `prefix_tokens`, its prefix cache's budget (None: sized from free memory, prefix_budget.py)."""
     module = policy.module
-    if isinstance(module, Qwen2ForCausalLM):
+    if isinstance(module, DecoderForCausalLM):
         return BuiltinDecoder(module, step, prefix_tokens)
     return TransformersDecoder(module)
 
@@ -47,7 +47,7 @@ def left_pad(prompts: List[List[int]], device) -> tuple:
 
 
 class BuiltinDecoder:
-    """atk_trainer.model.qwen2 with its KVCache; new rows join a running batch in place, and a prompt that
+    """atk_trainer.model.decoder with its KVCache; new rows join a running batch in place, and a prompt that
     shares a prefix with a finished sequence reuses that sequence's keys and values for the longest
     common prefix and computes only the rest, as vLLM's prefix cache does: an agent's next turn (the
     previous context, its completion, a tool result) computes only its new tokens, and a rewritten
@@ -73,7 +73,7 @@ class BuiltinDecoder:
     MAX_WAVES = 4  # forwards a batch's prompts wait on each other in, at most (_waves)
 
     def __init__(
-        self, module: Qwen2ForCausalLM, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None
+        self, module: DecoderForCausalLM, step: Optional[StaticDecodeStep] = None, prefix_tokens: Optional[int] = None
     ):
         self.module = module
         self.step = step  # None: the dynamic step (the cache sliced to the slots in use)

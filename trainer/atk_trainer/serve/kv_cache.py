@@ -54,7 +54,7 @@ class KVCache:
 
     @staticmethod
     def for_model(module: Any, batch: int, capacity: int = 64) -> "KVCache":
-        """A cache for `module`, an atk_trainer.model.qwen2.Qwen2ForCausalLM."""
+        """A cache for `module`, an atk_trainer.model.decoder.DecoderForCausalLM."""
         c = module.config
         weight = module.model.embed_tokens.weight
         return KVCache(

@@ -97,7 +97,7 @@ def _log_graphs_off(reason: str) -> None:
 
 
 class _StepCache:
-    """What Qwen2Model.forward asks of a cache (AttentionCache: begin, layer, recent) for one static step of `b` rows:
+    """What DecoderModel.forward asks of a cache (AttentionCache: begin, layer, recent) for one static step of `b` rows:
     every index a tensor, every shape fixed by (b, the cache's capacity)."""
 
     def __init__(self, cache: Any, b: int, slot: torch.Tensor, fed: torch.Tensor):

@@ -19,7 +19,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 import torch
 from torch import nn
 
-from ..model.qwen2 import linear
+from ..model.decoder import linear
 from .config import LoraConfig
 
 PEFT_PREFIX = "base_model.model."

@@ -358,7 +358,7 @@ class Trainer:
         takes part."""
         ids = torch.tensor([token_ids], device=self.policy.device)  # (1, T)
         with self._autocast():
-            logp, _ = self.policy.token_stats(ids)  # (1, T) float32, 0 at t = 0
+            logp = self.policy.token_stats(ids)[0]  # (1, T) float32, 0 at t = 0
         return logp[0, 1:].tolist()
 
     @torch.no_grad()

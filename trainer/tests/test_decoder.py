@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from atk_trainer.model.modeling import load_policy, random_policy
-from atk_trainer.model.qwen2 import Qwen2Config, RopeScaling, RotaryEmbedding
+from atk_trainer.model.decoder import DecoderConfig, RopeScaling, RotaryEmbedding
 from atk_trainer.serve.kv_cache import KVCache
 
 GQA_UNTIED = {
@@ -199,21 +199,21 @@ def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
     with pytest.raises(
         ValueError, match="rope_scaling type 'longrope' is not a built-in rope type.*backend: transformers"
     ):
-        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "longrope", "factor": 8.0}})
+        DecoderConfig.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "longrope", "factor": 8.0}})
     with pytest.raises(ValueError, match="type 'llama3' needs a number for 'high_freq_factor'"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})
+        DecoderConfig.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}})
     with pytest.raises(ValueError, match="rope_scaling key 'mscale' does not apply to rope type 'yarn'"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0, "mscale": 0.7}})
+        DecoderConfig.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "yarn", "factor": 4.0, "mscale": 0.7}})
     with pytest.raises(ValueError, match="factor must be a number >= 1, got 0.5"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "dynamic", "factor": 0.5}})
+        DecoderConfig.from_dict({**GQA_UNTIED, "rope_scaling": {"type": "dynamic", "factor": 0.5}})
     with pytest.raises(ValueError, match="sliding_window must be a positive integer, got 0"):
-        Qwen2Config.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 0})
+        DecoderConfig.from_dict({**GQA_UNTIED, "use_sliding_window": True, "sliding_window": 0})
     with pytest.raises(ValueError, match="layer_types must list 2"):
-        Qwen2Config.from_dict({**SLIDING, "layer_types": ["sliding_attention"]})
+        DecoderConfig.from_dict({**SLIDING, "layer_types": ["sliding_attention"]})
     with pytest.raises(
         ValueError, match=r"model_type 'gemma2' is not built in \(qwen2, qwen3, llama, mistral\); it runs on"
     ):
-        Qwen2Config.from_dict({**GQA_UNTIED, "model_type": "gemma2"})
+        DecoderConfig.from_dict({**GQA_UNTIED, "model_type": "gemma2"})
     with pytest.raises(FileNotFoundError, match="config.json"):
         load_policy(str(tmp_path), backend="builtin")
     with pytest.raises(ValueError, match="backend"):
@@ -222,7 +222,7 @@ def test_load_policy_rejects_what_the_builtin_model_lacks(tmp_path):
 
 def test_sliding_layers_returns_transformers_choice_of_layers():
     def layers(**keys):
-        return Qwen2Config.from_dict({**GQA_UNTIED, "num_hidden_layers": 4, **keys}).sliding_layers
+        return DecoderConfig.from_dict({**GQA_UNTIED, "num_hidden_layers": 4, **keys}).sliding_layers
 
     assert layers(use_sliding_window=True, sliding_window=3, max_window_layers=1) == (False, True, True, True)
     assert layers(use_sliding_window=True, sliding_window=3) == (False,) * 4  # max_window_layers defaults to 28
@@ -320,8 +320,8 @@ def test_load_policy_returns_random_weights_for_init_random(tmp_path):
 
 
 def test_linear_rope_scaling_returns_the_unscaled_rotation_at_positions_divided_by_the_factor():
-    config = Qwen2Config.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "linear", "factor": 4.0}})
-    assert (config.rope_scaling.type, config.rope_scaling.factor) == ("linear", 4.0) and Qwen2Config.from_dict(
+    config = DecoderConfig.from_dict({**GQA_UNTIED, "rope_scaling": {"rope_type": "linear", "factor": 4.0}})
+    assert (config.rope_scaling.type, config.rope_scaling.factor) == ("linear", 4.0) and DecoderConfig.from_dict(
         GQA_UNTIED
     ).rope_scaling == RopeScaling()
     scaled, plain = RotaryEmbedding(8, 10000.0, config.rope_scaling), RotaryEmbedding(8, 10000.0)
@@ -339,7 +339,7 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
     """torch >= 2.0 attends with scaled_dot_product_attention; torch 1.13 here has none, so a plain
     reference stands in for it to check how atk shapes the call: a decode step folds the query heads of
     each kv head into rows instead of repeating the cache, and every path gives the same attention."""
-    from atk_trainer.model import qwen2
+    from atk_trainer.model import decoder
 
     seen = []
 
@@ -359,10 +359,10 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
     for T, mask in cases:
         mask[..., -1] = True  # every query may attend to something
         q = torch.randn(B, T, H, D).transpose(1, 2)  # as the attention layer makes it: a transposed projection
-        grouped = qwen2.attention(q, k, v, mask)  # torch 1.13's path, no SDPA
+        grouped = decoder.attention(q, k, v, mask)  # torch 1.13's path, no SDPA
         monkeypatch.setattr(qwen2, "HAS_SDPA", True)
-        monkeypatch.setattr(qwen2.F, "scaled_dot_product_attention", reference_sdpa, raising=False)
-        assert torch.allclose(qwen2.attention(q, k, v, mask), grouped, atol=1e-6)
+        monkeypatch.setattr(decoder.F, "scaled_dot_product_attention", reference_sdpa, raising=False)
+        assert torch.allclose(decoder.attention(q, k, v, mask), grouped, atol=1e-6)
         monkeypatch.undo()
     assert seen == [Hkv, H]  # the decode step saw the cache as it is; the 4-token step saw it repeated
 
@@ -370,7 +370,7 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
 def test_llama3_rope_returns_kept_smoothed_and_scaled_frequencies():
     """LLAMA's 4 frequencies: wavelength 6.3 is under 32 / high_freq_factor and kept; 140 and 664 are over
     32 / low_freq_factor and divided by the factor; 30 lies between and is interpolated by 32 / wavelength."""
-    config = Qwen2Config.from_dict(LLAMA)
+    config = DecoderConfig.from_dict(LLAMA)
     inv_freq, scale = config.rope_scaling.frequencies(config.head_dim, config.rope_theta)
     plain, _ = RopeScaling().frequencies(8, 500.0)
     wavelength = 2 * math.pi / plain
@@ -405,13 +405,13 @@ def test_architectures_returns_each_families_parameters_under_transformers_names
 
 def test_architectures_returns_transformers_defaults_and_sliding_layers():
     qwen3 = {k: v for k, v in QWEN3.items() if k != "head_dim"}
-    assert Qwen2Config.from_dict(qwen3).head_dim == 128  # Qwen3Config's default, not hidden_size / heads
-    assert Qwen2Config.from_dict({**LLAMA, "head_dim": 16}).head_dim == 16
-    assert Qwen2Config.from_dict(MISTRAL).sliding_layers == (True, True)
-    assert Qwen2Config.from_dict({**MISTRAL, "sliding_window": None}).sliding_window is None
+    assert DecoderConfig.from_dict(qwen3).head_dim == 128  # Qwen3Config's default, not hidden_size / heads
+    assert DecoderConfig.from_dict({**LLAMA, "head_dim": 16}).head_dim == 16
+    assert DecoderConfig.from_dict(MISTRAL).sliding_layers == (True, True)
+    assert DecoderConfig.from_dict({**MISTRAL, "sliding_window": None}).sliding_window is None
     # llama has no sliding window; qwen3 slides by qwen2's rule
-    assert Qwen2Config.from_dict({**LLAMA, "sliding_window": 3, "use_sliding_window": True}).sliding_window is None
-    assert Qwen2Config.from_dict({**QWEN3, **{k: SLIDING[k] for k in SLIDING if "window" in k}}).sliding_layers == (
+    assert DecoderConfig.from_dict({**LLAMA, "sliding_window": 3, "use_sliding_window": True}).sliding_window is None
+    assert DecoderConfig.from_dict({**QWEN3, **{k: SLIDING[k] for k in SLIDING if "window" in k}}).sliding_layers == (
         False,
         True,
     )

@@ -1,6 +1,7 @@
-"""A minimal qwen2 (Qwen2ForCausalLM) for machines without `transformers`, and the decoders that differ
-from it only by a flag (ARCHITECTURES): qwen3 (per-head q/k RMSNorm, no qkv bias), llama (optional
-attention and MLP biases, Llama 3 rope scaling) and mistral (no biases, every layer sliding).
+"""The built-in decoder-only transformer (DecoderForCausalLM) for machines without `transformers`: one
+module for the four architectures that differ only by flags (ARCHITECTURES): qwen2 (qkv bias), qwen3
+(per-head q/k RMSNorm, no qkv bias), llama (optional attention and MLP biases, Llama 3 rope scaling) and
+mistral (no biases, every layer sliding).
 
 Same config.json keys and the same parameter names as transformers
 (`model.embed_tokens.weight`, `model.layers.N.self_attn.q_proj.weight`, ..., `lm_head.weight`), so
@@ -168,7 +169,7 @@ ARCHITECTURES = {
 
 
 @dataclass
-class Qwen2Config:
+class DecoderConfig:
     vocab_size: int
     hidden_size: int
     intermediate_size: int
@@ -190,7 +191,7 @@ class Qwen2Config:
     qk_norm: bool = False  # q_norm and k_norm: RMSNorm over each head of q and k, before rope
 
     @staticmethod
-    def from_dict(config: Mapping[str, Any]) -> "Qwen2Config":
+    def from_dict(config: Mapping[str, Any]) -> "DecoderConfig":
         """The fields this implementation uses; refuses configs of other architectures."""
         model_type = config.get("model_type", "qwen2")
         if model_type not in ARCHITECTURES:
@@ -211,7 +212,7 @@ class Qwen2Config:
         layers = int(config["num_hidden_layers"])
         window, sliding = _sliding_window(config, layers, arch.sliding)
         attention_bias = bool(config.get("attention_bias", False)) if arch.qkv_bias is None else arch.qkv_bias
-        return Qwen2Config(
+        return DecoderConfig(
             vocab_size=int(config["vocab_size"]),
             hidden_size=hidden,
             intermediate_size=int(config["intermediate_size"]),
@@ -288,16 +289,16 @@ class Linear(nn.Linear):
         return linear(x, self.weight, self.bias)
 
 
-class Qwen2ForCausalLM(nn.Module):
+class DecoderForCausalLM(nn.Module):
     """logits = lm_head(norm(layers(embed(ids)))). forward() is the plain causal pass; `cache` and
     `new_valid` are for generation (see AttentionCache), `attn_mask` for packed rows (block_causal_mask), and
     `head` replaces the lm_head call: head(hidden (B, T, C), lm_head) is returned instead of the logits,
     so the trainer computes logprobs chunk by chunk inside forward (where FSDP has the weights gathered)."""
 
-    def __init__(self, config: Qwen2Config):
+    def __init__(self, config: DecoderConfig):
         super().__init__()
         self.config = config
-        self.model = Qwen2Model(config)
+        self.model = DecoderModel(config)
         self.lm_head = Linear(config.hidden_size, config.vocab_size, bias=False)
         if config.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
@@ -315,12 +316,12 @@ class Qwen2ForCausalLM(nn.Module):
         return self.lm_head(hidden) if head is None else head(hidden, self.lm_head)
 
 
-class Qwen2Model(nn.Module):
-    def __init__(self, config: Qwen2Config):
+class DecoderModel(nn.Module):
+    def __init__(self, config: DecoderConfig):
         super().__init__()
         self.embed_tokens = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
-        self.layers = nn.ModuleList(Qwen2DecoderLayer(config) for _ in range(config.num_hidden_layers))
-        self.norm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.num_hidden_layers))
+        self.norm = RMSNorm(config.hidden_size, config.rms_norm_eps)
         self.rotary = RotaryEmbedding(config.head_dim, config.rope_theta, config.rope_scaling)
         self.config = config
 
@@ -364,24 +365,24 @@ def sliding_window_mask(T: int, window: int, mask, cache, device):
     return causal & ~causal.tril(-window)  # (T, T): key k where q - window < k <= q
 
 
-class Qwen2DecoderLayer(nn.Module):
-    def __init__(self, config: Qwen2Config):
+class DecoderLayer(nn.Module):
+    def __init__(self, config: DecoderConfig):
         super().__init__()
-        self.self_attn = Qwen2Attention(config)
-        self.mlp = Qwen2MLP(config)
-        self.input_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
-        self.post_attention_layernorm = Qwen2RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.self_attn = DecoderAttention(config)
+        self.mlp = DecoderMLP(config)
+        self.input_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
+        self.post_attention_layernorm = RMSNorm(config.hidden_size, config.rms_norm_eps)
 
     def forward(self, x, cos, sin, mask=None, layer_cache: Optional[LayerCache] = None):  # (B, T, C) -> (B, T, C)
         x = x + self.self_attn(self.input_layernorm(x), cos, sin, mask, layer_cache)
         return x + self.mlp(self.post_attention_layernorm(x))
 
 
-class Qwen2Attention(nn.Module):
+class DecoderAttention(nn.Module):
     """Grouped-query attention with rotary positions; biases and the per-head q/k norm as the config says
     (qwen2: q/k/v biased, o not; qwen3: q/k normed per head before rope)."""
 
-    def __init__(self, config: Qwen2Config):
+    def __init__(self, config: DecoderConfig):
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = (
             config.num_attention_heads,
@@ -395,8 +396,8 @@ class Qwen2Attention(nn.Module):
         self.o_proj = Linear(self.heads * self.head_dim, C, bias=config.o_bias)
         self.qk_norm = config.qk_norm
         if config.qk_norm:
-            self.q_norm = Qwen2RMSNorm(self.head_dim, config.rms_norm_eps)
-            self.k_norm = Qwen2RMSNorm(self.head_dim, config.rms_norm_eps)
+            self.q_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
+            self.k_norm = RMSNorm(self.head_dim, config.rms_norm_eps)
 
     def forward(self, x, cos, sin, mask=None, layer_cache: Optional[LayerCache] = None):  # (B, T, C) -> (B, T, C)
         B, T, _ = x.shape
@@ -452,10 +453,10 @@ def attention(q, k, v, mask=None):
     return torch.matmul(probs, v).view(B, H, T, D)
 
 
-class Qwen2MLP(nn.Module):
+class DecoderMLP(nn.Module):
     """SwiGLU: down(silu(gate(x)) * up(x))."""
 
-    def __init__(self, config: Qwen2Config):
+    def __init__(self, config: DecoderConfig):
         super().__init__()
         self.gate_proj = Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
         self.up_proj = Linear(config.hidden_size, config.intermediate_size, bias=config.mlp_bias)
@@ -465,7 +466,7 @@ class Qwen2MLP(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
-class Qwen2RMSNorm(nn.Module):
+class RMSNorm(nn.Module):
     def __init__(self, size: int, eps: float):
         super().__init__()
         self.weight = nn.Parameter(torch.ones(size))
