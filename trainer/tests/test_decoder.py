@@ -360,7 +360,7 @@ def test_sdpa_decode_reads_the_kv_cache_once_per_kv_head_and_equals_the_grouped_
         mask[..., -1] = True  # every query may attend to something
         q = torch.randn(B, T, H, D).transpose(1, 2)  # as the attention layer makes it: a transposed projection
         grouped = decoder.attention(q, k, v, mask)  # torch 1.13's path, no SDPA
-        monkeypatch.setattr(qwen2, "HAS_SDPA", True)
+        monkeypatch.setattr(decoder, "HAS_SDPA", True)
         monkeypatch.setattr(decoder.F, "scaled_dot_product_attention", reference_sdpa, raising=False)
         assert torch.allclose(decoder.attention(q, k, v, mask), grouped, atol=1e-6)
         monkeypatch.undo()

@@ -117,7 +117,7 @@ class Shapes:
             self.seen.append((tuple(q.shape), tuple(k.shape), None if mask is None else tuple(mask.shape)))
             return attention(q, k, v, mask)
 
-        monkeypatch.setattr(qwen2, "attention", record)
+        monkeypatch.setattr(decoder, "attention", record)
 
 
 @CONFIGS
