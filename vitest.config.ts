@@ -27,6 +27,9 @@ export default defineConfig({
     // over 230 files. The tests keep no state between files that needs it: the built-ins register once
     // per process, and what a test changes of the process (cwd, env, the standard streams) it restores.
     isolate: false,
+    // ATK_TEST_TIMES=FILE also writes the JSON report that scripts/test-times.mjs turns into per-file times.
+    reporters: process.env.ATK_TEST_TIMES ? ['default', 'json'] : ['default'],
+    ...(process.env.ATK_TEST_TIMES ? { outputFile: { json: process.env.ATK_TEST_TIMES } } : {}),
     // vLLM is looked for in atk's own venv first: the fast suite must not find this host's (npm run test:vllm names one).
     env: {
       ATK_DATA_DIR: testData,
