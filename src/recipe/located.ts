@@ -23,7 +23,13 @@ export interface LocatedEntry {
 export type LocatedNode =
   | { readonly kind: 'map'; readonly loc: SourceLocation; readonly entries: Map<string, LocatedEntry> }
   | { readonly kind: 'seq'; readonly loc: SourceLocation; readonly items: LocatedNode[] }
-  | { readonly kind: 'scalar'; readonly loc: SourceLocation; readonly value: unknown };
+  | {
+      readonly kind: 'scalar';
+      readonly loc: SourceLocation;
+      readonly value: unknown;
+      /** `key:` with nothing after it (a null nobody wrote), as opposed to `key: null` or `key: ~`. */
+      readonly empty?: true;
+    };
 
 /** A key path: mapping keys and list indices. */
 export type KeyPath = readonly (string | number)[];
@@ -81,15 +87,16 @@ function child(node: LocatedNode, segment: string | number): LocatedEntry | unde
 /**
  * Deep merge for `extends`: mappings merge key by key, anything else (lists, scalars) in
  * `over` replaces what `base` had, and a key set to null (`options: null`, `options: ~`) removes
- * what the base had there, so the key takes its default. Each node keeps the location of the file
- * it came from.
+ * what the base had there, so the key takes its default. A key with nothing after it (`train:`) is
+ * not a removal: that is more often a section whose lines were lost or mis-indented, and the schema
+ * reports it. Each node keeps the location of the file it came from.
  */
 export function mergeNodes(base: LocatedNode, over: LocatedNode): LocatedNode {
   if (base.kind !== 'map' || over.kind !== 'map') return over;
   const entries = new Map(base.entries);
   for (const [key, entry] of over.entries) {
     const previous = entries.get(key);
-    if (entry.node.kind === 'scalar' && entry.node.value === null) entries.delete(key);
+    if (entry.node.kind === 'scalar' && entry.node.value === null && !entry.node.empty) entries.delete(key);
     else entries.set(key, previous ? { keyLoc: entry.keyLoc, node: mergeNodes(previous.node, entry.node) } : entry);
   }
   return { kind: 'map', loc: over.loc, entries };

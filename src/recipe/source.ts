@@ -103,7 +103,7 @@ function toLocated(
   seen: Node[],
   emptyLoc?: SourceLocation,
 ): Converted {
-  if (node === null) return { node: { kind: 'scalar', loc: emptyLoc ?? at(0), value: null }, issues: [] };
+  if (node === null) return { node: { kind: 'scalar', loc: emptyLoc ?? at(0), value: null, empty: true }, issues: [] };
   const loc = at(node.range?.[0] ?? 0);
   if (isAlias(node)) {
     const target = node.resolve(doc);
@@ -141,7 +141,10 @@ function toLocated(
     }
     return { node: { kind: 'seq', loc, items }, issues };
   }
-  return { node: { kind: 'scalar', loc, value: isScalar(node) ? node.value : null }, issues };
+  const value = isScalar(node) ? node.value : null;
+  // `key:` parses to a null scalar of no text: a value nobody wrote, not a `null` or `~` (located.ts).
+  const empty = value === null && node.range !== undefined && node.range[0] === node.range[1];
+  return { node: { kind: 'scalar', loc, value, ...(empty ? { empty: true as const } : {}) }, issues };
 }
 
 /** Offset of the first byte that cannot be in a text recipe (NUL, or invalid UTF-8). */
