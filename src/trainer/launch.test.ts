@@ -127,7 +127,9 @@ describe('launchTrainer', () => {
       startupTimeoutMs: 60_000,
     });
     expect(alive(other.pid)).toBe(true);
-    expect(readFileSync(other.logFile, 'utf8')).toMatch(/serving on http:\/\/127\.0\.0\.1:\d+ \(torch .*, 2 threads\)/); // the threads setting reaches torch
+    expect(readFileSync(other.logFile, 'utf8')).toMatch(
+      /serving on http:\/\/127\.0\.0\.1:\d+ \(torch .*, 2 threads(, OPENBLAS_CORETYPE=\w+)?\)/,
+    ); // the threads setting reaches torch
     await other.stop();
     expect(alive(other.pid)).toBe(false);
     await other.stop(); // idempotent

@@ -55,7 +55,8 @@ describe('atk error classes', () => {
   test('rejects a run whose model files are missing before it makes a run directory', async () => {
     const runs = mkdtempSync(join(tmpdir(), 'atk-e2e-runs-'));
     try {
-      const missing = join(runs, 'no-model');
+      // Beside the runs directory, not in it: a path there that names nothing reads as a run that was never made.
+      const missing = `${runs}-no-model`;
       const result = await atk(['run', 'recipes/quickstart.yaml', `model.path=${missing}`, `output.runs_dir=${runs}`]);
       expect([result.exitCode, firstLine(result.stderr), existsSync(join(runs, 'quickstart'))]).toStrictEqual([
         1,
