@@ -32,6 +32,9 @@ export const PROBE_LENGTH = 160;
 export const PROBE_TOLERANCES = { float32: 1e-3, half: 1.0 } as const;
 export type ProbePrecision = keyof typeof PROBE_TOLERANCES;
 
+/** The least time a probe request gets, whatever rollout.request_timeout_s is. */
+const PROBE_MIN_TIMEOUT_MS = 60_000;
+
 /** What a probe needs: the replicas, the trainer to compare with, and the sequence. */
 export interface SyncProbeOptions {
   /** How messages name the engine: `vllm`, `sglang`, `embedded`, `url`. */
@@ -97,7 +100,9 @@ export function createSyncProbe(options: SyncProbeOptions): SyncProbe {
   };
 
   async function askEngine(baseUrl: string, replica: number, model: string): Promise<EngineAnswer> {
-    const client = { baseUrl, model, timeoutMs: options.timeoutMs };
+    // Named as the engine's own requests are, so a probe that times out says which engine did.
+    const name = options.engine === 'embedded' ? 'embedded engine' : options.engine;
+    const client = { baseUrl, model, name, timeoutMs: options.timeoutMs };
     const engine = engineProtocols[protocol]({ ...client, model: options.baseModel });
     engine.setModel(model);
     const [prompt, next] = await Promise.all([
@@ -241,7 +246,9 @@ export function syncProbeFor(
     tokens,
     tolerance,
     toleranceReason: reason,
-    timeoutMs: parts.requestTimeoutMs,
+    // The probe is atk's own check, one short request: a request timeout set for the episodes' sake (tests
+    // set 50 ms) must not fail it, while a hung engine still does.
+    timeoutMs: Math.max(parts.requestTimeoutMs, PROBE_MIN_TIMEOUT_MS),
   });
   return { probe, facts: { sync_probe: { tokens: tokens.length, tolerance, precision: reason } } };
 }

@@ -143,7 +143,7 @@ function toLocated(
   }
   const value = isScalar(node) ? node.value : null;
   // `key:` parses to a null scalar of no text: a value nobody wrote, not a `null` or `~` (located.ts).
-  const empty = value === null && node.range !== undefined && node.range[0] === node.range[1];
+  const empty = value === null && node.range?.[0] !== undefined && node.range[0] === node.range[1];
   return { node: { kind: 'scalar', loc, value, ...(empty ? { empty: true as const } : {}) }, issues };
 }
 
