@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
+import { shellQuote } from '../util/shell-quote.js';
 import { ConfigError } from '../errors/index.js';
 import { projectRoot } from '../util/paths.js';
 import { runLaunchSlurm } from './launch.js';
@@ -28,9 +29,13 @@ describe('runLaunchSlurm', () => {
       '#SBATCH --partition=gpu',
       '#SBATCH --gpus-per-node=1',
     ]);
-    expect(script.find((l) => l.startsWith('exec '))).toMatch(
-      new RegExp(` run ${slurmRecipe} output.runs_dir=${runs}$`),
-    );
+    // Words are shell-quoted where they need it (a clone at a path with a space).
+    expect(
+      script
+        .find((l) => l.startsWith('exec '))
+        ?.endsWith(` run ${shellQuote(slurmRecipe)} ${shellQuote(`output.runs_dir=${runs}`)}`),
+    ).toBe(true);
+    rmSync(runs, { recursive: true, force: true });
   });
 
   test('rejects a local recipe and fewer nodes than the recipe places', async () => {

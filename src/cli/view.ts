@@ -4,6 +4,7 @@ import { basename, dirname, join, relative } from 'node:path';
 import { InputError } from '../errors/index.js';
 import { startViewServer, viewerAppDir, type ViewServer } from '../view/server.js';
 import { defineCommand } from './define-command.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 export interface ViewOptions {
   /** Runs directories or run directories (default: `runs`). */
@@ -94,11 +95,7 @@ export function viewHint(runDir: string, at: string): string {
   const id = `${basename(dirname(runDir))}/${basename(runDir)}`;
   const shown = relative(process.cwd(), runDir) || '.';
   const path = shown.startsWith('..') ? runDir : shown;
-  return `in the browser: atk view ${quote(path)} --open --at '${at.replaceAll('{run}', encodeURIComponent(id).replaceAll('%2F', '/'))}'`;
-}
-
-function quote(path: string): string {
-  return /^[\w./@~+-]+$/.test(path) ? path : `'${path.replaceAll("'", "'\\''")}'`;
+  return `in the browser: atk view ${shellQuote(path)} --open --at '${at.replaceAll('{run}', encodeURIComponent(id).replaceAll('%2F', '/'))}'`;
 }
 
 function openInBrowser(url: string): void {

@@ -5,6 +5,7 @@
  */
 import { execa } from 'execa';
 import { ProviderError } from '../errors/index.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 /** What the script asks Slurm for and runs. */
 export interface SbatchSpec {
@@ -64,9 +65,4 @@ export async function submitSbatch(script: string, env?: NodeJS.ProcessEnv): Pro
     );
   }
   return jobId;
-}
-
-/** Single-quotes a word for bash unless it is plainly safe. */
-export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

@@ -3,7 +3,7 @@ import { slurmGpusPerNode } from './allocation.js';
 import { engineAuth } from '../engines/launch/engine-command.js';
 import { hostsCommand } from './launchers.js';
 import { multiNodeTrainerCommand } from './multinode-trainer.js';
-import { shellQuote } from './sbatch.js';
+import { shellQuote } from '../util/shell-quote.js';
 import { srunCommand } from './slurm-steps.js';
 
 const command = { file: 'python3', args: ['-m', 'atk_trainer'], env: { PYTHONPATH: '/t' } };

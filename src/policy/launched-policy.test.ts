@@ -110,7 +110,7 @@ describe('startLaunchedPolicy', () => {
         /^vllm at http:\/\/127\.0\.0\.1:\d+ cannot reload full weights: vllm POST \/collective_rpc answered 500: .*atk_weight_version/,
       );
       expect((error as ProviderError).hint).toMatch(
-        /^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=\S+\/trainer vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/,
+        /^start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=.+\/trainer'? vllm serve \.\.\. --worker-extension-cls atk_trainer\.vllm_worker\.WeightReload, or set algorithm\.lora$/,
       );
       // The same engine as a user's running server (url): training full weights is refused up front, while an
       // eval of the base model, which loads nothing into it, asks for no extension and starts.

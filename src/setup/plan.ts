@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { venvDir } from '../util/paths.js';
+import { shellLine } from '../util/shell-quote.js';
 
 /** What the machine has, as `atk setup` probes it (injected in tests). */
 export interface MachineFacts {
@@ -97,5 +98,5 @@ export function aptInstall(facts: MachineFacts, packages: readonly string[]): Se
 
 /** A command as a shell line, for printing. */
 export function commandLine(command: SetupCommand): string {
-  return command.map((word) => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)).join(' ');
+  return shellLine(command);
 }

