@@ -14,6 +14,7 @@ import { projectRoot } from '../src/util/paths.js';
 const PATH_TESTS = [
   'src/recipe',
   'src/cli/validate.test.ts',
+  'src/cli/launch.test.ts',
   'src/cli/init.test.ts',
   'src/cli/inspect-trajectory.test.ts',
   'src/runs/list.test.ts',

@@ -6,6 +6,7 @@ import { syntheticRun } from '../../__fixtures__/run-events.js';
 import type { RunEvent } from '../../run/events.js';
 import { formatEvent } from '../progress-lines.js';
 import { renderRunEvents, wantsTui } from './render-run-events.js';
+import { shellLine } from '../../util/shell-quote.js';
 
 class Collect extends Writable {
   text = '';
@@ -76,7 +77,7 @@ describe('renderRunEvents', () => {
         '100',
         '-y',
         '50',
-        `env -u CI ${process.execPath} --import tsx ${main} ${flags}; sleep 60`,
+        `env -u CI ${shellLine([process.execPath, '--import', 'tsx', main])} ${flags}; sleep 60`,
       );
       const deadline = Date.now() + 40_000;
       for (;;) {
