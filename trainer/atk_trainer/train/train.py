@@ -217,7 +217,7 @@ class Trainer:
             mb = batch.micro_batches[i]
             ids = mb.input_ids.to(self.device)  # (B, T)
             segments = None if mb.segments is None else mb.segments.to(self.device)  # (B, T)
-            logp, _ = self._token_stats(self.train_policy, ids, segments)  # (B, T)
+            logp = self._token_stats(self.train_policy, ids, segments)[0]  # (B, T)
             first_logp[i] = logp
             mask = mb.loss_mask.to(self.device)  # (B, T)
             seq = sequence_ids((ids.shape[0], ids.shape[1]), segments, self.device)  # (B, T)
