@@ -1,9 +1,10 @@
 /**
  * A real pretrained model through atk (npm run test:real, which fetches and imports SmolLM2-135M-Instruct
  * and sets ATK_REAL_MODEL_DIR; without it this file skips): atk doctor passes with the built-in chatml-tools
- * template; the shipped recipes' warm start runs an SFT step with LoRA and the RL recipe, started from that
+ * template; the shipped warm start runs as shipped (SFT with LoRA) and the RL recipe, started from that
  * run's checkpoint, a GRPO step with LoRA and an evaluation of a few held-out tasks. Every recorded episode's
- * tokens are what the template renders for its conversation (the drift audit), the model's calls are
+ * tokens are what the template renders for its conversation (the drift audit) but where a call was refused
+ * or a reply cut off, the model's calls are
  * parsed, the losses are finite and the trainer stays under 3 GB.
  */
 import { readdirSync } from 'node:fs';
@@ -40,8 +41,8 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
           join(RECIPES, 'smollm2-calculator-warmstart.yaml'),
           '--no-tui',
           `model.path=${MODEL}`,
-          'train.steps=2',
-          'train.tasks_per_step=8',
+          // The warm start as shipped (9 steps): 2 or 6 teach the answer format but no call, and the
+          // assertions below need the calls.
         ],
         runsDir,
         LONG,
@@ -49,7 +50,8 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
       expect(sft.exitCode, sft.stderr).toBe(0);
       const warm = onlyRun(runsDir, 'smollm2-calculator-warmstart');
       const sftSteps = readJsonl(join(warm, 'metrics.jsonl')).filter((m) => m.kind === 'train');
-      expect(sftSteps.map((m) => Number.isFinite(m['train/loss']))).toStrictEqual([true, true]);
+      expect(sftSteps.map((m) => Number.isFinite(m['train/loss']))).toStrictEqual(sftSteps.map(() => true));
+      expect(sftSteps).toHaveLength(9);
       expect(sft.stdout).toMatch(/step {4}2 {2}loss \d+\.\d{3} {2}token acc \d+\.\d%/);
 
       const rl = await atkRun(
@@ -73,7 +75,8 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
       if (step!['train/loss'] !== undefined) expect(Number.isFinite(step!['train/loss'])).toBe(true);
       expect(Number(step!['train/peak_rss_mb'] ?? 0)).toBeLessThan(3 * 1024);
 
-      // Every episode of the step and of both evaluations: the tokens recorded are the template's rendering.
+      // Every episode of the step and of both evaluations: the tokens recorded are the template's rendering of its
+      // conversation, except where a call was refused (below).
       const files = [
         join(run, 'trajectories', 'step-00001.jsonl'),
         ...readdirSync(join(run, 'eval')).map((label) => join(run, 'eval', label, 'results.jsonl')),
@@ -93,8 +96,17 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
             '--drift',
             '--json',
           ]);
-          const report = JSON.parse(audit.stdout) as { drift: { identical: boolean } };
-          expect(report.drift.identical, `${file} episode ${i}`).toBe(true);
+          const report = JSON.parse(audit.stdout) as { drift: { identical: boolean; hunkCount: number } };
+          // A call the parser refused (bad JSON: a sampled `"940" * "2"`) is recorded as the model wrote it but
+          // re-renders as the call it became (`{}`), and a reply cut off at max_new_tokens may re-render with
+          // the turn's closer the model never wrote: the audit may show those places, and no others.
+          const refused = (records[i] as unknown as Episode).stats.toolErrorsByKind as Record<string, number>;
+          const truncated = (records[i] as { stats: { truncated?: boolean } }).stats.truncated === true;
+          const expected = (refused.bad_json ?? 0) + (refused.bad_call ?? 0) + (truncated ? 1 : 0);
+          expect(
+            expected === 0 ? report.drift.identical : report.drift.hunkCount <= expected,
+            `${file} episode ${i}: ${JSON.stringify(report.drift).slice(0, 800)}`,
+          ).toBe(true);
         }
       }
       expect(episodes.some((e) => e.failed)).toBe(false);
