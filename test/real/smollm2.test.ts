@@ -68,7 +68,7 @@ describe.skipIf(!MODEL)('SmolLM2-135M-Instruct imported from its GGUF (npm run t
         LONG,
       );
       expect(rl.exitCode, rl.stderr).toBe(0);
-      expect(rl.stdout).toContain(`model.path ${warm}: step 2 of ${warm}, LoRA merged`);
+      expect(rl.stdout).toContain(`model.path ${warm}: step 9 of ${warm}, LoRA merged`);
       const run = onlyRun(runsDir, 'smollm2-calculator');
       const [step] = readJsonl(join(run, 'metrics.jsonl')).filter((m) => m.kind === 'train');
       expect(step!.episodes).toBe(8);
