@@ -108,7 +108,9 @@ async function assemble(
   const verdict = judgeEngineVersion(protocol, version);
   if (verdict.status === 'too-old')
     throw new ProviderError(verdict.message, { hint: 'upgrade the engine; atk doctor shows the supported range' });
-  const served: Engine = engines?.engine ?? urlEngines(urls, protocol, rolloutTimeoutsMs(recipe.rollout).request);
+  // A launched or running server's requests keep the base limits (rollout-timeouts.ts scales only the embedded engine).
+  const requestTimeoutMs = rolloutTimeoutsMs(recipe.rollout).request;
+  const served: Engine = engines?.engine ?? urlEngines(urls, protocol, requestTimeoutMs);
   // Rollouts collected ahead run during syncs: the sync then works around their requests instead of after them.
   const tracked = recipe.rollout.max_staleness > 0 ? trackRequests(served) : undefined;
   const engine: Engine = tracked ?? served;
@@ -155,7 +157,7 @@ async function assemble(
     modelDir,
     trainerDevice: loaded.device,
     engineDtype: syncDtype,
-    requestTimeoutMs: rolloutTimeoutsMs(recipe.rollout).request,
+    requestTimeoutMs,
   });
   probe = checked.probe;
   // The engine starts from the weights the trainer loaded; checked now, this also primes its prefix cache
